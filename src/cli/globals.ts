@@ -1,0 +1,32 @@
+import type { Command } from 'commander';
+
+/** Options every command accepts (DESIGN.md section 4), after commander parsed them. */
+export interface GlobalOptions {
+  profile?: string;
+  baseUrl?: string;
+  sandbox: boolean;
+  json: boolean;
+  quiet: boolean;
+  verbose: boolean;
+  debug: boolean;
+  color: boolean;
+  progress: boolean;
+  input: boolean;
+}
+
+/** Reads the global options that apply to `cmd` (set on the root program). */
+export function readGlobals(cmd: Command): GlobalOptions {
+  const o = cmd.optsWithGlobals<Partial<GlobalOptions>>();
+  return {
+    profile: o.profile,
+    baseUrl: o.baseUrl,
+    sandbox: o.sandbox === true,
+    json: o.json === true,
+    quiet: o.quiet === true,
+    verbose: o.verbose === true,
+    debug: o.debug === true || process.env.ENRICH_DEBUG === '1',
+    color: o.color !== false && process.env.NO_COLOR === undefined,
+    progress: o.progress !== false,
+    input: o.input !== false,
+  };
+}

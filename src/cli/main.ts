@@ -1,0 +1,22 @@
+import { CommanderError } from 'commander';
+import { buildProgram } from './program.js';
+import { takeExitCode } from './action.js';
+import { describeError } from './report-error.js';
+
+/** Runs the CLI with `argv` (process.argv form) and resolves to the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  const debug = argv.includes('--debug') || process.env.ENRICH_DEBUG === '1';
+  try {
+    await program.parseAsync(argv);
+    return takeExitCode();
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version end with exit 0; anything else commander rejects is usage (2).
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    const { text, exitCode } = describeError(err, debug);
+    process.stderr.write(`${text}\n`);
+    return exitCode;
+  }
+}

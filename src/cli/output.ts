@@ -1,0 +1,33 @@
+/** stdout carries data only; everything else goes to stderr (DESIGN.md section 4). */
+
+/** Writes one JSON document on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Writes aligned `key  value` lines on stdout; nested objects are flattened with `.`. */
+export function printKeyValues(value: Record<string, unknown>): void {
+  const rows: [string, string][] = [];
+  const walk = (obj: Record<string, unknown>, prefix: string) => {
+    for (const [k, v] of Object.entries(obj)) {
+      const key = prefix ? `${prefix}.${k}` : k;
+      if (v !== null && typeof v === 'object' && !Array.isArray(v))
+        walk(v as Record<string, unknown>, key);
+      else
+        rows.push([
+          key,
+          v === null || v === undefined ? '' : Array.isArray(v) ? JSON.stringify(v) : String(v),
+        ]);
+    }
+  };
+  walk(value, '');
+  const width = Math.max(0, ...rows.map(([k]) => k.length));
+  process.stdout.write(
+    rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + (rows.length ? '\n' : ''),
+  );
+}
+
+/** Writes a line of talk on stderr unless quiet. */
+export function say(quiet: boolean, line: string): void {
+  if (!quiet) process.stderr.write(`${line}\n`);
+}
