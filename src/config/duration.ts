@@ -1,0 +1,25 @@
+import { usageError } from '../errors.js';
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * Parses a duration such as `500ms`, `30s`, `5m`, `2h`, `1d` (or a bare number of
+ * milliseconds) into milliseconds. `what` names the option in the error message.
+ */
+export function parseDuration(text: string, what = 'duration'): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
+  if (!m) {
+    throw usageError(`${what}: expected a duration such as 500ms, 30s, 5m or 2h, got "${text}"`);
+  }
+  const unit = (m[2] ?? 'ms').toLowerCase();
+  return Math.round(Number(m[1]) * (UNITS[unit] ?? 1));
+}
+
+/** Formats milliseconds for people: `850ms`, `12.3s`, `4m 05s`, `2h 03m`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
