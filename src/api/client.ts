@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { ApiError, usageError } from '../errors.js';
+import { VERSION } from '../version.js';
+import {
+  Paths,
+  bulkJobSchema,
+  companiesResponseSchema,
+  contactResponseSchema,
+  contactsResultsResponseSchema,
+  emailVerificationResponseSchema,
+  pendingResultsSchema,
+  type BulkCompaniesRequest,
+  type BulkContactsRequest,
+  type BulkJob,
+  type CompaniesResponse,
+  type CompanyRecord,
+  type CompanyRequest,
+  type ContactRecord,
+  type ContactRequest,
+  type ContactResponse,
+  type EmailVerificationResponse,
+  type JobKind,
+} from '../contract/index.js';
+import { createDispatcher } from './dispatcher.js';
+import { DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy } from './retry.js';
+import { joinBasePath, resolveResultsTarget } from './results-path.js';
+import { parseBaseUrl } from './base-url.js';
+import { parseBody } from './parse-body.js';
+import { realSleep, sendWithRetry, type SendContext } from './send.js';
+import type { Exchange } from './transport.js';
+
+export type { RetryPolicy } from './retry.js';
+
+/** How to build a client. */
+export interface ClientOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** Default `enrich/<VERSION>`. */
+  userAgent?: string;
+  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number; totalMs?: number };
+  retry?: Partial<RetryPolicy>;
+  clock?: { now(): number };
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  random?: () => number;
+  /** One line per request and retry decision; never contains the key. */
+  debug?: (line: string) => void;
+  signal?: AbortSignal;
+  /** Keep-alive connections to the service (default 8). */
+  connections?: number;
+  /** Largest response body accepted (default 512 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** Bulk results: still processing, or done with the records. */
+export type ResultsState<R> =
+  | { state: 'pending'; retryAfterMs?: number; processed?: number; total?: number }
+  | { state: 'done'; records: R[]; remainingCredits: number };
+
+/** The typed client: one method per endpoint of api-spec.md section 4. */
+export interface EnrichClient {
+  enrichContact(body: ContactRequest): Promise<ContactResponse>;
+  enrichCompany(body: CompanyRequest): Promise<CompaniesResponse>;
+  verifyEmail(email: string): Promise<EmailVerificationResponse>;
+  submitContacts(body: BulkContactsRequest, opts: { idempotencyKey: string }): Promise<BulkJob>;
+  submitCompanies(body: BulkCompaniesRequest, opts: { idempotencyKey: string }): Promise<BulkJob>;
+  getContactsResults(
+    jobId: string,
+    opts?: { downloadUrl?: string },
+  ): Promise<ResultsState<ContactRecord>>;
+  getCompaniesResults(
+    jobId: string,
+    opts?: { downloadUrl?: string },
+  ): Promise<ResultsState<CompanyRecord>>;
+  /** Zero-cost key check: asks for the results of a random job id. */
+  checkKey(): Promise<
+    { ok: true } | { ok: false; reason: 'invalid' | 'forbidden'; message: string }
+  >;
+  close(): Promise<void>;
+}
+
+/** Builds a client for the service at `baseUrl` that authenticates with `apiKey`. */
+export function createClient(options: ClientOptions): EnrichClient {
+  const base = parseBaseUrl(options.baseUrl);
+  if (!/^[\x21-\x7e]+$/.test(options.apiKey)) {
+    throw usageError('API key: expected printable characters without spaces');
+  }
+  const t = options.timeouts ?? {};
+  const timeouts = {
+    connectMs: t.connectMs ?? 10_000,
+    headersMs: t.headersMs ?? 60_000,
+    bodyMs: t.bodyMs ?? 120_000,
+    totalMs: t.totalMs ?? 600_000,
+  };
+  const ctx: SendContext = {
+    dispatcher: createDispatcher(base, {
+      connectMs: timeouts.connectMs,
+      connections: options.connections ?? 8,
+    }),
+    origin: base.origin,
+    timeouts,
+    retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    maxBodyBytes: options.maxBodyBytes ?? 512 * 1024 * 1024,
+    clock: options.clock ?? Date,
+    sleep: options.sleep ?? realSleep,
+    random: options.random ?? Math.random,
+    debug: options.debug,
+    signal: options.signal,
+    secrets: [options.apiKey],
+  };
+  const headers = {
+    authorization: `Bearer ${options.apiKey}`,
+    accept: 'application/json',
+    'user-agent': options.userAgent ?? `enrich/${VERSION}`,
+  };
+
+  const post = async <S extends z.ZodType>(
+    endpoint: string,
+    body: unknown,
+    schema: S,
+    idempotencyKey?: string,
+  ): Promise<z.infer<S>> => {
+    const ex: Exchange = {
+      method: 'POST',
+      label: endpoint,
+      path: joinBasePath(base, endpoint),
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+      body: JSON.stringify(body),
+    };
+    return parseBody(await sendWithRetry(ctx, ex, Boolean(idempotencyKey)), ex, schema);
+  };
+
+  const results = async <S extends z.ZodType>(
+    kind: JobKind,
+    jobId: string,
+    schema: S,
+    pick: (data: z.infer<S>) => unknown[],
+    downloadUrl?: string,
+  ) => {
+    const target = resolveResultsTarget(base, kind, jobId, downloadUrl);
+    if (target.ignoredForeign) {
+      ctx.debug?.(`download_url of job ${jobId} is on another origin; using ${target.label}`);
+    }
+    const ex: Exchange = { method: 'GET', label: target.label, path: target.path, headers };
+    const raw = await sendWithRetry(ctx, ex, true);
+    if (raw.status === 202) {
+      let progress: { processed?: number; total?: number } = {};
+      try {
+        const p = pendingResultsSchema.safeParse(JSON.parse(raw.text));
+        if (p.success) progress = { processed: p.data.processed, total: p.data.total };
+      } catch {
+        // The spec does not show a 202 body; none, or any, is fine.
+      }
+      const retryAfterMs = parseRetryAfter(raw.headers['retry-after'], ctx.clock.now());
+      return {
+        state: 'pending' as const,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        ...(progress.processed !== undefined ? { processed: progress.processed } : {}),
+        ...(progress.total !== undefined ? { total: progress.total } : {}),
+      };
+    }
+    const data = parseBody(raw, ex, schema);
+    return {
+      state: 'done' as const,
+      records: pick(data),
+      remainingCredits: (data as { remaining_credits: number }).remaining_credits,
+    };
+  };
+
+  return {
+    enrichContact: (body) => post(Paths.contact, body, contactResponseSchema),
+    enrichCompany: (body) => post(Paths.company, body, companiesResponseSchema),
+    verifyEmail: (email) =>
+      post(Paths.emailVerification, { email }, emailVerificationResponseSchema),
+    submitContacts: (body, opts) => post(Paths.contacts, body, bulkJobSchema, opts.idempotencyKey),
+    submitCompanies: (body, opts) =>
+      post(Paths.companies, body, bulkJobSchema, opts.idempotencyKey),
+    getContactsResults: (jobId, opts) =>
+      results(
+        'contacts',
+        jobId,
+        contactsResultsResponseSchema,
+        (d) => d.contacts,
+        opts?.downloadUrl,
+      ) as Promise<ResultsState<ContactRecord>>,
+    getCompaniesResults: (jobId, opts) =>
+      results(
+        'companies',
+        jobId,
+        companiesResponseSchema,
+        (d) => d.companies,
+        opts?.downloadUrl,
+      ) as Promise<ResultsState<CompanyRecord>>,
+    async checkKey() {
+      try {
+        await results('contacts', randomUUID(), contactsResultsResponseSchema, (d) => d.contacts);
+        return { ok: true };
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        if (err.status === 404) return { ok: true };
+        if (err.status === 401) return { ok: false, reason: 'invalid', message: err.message };
+        if (err.status === 403) return { ok: false, reason: 'forbidden', message: err.message };
+        throw err;
+      }
+    },
+    close: () => ctx.dispatcher.close(),
+  };
+}

@@ -1,0 +1,75 @@
+import { STATUS_CODES } from 'node:http';
+import { ApiError, type ErrorCode, type FieldError } from '../errors.js';
+import { errorBodySchema } from '../contract/index.js';
+
+/** The stable error code for an HTTP error status. */
+export function codeForStatus(status: number): ErrorCode {
+  if (status === 400) return 'API_VALIDATION';
+  if (status === 401) return 'AUTH_INVALID';
+  if (status === 402) return 'CREDITS_EXHAUSTED';
+  if (status === 403) return 'AUTH_FORBIDDEN';
+  if (status === 404) return 'API_NOT_FOUND';
+  if (status === 409 || status === 422) return 'API_CONFLICT';
+  if (status === 413) return 'API_PAYLOAD_TOO_LARGE';
+  if (status === 429) return 'RATE_LIMITED';
+  if (status >= 500) return 'SERVER_ERROR';
+  if (status >= 300 && status < 400) return 'MALFORMED_RESPONSE';
+  return 'API_VALIDATION';
+}
+
+/** `401 Unauthorized`, or the bare number for a status Node has no name for. */
+export function statusLine(status: number): string {
+  const text = STATUS_CODES[status];
+  return text ? `${status} ${text}` : String(status);
+}
+
+/** Reads the server's message and field errors from an error body, whatever its shape. */
+export function readErrorBody(text: string): { message?: string; fieldErrors: FieldError[] } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    const plain = text.trim().slice(0, 200);
+    return plain ? { message: plain, fieldErrors: [] } : { fieldErrors: [] };
+  }
+  const parsed = errorBodySchema.safeParse(json);
+  if (parsed.success) {
+    return {
+      message: parsed.data.message,
+      fieldErrors: (parsed.data.errors ?? []).map((e) => ({ path: e.path, message: e.message })),
+    };
+  }
+  const loose = json as { message?: unknown; error?: unknown } | null;
+  const message =
+    typeof loose?.message === 'string'
+      ? loose.message
+      : typeof loose?.error === 'string'
+        ? loose.error
+        : undefined;
+  return message ? { message, fieldErrors: [] } : { fieldErrors: [] };
+}
+
+/** Builds the ApiError for an error status: `POST /contact: 401 Unauthorized: <server message>`. */
+export function errorForStatus(init: {
+  method: string;
+  path: string;
+  status: number;
+  bodyText: string;
+  retryAfterMs?: number | undefined;
+  location?: string | undefined;
+}): ApiError {
+  const { method, path, status } = init;
+  const body = readErrorBody(init.bodyText);
+  let detail = body.message ? `: ${body.message}` : '';
+  if (status >= 300 && status < 400) {
+    detail = `: redirects are not followed${init.location ? ` (Location: ${init.location})` : ''}`;
+  }
+  return new ApiError(codeForStatus(status), {
+    status,
+    method,
+    path,
+    message: `${method} ${path}: ${statusLine(status)}${detail}`,
+    fieldErrors: body.fieldErrors,
+    retryAfterMs: init.retryAfterMs,
+  });
+}

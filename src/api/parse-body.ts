@@ -1,0 +1,31 @@
+import type { z } from 'zod';
+import { ApiError } from '../errors.js';
+import type { Exchange, RawResponse } from './transport.js';
+
+/** Parses a 2xx body as JSON and checks it against `schema`, or throws MALFORMED_RESPONSE. */
+export function parseBody<S extends z.ZodType>(
+  raw: RawResponse,
+  ex: Exchange,
+  schema: S,
+): z.infer<S> {
+  const malformed = (what: string) =>
+    new ApiError('MALFORMED_RESPONSE', {
+      status: raw.status,
+      method: ex.method,
+      path: ex.label,
+      message: `${ex.method} ${ex.label}: ${raw.status} answer ${what}`,
+    });
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.text);
+  } catch {
+    throw malformed(`is not JSON (${raw.text.length} bytes)`);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : 'body';
+    throw malformed(`does not match the contract: ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,150 @@
+/**
+ * The retry decision, as pure functions: given what went wrong, when, and how the
+ * request was sent, say whether to try again and after how long. The client injects
+ * clock, sleep and randomness, so tests drive these rules without waiting.
+ */
+
+/** Limits on retrying one call. */
+export interface RetryPolicy {
+  /** Attempts in all, the first included. */
+  maxAttempts: number;
+  /** Backoff of the first retry, doubled on each following one. */
+  baseMs: number;
+  /** Cap on one backoff delay (a longer server Retry-After is still honoured, within maxTotalWaitMs). */
+  maxMs: number;
+  /** Cap on the time spent on one call, waits included, beyond which we stop retrying. */
+  maxTotalWaitMs: number;
+}
+
+/** Defaults: 5 attempts, 500 ms doubling to 30 s, at most 2 minutes in all. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxAttempts: 5,
+  baseMs: 500,
+  maxMs: 30_000,
+  maxTotalWaitMs: 120_000,
+};
+
+/**
+ * What went wrong with one attempt.
+ * - `status`: the server answered with an error status.
+ * - `connect`: no connection was made (refused, DNS, connect timeout): the server saw nothing.
+ * - `network`: the connection failed after the request went out (reset, closed): ambiguous.
+ * - `timeout`: no answer or body in time after the request went out: ambiguous.
+ * - `truncated`: the body ended early: the server processed the request.
+ * - `malformed`: the answer did not parse or match the contract: retrying will not help.
+ * - `deadline`: the overall deadline passed.
+ */
+export type Failure =
+  | { kind: 'status'; status: number }
+  | { kind: 'connect' | 'network' | 'timeout' | 'truncated' | 'malformed' | 'deadline' };
+
+/** Inputs of one retry decision. */
+export interface RetryInput {
+  /** The attempt that just failed (1 for the first). */
+  attempt: number;
+  failure: Failure;
+  method: string;
+  /** True when a POST carries an Idempotency-Key, so the server de-duplicates a repeat. */
+  idempotent: boolean;
+  /** The server's Retry-After, in ms, when it sent one. */
+  retryAfterMs?: number | undefined;
+  /** Milliseconds since the first attempt started. */
+  elapsedMs: number;
+  policy: RetryPolicy;
+  /** A number in [0, 1) for jitter. */
+  random: number;
+}
+
+/** The outcome: retry after `delayMs`, or stop; `reason` explains it for --debug. */
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false; reason: string };
+
+const NEVER_RETRIED = new Set([400, 401, 403, 404, 409, 413, 422]);
+
+/** True when repeating the request cannot spend anything twice. */
+function isRepeatable(method: string, idempotent: boolean): boolean {
+  const m = method.toUpperCase();
+  return m === 'GET' || m === 'HEAD' || idempotent;
+}
+
+/** Says whether this kind of failure may be retried at all, and why not when it may not. */
+export function classifyRetryable(
+  failure: Failure,
+  method: string,
+  idempotent: boolean,
+): { ok: true } | { ok: false; reason: string } {
+  const repeatable = isRepeatable(method, idempotent);
+  switch (failure.kind) {
+    case 'status': {
+      const s = failure.status;
+      if (s === 429) return { ok: true }; // rate limited: the server did not process it
+      if (NEVER_RETRIED.has(s) || (s >= 400 && s < 500)) {
+        return { ok: false, reason: `status ${s} is not retried` };
+      }
+      if (s >= 500) {
+        return repeatable
+          ? { ok: true }
+          : { ok: false, reason: `a ${method} without Idempotency-Key may have been processed` };
+      }
+      return { ok: false, reason: `status ${s} is not retried` };
+    }
+    case 'connect':
+      return { ok: true }; // nothing reached the server
+    case 'network':
+    case 'timeout':
+    case 'truncated':
+      return repeatable
+        ? { ok: true }
+        : { ok: false, reason: `a ${method} without Idempotency-Key may have been processed` };
+    case 'malformed':
+      return { ok: false, reason: 'a malformed answer is not retried' };
+    case 'deadline':
+      return { ok: false, reason: 'the overall deadline passed' };
+  }
+}
+
+/** Exponential backoff with equal jitter: half the step fixed, half random. */
+export function backoffMs(attempt: number, policy: RetryPolicy, random: number): number {
+  const step = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(step / 2 + (step / 2) * Math.min(Math.max(random, 0), 1));
+}
+
+/** Decides whether to retry after a failed attempt, and after how long. */
+export function decide(input: RetryInput): RetryDecision {
+  const { attempt, failure, method, idempotent, policy } = input;
+  if (attempt >= policy.maxAttempts) {
+    return { retry: false, reason: `gave up after ${attempt} attempts` };
+  }
+  const verdict = classifyRetryable(failure, method, idempotent);
+  if (!verdict.ok) return { retry: false, reason: verdict.reason };
+  const delayMs =
+    input.retryAfterMs !== undefined
+      ? Math.max(0, input.retryAfterMs)
+      : backoffMs(attempt, policy, input.random);
+  if (input.elapsedMs + delayMs > policy.maxTotalWaitMs) {
+    return {
+      retry: false,
+      reason: `waiting ${delayMs}ms more would exceed the ${policy.maxTotalWaitMs}ms retry budget`,
+    };
+  }
+  return { retry: true, delayMs };
+}
+
+/**
+ * Parses a Retry-After header: delay-seconds (`"2"`) or an HTTP-date, relative to
+ * `now` (epoch ms). Returns ms to wait (0 for a past date), or undefined when absent or unreadable.
+ */
+export function parseRetryAfter(
+  header: string | string[] | undefined | null,
+  now: number,
+): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value === null) return undefined;
+  const text = value.trim();
+  if (text === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  // HTTP-date must name a weekday/month; Date.parse alone accepts too much (e.g. "-1").
+  if (!/[a-z]/i.test(text)) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
