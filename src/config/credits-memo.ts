@@ -1,0 +1,50 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The last remaining credits the service reported for a profile. */
+export interface CreditsMemo {
+  remaining_credits?: number;
+  remaining_verification_credits?: number;
+  /** ISO time of the answer. */
+  at: string;
+}
+
+function memoPath(stateDir: string): string {
+  return join(stateDir, 'credits.json');
+}
+
+function readAll(stateDir: string): Record<string, CreditsMemo> {
+  try {
+    const data: unknown = JSON.parse(readFileSync(memoPath(stateDir), 'utf8'));
+    return data && typeof data === 'object' && !Array.isArray(data)
+      ? (data as Record<string, CreditsMemo>)
+      : {};
+  } catch {
+    // A missing or damaged memo only loses a hint shown by `auth status`.
+    return {};
+  }
+}
+
+/** The last known credits of `profile`, if any were recorded. */
+export function readCreditsMemo(stateDir: string, profile: string): CreditsMemo | undefined {
+  return readAll(stateDir)[profile];
+}
+
+/** Records the remaining credits of the latest answer (best effort: never throws). */
+export function writeCreditsMemo(
+  stateDir: string,
+  profile: string,
+  update: Omit<CreditsMemo, 'at'>,
+  now: Date = new Date(),
+): void {
+  try {
+    const all = readAll(stateDir);
+    all[profile] = { ...all[profile], ...update, at: now.toISOString() };
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    const tmp = `${memoPath(stateDir)}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
+    renameSync(tmp, memoPath(stateDir));
+  } catch {
+    // The memo is a convenience; a read-only state dir must not fail a paid lookup.
+  }
+}

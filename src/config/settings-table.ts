@@ -1,0 +1,136 @@
+import { parseDuration, formatDuration } from './duration.js';
+
+/** Settings a profile, the environment or flags may set (the key is handled apart). */
+export interface Settings {
+  baseUrl: string | undefined;
+  batchSize: number;
+  concurrency: number;
+  timeoutMs: number;
+  formulaEscape: 'auto' | 'always' | 'never';
+  prefix: string;
+}
+
+/** One setting: its name in the config file and `enrich config`, its env var, its rules. */
+export interface SettingSpec<K extends keyof Settings = keyof Settings> {
+  key: string;
+  prop: K;
+  env: string;
+  default: Settings[K];
+  description: string;
+  /** Parses a value from text (env, `config set`) or JSON (config file); throws a message. */
+  parse(value: unknown): Settings[K];
+  /** Formats a value for people and for the config file. */
+  format(value: Settings[K]): string;
+}
+
+function integer(min: number, max: number) {
+  return (value: unknown): number => {
+    const n = typeof value === 'number' ? value : Number(String(value).trim());
+    if (!Number.isInteger(n) || n < min || n > max || String(value).trim() === '') {
+      throw new Error(`expected an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+    }
+    return n;
+  };
+}
+
+/** Checks a base URL: http(s), no credentials, query or fragment; trailing slashes dropped. */
+export function parseBaseUrlSetting(value: unknown): string {
+  const text = String(value).trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`expected an http(s) URL such as https://api.example.com, got "${text}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error(`expected an http:// or https:// URL, got "${text}"`);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new Error('expected a URL without credentials, query or fragment');
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+const str = (v: unknown) => String(v);
+
+/** Every setting, in the order `enrich config list` shows them. */
+export const SETTINGS: readonly SettingSpec[] = [
+  {
+    key: 'base_url',
+    prop: 'baseUrl',
+    env: 'ENRICH_BASE_URL',
+    default: undefined,
+    description: 'service base URL (flag --base-url)',
+    parse: parseBaseUrlSetting,
+    format: (v) => (v === undefined ? '' : str(v)),
+  },
+  {
+    key: 'batch_size',
+    prop: 'batchSize',
+    env: 'ENRICH_BATCH_SIZE',
+    default: 1000,
+    description: 'records per bulk job',
+    parse: integer(1, 10_000),
+    format: str,
+  },
+  {
+    key: 'concurrency',
+    prop: 'concurrency',
+    env: 'ENRICH_CONCURRENCY',
+    default: 4,
+    description: 'bulk jobs in flight at once',
+    parse: integer(1, 64),
+    format: str,
+  },
+  {
+    key: 'timeout',
+    prop: 'timeoutMs',
+    env: 'ENRICH_TIMEOUT',
+    default: 2 * 3_600_000,
+    description: 'how long a bulk run waits for its jobs (500ms, 30s, 5m, 2h)',
+    parse: (v) => {
+      const ms = typeof v === 'number' ? v : parseDuration(String(v), 'timeout');
+      if (!Number.isFinite(ms) || ms <= 0)
+        throw new Error(`expected a positive duration, got ${String(v)}`);
+      return ms;
+    },
+    format: (v) => formatDuration(Number(v)),
+  },
+  {
+    key: 'formula_escape',
+    prop: 'formulaEscape',
+    env: 'ENRICH_FORMULA_ESCAPE',
+    default: 'auto',
+    description: 'escape spreadsheet formulas in service values: auto, always or never',
+    parse: (v) => {
+      const t = String(v).trim();
+      if (t !== 'auto' && t !== 'always' && t !== 'never') {
+        throw new Error(`expected auto, always or never, got "${t}"`);
+      }
+      return t;
+    },
+    format: str,
+  },
+  {
+    key: 'prefix',
+    prop: 'prefix',
+    env: 'ENRICH_PREFIX',
+    default: 'enriched_',
+    description: 'prefix of the enriched output columns',
+    parse: (v) => {
+      const t = String(v);
+      if (t.length > 64 || /[\r\n]/.test(t))
+        throw new Error('expected at most 64 characters on one line');
+      return t;
+    },
+    format: str,
+  },
+] as SettingSpec[];
+
+/** The setting named `key` (config file form, e.g. `batch_size`), if there is one. */
+export function findSetting(key: string): SettingSpec | undefined {
+  return SETTINGS.find((s) => s.key === key);
+}
+
+/** The known setting names, for error messages. */
+export const SETTING_KEYS: readonly string[] = SETTINGS.map((s) => s.key);

@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import Conf from 'conf';
+import { EnrichError } from '../errors.js';
+import { secureConfigFiles } from './secure-dir.js';
+
+/** One profile as stored: setting names (`base_url`...) and `api_key`. */
+export type StoredProfile = Record<string, unknown>;
+
+/** The config file: profiles by name, each with its settings and key. */
+export interface ConfigStore {
+  readonly path: string;
+  /** Mode repairs made when the store was opened. */
+  readonly repairs: readonly string[];
+  /** The stored profile, or undefined when there is none by that name. */
+  readProfile(name: string): StoredProfile | undefined;
+  /** Sets one value in a profile (created when missing) and writes the file. */
+  setValue(profile: string, key: string, value: unknown): void;
+  /** Removes one value; returns false when it was not set. */
+  unsetValue(profile: string, key: string): boolean;
+}
+
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** Checks a profile name, or throws a usage error naming the rule. */
+export function checkProfileName(name: string): string {
+  if (!PROFILE_NAME.test(name)) {
+    throw new EnrichError(
+      'USAGE',
+      `profile: expected letters, digits, "_", "." or "-" (at most 64, starting with a letter or digit), got "${name}"`,
+    );
+  }
+  return name;
+}
+
+/**
+ * Opens `config.json` in `configDir` with conf (file 0600, directory 0700, both checked
+ * and repaired on every open).
+ */
+export function openConfigStore(configDir: string): ConfigStore {
+  const path = join(configDir, 'config.json');
+  const repairs = secureConfigFiles(configDir, path);
+  const conf = new Conf<{ profiles: Record<string, StoredProfile> }>({
+    cwd: configDir,
+    projectName: 'enrich',
+    configName: 'config',
+    configFileMode: 0o600,
+    accessPropertiesByDotNotation: false,
+    clearInvalidConfig: false,
+    watch: false,
+  });
+  const readAll = (): Record<string, StoredProfile> => {
+    let profiles: unknown;
+    try {
+      profiles = conf.get('profiles');
+    } catch (err) {
+      throw new EnrichError(
+        'CONFIG_INVALID',
+        `config file is not valid JSON: ${(err as Error).message}`,
+        {
+          location: { file: path },
+          hint: `fix or delete ${path}, then run \`enrich auth login\` again`,
+          cause: err,
+        },
+      );
+    }
+    if (profiles === undefined) return {};
+    if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) {
+      throw new EnrichError('CONFIG_INVALID', 'config file: "profiles" must be an object', {
+        location: { file: path },
+      });
+    }
+    return profiles as Record<string, StoredProfile>;
+  };
+  const writeAll = (profiles: Record<string, StoredProfile>) => {
+    conf.set('profiles', profiles);
+    // A file conf created may carry the umask's mode on some systems; insist on 0600.
+    secureConfigFiles(configDir, path);
+  };
+  return {
+    path,
+    repairs,
+    readProfile(name) {
+      const p = readAll()[checkProfileName(name)];
+      if (p === undefined) return undefined;
+      if (p === null || typeof p !== 'object' || Array.isArray(p)) {
+        throw new EnrichError(
+          'CONFIG_INVALID',
+          `config file: profile "${name}" must be an object`,
+          {
+            location: { file: path },
+          },
+        );
+      }
+      return p;
+    },
+    setValue(profile, key, value) {
+      const all = readAll();
+      const current = all[checkProfileName(profile)] ?? {};
+      all[profile] = { ...current, [key]: value };
+      writeAll(all);
+    },
+    unsetValue(profile, key) {
+      const all = readAll();
+      const current = all[checkProfileName(profile)];
+      if (!current || !Object.hasOwn(current, key)) return false;
+      const { [key]: _removed, ...rest } = current;
+      all[profile] = rest;
+      writeAll(all);
+      return true;
+    },
+  };
+}
