@@ -1,0 +1,258 @@
+import { createHash } from 'node:crypto';
+import { expirationToMs } from '../contract/index.js';
+import { isEnrichError } from '../errors.js';
+import type { Journal } from './journal.js';
+import { isCreditError } from './join.js';
+import { pollJob, type PollEnv, type ResultsAnswer } from './poll.js';
+import { writeSpool } from './spool.js';
+import { isBatchTooLarge } from './submit.js';
+
+/** The two kinds of bulk run. */
+export type BulkKind = 'contacts' | 'companies';
+
+/** The part of the API client the bulk run needs (the client arrives as this interface). */
+export interface BulkApi {
+  submit(
+    kind: BulkKind,
+    body: { items: unknown[]; metadata: Record<string, unknown> },
+    idempotencyKey: string,
+  ): Promise<{ job_id: string; download_url: string; expiration_date: string | number }>;
+  results(
+    kind: BulkKind,
+    jobId: string,
+    downloadUrl: string,
+  ): Promise<ResultsAnswer<Record<string, unknown>>>;
+}
+
+/** One element to send, with the input row it stands for. */
+export interface BatchItem {
+  index: number;
+  element: Record<string, unknown>;
+}
+
+/** What became of one submitted (leaf) batch. */
+export interface LeafResult {
+  id: string;
+  first: number;
+  last: number;
+  count: number;
+  state: 'spooled' | 'failed' | 'expired' | 'pending' | 'unsent';
+  error?: string;
+  code?: string;
+  jobId?: string;
+  credits: number;
+  remaining: number | null;
+  creditError: boolean;
+  polls: number;
+  submits: number;
+}
+
+/** Shared, read-mostly context of every batch task of a run. */
+export interface BatchContext {
+  kind: BulkKind;
+  metadata: Record<string, unknown>;
+  journal: Journal;
+  api: BulkApi;
+  env: PollEnv;
+  deadline: number;
+  wait: boolean;
+  /** Bounds the HTTP requests in flight. */
+  limit: <T>(task: () => Promise<T>) => Promise<T>;
+  /** Returns the reason new submissions must not be made, if any. */
+  stopped(): string | undefined;
+  /** Called when a failure must stop the whole run (auth, network, credits). */
+  stop(code: string, message: string): void;
+}
+
+/** The idempotency key of a batch: stable across re-runs of the same run, new after --restart. */
+export function idempotencyKey(runKey: string, nonce: string, batchId: string): string {
+  return `enrich-${createHash('sha256').update(`${runKey}:${nonce}:${batchId}`).digest('hex').slice(0, 40)}`;
+}
+
+const STOP_CODES = new Set([
+  'AUTH_INVALID',
+  'AUTH_FORBIDDEN',
+  'NETWORK',
+  'TIMEOUT',
+  'SERVER_ERROR',
+  'RATE_LIMITED',
+]);
+
+/**
+ * Takes one batch from wherever the journal left it to spooled results: submits it
+ * (journaled before and after the POST), splits it when the service says it is too
+ * large, polls, and spools. `onAccepted` fires once the POST is safely journaled,
+ * so the caller can release the batch's memory and read on.
+ */
+export async function runBatch(
+  ctx: BatchContext,
+  id: string,
+  items: BatchItem[],
+  onAccepted: () => void,
+): Promise<LeafResult[]> {
+  const first = (items[0] as BatchItem).index;
+  const last = (items[items.length - 1] as BatchItem).index;
+  const base = {
+    id,
+    first,
+    last,
+    count: items.length,
+    credits: 0,
+    remaining: null,
+    creditError: false,
+    polls: 0,
+    submits: 0,
+  };
+  const { journal } = ctx;
+  let state = journal.state.batches.get(id);
+
+  if (state?.splitSize) return splitAndRun(ctx, id, items, state.splitSize, onAccepted);
+  if (state?.spooled) {
+    onAccepted();
+    const { credits, remaining, creditError } = state.spooled;
+    if (creditError) ctx.stop('CREDITS_EXHAUSTED', 'the account ran out of credits');
+    return [{ ...base, state: 'spooled', jobId: state.job, credits, remaining, creditError }];
+  }
+  if (state?.expired) {
+    onAccepted();
+    return [{ ...base, state: 'expired', jobId: state.job, error: expiredMessage(state.job) }];
+  }
+
+  let submits = 0;
+  if (!state?.job) {
+    const reason = ctx.stopped();
+    if (reason) {
+      onAccepted();
+      return [{ ...base, state: 'unsent', error: reason }];
+    }
+    const idem =
+      state?.idem ?? idempotencyKey(journal.state.header.run, journal.state.header.nonce, id);
+    await journal.append(
+      { t: 'submit', batch: id, first, last, count: items.length, idem },
+      { durable: true },
+    );
+    try {
+      submits++;
+      const body = { items: items.map((i) => i.element), metadata: ctx.metadata };
+      const job = await ctx.limit(() => ctx.api.submit(ctx.kind, body, idem));
+      const expires = expirationToMs(job.expiration_date) ?? null;
+      await journal.append(
+        { t: 'accepted', batch: id, job: job.job_id, url: job.download_url, expires },
+        { durable: true },
+      );
+    } catch (err) {
+      if (isBatchTooLarge(err) && items.length > 1) {
+        const size = Math.ceil(items.length / 2);
+        await journal.append({ t: 'split', batch: id, size }, { durable: true });
+        return splitAndRun(ctx, id, items, size, onAccepted);
+      }
+      onAccepted();
+      const code = isEnrichError(err) ? err.code : 'INTERNAL';
+      const message = err instanceof Error ? err.message : String(err);
+      await journal.append({ t: 'failed', batch: id, code, message });
+      if (STOP_CODES.has(code)) ctx.stop(code, message);
+      return [{ ...base, state: 'failed', code, error: `not enriched: ${message}`, submits }];
+    }
+    state = journal.state.batches.get(id);
+  }
+  onAccepted();
+  const jobId = state?.job as string;
+  return [
+    { ...(await pollAndSpool(ctx, id, jobId, state?.url ?? '')), ...pick(base), jobId, submits },
+  ];
+}
+
+function pick(base: Omit<LeafResult, 'state'>) {
+  return { id: base.id, first: base.first, last: base.last, count: base.count };
+}
+
+async function splitAndRun(
+  ctx: BatchContext,
+  id: string,
+  items: BatchItem[],
+  size: number,
+  onAccepted: () => void,
+): Promise<LeafResult[]> {
+  const parts: LeafResult[][] = [];
+  let pending = Math.ceil(items.length / size);
+  const partAccepted = () => {
+    if (--pending === 0) onAccepted();
+  };
+  for (let k = 0; k * size < items.length; k++) {
+    parts.push(
+      await runBatch(ctx, `${id}.${k}`, items.slice(k * size, (k + 1) * size), partAccepted),
+    );
+  }
+  return parts.flat();
+}
+
+function expiredMessage(jobId: string | undefined): string {
+  return `results of job ${jobId ?? '?'} expired before they were downloaded; re-run with --restart to enrich these rows again (costs credits)`;
+}
+
+type PollPart = Omit<LeafResult, 'id' | 'first' | 'last' | 'count' | 'submits'>;
+
+async function pollAndSpool(
+  ctx: BatchContext,
+  id: string,
+  jobId: string,
+  url: string,
+): Promise<PollPart> {
+  const none = { credits: 0, remaining: null, creditError: false };
+  const fetch = () => ctx.limit(() => ctx.api.results(ctx.kind, jobId, url));
+  let outcome;
+  try {
+    outcome = ctx.wait
+      ? await pollJob(fetch, { deadline: ctx.deadline, env: ctx.env })
+      : await pollJob(fetch, { deadline: 0, env: ctx.env });
+  } catch (err) {
+    const code = isEnrichError(err) ? err.code : 'INTERNAL';
+    const message = err instanceof Error ? err.message : String(err);
+    if (code === 'INTERRUPTED') throw err;
+    if (STOP_CODES.has(code)) ctx.stop(code, message);
+    return {
+      ...none,
+      state: 'pending',
+      code,
+      error: `results of job ${jobId} not downloaded: ${message}; run the same command again to resume`,
+      polls: 1,
+    };
+  }
+  if (outcome.state === 'expired') {
+    await ctx.journal.append({ t: 'expired', batch: id });
+    return { ...none, state: 'expired', error: expiredMessage(jobId), polls: outcome.polls };
+  }
+  if (outcome.state === 'timeout') {
+    const msg = ctx.wait
+      ? `job ${jobId} was still running at --timeout; run the same command again to resume`
+      : `job ${jobId} is still running; run the same command again to fetch its results`;
+    return { ...none, state: 'pending', code: 'TIMEOUT', error: msg, polls: outcome.polls };
+  }
+  const records = outcome.records;
+  let credits = 0;
+  let creditError = false;
+  for (const r of records) {
+    if (r.credit_charged === true) credits++;
+    if (!creditError && isCreditError(r)) creditError = true;
+  }
+  await writeSpool(ctx.journal.dir, id, records);
+  await ctx.journal.append(
+    {
+      t: 'spooled',
+      batch: id,
+      records: records.length,
+      credits,
+      remaining: outcome.remainingCredits,
+      creditError,
+    },
+    { durable: true },
+  );
+  if (creditError) ctx.stop('CREDITS_EXHAUSTED', 'the account ran out of credits');
+  return {
+    state: 'spooled',
+    credits,
+    remaining: outcome.remainingCredits,
+    creditError,
+    polls: outcome.polls,
+  };
+}

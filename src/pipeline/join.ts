@@ -1,0 +1,142 @@
+/**
+ * The join: attaching the records of a batch back to the rows that asked for them.
+ * Records are matched by the row id the tool put in `custom_fields`; when a record
+ * came back without it, by its `original_fields` (the echo of what was sent), but
+ * only when that echo names exactly one row. A record is never attached to a row
+ * it does not provably belong to: such rows end `missing` instead.
+ */
+
+/** The `custom_fields` keys the tool sends with every element. */
+export const ROW_FIELD = 'enrich_row';
+export const ID_FIELD = 'enrich_id';
+
+/** The statuses a row can end with (DESIGN.md section 4). */
+export type RowStatus = 'enriched' | 'failed' | 'invalid' | 'missing' | 'expired';
+
+/** What the output says of one row. */
+export interface RowOutcome<R = Record<string, unknown>> {
+  status: RowStatus;
+  error: string;
+  creditCharged: boolean | null;
+  records: R[];
+}
+
+type AnyRecord = Record<string, unknown>;
+
+/** The records of one batch, indexed for the join. */
+export interface BatchLookup {
+  byRow: Map<number, AnyRecord[]>;
+  byKey: Map<string, AnyRecord[]>;
+}
+
+/** Reads the row id from a record's `custom_fields`, if it is there and well-formed. */
+export function rowIdOf(record: AnyRecord): number | undefined {
+  const cf = record.custom_fields;
+  if (!cf || typeof cf !== 'object') return undefined;
+  const raw = (cf as AnyRecord)[ROW_FIELD];
+  const n =
+    typeof raw === 'number'
+      ? raw
+      : typeof raw === 'string' && raw.trim() !== ''
+        ? Number(raw)
+        : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
+/** Reads `original_fields` as an object (the spec declares it a string; samples show an object). */
+export function originalFieldsOf(record: AnyRecord): AnyRecord | undefined {
+  const of = record.original_fields;
+  if (of && typeof of === 'object' && !Array.isArray(of)) return of as AnyRecord;
+  if (typeof of === 'string') {
+    try {
+      const parsed: unknown = JSON.parse(of);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+        return parsed as AnyRecord;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Indexes a batch's records (pure). `belongs(row)` says whether a row id is one this
+ * batch sent; records naming any other row are dropped. `keyOf` computes the dedupe
+ * key of an `original_fields` echo (undefined when it cannot).
+ */
+export function indexBatch(
+  records: readonly AnyRecord[],
+  belongs: (row: number) => boolean,
+  keyOf: (fields: AnyRecord) => string | undefined,
+): BatchLookup {
+  const byRow = new Map<number, AnyRecord[]>();
+  const byKey = new Map<string, AnyRecord[]>();
+  for (const record of records) {
+    if (!record || typeof record !== 'object') continue;
+    const row = rowIdOf(record);
+    if (row !== undefined) {
+      if (belongs(row)) push(byRow, row, record);
+      continue;
+    }
+    const fields = originalFieldsOf(record);
+    const key = fields ? keyOf(fields) : undefined;
+    if (key !== undefined) push(byKey, key, record);
+  }
+  return { byRow, byKey };
+}
+
+function push<K>(map: Map<K, AnyRecord[]>, key: K, record: AnyRecord): void {
+  const list = map.get(key);
+  if (list) list.push(record);
+  else map.set(key, [record]);
+}
+
+/**
+ * The records for one row: by row id first, else by key when the key fallback is
+ * safe (every sent row has a distinct key, which dedupe guarantees).
+ */
+export function recordsForRow(
+  lookup: BatchLookup,
+  row: number,
+  key: string,
+  keyFallback: boolean,
+): AnyRecord[] | undefined {
+  return lookup.byRow.get(row) ?? (keyFallback ? lookup.byKey.get(key) : undefined);
+}
+
+function errorOf(record: AnyRecord): string {
+  return typeof record.error === 'string' ? record.error.trim() : '';
+}
+
+/**
+ * The outcome of a row from its records: enriched when at least one record came
+ * back without an error (others dropped), failed with the first error otherwise,
+ * missing when nothing came back.
+ */
+export function outcomeFromRecords(
+  records: readonly AnyRecord[] | undefined,
+): RowOutcome<AnyRecord> {
+  if (!records || records.length === 0) {
+    return {
+      status: 'missing',
+      error: 'the job returned no result for this row',
+      creditCharged: null,
+      records: [],
+    };
+  }
+  const good = records.filter((r) => errorOf(r) === '');
+  const charged = records.some((r) => r.credit_charged === true);
+  if (good.length > 0)
+    return { status: 'enriched', error: '', creditCharged: charged, records: good };
+  return {
+    status: 'failed',
+    error: errorOf(records[0] as AnyRecord),
+    creditCharged: charged,
+    records: [],
+  };
+}
+
+/** True when a record's error says the account ran out of credits. */
+export function isCreditError(record: AnyRecord): boolean {
+  return /credit/i.test(errorOf(record));
+}

@@ -1,0 +1,261 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { EnrichError } from '../errors.js';
+
+/**
+ * The run journal: an append-only JSON Lines file, one event per line, so a crash
+ * (even SIGKILL) can at worst lose a torn last line, never an earlier event. Every
+ * event that guards money (a batch about to be POSTed, a job accepted) is flushed
+ * to disk before the request it guards is sent. The key is never written here.
+ */
+
+export type JournalEvent =
+  | {
+      t: 'run';
+      v: 1;
+      run: string;
+      nonce: string;
+      kind: string;
+      input: { path: string; size: number; sha256: string };
+      options: Record<string, unknown>;
+      command: string;
+      at: number;
+    }
+  | {
+      t: 'submit';
+      batch: string;
+      first: number;
+      last: number;
+      count: number;
+      idem: string;
+      at: number;
+    }
+  | { t: 'accepted'; batch: string; job: string; url: string; expires: number | null; at: number }
+  | {
+      t: 'spooled';
+      batch: string;
+      records: number;
+      credits: number;
+      remaining: number | null;
+      creditError: boolean;
+      at: number;
+    }
+  | { t: 'failed'; batch: string; code: string; message: string; at: number }
+  | { t: 'expired'; batch: string; at: number }
+  | { t: 'split'; batch: string; size: number; at: number }
+  | { t: 'done'; at: number; output: string };
+
+type Omit2<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
+export type NewEvent = Omit2<JournalEvent, 'at'>;
+
+/** What the journal knows of one batch, folded from its events. */
+export interface BatchState {
+  id: string;
+  first: number;
+  last: number;
+  count: number;
+  idem: string;
+  job?: string;
+  url?: string;
+  expires?: number | null;
+  spooled?: { records: number; credits: number; remaining: number | null; creditError: boolean };
+  failed?: { code: string; message: string };
+  expired?: boolean;
+  splitSize?: number;
+}
+
+/** The folded state of a run. */
+export interface RunState {
+  header: Extract<JournalEvent, { t: 'run' }>;
+  batches: Map<string, BatchState>;
+  done?: { at: number; output: string };
+}
+
+/** The identity of a run: input identity plus the options that change requests. */
+export function runKey(
+  kind: string,
+  input: { path: string; size: number; sha256: string },
+  options: Record<string, unknown>,
+): string {
+  const canonical = JSON.stringify({ kind, input, options: sortKeys(options) });
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 32);
+}
+
+function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.keys(o)
+      .sort()
+      .map((k) => [k, o[k]]),
+  );
+}
+
+/** Applies one event to the run state (the single folding rule for replay and live appends). */
+export function applyEvent(state: RunState, e: JournalEvent): void {
+  if (e.t === 'run') return;
+  if (e.t === 'done') {
+    state.done = { at: e.at, output: e.output };
+    return;
+  }
+  if (e.t === 'submit') {
+    const prev = state.batches.get(e.batch);
+    state.batches.set(e.batch, {
+      ...prev,
+      id: e.batch,
+      first: e.first,
+      last: e.last,
+      count: e.count,
+      idem: e.idem,
+    });
+    return;
+  }
+  const b = state.batches.get(e.batch);
+  if (!b) return;
+  if (e.t === 'accepted')
+    Object.assign(b, { job: e.job, url: e.url, expires: e.expires, failed: undefined });
+  else if (e.t === 'spooled')
+    b.spooled = {
+      records: e.records,
+      credits: e.credits,
+      remaining: e.remaining,
+      creditError: e.creditError,
+    };
+  else if (e.t === 'failed') b.failed = { code: e.code, message: e.message };
+  else if (e.t === 'expired') b.expired = true;
+  else if (e.t === 'split') b.splitSize = e.size;
+}
+
+/** Folds a list of events into the run state (pure; undefined when the first is not a run header). */
+export function foldEvents(events: JournalEvent[]): RunState | undefined {
+  const first = events[0];
+  if (!first || first.t !== 'run') return undefined;
+  const state: RunState = { header: first, batches: new Map() };
+  for (const e of events.slice(1)) applyEvent(state, e);
+  return state;
+}
+
+/** Parses journal text; a torn (partial) last line from a crash is dropped. */
+export function parseJournal(text: string): JournalEvent[] {
+  const events: JournalEvent[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      events.push(JSON.parse(line) as JournalEvent);
+    } catch {
+      break; // only the last line can be torn; anything after it is not trusted
+    }
+  }
+  return events;
+}
+
+/** An open journal: append events durably, read the folded state. */
+export interface Journal {
+  readonly path: string;
+  readonly dir: string;
+  readonly state: RunState;
+  readonly resumed: boolean;
+  append(event: NewEvent, options?: { durable?: boolean }): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens (or, with `restart` or none on disk, creates) the journal of a run in `runsDir`. */
+export async function openJournal(opts: {
+  runsDir: string;
+  key: string;
+  header: Omit<Extract<JournalEvent, { t: 'run' }>, 't' | 'v' | 'run' | 'nonce' | 'at'>;
+  restart: boolean;
+  now: () => number;
+}): Promise<Journal> {
+  const dir = join(opts.runsDir, opts.key);
+  const path = join(dir, 'journal.jsonl');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  if (opts.restart)
+    await rm(dir, { recursive: true, force: true }).then(() =>
+      mkdir(dir, { recursive: true, mode: 0o700 }),
+    );
+  let events: JournalEvent[] = [];
+  try {
+    events = parseJournal(await readFile(path, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw journalError(path, err);
+  }
+  let state = foldEvents(events);
+  const resumed = state !== undefined;
+  const handle: FileHandle = await open(path, resumed ? 'a' : 'w', 0o600);
+  if (!state) {
+    const header = {
+      t: 'run',
+      v: 1,
+      run: opts.key,
+      nonce: randomUUID(),
+      at: opts.now(),
+      ...opts.header,
+    } as const;
+    await handle.write(`${JSON.stringify(header)}\n`);
+    await handle.datasync();
+    state = { header, batches: new Map() };
+  }
+  const live = state;
+  let tail: Promise<void> = Promise.resolve();
+  return {
+    path,
+    dir,
+    state: live,
+    resumed,
+    append(event, options) {
+      const full = { ...event, at: opts.now() } as JournalEvent;
+      applyEvent(live, full);
+      // Appends are chained so lines never interleave; durable ones wait for the disk.
+      tail = tail.then(async () => {
+        await handle.write(`${JSON.stringify(full)}\n`);
+        if (options?.durable) await handle.datasync();
+      });
+      return tail.catch((err) => {
+        throw journalError(path, err);
+      });
+    },
+    async close() {
+      await tail.catch(() => undefined);
+      await handle.close();
+    },
+  };
+}
+
+function journalError(path: string, err: unknown): EnrichError {
+  return new EnrichError(
+    'INTERNAL',
+    `cannot write the run journal ${path}: ${(err as Error).message}`,
+    { cause: err },
+  );
+}
+
+/** A journaled run as listed by `enrich jobs`. */
+export interface JournaledRun {
+  key: string;
+  dir: string;
+  state: RunState;
+  modifiedAt: number;
+}
+
+/** Lists every journaled run under `runsDir`, newest first. */
+export async function listRuns(runsDir: string): Promise<JournaledRun[]> {
+  let names: string[] = [];
+  try {
+    names = await readdir(runsDir);
+  } catch {
+    return [];
+  }
+  const runs: JournaledRun[] = [];
+  for (const key of names) {
+    const path = join(runsDir, key, 'journal.jsonl');
+    try {
+      const [text, st] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
+      const state = foldEvents(parseJournal(text));
+      if (state) runs.push({ key, dir: join(runsDir, key), state, modifiedAt: st.mtimeMs });
+    } catch {
+      // not a run directory
+    }
+  }
+  return runs.sort((a, b) => b.modifiedAt - a.modifiedAt);
+}

@@ -1,0 +1,74 @@
+import { EnrichError, isEnrichError } from '../errors.js';
+
+/** What a results request answered, as the pipeline needs it. */
+export type ResultsAnswer<R> =
+  | { state: 'pending'; retryAfterMs?: number; processed?: number; total?: number }
+  | { state: 'done'; records: R[]; remainingCredits: number };
+
+/** How a job's polling ended. */
+export type PollOutcome<R> =
+  | { state: 'done'; records: R[]; remainingCredits: number; polls: number }
+  | { state: 'expired'; polls: number }
+  | { state: 'timeout'; polls: number };
+
+export const POLL_MIN_MS = 1000;
+export const POLL_MAX_MS = 30_000;
+
+/**
+ * The wait before the next poll: the server's Retry-After when it gave one (capped
+ * at the maximum), else exponential backoff from about 1 s to 30 s with +-20% jitter
+ * so many jobs do not poll in lockstep.
+ */
+export function nextPollDelay(
+  attempt: number,
+  retryAfterMs: number | undefined,
+  random: () => number,
+): number {
+  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
+    return Math.min(retryAfterMs, POLL_MAX_MS);
+  }
+  const base = Math.min(POLL_MIN_MS * 1.6 ** attempt, POLL_MAX_MS);
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+/** Environment of a poll loop: injected clock, sleep and randomness. */
+export interface PollEnv {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  random(): number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Polls one job until its results are ready, the run's deadline passes, or the
+ * results are gone (404 after expiry). Other errors propagate.
+ */
+export async function pollJob<R>(
+  fetchResults: () => Promise<ResultsAnswer<R>>,
+  opts: { deadline: number; env: PollEnv },
+): Promise<PollOutcome<R>> {
+  const { env } = opts;
+  for (let attempt = 0; ; attempt++) {
+    if (env.signal?.aborted)
+      throw new EnrichError('INTERRUPTED', 'interrupted while waiting for results');
+    let answer: ResultsAnswer<R>;
+    try {
+      answer = await fetchResults();
+    } catch (err) {
+      if (isEnrichError(err) && err.code === 'API_NOT_FOUND')
+        return { state: 'expired', polls: attempt + 1 };
+      throw err;
+    }
+    if (answer.state === 'done') {
+      return {
+        state: 'done',
+        records: answer.records,
+        remainingCredits: answer.remainingCredits,
+        polls: attempt + 1,
+      };
+    }
+    const delay = nextPollDelay(attempt, answer.retryAfterMs, env.random);
+    if (env.now() + delay > opts.deadline) return { state: 'timeout', polls: attempt + 1 };
+    await env.sleep(delay, env.signal);
+  }
+}

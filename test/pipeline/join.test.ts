@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { indexBatch, outcomeFromRecords, recordsForRow, rowIdOf } from '../../src/pipeline/join.js';
+
+const keyOf = (f: Record<string, unknown>) =>
+  typeof f.business_email === 'string' ? f.business_email : undefined;
+
+describe('join', () => {
+  it('reads row ids from custom_fields, as numbers or numeric strings only', () => {
+    expect(rowIdOf({ custom_fields: { enrich_row: 7 } })).toBe(7);
+    expect(rowIdOf({ custom_fields: { enrich_row: '7' } })).toBe(7);
+    expect(rowIdOf({ custom_fields: { enrich_row: 'x' } })).toBeUndefined();
+    expect(rowIdOf({ custom_fields: { enrich_row: -1 } })).toBeUndefined();
+    expect(rowIdOf({})).toBeUndefined();
+  });
+
+  it('matches by row id, falls back to original_fields, and drops records of other rows', () => {
+    const records = [
+      { custom_fields: { enrich_row: 2 }, email: 'two' },
+      { original_fields: { business_email: 'c@x.io' }, email: 'three' },
+      { original_fields: JSON.stringify({ business_email: 'd@x.io' }), email: 'four' },
+      { custom_fields: { enrich_row: 99 }, email: 'stranger' },
+    ];
+    const lookup = indexBatch(records, (r) => r >= 0 && r <= 10, keyOf);
+    expect(recordsForRow(lookup, 2, 'b@x.io', true)?.[0]?.email).toBe('two');
+    expect(recordsForRow(lookup, 3, 'c@x.io', true)?.[0]?.email).toBe('three');
+    expect(recordsForRow(lookup, 4, 'd@x.io', true)?.[0]?.email).toBe('four');
+    expect(recordsForRow(lookup, 3, 'c@x.io', false)).toBeUndefined();
+    expect([...lookup.byRow.keys()]).toEqual([2]);
+  });
+
+  it('turns records into an outcome', () => {
+    expect(outcomeFromRecords(undefined).status).toBe('missing');
+    expect(outcomeFromRecords([{ error: '', credit_charged: true }])).toMatchObject({
+      status: 'enriched',
+      creditCharged: true,
+    });
+    expect(outcomeFromRecords([{ error: 'No match found', credit_charged: false }])).toMatchObject({
+      status: 'failed',
+      error: 'No match found',
+      creditCharged: false,
+      records: [],
+    });
+    const companies = outcomeFromRecords([{ error: 'x' }, { error: '', name: 'A' }, { name: 'B' }]);
+    expect(companies.records.map((r) => r.name)).toEqual(['A', 'B']);
+  });
+});

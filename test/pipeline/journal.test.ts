@@ -1,0 +1,131 @@
+import { mkdtemp, readFile, appendFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  foldEvents,
+  listRuns,
+  openJournal,
+  parseJournal,
+  runKey,
+} from '../../src/pipeline/journal.js';
+
+const input = { path: '/data/leads.csv', size: 120, sha256: 'ab'.repeat(32) };
+const header = {
+  kind: 'contacts',
+  input,
+  options: { dedupe: true },
+  command: 'enrich contacts leads.csv',
+};
+let t = 1000;
+const now = () => t++;
+
+describe('runKey', () => {
+  it('depends on the input identity and request options, not on option order', () => {
+    const a = runKey('contacts', input, { a: 1, b: 2 });
+    expect(runKey('contacts', input, { b: 2, a: 1 })).toBe(a);
+    expect(runKey('contacts', { ...input, sha256: 'cd'.repeat(32) }, { a: 1, b: 2 })).not.toBe(a);
+    expect(runKey('companies', input, { a: 1, b: 2 })).not.toBe(a);
+    expect(runKey('contacts', input, { a: 1, b: 3 })).not.toBe(a);
+  });
+});
+
+describe('journal', () => {
+  it('persists batch events and resumes them in a new process', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const j = await openJournal({ runsDir, key: 'k1', header, restart: false, now });
+    expect(j.resumed).toBe(false);
+    await j.append(
+      { t: 'submit', batch: '0', first: 0, last: 9, count: 10, idem: 'idem-0' },
+      { durable: true },
+    );
+    await j.append({
+      t: 'accepted',
+      batch: '0',
+      job: 'job-0',
+      url: 'http://x/contacts/results/job-0.json',
+      expires: 5000,
+    });
+    await j.append({ t: 'submit', batch: '1', first: 10, last: 12, count: 3, idem: 'idem-1' });
+    await j.append({
+      t: 'spooled',
+      batch: '0',
+      records: 10,
+      credits: 7,
+      remaining: 93,
+      creditError: false,
+    });
+    expect(j.state.batches.get('0')?.spooled?.credits).toBe(7);
+    await j.close();
+
+    const again = await openJournal({ runsDir, key: 'k1', header, restart: false, now });
+    expect(again.resumed).toBe(true);
+    expect(again.state.header.nonce).toBe(j.state.header.nonce);
+    expect(again.state.batches.get('0')).toMatchObject({
+      job: 'job-0',
+      idem: 'idem-0',
+      spooled: { credits: 7 },
+    });
+    expect(again.state.batches.get('1')).toMatchObject({ first: 10, last: 12, idem: 'idem-1' });
+    expect(again.state.batches.get('1')?.job).toBeUndefined();
+    await again.close();
+
+    const runs = await listRuns(runsDir);
+    expect(runs.map((r) => r.key)).toEqual(['k1']);
+  });
+
+  it('ignores a torn last line left by a crash', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const j = await openJournal({ runsDir, key: 'k2', header, restart: false, now });
+    await j.append(
+      { t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'i' },
+      { durable: true },
+    );
+    await j.close();
+    await appendFile(j.path, '{"t":"accepted","batch":"0","jo');
+    const again = await openJournal({ runsDir, key: 'k2', header, restart: false, now });
+    expect(again.state.batches.get('0')?.job).toBeUndefined();
+    expect(again.state.batches.get('0')?.idem).toBe('i');
+    await again.close();
+  });
+
+  it('starts over with restart: a new nonce and no batches', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const j = await openJournal({ runsDir, key: 'k3', header, restart: false, now });
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'i' });
+    await j.close();
+    const fresh = await openJournal({ runsDir, key: 'k3', header, restart: true, now });
+    expect(fresh.resumed).toBe(false);
+    expect(fresh.state.batches.size).toBe(0);
+    expect(fresh.state.header.nonce).not.toBe(j.state.header.nonce);
+    await fresh.close();
+  });
+
+  it('never holds the API key: the header holds only what it is given', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const j = await openJournal({ runsDir, key: 'k4', header, restart: false, now });
+    await j.close();
+    const text = await readFile(j.path, 'utf8');
+    expect(Object.keys(JSON.parse(text.split('\n')[0] as string)).sort()).toEqual(
+      ['at', 'command', 'input', 'kind', 'nonce', 'options', 'run', 't', 'v'].sort(),
+    );
+  });
+
+  it('folds failures, expiry and splits', () => {
+    const events = parseJournal(
+      [
+        JSON.stringify({ t: 'run', v: 1, run: 'r', nonce: 'n', ...header, at: 1 }),
+        JSON.stringify({ t: 'submit', batch: '0', first: 0, last: 3, count: 4, idem: 'a', at: 2 }),
+        JSON.stringify({ t: 'failed', batch: '0', code: 'NETWORK', message: 'down', at: 3 }),
+        JSON.stringify({ t: 'accepted', batch: '0', job: 'j', url: 'u', expires: null, at: 4 }),
+        JSON.stringify({ t: 'expired', batch: '0', at: 5 }),
+        JSON.stringify({ t: 'split', batch: '9', size: 2, at: 6 }),
+      ].join('\n'),
+    );
+    const state = foldEvents(events);
+    // A later acceptance clears an earlier failure (a retry on resume succeeded).
+    expect(state?.batches.get('0')).toMatchObject({ job: 'j', expired: true, failed: undefined });
+    expect(state?.batches.has('9')).toBe(false);
+    expect(foldEvents([])).toBeUndefined();
+  });
+});
