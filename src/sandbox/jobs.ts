@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { Limits } from '../contract/index.js';
+import type { Reply, SandboxContext } from './context.js';
+import { errorBody } from './http.js';
+import { generateCompanies, generateContacts } from './generate.js';
+import type { CompanyInput } from './generate.js';
+import type { ContactInput } from './generate-contact.js';
+import { bodyHash } from './canonical.js';
+import type { Account, Job } from './store.js';
+
+type Raw = Record<string, unknown>;
+
+/** Serialised results per job: built once, reused by every download without faults. */
+const serialised = new WeakMap<Job, string>();
+
+/**
+ * Creates a bulk job: records are generated and credits charged now, in submission order.
+ * A repeated Idempotency-Key with the same body replays the job; with another body, 422.
+ */
+export function submitBulk(
+  ctx: SandboxContext,
+  account: Account,
+  kind: Job['kind'],
+  body: Raw,
+  idempotencyKey: string | undefined,
+): Reply {
+  const hash = idempotencyKey === undefined ? undefined : bodyHash(body);
+  if (idempotencyKey !== undefined) {
+    ctx.store.purgeExpired(ctx.now());
+    const prior = ctx.store.jobForIdempotencyKey(account.id, kind, idempotencyKey);
+    if (prior) {
+      if (prior.idempotency?.body_hash === hash) return { status: 200, body: prior.response };
+      return {
+        status: 422,
+        body: errorBody(
+          422,
+          `Idempotency-Key "${idempotencyKey}" was already used for a different request body (job ${prior.id})`,
+        ),
+      };
+    }
+  }
+  const meta = (body.metadata ?? {}) as Raw;
+  const seed = ctx.options.seed;
+  const items = body[kind] as Raw[];
+  const { records, charged } =
+    kind === 'contacts'
+      ? generateContacts(items as ContactInput[], {
+          seed,
+          credits: account.credits,
+          mobile: meta.mobile_phone_enrichment === true,
+          requireEmail: meta.business_email_exists === true,
+          requireMobile: meta.mobile_phone_exists === true,
+        })
+      : generateCompanies(items as CompanyInput[], {
+          seed,
+          credits: account.credits,
+          topMatches: (meta.top_matches_returned as number | undefined) ?? Limits.topMatchesDefault,
+        });
+  account.credits -= charged;
+  const now = ctx.now();
+  const id = randomUUID();
+  const expires = now + ctx.options.ttlMs;
+  const job: Job = {
+    id,
+    kind,
+    account_id: account.id,
+    created_at: now,
+    ready_at: now + ctx.options.jobMs,
+    expires_at: expires,
+    total: items.length,
+    records,
+    response: {
+      job_id: id,
+      download_url: `${ctx.baseUrl}/${kind}/results/${id}.json`,
+      // Seconds, rounded down: a client never believes results live longer than they do.
+      expiration_date: Math.floor(expires / 1000),
+    },
+    idempotency:
+      idempotencyKey === undefined ? undefined : { key: idempotencyKey, body_hash: hash as string },
+  };
+  ctx.store.addJob(job);
+  ctx.stats.jobs_submitted++;
+  ctx.stats.records_submitted += items.length;
+  ctx.stats.credits_charged += charged;
+  ctx.changed();
+  return { status: 200, body: job.response };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Answers a results download: 202 while processing, 200 when done, 404 when unknown, foreign or expired. */
+export function jobResults(
+  ctx: SandboxContext,
+  account: Account,
+  kind: Job['kind'],
+  jobId: string,
+): Reply {
+  if (!UUID.test(jobId)) {
+    const message = `job_id: expected a UUID, got "${jobId.slice(0, 80)}"`;
+    return {
+      status: 400,
+      body: errorBody(400, message, { errors: [{ path: 'job_id', message }] }),
+    };
+  }
+  const now = ctx.now();
+  if (ctx.store.purgeExpired(now) > 0) ctx.changed();
+  const job = ctx.store.jobs.get(jobId);
+  if (!job || job.account_id !== account.id || job.kind !== kind) {
+    return {
+      status: 404,
+      body: errorBody(
+        404,
+        `Job ${jobId} not found: unknown, expired (results deleted) or not this account's`,
+      ),
+    };
+  }
+  if (now < job.ready_at) {
+    const left = job.ready_at - now;
+    const span = Math.max(1, job.ready_at - job.created_at);
+    return {
+      status: 202,
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(left / 1000))) },
+      body: {
+        status: 'processing',
+        processed: Math.floor((job.total * (now - job.created_at)) / span),
+        total: job.total,
+      },
+    };
+  }
+  const tail = `,"remaining_credits":${account.credits}}`;
+  const f = ctx.faults;
+  const drop =
+    f.drop_custom_fields === true
+      ? 1
+      : typeof f.drop_custom_fields === 'number'
+        ? f.drop_custom_fields
+        : 0;
+  if (!f.shuffle_results && drop === 0) {
+    let text = serialised.get(job);
+    if (text === undefined) {
+      text = JSON.stringify(job.records);
+      serialised.set(job, text);
+    }
+    return { status: 200, body: `{"${kind}":${text}${tail}` };
+  }
+  let records = job.records.slice();
+  if (f.shuffle_results) shuffle(records, ctx.random);
+  if (drop > 0) records = records.map((r) => (ctx.random() < drop ? withoutCustomFields(r) : r));
+  return { status: 200, body: `{"${kind}":${JSON.stringify(records)}${tail}` };
+}
+
+function withoutCustomFields(record: unknown): unknown {
+  const copy = { ...(record as Raw) };
+  delete copy.custom_fields;
+  return copy;
+}
+
+function shuffle<T>(items: T[], random: () => number): void {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
+  }
+}

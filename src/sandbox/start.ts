@@ -1,0 +1,108 @@
+import type { AddressInfo } from 'node:net';
+import { createAdmin } from './admin.js';
+import { newStats, type ResolvedOptions, type SandboxContext } from './context.js';
+import { createRandom } from './hash.js';
+import { newAdminToken } from './keys.js';
+import { loadState, saveState } from './persist.js';
+import { createSandboxServer } from './server.js';
+import { Store } from './store.js';
+import type { SandboxHandle, SandboxOptions } from './types.js';
+import { faultProblems } from './faults.js';
+import { usageError } from '../errors.js';
+
+/** Defaults of `startSandbox` (the CLI has its own: port 4010, job 1s, 50 req/s). */
+export function resolveSandboxOptions(o: SandboxOptions = {}): ResolvedOptions {
+  const r: ResolvedOptions = {
+    host: o.host ?? '127.0.0.1',
+    port: o.port ?? 0,
+    credits: o.credits ?? 100_000,
+    verificationCredits: o.verificationCredits ?? 10_000,
+    jobMs: o.jobMs ?? 0,
+    ttlMs: o.ttlMs ?? 24 * 3_600_000,
+    rateLimit: o.rateLimit ?? 0,
+    maxBatch: o.maxBatch ?? 10_000,
+    maxBodyBytes: o.maxBodyBytes ?? 32 * 1024 * 1024,
+    seed: o.seed ?? 1,
+    stateDir: o.stateDir,
+  };
+  for (const k of [
+    'port',
+    'credits',
+    'verificationCredits',
+    'jobMs',
+    'ttlMs',
+    'rateLimit',
+    'maxBatch',
+    'maxBodyBytes',
+    'seed',
+  ] as const) {
+    if (!Number.isFinite(r[k]) || r[k] < 0)
+      throw usageError(`sandbox option ${k}: expected a number >= 0, got ${r[k]}`);
+  }
+  return r;
+}
+
+/** Starts a sandbox of the enrichment service; resolves once it listens. */
+export async function startSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
+  const opts = resolveSandboxOptions(options);
+  const faults = options.faults ?? {};
+  const problems = faultProblems(faults);
+  if (problems.length) throw usageError(`sandbox faults: ${problems.join('; ')}`);
+  const saved = opts.stateDir ? loadState(opts.stateDir) : undefined;
+  const store = saved ? Store.fromData(saved) : new Store(newAdminToken());
+  const baseNow = options.now ?? Date.now;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (opts.stateDir) saveState(opts.stateDir, store.toData());
+  };
+  const ctx: SandboxContext = {
+    options: opts,
+    store,
+    now: () => baseNow() + store.clockOffset,
+    faults: structuredClone(faults),
+    random: createRandom(opts.seed ^ 0x5eed),
+    buckets: new Map(),
+    stats: newStats(),
+    firstAccountId: '',
+    baseUrl: '',
+    changed: () => {
+      // Coalesce bursts of changes into one atomic write.
+      if (opts.stateDir && !timer) timer = setTimeout(flush, 50).unref();
+    },
+  };
+  const first =
+    [...store.accounts.values()][0] ?? store.createAccount(opts.credits, opts.verificationCredits);
+  ctx.firstAccountId = first.id;
+  const { key: apiKey } = store.createKey(first.id, saved ? 'restart' : 'default', '', ctx.now());
+  const admin = createAdmin(ctx);
+  const { server, sockets } = createSandboxServer(ctx, admin);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  ctx.baseUrl = `http://${host}:${addr.port}`;
+  flush();
+  let closed: Promise<void> | undefined;
+  return {
+    url: ctx.baseUrl,
+    apiKey,
+    adminToken: store.adminToken,
+    accountId: first.id,
+    admin,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+        flush();
+      });
+      return closed;
+    },
+  };
+}
