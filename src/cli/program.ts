@@ -1,10 +1,23 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
+import { registerContact } from './commands/contact.js';
+import { registerCompany } from './commands/company.js';
+import { registerVerifyEmail } from './commands/verify-email.js';
+import { registerAuth } from './commands/auth.js';
+import { registerConfig } from './commands/config.js';
+import { registerSandbox } from './commands/sandbox.js';
 
 // Command modules import only commander and types at load time; each action imports
 // what it needs, so `enrich --help` stays fast (DESIGN.md section 7).
 // One line per command module, in the order `enrich --help` lists them.
-const registrations: ((program: Command) => void)[] = [];
+const registrations: ((program: Command) => void)[] = [
+  registerContact,
+  registerCompany,
+  registerVerifyEmail,
+  registerAuth,
+  registerConfig,
+  registerSandbox,
+];
 
 /** Builds the commander program with the global options and every command. */
 export function buildProgram(): Command {

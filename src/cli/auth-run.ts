@@ -1,0 +1,172 @@
+import { EnrichError, usageError } from '../errors.js';
+import { createClient } from '../api/client.js';
+import { maskKey } from '../config/mask-key.js';
+import { getPaths } from '../config/paths.js';
+import { readCreditsMemo } from '../config/credits-memo.js';
+import { resolveSettings } from '../config/settings.js';
+import { openConfigStore } from '../config/store.js';
+import { debugSink, missingBaseUrl } from './context.js';
+import type { GlobalOptions } from './globals.js';
+import { printJson, printKeyValues, say } from './output.js';
+import { promptSecret, readStdin } from './prompt-secret.js';
+
+function refuseSandbox(globals: GlobalOptions, sub: string): void {
+  if (globals.sandbox) {
+    throw usageError(`enrich auth ${sub}: --sandbox uses its own key; there is nothing to ${sub}`);
+  }
+}
+
+/** Gets the key: hidden prompt on a terminal, else the first line of stdin. */
+async function acquireKey(globals: GlobalOptions): Promise<string> {
+  let text: string;
+  if (process.stdin.isTTY) {
+    if (!globals.input) {
+      throw usageError('enrich auth login: no key on stdin and --no-input forbids prompting', {
+        hint: 'pipe the key in: `enrich auth login < key.txt`, or set ENRICH_API_KEY',
+      });
+    }
+    text = await promptSecret('API key (input hidden): ');
+  } else {
+    text = await readStdin();
+  }
+  const key =
+    text
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .find((l) => l !== '') ?? '';
+  if (key === '') {
+    throw usageError('enrich auth login: expected an API key, got nothing', {
+      hint: 'pipe the key in: `enrich auth login < key.txt`, or run it on a terminal to be prompted',
+    });
+  }
+  if (!/^[\x21-\x7e]+$/.test(key)) {
+    throw usageError(
+      'enrich auth login: expected an API key of printable characters without spaces',
+    );
+  }
+  return key;
+}
+
+/** `enrich auth login`: checks the key at no cost, then saves it (and --base-url) in the profile. */
+export async function runLogin(globals: GlobalOptions): Promise<number> {
+  refuseSandbox(globals, 'login');
+  const settings = resolveSettings({ globals });
+  if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
+  const key = await acquireKey(globals);
+  const debug = debugSink(globals);
+  const client = createClient({
+    baseUrl: settings.baseUrl,
+    apiKey: key,
+    ...(debug ? { debug } : {}),
+  });
+  try {
+    const check = await client.checkKey();
+    if (!check.ok) {
+      throw new EnrichError(
+        check.reason === 'invalid' ? 'AUTH_INVALID' : 'AUTH_FORBIDDEN',
+        check.message,
+        {
+          hint: `nothing was saved; check the key for ${settings.baseUrl}`,
+        },
+      );
+    }
+  } finally {
+    await client.close();
+  }
+  const store = openConfigStore(getPaths().configDir);
+  if (settings.sources.baseUrl === 'flag')
+    store.setValue(settings.profile, 'base_url', settings.baseUrl);
+  store.setValue(settings.profile, 'api_key', key);
+  const summary = {
+    profile: settings.profile,
+    base_url: settings.baseUrl,
+    key: maskKey(key),
+    config_path: store.path,
+  };
+  if (globals.json) printJson(summary);
+  else
+    say(
+      globals.quiet,
+      `Logged in: profile "${summary.profile}", key ${summary.key} saved in ${summary.config_path}`,
+    );
+  if (settings.apiKeySource === 'env') {
+    say(globals.quiet, 'note: ENRICH_API_KEY is set and takes precedence over the saved key');
+  }
+  return 0;
+}
+
+/** `enrich auth status`: where the key comes from (masked), whether it works, last known credits. */
+export async function runStatus(globals: GlobalOptions): Promise<number> {
+  refuseSandbox(globals, 'status');
+  const s = resolveSettings({ globals });
+  const memo = readCreditsMemo(getPaths().stateDir, s.profile);
+  let check = 'not checked';
+  let exitCode = 0;
+  let hint: string | undefined;
+  if (!s.apiKey) {
+    check = 'no key';
+    exitCode = 4;
+    hint = 'run `enrich auth login`, or set ENRICH_API_KEY';
+  } else if (!s.baseUrl) {
+    check = 'not checked (no base URL)';
+    exitCode = 2;
+    hint = 'pass --base-url or run `enrich config set base_url https://…`';
+  } else {
+    const debug = debugSink(globals);
+    const client = createClient({
+      baseUrl: s.baseUrl,
+      apiKey: s.apiKey,
+      ...(debug ? { debug } : {}),
+    });
+    try {
+      const r = await client.checkKey();
+      check = r.ok ? 'ok' : r.reason;
+      if (!r.ok) exitCode = 4;
+    } catch (err) {
+      if (!(err instanceof EnrichError)) throw err;
+      check = `failed: ${err.message} [${err.code}]`;
+      exitCode = err.exitCode;
+    } finally {
+      await client.close();
+    }
+  }
+  const status = {
+    profile: s.profile,
+    base_url: s.baseUrl ?? '',
+    base_url_source: s.sources.baseUrl,
+    key_source:
+      s.apiKeySource === 'file'
+        ? `file ${s.configPath}`
+        : s.apiKeySource === 'env'
+          ? 'env ENRICH_API_KEY'
+          : 'none',
+    key: s.apiKey ? maskKey(s.apiKey) : '',
+    check,
+    remaining_credits: memo?.remaining_credits ?? '',
+    remaining_verification_credits: memo?.remaining_verification_credits ?? '',
+    credits_seen_at: memo?.at ?? '',
+  };
+  if (globals.json) printJson(status);
+  else printKeyValues(status);
+  if (hint) say(globals.quiet, `hint: ${hint}`);
+  return exitCode;
+}
+
+/** `enrich auth logout`: removes the profile's stored key. */
+export async function runLogout(globals: GlobalOptions): Promise<number> {
+  refuseSandbox(globals, 'logout');
+  const s = resolveSettings({ globals });
+  const store = openConfigStore(getPaths().configDir);
+  const removed = store.unsetValue(s.profile, 'api_key');
+  if (globals.json) printJson({ profile: s.profile, removed, config_path: store.path });
+  else
+    say(
+      globals.quiet,
+      removed
+        ? `Logged out: key of profile "${s.profile}" removed from ${store.path}`
+        : `No key was stored for profile "${s.profile}"`,
+    );
+  if (s.apiKeySource === 'env')
+    say(globals.quiet, 'note: ENRICH_API_KEY is still set and still provides a key');
+  return 0;
+}

@@ -1,0 +1,75 @@
+import type { EnrichClient } from '../api/client.js';
+import type { ResolvedSettings, Settings } from '../config/settings.js';
+import type { GlobalOptions } from './globals.js';
+
+/** A client ready to use, the settings it came from, and how to shut it all down. */
+export interface Service {
+  client: EnrichClient;
+  settings: ResolvedSettings;
+  baseUrl: string;
+  /** Set with --sandbox: the embedded sandbox's address. */
+  sandbox?: { url: string };
+  close(): Promise<void>;
+}
+
+/** The --debug sink: one stderr line per request or retry decision (never the key). */
+export function debugSink(globals: GlobalOptions): ((line: string) => void) | undefined {
+  return globals.debug ? (line) => process.stderr.write(`debug: ${line}\n`) : undefined;
+}
+
+/** The usage error for a missing base URL. */
+export async function missingBaseUrl(profile: string) {
+  const { usageError } = await import('../errors.js');
+  return usageError(`no service base URL configured (profile "${profile}")`, {
+    hint: 'pass --base-url https://…, set ENRICH_BASE_URL, run `enrich auth login --base-url https://…`, or try --sandbox',
+  });
+}
+
+/**
+ * Opens the service for a command: with --sandbox, an embedded sandbox on 127.0.0.1:0
+ * and its key; otherwise the resolved base URL and key (AUTH_MISSING, exit 4, without one).
+ */
+export async function openService(
+  globals: GlobalOptions,
+  opts?: { sandbox?: { jobMs?: number }; flags?: Partial<Settings> },
+): Promise<Service> {
+  const [{ resolveSettings }, { createClient }, { EnrichError }] = await Promise.all([
+    import('../config/settings.js'),
+    import('../api/client.js'),
+    import('../errors.js'),
+  ]);
+  const settings = resolveSettings({ globals, ...(opts?.flags ? { flags: opts.flags } : {}) });
+  const debug = debugSink(globals);
+  if (globals.sandbox) {
+    const { startSandbox } = await import('../sandbox/index.js');
+    const sandbox = await startSandbox({ port: 0, jobMs: opts?.sandbox?.jobMs ?? 300 });
+    const client = createClient({
+      baseUrl: sandbox.url,
+      apiKey: sandbox.apiKey,
+      ...(debug ? { debug } : {}),
+    });
+    debug?.(`sandbox listening on ${sandbox.url}`);
+    return {
+      client,
+      settings,
+      baseUrl: sandbox.url,
+      sandbox: { url: sandbox.url },
+      async close() {
+        await client.close();
+        await sandbox.close();
+      },
+    };
+  }
+  if (!settings.apiKey) {
+    throw new EnrichError('AUTH_MISSING', `no API key for profile "${settings.profile}"`, {
+      hint: 'run `enrich auth login` (or set ENRICH_API_KEY), or try the command offline with --sandbox',
+    });
+  }
+  if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
+  const client = createClient({
+    baseUrl: settings.baseUrl,
+    apiKey: settings.apiKey,
+    ...(debug ? { debug } : {}),
+  });
+  return { client, settings, baseUrl: settings.baseUrl, close: () => client.close() };
+}

@@ -1,0 +1,64 @@
+import type { z } from 'zod';
+import { usageError } from '../errors.js';
+
+/** Maps wire field names to the flags (or argument) that set them. */
+export type FlagNames = Readonly<Record<string, string>>;
+
+/** Rewrites wire field names in a rule message into flag names. */
+function toFlags(text: string, flags: FlagNames): string {
+  const names = Object.keys(flags).sort((a, b) => b.length - a.length);
+  return names.reduce(
+    (out, name) => out.replace(new RegExp(`\\b${name}\\b`, 'g'), flags[name] ?? name),
+    text,
+  );
+}
+
+/**
+ * Checks a request body against its contract schema before anything is sent; on failure
+ * throws a usage error naming the flag and the rule that failed.
+ */
+export function checkRequest<S extends z.ZodType>(
+  command: string,
+  schema: S,
+  body: unknown,
+  flags: FlagNames,
+): z.output<S> {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const field = [...(issue?.path ?? [])].reverse().find((p) => typeof p === 'string');
+  const rule = issue?.message ?? 'invalid';
+  if (field === undefined) {
+    throw usageError(`enrich ${command}: ${toFlags(rule, flags)}`, {
+      hint: `see \`enrich ${command} --help\``,
+    });
+  }
+  const flag = flags[field] ?? field;
+  throw usageError(`enrich ${command}: ${flag}: ${rule} (rule of ${field})`, {
+    hint: /mobile_phone_enrichment/.test(rule)
+      ? 'add --mobile'
+      : `see \`enrich ${command} --help\``,
+  });
+}
+
+/** Parses an integer flag in [min, max], or throws a usage error naming the flag. */
+export function parseIntegerFlag(flag: string, text: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!/^\s*-?\d+\s*$/.test(text) || n < min || n > max) {
+    throw usageError(`${flag}: expected an integer from ${min} to ${max}, got "${text}"`);
+  }
+  return n;
+}
+
+/** Drops null, undefined and empty-string fields (recursively) for the human view. */
+export function compact(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null || v === undefined || v === '') continue;
+    if (typeof v === 'object' && !Array.isArray(v)) {
+      const inner = compact(v as Record<string, unknown>);
+      if (Object.keys(inner).length) out[k] = inner;
+    } else out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,163 @@
+import {
+  companyRequestSchema,
+  contactRequestSchema,
+  emailVerificationRequestSchema,
+  Limits,
+} from '../contract/index.js';
+import { getPaths } from '../config/paths.js';
+import { writeCreditsMemo, type CreditsMemo } from '../config/credits-memo.js';
+import { openService, type Service } from './context.js';
+import type { GlobalOptions } from './globals.js';
+import { printJson, printKeyValues, say } from './output.js';
+import { checkRequest, compact, parseIntegerFlag } from './request-flags.js';
+
+/** Flags of `enrich contact`. */
+export interface ContactFlags {
+  email?: string;
+  profNetworkUrl?: string;
+  firstName?: string;
+  lastName?: string;
+  companyDomain?: string;
+  companyName?: string;
+  mobile?: boolean;
+  requireEmail?: boolean;
+  requireMobile?: boolean;
+}
+
+/** Flags of `enrich company`. */
+export interface CompanyFlags {
+  name?: string;
+  website?: string;
+  top?: string;
+}
+
+const CONTACT_FLAGS = {
+  business_email: '--email',
+  prof_network_url: '--prof-network-url',
+  first_name: '--first-name',
+  last_name: '--last-name',
+  company_domain: '--company-domain',
+  company_name: '--company-name',
+  business_email_exists: '--require-email',
+  mobile_phone_enrichment: '--mobile',
+  mobile_phone_exists: '--require-mobile',
+};
+const COMPANY_FLAGS = {
+  company_name: '--name',
+  company_website: '--website',
+  top_matches_returned: '--top',
+};
+
+/** Runs `fn` against the service and closes it, remembering the credits it reports. */
+async function withService<T>(
+  globals: GlobalOptions,
+  fn: (service: Service) => Promise<T>,
+  credits: (result: T) => Omit<CreditsMemo, 'at'>,
+): Promise<T> {
+  const service = await openService(globals);
+  try {
+    const result = await fn(service);
+    if (!service.sandbox) {
+      writeCreditsMemo(getPaths().stateDir, service.settings.profile, credits(result));
+    }
+    return result;
+  } finally {
+    await service.close();
+  }
+}
+
+/** `enrich contact`: validates the flags, enriches one contact and prints it. */
+export async function runContact(flags: ContactFlags, globals: GlobalOptions): Promise<number> {
+  const metadata = {
+    ...(flags.requireEmail ? { business_email_exists: true } : {}),
+    ...(flags.mobile ? { mobile_phone_enrichment: true } : {}),
+    ...(flags.requireMobile ? { mobile_phone_exists: true } : {}),
+  };
+  const body = checkRequest(
+    'contact',
+    contactRequestSchema,
+    {
+      business_email: flags.email,
+      prof_network_url: flags.profNetworkUrl,
+      first_name: flags.firstName,
+      last_name: flags.lastName,
+      company_domain: flags.companyDomain,
+      company_name: flags.companyName,
+      ...(Object.keys(metadata).length ? { metadata } : {}),
+    },
+    CONTACT_FLAGS,
+  );
+  const res = await withService(
+    globals,
+    (s) => s.client.enrichContact(body),
+    (r) => ({ remaining_credits: r.remaining_credits }),
+  );
+  if (globals.json) printJson(res);
+  else printKeyValues({ ...compact(res.contact), remaining_credits: res.remaining_credits });
+  if (res.contact.error) say(globals.quiet, `enrich: contact not enriched: ${res.contact.error}`);
+  return 0;
+}
+
+/** `enrich company`: validates the flags, enriches one company and prints its matches. */
+export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): Promise<number> {
+  const top =
+    flags.top === undefined
+      ? undefined
+      : parseIntegerFlag('--top', flags.top, Limits.topMatchesMin, Limits.topMatchesMax);
+  const body = checkRequest(
+    'company',
+    companyRequestSchema,
+    {
+      company_name: flags.name,
+      company_website: flags.website,
+      ...(top !== undefined ? { metadata: { top_matches_returned: top } } : {}),
+    },
+    COMPANY_FLAGS,
+  );
+  const res = await withService(
+    globals,
+    (s) => s.client.enrichCompany(body),
+    (r) => ({ remaining_credits: r.remaining_credits }),
+  );
+  if (globals.json) {
+    printJson(res);
+    return 0;
+  }
+  res.companies.forEach((company, i) => {
+    if (i > 0) process.stdout.write('\n');
+    const match = res.companies.length > 1 ? { match: `${i + 1} of ${res.companies.length}` } : {};
+    printKeyValues({ ...match, ...compact(company) });
+    if (company.error) say(globals.quiet, `enrich: company not enriched: ${company.error}`);
+  });
+  if (res.companies.length === 0) say(globals.quiet, 'enrich: no matching company');
+  process.stdout.write(res.companies.length ? '\n' : '');
+  printKeyValues({ remaining_credits: res.remaining_credits });
+  return 0;
+}
+
+/** `enrich verify-email`: prints valid, invalid or unknown first, then the details. */
+export async function runVerifyEmail(email: string, globals: GlobalOptions): Promise<number> {
+  const body = checkRequest(
+    'verify-email',
+    emailVerificationRequestSchema,
+    { email },
+    {
+      email: '<email>',
+    },
+  );
+  const res = await withService(
+    globals,
+    (s) => s.client.verifyEmail(body.email),
+    (r) => ({ remaining_verification_credits: r.remaining_credits }),
+  );
+  if (globals.json) printJson(res);
+  else {
+    process.stdout.write(`${res.status}\n`);
+    printKeyValues({
+      email: res.email,
+      credit_charged: res.credit_charged,
+      remaining_credits: res.remaining_credits,
+    });
+  }
+  return 0;
+}
