@@ -1,0 +1,115 @@
+import { EnrichError } from '../errors.js';
+
+/** What the first bytes of a file say about its text encoding. */
+export interface DetectedEncoding {
+  /** An iconv-lite encoding name: utf-8, utf-16le, utf-16be or windows-1252 (or the forced one). */
+  encoding: string;
+  bom: boolean;
+  /** Bytes to skip at the start of the file (the BOM). */
+  bomLength: number;
+}
+
+const BOMS: { encoding: string; bytes: number[] }[] = [
+  { encoding: 'utf-8', bytes: [0xef, 0xbb, 0xbf] },
+  { encoding: 'utf-16le', bytes: [0xff, 0xfe] },
+  { encoding: 'utf-16be', bytes: [0xfe, 0xff] },
+];
+
+const startsWith = (sample: Uint8Array, bytes: number[]) =>
+  sample.length >= bytes.length && bytes.every((b, i) => sample[i] === b);
+
+/** Detects the encoding of a file from its first bytes: BOM, then UTF-16 shape, then UTF-8 validity, else Windows-1252. */
+export function detectEncoding(
+  sample: Uint8Array,
+  truncated: boolean,
+  forced?: string,
+): DetectedEncoding {
+  const bom = BOMS.find((b) => startsWith(sample, b.bytes));
+  if (forced) {
+    const encoding = canonicalEncoding(forced);
+    const matches = bom && bom.encoding === encoding;
+    return { encoding, bom: !!matches, bomLength: matches ? bom.bytes.length : 0 };
+  }
+  if (bom) return { encoding: bom.encoding, bom: true, bomLength: bom.bytes.length };
+  const utf16 = utf16WithoutBom(sample);
+  if (utf16) return { encoding: utf16, bom: false, bomLength: 0 };
+  const encoding = isUtf8(sample, truncated) ? 'utf-8' : 'windows-1252';
+  return { encoding, bom: false, bomLength: 0 };
+}
+
+/** Normalises user spellings (`utf8`, `UTF-16LE`, `cp1252`, `latin1`) to the names used here. */
+export function canonicalEncoding(name: string): string {
+  const n = name.trim().toLowerCase().replace(/_/g, '-');
+  const aliases: Record<string, string> = {
+    utf8: 'utf-8',
+    'utf-8': 'utf-8',
+    utf16le: 'utf-16le',
+    'utf-16le': 'utf-16le',
+    utf16be: 'utf-16be',
+    'utf-16be': 'utf-16be',
+    cp1252: 'windows-1252',
+    'windows-1252': 'windows-1252',
+    win1252: 'windows-1252',
+  };
+  return aliases[n] ?? n;
+}
+
+/** UTF-16 without a BOM shows up as a NUL in every other byte of ASCII text. */
+function utf16WithoutBom(sample: Uint8Array): string | undefined {
+  const n = Math.min(sample.length - (sample.length % 2), 2000);
+  if (n < 4) return undefined;
+  let evenZero = 0;
+  let oddZero = 0;
+  for (let i = 0; i < n; i += 2) {
+    if (sample[i] === 0) evenZero++;
+    if (sample[i + 1] === 0) oddZero++;
+  }
+  const pairs = n / 2;
+  if (oddZero > pairs * 0.4 && evenZero < pairs * 0.05) return 'utf-16le';
+  if (evenZero > pairs * 0.4 && oddZero < pairs * 0.05) return 'utf-16be';
+  return undefined;
+}
+
+/** True when the bytes are valid UTF-8 (an incomplete character cut off by the sample's end is allowed). */
+export function isUtf8(sample: Uint8Array, truncated: boolean): boolean {
+  let end = sample.length;
+  if (truncated) {
+    // Drop a multi-byte sequence the sample cut in half.
+    for (let back = 1; back <= 3 && end - back >= 0; back++) {
+      const b = sample[end - back]!;
+      if ((b & 0xc0) === 0xc0) {
+        end -= back;
+        break;
+      }
+      if ((b & 0x80) === 0) break;
+    }
+  }
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(sample.subarray(0, end));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Refuses files that are clearly not text (spreadsheets, archives, images), naming what they look like. */
+export function assertNotBinary(sample: Uint8Array, encoding: string, file: string): void {
+  const magic: [number[], string][] = [
+    [[0x50, 0x4b, 0x03, 0x04], 'a ZIP archive (an .xlsx workbook?)'],
+    [[0xd0, 0xcf, 0x11, 0xe0], 'an old Excel (.xls) workbook'],
+    [[0x25, 0x50, 0x44, 0x46], 'a PDF document'],
+    [[0x1f, 0x8b], 'a gzip archive'],
+  ];
+  const found = magic.find(([bytes]) => startsWith(sample, bytes));
+  const nul = !encoding.startsWith('utf-16') && sample.includes(0);
+  if (found || nul) {
+    throw new EnrichError(
+      'INPUT_UNREADABLE',
+      `${file} is not a text file: it looks like ${found ? found[1] : 'binary data (it contains NUL bytes)'}; expected CSV, TSV, JSON or JSON Lines`,
+      {
+        location: { file },
+        hint: 'Export the sheet as CSV (File > Save As > CSV UTF-8) and try again.',
+      },
+    );
+  }
+}

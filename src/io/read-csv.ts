@@ -1,0 +1,101 @@
+import { pipeline } from 'node:stream';
+import { parse, type CsvError } from 'csv-parse';
+import { EnrichError } from '../errors.js';
+import { openTextStream } from './text-stream.js';
+
+/** One parsed record with the physical line it starts on. */
+export interface CsvRecord {
+  cells: string[];
+  line: number;
+}
+
+export interface CsvReadOptions {
+  name: string;
+  encoding: string;
+  bomLength: number;
+  delimiter: string;
+  /** 1-based line of the header: lines above it are skipped unparsed. */
+  headerLine: number;
+}
+
+// A quote left open swallows the rest of the file: stop at a sane size instead of eating memory.
+const MAX_RECORD_CHARS = 8 * 1024 * 1024;
+
+/** Streams the records of a delimited file from its header line on, with 1-based start lines. */
+export async function* readCsvRecords(
+  filePath: string,
+  options: CsvReadOptions,
+): AsyncGenerator<CsvRecord> {
+  const skipped = options.headerLine - 1;
+  const text = openTextStream(filePath, {
+    encoding: options.encoding,
+    skipBytes: options.bomLength,
+    skipLines: skipped,
+  });
+  const parser = parse({
+    delimiter: options.delimiter,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    info: true,
+    max_record_size: MAX_RECORD_CHARS,
+  });
+  pipeline(text, parser, () => undefined);
+  // csv-parse counts a CRLF inside a quoted cell as two lines; undo that to report true lines.
+  let extraLines = 0;
+  let lastEnd = skipped;
+  try {
+    for await (const item of parser as AsyncIterable<{
+      record: string[];
+      info: { lines: number };
+    }>) {
+      const cells = item.record;
+      let breaks = 0;
+      for (const cell of cells) {
+        if (cell.includes('\n') || cell.includes('\r')) {
+          const crlf = countOf(cell, '\r\n');
+          extraLines += crlf;
+          breaks += countOf(cell, '\n') + countOf(cell, '\r') - crlf;
+        }
+      }
+      const endLine = item.info.lines - extraLines + skipped;
+      lastEnd = endLine;
+      yield { cells, line: endLine - breaks };
+    }
+  } catch (err) {
+    throw toInputError(err, options.name, skipped, lastEnd + 1);
+  } finally {
+    parser.destroy();
+  }
+}
+
+function countOf(s: string, needle: string): number {
+  let n = 0;
+  for (let i = s.indexOf(needle); i >= 0; i = s.indexOf(needle, i + needle.length)) n++;
+  return n;
+}
+
+/** Turns a csv-parse failure into an INPUT_INVALID error naming file, line and what was expected. */
+function toInputError(err: unknown, file: string, skipped: number, nextLine: number): unknown {
+  if (err instanceof EnrichError) return err;
+  const e = err as Partial<CsvError> & { lines?: number };
+  if (typeof e.code !== 'string' || !e.code.startsWith('CSV_')) {
+    return new EnrichError('INPUT_UNREADABLE', `cannot read ${file}: ${(err as Error).message}`, {
+      cause: err,
+      location: { file },
+    });
+  }
+  // An open quote is reported where the file ends; the row that opened it starts after the last good one.
+  const openQuote = e.code === 'CSV_QUOTE_NOT_CLOSED' || e.code === 'CSV_MAX_RECORD_SIZE';
+  const line = openQuote ? nextLine : typeof e.lines === 'number' ? e.lines + skipped : undefined;
+  const messages: Record<string, string> = {
+    CSV_QUOTE_NOT_CLOSED:
+      'a quoted field is never closed: expected a closing " before the end of the file',
+    CSV_MAX_RECORD_SIZE: `a row is longer than ${MAX_RECORD_CHARS} characters: expected a closing " (a quote is probably left open)`,
+  };
+  return new EnrichError('INPUT_INVALID', messages[e.code] ?? `malformed CSV: ${e.message}`, {
+    cause: err,
+    location: { file, line },
+  });
+}

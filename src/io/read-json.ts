@@ -1,0 +1,112 @@
+import { createInterface } from 'node:readline';
+import { EnrichError } from '../errors.js';
+import { JsonArrayScanner, JsonScanError } from './json-array-scanner.js';
+import { openTextStream } from './text-stream.js';
+
+/** One JSON object of the input and the line it starts on. */
+export interface JsonRecord {
+  value: Record<string, unknown>;
+  line: number;
+}
+
+export interface JsonReadOptions {
+  name: string;
+  encoding: string;
+  bomLength: number;
+}
+
+const invalid = (file: string, line: number, message: string, cause?: unknown) =>
+  new EnrichError('INPUT_INVALID', message, { location: { file, line }, cause });
+
+function parseObject(
+  text: string,
+  file: string,
+  line: number,
+  what: string,
+): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw invalid(file, line, `${what} is not valid JSON: ${(err as Error).message}`, err);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalid(
+      file,
+      line,
+      `${what}: expected a JSON object ({...}), got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`,
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Streams the objects of a JSON array file; anything else is INPUT_INVALID with its line. */
+export async function* readJsonArray(
+  filePath: string,
+  options: JsonReadOptions,
+): AsyncGenerator<JsonRecord> {
+  const scanner = new JsonArrayScanner();
+  const text = openTextStream(filePath, {
+    encoding: options.encoding,
+    skipBytes: options.bomLength,
+  });
+  let index = 0;
+  try {
+    for await (const chunk of text as AsyncIterable<string>) {
+      for (const el of scanner.push(chunk)) {
+        index++;
+        yield {
+          value: parseObject(el.text, options.name, el.line, `element ${index} of the array`),
+          line: el.line,
+        };
+      }
+    }
+    scanner.finish();
+  } catch (err) {
+    if (err instanceof JsonScanError) throw invalid(options.name, err.line, err.message, err);
+    throw wrapRead(err, options.name);
+  } finally {
+    text.destroy();
+  }
+}
+
+/** Streams the objects of a JSON Lines file (blank lines skipped); a bad line is INPUT_INVALID. */
+export async function* readJsonLines(
+  filePath: string,
+  options: JsonReadOptions,
+): AsyncGenerator<JsonRecord> {
+  const text = openTextStream(filePath, {
+    encoding: options.encoding,
+    skipBytes: options.bomLength,
+  });
+  const lines = createInterface({ input: text, crlfDelay: Infinity });
+  let line = 0;
+  try {
+    for await (const raw of lines) {
+      line++;
+      if (raw.trim() === '') continue;
+      yield { value: parseObject(raw, options.name, line, `line ${line}`), line };
+    }
+  } catch (err) {
+    throw wrapRead(err, options.name);
+  } finally {
+    lines.close();
+    text.destroy();
+  }
+}
+
+function wrapRead(err: unknown, file: string): unknown {
+  if (err instanceof EnrichError) return err;
+  return new EnrichError('INPUT_UNREADABLE', `cannot read ${file}: ${(err as Error).message}`, {
+    cause: err,
+    location: { file },
+  });
+}
+
+/** Turns a JSON value into a cell: strings as they are, null as empty, objects and arrays as JSON text. */
+export function jsonCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}

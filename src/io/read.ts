@@ -1,0 +1,250 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { extname, resolve } from 'node:path';
+import iconv from 'iconv-lite';
+import { EnrichError } from '../errors.js';
+import { assertNotBinary, canonicalEncoding, detectEncoding } from './detect-encoding.js';
+import { uniqueHeader } from './header.js';
+import { readCsvRecords } from './read-csv.js';
+import { jsonCell, readJsonArray, readJsonLines, type JsonRecord } from './read-json.js';
+import { sniffDialect } from './sniff-dialect.js';
+import { spoolToFile, type Spool } from './spool-stdin.js';
+
+export type InputFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
+
+export interface ReadOptions {
+  format?: InputFormat;
+  delimiter?: string;
+  encoding?: string;
+  /** 1-based line of the header row (skips a preamble the detection did not see). */
+  headerRow?: number;
+  stdin?: NodeJS.ReadableStream;
+  tmpDir?: string;
+}
+
+export interface InputDialect {
+  delimiter?: string;
+  encoding: string;
+  bom: boolean;
+  headerLine: number;
+  sepLine: boolean;
+}
+
+/** One data row of the input. */
+export interface InputRow {
+  /** 0-based data row number (header excluded). */
+  index: number;
+  /** 1-based physical line where the row starts. */
+  line: number;
+  /** Cells exactly as read (JSON: values stringified); a ragged row keeps the cells it had. */
+  cells: string[];
+  /** JSON/JSONL: the original object. */
+  value?: unknown;
+  /** Why the row cannot be used (ragged row): it becomes `invalid`, never fatal. */
+  error?: string;
+}
+
+/** An opened input file: its layout, header, and rows that can be streamed any number of times. */
+export interface InputSource {
+  name: string;
+  filePath: string;
+  format: InputFormat;
+  dialect: InputDialect;
+  header: string[];
+  rawHeader: string[];
+  rows(): AsyncIterable<InputRow>;
+  identity(): Promise<{ path: string; size: number; sha256: string }>;
+  close(): Promise<void>;
+}
+
+const SAMPLE_BYTES = 64 * 1024;
+
+/** Opens a CSV/TSV/JSON/JSONL file (or '-' for stdin): detects encoding, format, delimiter and header. */
+export async function openInput(source: string, options: ReadOptions = {}): Promise<InputSource> {
+  let spool: Spool | undefined;
+  if (source === '-') spool = await spoolToFile(options.stdin ?? process.stdin, options.tmpDir);
+  const name = source;
+  const filePath = spool ? spool.filePath : resolve(source);
+  try {
+    const opened = await inspect(name, filePath, options);
+    return { ...opened, close: async () => spool?.remove() };
+  } catch (err) {
+    await spool?.remove();
+    throw err;
+  }
+}
+
+async function readSample(
+  name: string,
+  filePath: string,
+): Promise<{ sample: Buffer; size: number }> {
+  try {
+    const info = await stat(filePath);
+    if (info.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    const fh = await open(filePath, 'r');
+    try {
+      const buf = Buffer.alloc(Math.min(SAMPLE_BYTES, info.size));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      return { sample: buf.subarray(0, bytesRead), size: info.size };
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'it is a directory'
+          : code === 'EACCES'
+            ? 'permission denied'
+            : (err as Error).message;
+    throw new EnrichError('INPUT_UNREADABLE', `cannot read ${name}: ${why}`, {
+      cause: err,
+      location: { file: name },
+    });
+  }
+}
+
+async function inspect(
+  name: string,
+  filePath: string,
+  options: ReadOptions,
+): Promise<Omit<InputSource, 'close'>> {
+  if (options.encoding && !iconv.encodingExists(canonicalEncoding(options.encoding))) {
+    throw new EnrichError(
+      'USAGE',
+      `unknown encoding "${options.encoding}": expected e.g. utf-8, utf-16le, utf-16be, windows-1252`,
+    );
+  }
+  const { sample, size } = await readSample(name, filePath);
+  const truncated = size > sample.length;
+  const enc = detectEncoding(sample, truncated, options.encoding);
+  assertNotBinary(sample, enc.encoding, name);
+  const text = iconv.decode(
+    sample.subarray(
+      enc.bomLength,
+      sample.length -
+        ((sample.length - enc.bomLength) % (enc.encoding.startsWith('utf-16') ? 2 : 1)),
+    ),
+    enc.encoding,
+    { stripBOM: false },
+  );
+  const format = options.format ?? formatOf(name, text);
+  const base = { name, filePath, format, identity: () => fileIdentity(filePath) };
+  const readOpts = { name, encoding: enc.encoding, bomLength: enc.bomLength };
+
+  if (format === 'json' || format === 'jsonl') {
+    const read = format === 'json' ? readJsonArray : readJsonLines;
+    // JSON objects may differ in keys: one streaming pass collects their union, in first-seen order.
+    const keys = new Set<string>();
+    for await (const rec of read(filePath, readOpts))
+      for (const k of Object.keys(rec.value)) keys.add(k);
+    const header = [...keys];
+    const toRow = (rec: JsonRecord, index: number): InputRow => ({
+      index,
+      line: rec.line,
+      cells: header.map((k) => jsonCell(rec.value[k])),
+      value: rec.value,
+    });
+    return {
+      ...base,
+      dialect: { encoding: enc.encoding, bom: enc.bom, headerLine: 0, sepLine: false },
+      header,
+      rawHeader: header,
+      rows: () => mapRows(read(filePath, readOpts), toRow),
+    };
+  }
+
+  const sniffed = sniffDialect(text, {
+    delimiter: options.delimiter ?? (format === 'tsv' ? '\t' : undefined),
+    headerRow: options.headerRow,
+    truncated,
+  });
+  const csvOpts = { ...readOpts, delimiter: sniffed.delimiter, headerLine: sniffed.headerLine };
+  let rawHeader: string[] | undefined;
+  for await (const rec of readCsvRecords(filePath, csvOpts)) {
+    rawHeader = rec.cells;
+    break;
+  }
+  if (!rawHeader) {
+    throw new EnrichError(
+      'INPUT_INVALID',
+      `${name} has no header row: expected a first line naming the columns, got an empty file`,
+      { location: { file: name, line: sniffed.headerLine } },
+    );
+  }
+  const width = rawHeader.length;
+  return {
+    ...base,
+    dialect: {
+      delimiter: sniffed.delimiter,
+      encoding: enc.encoding,
+      bom: enc.bom,
+      headerLine: sniffed.headerLine,
+      sepLine: sniffed.sepLine,
+    },
+    header: uniqueHeader(rawHeader),
+    rawHeader,
+    rows: () => csvRows(readCsvRecords(filePath, csvOpts), width),
+  };
+}
+
+async function* mapRows(
+  records: AsyncIterable<JsonRecord>,
+  toRow: (r: JsonRecord, i: number) => InputRow,
+): AsyncGenerator<InputRow> {
+  let index = 0;
+  for await (const rec of records) yield toRow(rec, index++);
+}
+
+async function* csvRows(
+  records: AsyncIterable<{ cells: string[]; line: number }>,
+  width: number,
+): AsyncGenerator<InputRow> {
+  let index = -1;
+  for await (const rec of records) {
+    if (index++ < 0) continue; // the header
+    const row: InputRow = { index, line: rec.line, cells: rec.cells };
+    if (rec.cells.length !== width) row.error = raggedMessage(width, rec.cells);
+    yield row;
+  }
+}
+
+/** "expected 8 cells, got 9": extra cells are quoted so nothing is silently lost when the row is written back aligned. */
+function raggedMessage(width: number, cells: string[]): string {
+  const base = `expected ${width} cells, got ${cells.length}`;
+  if (cells.length < width) return base;
+  const extra = cells
+    .slice(width)
+    .map((c) => JSON.stringify(c))
+    .join(', ');
+  return `${base} (extra: ${extra.length > 200 ? `${extra.slice(0, 200)}...` : extra})`;
+}
+
+/** Format from the extension, else from the first character (stdin, .txt). */
+function formatOf(name: string, text: string): InputFormat {
+  const ext = extname(name).toLowerCase();
+  if (ext === '.tsv' || ext === '.tab') return 'tsv';
+  if (ext === '.json') return 'json';
+  if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
+  if (ext === '.csv') return 'csv';
+  const first = text.replace(/^\uFEFF/, '').trimStart()[0];
+  if (first === '[') return 'json';
+  if (first === '{') return 'jsonl';
+  return 'csv';
+}
+
+/** Path, size and streamed SHA-256 of the file (the resume journal's identity of an input). */
+async function fileIdentity(
+  filePath: string,
+): Promise<{ path: string; size: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(filePath) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    size += chunk.length;
+  }
+  return { path: filePath, size, sha256: hash.digest('hex') };
+}

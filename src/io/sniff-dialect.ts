@@ -1,0 +1,122 @@
+/** What the start of a delimited text file says about its layout. */
+export interface SniffedDialect {
+  delimiter: string;
+  /** 1-based physical line of the header row. */
+  headerLine: number;
+  /** True when the file starts with Excel's `sep=;` line. */
+  sepLine: boolean;
+}
+
+export interface SniffOptions {
+  delimiter?: string;
+  headerRow?: number;
+  /** True when `text` is only the start of the file (its last record may be cut). */
+  truncated?: boolean;
+}
+
+interface ScannedRecord {
+  line: number;
+  cells: number;
+  blank: boolean;
+}
+
+const CANDIDATES = [',', ';', '\t', '|'];
+const MAX_RECORDS = 60;
+const SEP_LINE = /^"?sep=(.)"?[ \t]*$/i;
+
+/** Guesses delimiter and header line from a decoded sample: the delimiter that splits the rows most consistently wins. */
+export function sniffDialect(text: string, options: SniffOptions = {}): SniffedDialect {
+  const firstBreak = text.search(/\r|\n/);
+  const firstLine = firstBreak < 0 ? text : text.slice(0, firstBreak);
+  const sep = SEP_LINE.exec(firstLine);
+  const sepLine = sep !== null;
+  const startLine = sepLine ? 2 : 1;
+  const body = sepLine
+    ? text.slice(firstBreak < 0 ? text.length : firstBreak).replace(/^(\r\n|\r|\n)/, '')
+    : text;
+  const forced = options.delimiter ?? sep?.[1];
+  const candidates = forced ? [forced] : CANDIDATES;
+
+  let best = { delimiter: candidates[0]!, cells: 1, score: -1, records: [] as ScannedRecord[] };
+  for (const delimiter of candidates) {
+    const records = scanRecords(body, delimiter, startLine, options.truncated ?? false);
+    const cells = modalCells(records);
+    const filled = records.filter((r) => !r.blank);
+    const consistent = filled.filter((r) => r.cells === cells).length / Math.max(1, filled.length);
+    const score = cells > 1 ? consistent : 0;
+    if (score > best.score || (score === best.score && cells > best.cells && score > 0)) {
+      best = { delimiter, cells, score, records };
+    }
+  }
+  const headerLine =
+    options.headerRow ??
+    best.records.find((r) => !r.blank && (best.cells <= 1 || r.cells === best.cells))?.line ??
+    startLine;
+  return { delimiter: best.delimiter, headerLine, sepLine };
+}
+
+/** The most common cell count among non-blank records; ties go to the wider one (a preamble is narrower than the table). */
+function modalCells(records: ScannedRecord[]): number {
+  const counts = new Map<number, number>();
+  for (const r of records) if (!r.blank) counts.set(r.cells, (counts.get(r.cells) ?? 0) + 1);
+  let cells = 1;
+  let seen = 0;
+  for (const [c, n] of counts) {
+    if (n > seen || (n === seen && c > cells)) {
+      cells = c;
+      seen = n;
+    }
+  }
+  return cells;
+}
+
+/** Splits the sample into records the way a CSV parser would (quotes may span lines), counting cells only. */
+function scanRecords(
+  text: string,
+  delimiter: string,
+  firstLine: number,
+  truncated: boolean,
+): ScannedRecord[] {
+  const records: ScannedRecord[] = [];
+  let line = firstLine;
+  let recordLine = line;
+  let cells = 1;
+  let empty = true;
+  let inQuote = false;
+  let fieldStart = true;
+  for (let i = 0; i < text.length && records.length < MAX_RECORDS; i++) {
+    const ch = text[i]!;
+    if (inQuote) {
+      if (ch === '"') {
+        if (text[i + 1] === '"') i++;
+        else inQuote = false;
+      } else if (ch === '\n' || (ch === '\r' && text[i + 1] !== '\n')) line++;
+      continue;
+    }
+    if (ch === '"' && fieldStart) {
+      inQuote = true;
+      empty = false;
+      fieldStart = false;
+    } else if (ch === delimiter) {
+      cells++;
+      empty = false;
+      fieldStart = true;
+    } else if (ch === '\r' || ch === '\n') {
+      if (ch === '\r' && text[i + 1] === '\n') i++;
+      records.push({ line: recordLine, cells, blank: empty });
+      line++;
+      recordLine = line;
+      cells = 1;
+      empty = true;
+      fieldStart = true;
+    } else {
+      if (ch !== ' ' && ch !== '\t') empty = false;
+      fieldStart = false;
+    }
+  }
+  // The last record of a cut sample may be incomplete: count it only when the text is whole.
+  if (!truncated && !empty && records.length < MAX_RECORDS) {
+    records.push({ line: recordLine, cells, blank: false });
+  }
+  return records;
+}

@@ -1,0 +1,172 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
+import { EnrichError } from '../errors.js';
+import { escapeFormula, type FormulaEscape } from './formula-escape.js';
+import type { InputRow } from './read.js';
+
+export type OutputFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
+export type RowStatus = 'enriched' | 'failed' | 'invalid' | 'missing' | 'expired';
+
+/** The status columns every CSV/TSV output carries after the input columns. */
+export const STATUS_COLUMNS = ['enrich_status', 'enrich_error', 'enrich_credit_charged'] as const;
+
+export interface OutputWriterOptions {
+  /** A path, or '-' for stdout. */
+  target: string;
+  format: OutputFormat;
+  /** Header cells exactly as read (written back as the first columns). */
+  inputHeader: string[];
+  /** Unique names for the JSON `input` object keys. */
+  jsonKeys: string[];
+  /** Columns after the status columns (enriched fields, `enrich_match_rank`...); may start with STATUS_COLUMNS. */
+  extraColumns: string[];
+  delimiter?: string;
+  bom?: boolean;
+  formulaEscape?: FormulaEscape;
+  /** JSON key of the record: `record` (contacts) or `records` (companies). */
+  recordKey?: 'record' | 'records';
+  /** Stream for '-' (defaults to process.stdout). */
+  stdout?: Writable;
+}
+
+/** One output row: an input row, its status, and the values of the extra columns. */
+export interface OutputRow {
+  /** 1-based row number (JSON `row`). */
+  row: number;
+  input: InputRow;
+  status: RowStatus;
+  error: string;
+  creditCharged: boolean | null;
+  /** Aligned to the extra columns that follow the status columns. */
+  values: (string | number | boolean | null)[];
+  /** JSON output: the record (contacts) or records array (companies). */
+  record?: unknown;
+}
+
+export interface OutputWriter {
+  write(row: OutputRow): Promise<void>;
+  close(): Promise<void>;
+  abort(): Promise<void>;
+}
+
+type Cell = string | number | boolean | null | undefined;
+const text = (v: Cell) =>
+  v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? 'true' : 'false') : String(v);
+
+/** Opens an output writer: CSV/TSV (csv-stringify) or JSON/JSONL, to a temp file renamed into place on close. */
+export async function createOutputWriter(options: OutputWriterOptions): Promise<OutputWriter> {
+  const toStdout = options.target === '-';
+  const finalPath = toStdout ? '' : resolve(options.target);
+  const tempPath = toStdout
+    ? ''
+    : join(dirname(finalPath), `.${basename(finalPath)}.${randomBytes(4).toString('hex')}.tmp`);
+  let file: WriteStream | undefined;
+  if (!toStdout) {
+    file = createWriteStream(tempPath, { flags: 'wx', mode: 0o644 });
+    await new Promise<void>((ok, fail) => {
+      file!.once('open', () => ok());
+      file!.once('error', (err) =>
+        fail(
+          new EnrichError('USAGE', `cannot write ${options.target}: ${err.message}`, {
+            cause: err,
+            location: { file: options.target },
+          }),
+        ),
+      );
+    });
+  }
+  const out: Writable = file ?? options.stdout ?? process.stdout;
+  const encode = encoder(options);
+  let first = true;
+  let failed: Error | undefined;
+  out.on('error', (err) => (failed = err));
+
+  const put = async (chunk: string) => {
+    if (failed) throw failed;
+    if (!out.write(chunk)) await new Promise<void>((ok) => out.once('drain', ok));
+  };
+
+  return {
+    async write(row) {
+      const chunk = encode.row(row, first);
+      first = false;
+      await put(chunk);
+    },
+    async close() {
+      await put(encode.end(first));
+      if (!file) return;
+      await new Promise<void>((ok, fail) =>
+        file!.end((err?: Error | null) => (err ? fail(err) : ok())),
+      );
+      const fh = await open(tempPath, 'r');
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tempPath, finalPath);
+    },
+    async abort() {
+      if (!file) return;
+      file.destroy();
+      await rm(tempPath, { force: true });
+    },
+  };
+}
+
+interface Encoder {
+  row(row: OutputRow, first: boolean): string;
+  end(first: boolean): string;
+}
+
+function encoder(o: OutputWriterOptions): Encoder {
+  const mode = o.formulaEscape ?? 'auto';
+  if (o.format === 'json' || o.format === 'jsonl') {
+    const key = o.recordKey ?? 'record';
+    const json = (r: OutputRow) =>
+      JSON.stringify({
+        row: r.row,
+        input:
+          r.input.value !== undefined
+            ? r.input.value
+            : Object.fromEntries(o.jsonKeys.map((k, i) => [k, r.input.cells[i] ?? ''])),
+        status: r.status,
+        error: r.error === '' ? null : r.error,
+        credit_charged: r.creditCharged,
+        [key]: r.record ?? (key === 'records' ? [] : null),
+      });
+    if (o.format === 'jsonl') return { row: (r) => `${json(r)}\n`, end: () => '' };
+    return {
+      row: (r, first) => `${first ? '[\n' : ',\n'}${json(r)}`,
+      end: (first) => (first ? '[]\n' : '\n]\n'),
+    };
+  }
+  const delimiter = o.delimiter ?? (o.format === 'tsv' ? '\t' : ',');
+  const width = o.inputHeader.length;
+  // Callers may list the status columns themselves or leave them to the writer: either way they appear once.
+  const withStatus = STATUS_COLUMNS.every((c, i) => o.extraColumns[i] === c);
+  const tail = withStatus ? o.extraColumns.slice(STATUS_COLUMNS.length) : o.extraColumns;
+  const line = (cells: string[]) => stringify([cells], { delimiter, record_delimiter: '\n' });
+  const header = line([...o.inputHeader, ...STATUS_COLUMNS, ...tail]);
+  const start = `${o.bom ? '\uFEFF' : ''}${header}`;
+  return {
+    row(r, first) {
+      // Input cells go back exactly as read; a ragged row is aligned (its error names any extra cells).
+      const cells =
+        r.input.cells.length === width
+          ? r.input.cells
+          : Array.from({ length: width }, (_, i) => r.input.cells[i] ?? '');
+      const service = [
+        escapeFormula(r.error, r.status === 'invalid' ? 'never' : mode),
+        text(r.creditCharged),
+        ...r.values.map((v) => (typeof v === 'string' ? escapeFormula(v, mode) : text(v))),
+      ];
+      return `${first ? start : ''}${line([...cells, r.status, ...service])}`;
+    },
+    end: (first) => (first ? start : ''),
+  };
+}

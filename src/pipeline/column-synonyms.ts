@@ -1,0 +1,176 @@
+import type { Kind } from './mapping-types.js';
+
+/** A header name with case, spaces and punctuation removed: "E-mail Address" -> "emailaddress". */
+export function squash(name: string): string {
+  return name.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+}
+
+// Words some exports put before every column ("Contact Email", "Person Linkedin Url").
+const PREFIXES = [
+  'contact',
+  'person',
+  'lead',
+  'prospect',
+  'primary',
+  'customer',
+  'member',
+  'user',
+  'my',
+];
+
+// Header synonyms seen in real exports (CRMs, spreadsheets, prospecting tools), squashed, with a
+// strength: 5 = says exactly this field, 4 = the usual generic name, 2 = only a hint (values decide).
+type Table = Record<string, Record<string, number>>;
+const s = (strength: number, ...names: string[]) =>
+  Object.fromEntries(names.map((n) => [n, strength]));
+
+const CONTACTS: Table = {
+  business_email: {
+    ...s(
+      5,
+      'businessemail',
+      'workemail',
+      'professionalemail',
+      'companyemail',
+      'corporateemail',
+      'officeemail',
+      'emailwork',
+      'emailbusiness',
+      'businessemailaddress',
+      'workemailaddress',
+    ),
+    ...s(4, 'email', 'emailaddress', 'mail', 'email1', 'primaryemail', 'emailid', 'emails'),
+  },
+  first_name: s(
+    5,
+    'firstname',
+    'givenname',
+    'fname',
+    'forename',
+    'first',
+    'prenom',
+    'vorname',
+    'nombre',
+  ),
+  last_name: s(
+    5,
+    'lastname',
+    'surname',
+    'familyname',
+    'lname',
+    'last',
+    'nom',
+    'nachname',
+    'apellido',
+  ),
+  company_name: {
+    ...s(
+      5,
+      'companyname',
+      'company',
+      'organization',
+      'organisation',
+      'organizationname',
+      'organisationname',
+      'accountname',
+      'employer',
+      'employername',
+      'currentcompany',
+      'currentemployer',
+      'businessname',
+    ),
+    ...s(4, 'account', 'org', 'orgname', 'firm'),
+  },
+  company_domain: {
+    ...s(5, 'companydomain', 'domain', 'companydomainname', 'websitedomain', 'emaildomain'),
+    ...s(
+      4,
+      'website',
+      'websiteurl',
+      'companywebsite',
+      'companyurl',
+      'companywebsiteurl',
+      'web',
+      'homepage',
+      'site',
+      'webaddress',
+    ),
+    ...s(2, 'url'),
+  },
+  prof_network_url: {
+    ...s(
+      5,
+      'profnetworkurl',
+      'profnetwork',
+      'linkedinurl',
+      'linkedin',
+      'linkedinprofile',
+      'linkedinprofileurl',
+      'personlinkedinurl',
+      'linkedinlink',
+      'profileurl',
+      'publicprofileurl',
+      'socialprofileurl',
+      'liurl',
+    ),
+    ...s(4, 'profile', 'profilelink'),
+    ...s(2, 'url'),
+  },
+};
+
+const COMPANIES: Table = {
+  company_name: {
+    ...s(
+      5,
+      'companyname',
+      'company',
+      'name',
+      'organization',
+      'organisation',
+      'organizationname',
+      'accountname',
+      'businessname',
+      'legalname',
+    ),
+    ...s(4, 'account', 'org', 'orgname', 'firm', 'employer'),
+  },
+  company_website: {
+    ...s(
+      5,
+      'website',
+      'companywebsite',
+      'websiteurl',
+      'domain',
+      'companydomain',
+      'companyurl',
+      'homepage',
+      'companywebsiteurl',
+    ),
+    ...s(4, 'web', 'site', 'webaddress', 'domainname'),
+    ...s(2, 'url'),
+  },
+};
+
+// A single column holding a person's whole name, split into first and last name.
+const FULL_NAME = s(
+  5,
+  'name',
+  'fullname',
+  'contactname',
+  'personname',
+  'leadname',
+  'contactfullname',
+);
+
+/** How strongly a header names each field (0 when it does not), prefixes stripped at a small cost. */
+export function nameStrength(kind: Kind, field: string, header: string): number {
+  const table =
+    field === 'full_name' ? FULL_NAME : (kind === 'contacts' ? CONTACTS : COMPANIES)[field];
+  if (!table) return 0;
+  const n = squash(header);
+  if (table[n]) return table[n];
+  for (const p of PREFIXES) {
+    if (n.startsWith(p) && table[n.slice(p.length)]) return table[n.slice(p.length)]! - 1;
+  }
+  return 0;
+}

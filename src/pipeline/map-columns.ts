@@ -1,0 +1,177 @@
+import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../contract/index.js';
+import { EnrichError } from '../errors.js';
+import { nameStrength } from './column-synonyms.js';
+import { mappingCoverageError } from './mapping-coverage.js';
+import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
+import { shareOf, type ValueKind } from './value-kinds.js';
+
+export type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
+export { loadMapping, mappingToJson, saveMapping } from './mapping-file.js';
+export { mappingCoverageError } from './mapping-coverage.js';
+
+/** Pseudo-field of `--map` and mapping files: one column holding the whole name, split into first/last. */
+export const FULL_NAME = 'full_name';
+
+export interface DetectOptions {
+  /** false: use only the overrides (a `--mapping` file), detect nothing. */
+  auto?: boolean;
+}
+
+/** The fields a kind of input can map, in request order. */
+export function fieldsOf(kind: Kind): readonly ApiField[] {
+  return kind === 'contacts' ? CONTACT_INPUT_FIELDS : COMPANY_INPUT_FIELDS;
+}
+
+const EXPECTED: Record<string, (k: ValueKind) => boolean> = {
+  business_email: (k) => k === 'email',
+  company_domain: (k) => k === 'website',
+  company_website: (k) => k === 'website',
+  prof_network_url: (k) => k === 'person_profile',
+};
+const isText = (k: ValueKind) => k === 'text';
+
+/** Finds the column by its unique name, else case-insensitively; MAPPING_INVALID naming the columns when absent. */
+export function resolveColumn(header: readonly string[], name: string, field: string): number {
+  let i = header.indexOf(name);
+  if (i < 0) i = header.findIndex((h) => h.trim().toLowerCase() === name.trim().toLowerCase());
+  if (i >= 0) return i;
+  throw new EnrichError(
+    'MAPPING_INVALID',
+    `${field} is mapped to column "${name}", which the input does not have; its columns are: ${header.map((h) => `"${h}"`).join(', ')}`,
+    {
+      location: { column: name },
+      hint: 'Fix the name with --map field=Column, or re-create the mapping file with --save-mapping.',
+    },
+  );
+}
+
+/** How well column `header` with these sample values fits `field` (0: not at all). */
+function score(kind: Kind, field: string, header: string, samples: string[]): number {
+  // A duplicate header ("Email (2)") scores as its original, so duplicates tie and are reported, never merged.
+  const base = header.replace(/ \(\d+\)$/, '');
+  let strength = nameStrength(kind, field, base);
+  const expected = EXPECTED[field];
+  const share = shareOf(samples, expected ?? isText);
+  if (strength === 0) {
+    // Values alone are enough for unmistakable kinds (an unnamed column full of emails).
+    const distinctive = field === 'business_email' || field === 'prof_network_url';
+    return distinctive && share !== undefined && share >= 0.8 ? 1 : 0;
+  }
+  if (share === undefined) return strength - 0.25;
+  if (expected) {
+    if (share < 0.5) return 0; // e.g. a company's profile URL is not the person's
+    strength += 0.5;
+  } else if (share < 0.3) return 0; // a "Name" column full of emails is not a name
+  return strength;
+}
+
+/** Maps columns to API fields: overrides first, then header names and sample values; ambiguity is a usage error. */
+export function detectMapping(
+  kind: Kind,
+  header: string[],
+  samples: string[][],
+  overrides: Record<string, string> = {},
+  options: DetectOptions = {},
+): ColumnMapping {
+  const fields = fieldsOf(kind);
+  const mapping: ColumnMapping = { fields: {} };
+  const taken = new Set<number>();
+  const decided = new Set<string>();
+  for (const [field, column] of Object.entries(overrides)) {
+    if (
+      !(fields as readonly string[]).includes(field) &&
+      !(field === FULL_NAME && kind === 'contacts')
+    ) {
+      throw new EnrichError(
+        'MAPPING_INVALID',
+        `unknown field "${field}" for ${kind}: expected one of ${[...fields, ...(kind === 'contacts' ? [FULL_NAME] : [])].join(', ')}`,
+      );
+    }
+    decided.add(field);
+    if (column.trim() === '') continue; // mapped to nothing on purpose
+    const col = resolveColumn(header, column, field);
+    taken.add(col);
+    if (field === FULL_NAME) mapping.split = { column: col };
+    else mapping.fields[field as ApiField] = col;
+  }
+  if (mapping.split) decided.add('first_name').add('last_name');
+  if (
+    mapping.fields.first_name !== undefined &&
+    mapping.fields.first_name === mapping.fields.last_name
+  ) {
+    mapping.split = { column: mapping.fields.first_name };
+    delete mapping.fields.first_name;
+    delete mapping.fields.last_name;
+  }
+  if (options.auto !== false) autoDetect(kind, header, samples, mapping, taken, decided);
+  const problem = mappingCoverageError(kind, mapping);
+  if (problem) {
+    throw new EnrichError(
+      'MAPPING_INVALID',
+      `${problem}; the input's columns are: ${header.map((h) => `"${h}"`).join(', ')}`,
+      {
+        hint: 'Say which column holds what with --map field=Column (repeatable).',
+      },
+    );
+  }
+  return mapping;
+}
+
+function autoDetect(
+  kind: Kind,
+  header: string[],
+  samples: string[][],
+  mapping: ColumnMapping,
+  taken: Set<number>,
+  decided: Set<string>,
+): void {
+  const columnSamples = header.map((_, c) => samples.map((r) => r[c] ?? ''));
+  const open = new Set<string>(fieldsOf(kind).filter((f) => !decided.has(f)));
+  if (
+    kind === 'contacts' &&
+    !decided.has('first_name') &&
+    !decided.has('last_name') &&
+    !decided.has(FULL_NAME)
+  )
+    open.add(FULL_NAME);
+  for (;;) {
+    let pick: { field: string; ranked: { c: number; s: number }[] } | undefined;
+    for (const field of open) {
+      const ranked = header
+        .map((h, c) => ({ c, s: taken.has(c) ? 0 : score(kind, field, h, columnSamples[c]!) }))
+        .filter((x) => x.s > 0)
+        .sort((a, b) => b.s - a.s);
+      if (ranked.length && (!pick || ranked[0]!.s > pick.ranked[0]!.s)) pick = { field, ranked };
+    }
+    if (!pick) break;
+    const [first, second] = pick.ranked;
+    if (second && second.s === first!.s)
+      throw ambiguous(
+        pick.field,
+        pick.ranked.filter((x) => x.s === first!.s).map((x) => header[x.c]!),
+      );
+    open.delete(pick.field);
+    taken.add(first!.c);
+    if (pick.field === FULL_NAME) mapping.split = { column: first!.c };
+    else mapping.fields[pick.field as ApiField] = first!.c;
+  }
+  // A full-name column is split only when there are no separate name columns.
+  if (
+    mapping.split &&
+    (mapping.fields.first_name !== undefined || mapping.fields.last_name !== undefined) &&
+    !decided.has(FULL_NAME)
+  )
+    delete mapping.split;
+}
+
+function ambiguous(field: string, columns: string[]): EnrichError {
+  const list = columns.map((c) => `"${c}"`).join(', ');
+  return new EnrichError(
+    'MAPPING_AMBIGUOUS',
+    `cannot tell which column holds ${field}: ${list} all fit`,
+    {
+      hint: `Choose one, e.g. --map ${field}=${JSON.stringify(columns[0])}${columns[1] ? ` (or --map ${field}=${JSON.stringify(columns[1])})` : ''}`,
+      details: { field, candidates: columns },
+    },
+  );
+}

@@ -1,0 +1,14 @@
+import { companyCombinationError, contactCombinationError } from '../contract/index.js';
+import type { ColumnMapping, Kind } from './mapping-types.js';
+
+/** Why no row could ever be valid with this mapping (the API's combinations), or undefined when some could. */
+export function mappingCoverageError(kind: Kind, mapping: ColumnMapping): string | undefined {
+  const present: Record<string, string> = {};
+  for (const f of Object.keys(mapping.fields)) present[f] = 'x';
+  if (mapping.split) present.first_name = present.last_name = 'x';
+  const rule =
+    kind === 'contacts' ? contactCombinationError(present) : companyCombinationError(present);
+  if (!rule) return undefined;
+  const mapped = Object.keys(present);
+  return `no row can be sent with this mapping (${mapped.length ? `mapped: ${mapped.join(', ')}` : 'no column was recognised'}): every row ${rule}`;
+}

@@ -1,0 +1,73 @@
+/** Trims and collapses inner runs of whitespace (names, company names). */
+export function normalizeText(value: string): string {
+  return value.replace(/\s+/g, ' ').trim();
+}
+
+const HOST = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i;
+
+interface ParsedSite {
+  host: string;
+  /** True when nothing but the host matters (no path beyond "/", only tracking query/fragment). */
+  bare: boolean;
+}
+
+/** Reads "https://www.Acme.com/", "acme.com", "www.acme.com/about" as host + whether a path follows. */
+function parseSite(value: string): ParsedSite | undefined {
+  const v = value.trim();
+  if (v === '' || /\s/.test(v) || v.includes('@')) return undefined;
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(v) ? v : `http://${v}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    return undefined;
+  }
+  if (!/^https?:$/.test(url.protocol) || url.username || url.password) return undefined;
+  const host = url.hostname.toLowerCase().replace(/^www\d?\./, '');
+  if (!HOST.test(host)) return undefined;
+  const onlyTracking = [...url.searchParams.keys()].every((k) =>
+    /^utm_|^ref$|^gclid$|^fbclid$/i.test(k),
+  );
+  return { host, bare: (url.pathname === '/' || url.pathname === '') && onlyTracking };
+}
+
+/** `company_domain` needs a domain: a URL is reduced to its host ("https://www.acme.com/x" -> "acme.com"); anything else is only trimmed. */
+export function normalizeDomain(value: string): string {
+  return parseSite(value)?.host ?? value.trim();
+}
+
+/** `company_website` takes a URL or a domain: reduced to the domain only when no path would be lost. */
+export function normalizeWebsite(value: string): string {
+  const site = parseSite(value);
+  if (site?.bare) return site.host;
+  return value.trim();
+}
+
+/** Trims an email address (case is kept for sending; the dedupe key folds it). */
+export function normalizeEmail(value: string): string {
+  return value.trim();
+}
+
+const HONORIFICS = new Set(['mr', 'mrs', 'ms', 'miss', 'mx', 'dr', 'prof', 'sir', 'dame']);
+const SUFFIXES = new Set(['jr', 'sr', 'ii', 'iii', 'iv', 'phd', 'md', 'mba', 'esq', 'cpa']);
+const bare = (w: string) => w.toLowerCase().replace(/[.,]/g, '');
+
+/** Splits "Jane Doe", "Dr. Jane van der Berg Jr." or "Doe, Jane" into first and last name. */
+export function splitFullName(value: string): { first: string; last: string } {
+  const v = normalizeText(value);
+  const comma = v.indexOf(',');
+  if (comma > 0) {
+    const last = v.slice(0, comma).trim();
+    const rest = v.slice(comma + 1).trim();
+    // "Doe, Jane" but not "Jane Doe, PhD".
+    if (rest !== '' && !SUFFIXES.has(bare(rest)))
+      return { first: splitFullName(rest).first || rest, last };
+  }
+  const words = v.split(' ').filter((w) => w !== '');
+  while (words.length > 1 && HONORIFICS.has(bare(words[0]!))) words.shift();
+  while (words.length > 1 && SUFFIXES.has(bare(words[words.length - 1]!))) words.pop();
+  const cleaned = words.map((w, i) => (i === words.length - 1 ? w.replace(/,$/, '') : w));
+  if (cleaned.length === 0) return { first: '', last: '' };
+  if (cleaned.length === 1) return { first: cleaned[0]!, last: '' };
+  return { first: cleaned[0]!, last: cleaned.slice(1).join(' ') };
+}

@@ -1,0 +1,70 @@
+import {
+  COMPANY_RECORD_FIELDS,
+  type CompanyRecord,
+  type ContactRecord,
+} from '../contract/index.js';
+
+export { STATUS_COLUMNS } from '../io/write.js';
+
+type Flat = string | number | boolean | null;
+
+// DESIGN.md section 4: the contact record flattened with `_`, in this order.
+const CONTACT_PATHS = [
+  ['email'],
+  ['office_phone'],
+  ['mobile_phone'],
+  ['first_name'],
+  ['last_name'],
+  ['title'],
+  ['job_level'],
+  ['department'],
+  ['prof_network'],
+  ['location', 'country'],
+  ['location', 'state'],
+  ['location', 'zip_code'],
+  ['company', 'name'],
+  ['company', 'description'],
+  ['company', 'website'],
+  ['company', 'employees_category'],
+  ['company', 'revenue_category'],
+  ['company', 'location', 'country'],
+  ['company', 'location', 'state'],
+  ['company', 'location', 'zip_code'],
+] as const;
+
+/** The enriched contact columns, e.g. `enriched_email` ... `enriched_company_location_zip_code`. */
+export function contactColumns(prefix: string): string[] {
+  return CONTACT_PATHS.map((p) => `${prefix}${p.join('_')}`);
+}
+
+/** The enriched company columns: every company record field, prefixed. */
+export function companyColumns(prefix: string): string[] {
+  return COMPANY_RECORD_FIELDS.map((f) => `${prefix}${f}`);
+}
+
+/** A value as a cell: scalars kept, anything else (objects the service added) as JSON text, missing as null. */
+function flat(value: unknown): Flat {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    return value;
+  return JSON.stringify(value);
+}
+
+function at(record: unknown, path: readonly string[]): unknown {
+  let v: unknown = record;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v;
+}
+
+/** A contact record's values aligned to contactColumns. */
+export function flattenContact(record: ContactRecord): Flat[] {
+  return CONTACT_PATHS.map((p) => flat(at(record, p)));
+}
+
+/** A company record's values aligned to companyColumns. */
+export function flattenCompany(record: CompanyRecord): Flat[] {
+  return COMPANY_RECORD_FIELDS.map((f) => flat((record as Record<string, unknown>)[f]));
+}

@@ -1,0 +1,180 @@
+import { extname } from 'node:path';
+import type { InputRow, InputSource } from '../io/read.js';
+import { createOutputWriter, type OutputFormat, type OutputWriter } from '../io/write.js';
+import { createDeduper } from './dedupe.js';
+import {
+  detectMapping,
+  loadMapping,
+  mappingToJson,
+  resolveColumn,
+  saveMapping,
+} from './map-columns.js';
+import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
+import { countBatches } from './plan-batches.js';
+import { validateRow } from './validate.js';
+
+export interface MappingOptions {
+  kind: Kind;
+  /** `--map field=Column` overrides (an empty column unmaps the field). */
+  map?: Record<string, string>;
+  /** `--mapping file`: use exactly this mapping, detect nothing. */
+  mappingFile?: string;
+  /** `--save-mapping file`. */
+  saveMapping?: string;
+  /** Rows read for sample values (detection and the dry-run table). */
+  sampleRows?: number;
+}
+
+export interface PlanOptions extends MappingOptions {
+  dedupe?: boolean;
+  batchSize?: number;
+  /** Companies: records asked per company (`--top`), each may cost a credit. */
+  topMatches?: number;
+  /** `--rejects file`: invalid rows with their reason. */
+  rejects?: string;
+  /** `--id-column`. */
+  idColumn?: string;
+  /** A mapping already resolved (skips resolveMapping). */
+  mapping?: ColumnMapping;
+}
+
+/** The mapping and a few sample values per field. */
+export interface ResolvedMapping {
+  mapping: ColumnMapping;
+  /** field -> column name (the `--save-mapping` form). */
+  names: Record<string, string>;
+  samples: Partial<Record<ApiField, string[]>>;
+}
+
+/** What a bulk run would do; counts follow DESIGN.md section 4 (`max_credits` is the worst case). */
+export interface Plan extends ResolvedMapping {
+  rows: number;
+  valid: number;
+  invalid: number;
+  duplicates: number;
+  batches: number;
+  max_credits: number;
+}
+
+const SAMPLE_VALUES = 3;
+
+/** Reads the first rows, loads/overrides/detects the mapping and saves it when asked. */
+export async function resolveMapping(
+  source: InputSource,
+  options: MappingOptions,
+): Promise<ResolvedMapping> {
+  const head: InputRow[] = [];
+  const want = options.sampleRows ?? 50;
+  for await (const row of source.rows()) {
+    if (!row.error) head.push(row);
+    if (head.length >= want) break;
+  }
+  const fromFile = options.mappingFile ? await loadMapping(options.mappingFile) : {};
+  const overrides = { ...fromFile, ...(options.map ?? {}) };
+  const mapping = detectMapping(
+    options.kind,
+    source.header,
+    head.map((r) => r.cells),
+    overrides,
+    { auto: !options.mappingFile },
+  );
+  if (options.saveMapping)
+    await saveMapping(options.saveMapping, options.kind, mapping, source.header);
+  return {
+    mapping,
+    names: mappingToJson(mapping, source.header),
+    samples: sampleValues(mapping, head),
+  };
+}
+
+function sampleValues(
+  mapping: ColumnMapping,
+  rows: InputRow[],
+): Partial<Record<ApiField, string[]>> {
+  const out: Partial<Record<ApiField, string[]>> = {};
+  const columns: [ApiField, number][] = Object.entries(mapping.fields) as [ApiField, number][];
+  if (mapping.split)
+    columns.push(['first_name', mapping.split.column], ['last_name', mapping.split.column]);
+  for (const [field, col] of columns) {
+    const seen: string[] = [];
+    for (const r of rows) {
+      const v = (r.cells[col] ?? '').trim();
+      if (v !== '' && !seen.includes(v)) seen.push(v);
+      if (seen.length >= SAMPLE_VALUES) break;
+    }
+    out[field] = seen;
+  }
+  return out;
+}
+
+/** Streams every row through validate and dedupe and counts; writes `--rejects`. Sends nothing. */
+export async function planBulk(source: InputSource, options: PlanOptions): Promise<Plan> {
+  const resolved = options.mapping
+    ? {
+        mapping: options.mapping,
+        names: mappingToJson(options.mapping, source.header),
+        samples: {},
+      }
+    : await resolveMapping(source, options);
+  const idColumn =
+    options.idColumn === undefined
+      ? undefined
+      : resolveColumn(source.header, options.idColumn, '--id-column');
+  const validateOptions = { idColumn, header: source.header };
+  const rejects = options.rejects ? await openRejects(source, options.rejects) : undefined;
+  const deduper = options.dedupe === false ? undefined : createDeduper();
+  const counts = { rows: 0, valid: 0, invalid: 0, duplicates: 0 };
+  try {
+    for await (const row of source.rows()) {
+      counts.rows++;
+      const v = validateRow(options.kind, resolved.mapping, row, validateOptions);
+      if (!v.ok) {
+        counts.invalid++;
+        const error = v.column ? `${v.error} (column "${v.column}")` : v.error;
+        await rejects?.write({
+          row: row.index + 1,
+          input: row,
+          status: 'invalid',
+          error,
+          creditCharged: null,
+          values: [row.line],
+        });
+        continue;
+      }
+      counts.valid++;
+      if (deduper?.check(v.key, row.index) !== undefined) counts.duplicates++;
+    }
+    await rejects?.close();
+  } catch (err) {
+    await rejects?.abort();
+    throw err;
+  }
+  const toSend = counts.valid - counts.duplicates;
+  const perRow = options.kind === 'companies' ? (options.topMatches ?? 1) : 1;
+  return {
+    ...resolved,
+    ...counts,
+    batches: countBatches(toSend, options.batchSize ?? 1000),
+    max_credits: toSend * perRow,
+  };
+}
+
+/** Format of an output path from its extension (CSV when unknown). */
+export function formatOfPath(path: string): OutputFormat {
+  const ext = extname(path).toLowerCase();
+  if (ext === '.tsv' || ext === '.tab') return 'tsv';
+  if (ext === '.json') return 'json';
+  if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
+  return 'csv';
+}
+
+function openRejects(source: InputSource, target: string): Promise<OutputWriter> {
+  return createOutputWriter({
+    target,
+    format: formatOfPath(target),
+    inputHeader: source.rawHeader,
+    jsonKeys: source.header,
+    extraColumns: ['enrich_line'],
+    formulaEscape: 'never',
+  });
+}
