@@ -20,3 +20,5 @@ export { verifyEmailStatus } from './verify-email.js';
 export { parseFaultSpec, faultProblems } from './faults.js';
 export { takeToken, newBucket } from './rate-limit.js';
 export { buildOpenApi } from './openapi.js';
+export { adminCreateKey, adminListKeys, adminRevokeKey } from './admin-client.js';
+export type { AdminTarget } from './admin-client.js';
