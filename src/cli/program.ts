@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.js';
+import { registerContacts } from './commands/contacts.js';
+import { registerCompanies } from './commands/companies.js';
 import { registerContact } from './commands/contact.js';
 import { registerCompany } from './commands/company.js';
 import { registerVerifyEmail } from './commands/verify-email.js';
@@ -11,6 +13,8 @@ import { registerSandbox } from './commands/sandbox.js';
 // what it needs, so `enrich --help` stays fast (DESIGN.md section 7).
 // One line per command module, in the order `enrich --help` lists them.
 const registrations: ((program: Command) => void)[] = [
+  registerContacts,
+  registerCompanies,
   registerContact,
   registerCompany,
   registerVerifyEmail,

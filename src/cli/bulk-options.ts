@@ -1,0 +1,237 @@
+import type { Command } from 'commander';
+import { parseDuration } from '../config/duration.js';
+import { usageError } from '../errors.js';
+
+export type BulkKind = 'contacts' | 'companies';
+export type FileFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
+export type FormulaEscapeMode = 'auto' | 'always' | 'never';
+
+/** Every bulk flag, checked and normalised once (DESIGN.md section 4, plus --header-row/--input-format). */
+export interface BulkOptions {
+  readonly kind: BulkKind;
+  /** Output path; undefined = stdout. */
+  readonly output?: string;
+  /** Output format from --format or the output's extension; undefined = same as the input (CSV for stdout). */
+  readonly format?: FileFormat;
+  readonly map: Readonly<Record<string, string>>;
+  readonly mappingFile?: string;
+  readonly saveMapping?: string;
+  readonly idColumn?: string;
+  readonly batchSize: number;
+  readonly concurrency: number;
+  readonly dryRun: boolean;
+  readonly maxCredits?: number;
+  readonly dedupe: boolean;
+  readonly wait: boolean;
+  readonly timeoutMs?: number;
+  readonly restart: boolean;
+  /** Contacts: mobile_phone_enrichment, mobile_phone_exists, business_email_exists, real_time_verification. */
+  readonly mobile: boolean;
+  readonly requireMobile: boolean;
+  readonly requireEmail: boolean;
+  readonly verify: boolean;
+  /** Companies: top_matches_returned and one output row per match. */
+  readonly top: number;
+  readonly explode: boolean;
+  readonly prefix: string;
+  readonly rejects?: string;
+  readonly formulaEscape: FormulaEscapeMode;
+  readonly bom: boolean;
+  readonly delimiter?: string;
+  readonly encoding?: string;
+  readonly headerRow?: number;
+  readonly inputFormat?: FileFormat;
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Declares the bulk options of `kind` on a command (contacts-only and companies-only ones included as fits). */
+export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
+  cmd
+    .option('-o, --output <file>', 'write the enriched file here (default: stdout)')
+    .option(
+      '--format <format>',
+      'output format: csv, tsv, json, jsonl (default: from -o, else the input format)',
+    )
+    .option(
+      '--map <field=Column>',
+      'map an API field to an input column (repeatable; overrides detection)',
+      collect,
+    )
+    .option('--mapping <file>', 'use exactly this saved mapping (JSON field -> column)')
+    .option('--save-mapping <file>', 'save the mapping used, for --mapping next time')
+    .option('--id-column <column>', 'a column with your own row id, echoed back with the results')
+    .option('--batch-size <n>', 'rows per bulk job', '1000')
+    .option('--concurrency <n>', 'bulk jobs submitted at once', '4')
+    .option('--dry-run', 'send nothing: show the mapping and the plan')
+    .option('--max-credits <n>', 'stop before spending more than n credits')
+    .option('--no-dedupe', 'send identical rows once each time they appear')
+    .option('--no-wait', 'submit the jobs and exit; fetch later with `enrich jobs`')
+    .option('--timeout <duration>', 'give up waiting after this long, e.g. 30m, 2h')
+    .option('--restart', 'ignore a saved run of the same input and start over');
+  if (kind === 'contacts') {
+    cmd
+      .option('--mobile', 'add mobile phone numbers when available')
+      .option('--require-email', 'return only contacts having a work email')
+      .option('--require-mobile', 'return only contacts having a mobile phone (needs --mobile)')
+      .option('--verify', 'send contacts through real-time email verification');
+  } else {
+    cmd
+      .option('--top <n>', 'best-matching company records per row, 1..10', '1')
+      .option('--explode', 'one output row per match, with enrich_match_rank');
+  }
+  return cmd
+    .option('--prefix <str>', 'prefix of the enriched columns', 'enriched_')
+    .option('--rejects <file>', 'also write the invalid rows, with their reason, to this file')
+    .option(
+      '--formula-escape <mode>',
+      'quote service values a spreadsheet would run: auto, always, never',
+      'auto',
+    )
+    .option('--bom', 'start the output with a UTF-8 BOM (for Excel)')
+    .option('--delimiter <c>', 'input delimiter: , ; | tab (default: detected)')
+    .option(
+      '--encoding <name>',
+      'input encoding: utf-8, utf-16le, utf-16be, windows-1252 (default: detected)',
+    )
+    .option('--header-row <n>', 'line number of the header row (default: detected)')
+    .option(
+      '--input-format <format>',
+      'input format: csv, tsv, json, jsonl (default: from extension or content)',
+    );
+}
+
+const FORMATS: readonly FileFormat[] = ['csv', 'tsv', 'json', 'jsonl'];
+
+function integer(flag: string, raw: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const s = String(raw).trim();
+  const n = /^\d+$/.test(s) ? Number(s) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    const range =
+      max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
+    throw usageError(`${flag}: expected ${range}, got "${s}"`);
+  }
+  return n;
+}
+
+function oneOf<T extends string>(flag: string, raw: unknown, allowed: readonly T[]): T {
+  const v = String(raw).trim().toLowerCase();
+  if (!(allowed as readonly string[]).includes(v))
+    throw usageError(`${flag}: expected one of ${allowed.join(', ')}, got "${String(raw)}"`);
+  return v as T;
+}
+
+/** "tab", "\t", "semicolon"... to the one character it names. */
+export function parseDelimiter(raw: string): string {
+  const names: Record<string, string> = {
+    tab: '\t',
+    '\\t': '\t',
+    comma: ',',
+    semicolon: ';',
+    pipe: '|',
+    space: ' ',
+  };
+  const d = names[raw.toLowerCase()] ?? raw;
+  if (d.length !== 1 || d === '"' || d === '\n' || d === '\r') {
+    throw usageError(
+      `--delimiter: expected one character (or tab, comma, semicolon, pipe), got "${raw}"`,
+    );
+  }
+  return d;
+}
+
+/** Parses `--map field=Column` values into field -> column (`field=` unmaps the field). */
+export function parseMapFlags(values: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const v of values) {
+    const eq = v.indexOf('=');
+    if (eq <= 0)
+      throw usageError(
+        `--map: expected field=Column (e.g. business_email="Work Email"), got "${v}"`,
+      );
+    out[v.slice(0, eq).trim()] = v.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+function extFormat(path: string): FileFormat | undefined {
+  const m = /\.(csv|tsv|tab|json|jsonl|ndjson)$/i.exec(path);
+  if (!m) return undefined;
+  const ext = m[1]!.toLowerCase();
+  return ext === 'tab' ? 'tsv' : ext === 'ndjson' ? 'jsonl' : (ext as FileFormat);
+}
+
+type Raw = Record<string, unknown>;
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
+/** Turns commander's flags into a frozen BulkOptions, refusing bad values and combinations with USAGE (exit 2). */
+export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
+  const output = str(raw.output) === '-' ? undefined : str(raw.output);
+  const format =
+    raw.format !== undefined
+      ? oneOf('--format', raw.format, FORMATS)
+      : output
+        ? extFormat(output)
+        : undefined;
+  const mobile = raw.mobile === true;
+  const requireMobile = raw.requireMobile === true;
+  if (requireMobile && !mobile)
+    throw usageError(
+      '--require-mobile needs --mobile: the service filters on mobile phones only when it is asked for them',
+    );
+  if (raw.explode === true && kind !== 'companies')
+    throw usageError('--explode is for companies only');
+  const timeout = str(raw.timeout);
+  let timeoutMs: number | undefined;
+  if (timeout !== undefined) timeoutMs = parseDuration(timeout, '--timeout');
+  const options: BulkOptions = {
+    kind,
+    output,
+    format,
+    map: parseMapFlags((raw.map as string[] | undefined) ?? []),
+    mappingFile: str(raw.mapping),
+    saveMapping: str(raw.saveMapping),
+    idColumn: str(raw.idColumn),
+    batchSize: integer('--batch-size', raw.batchSize ?? '1000', 1, 100_000),
+    concurrency: integer('--concurrency', raw.concurrency ?? '4', 1, 64),
+    dryRun: raw.dryRun === true,
+    maxCredits:
+      raw.maxCredits === undefined ? undefined : integer('--max-credits', raw.maxCredits, 0),
+    dedupe: raw.dedupe !== false,
+    wait: raw.wait !== false,
+    timeoutMs,
+    restart: raw.restart === true,
+    mobile,
+    requireMobile,
+    requireEmail: raw.requireEmail === true,
+    verify: raw.verify === true,
+    top: kind === 'companies' ? integer('--top', raw.top ?? '1', 1, 10) : 1,
+    explode: raw.explode === true,
+    prefix: str(raw.prefix) ?? 'enriched_',
+    rejects: str(raw.rejects),
+    formulaEscape: oneOf('--formula-escape', raw.formulaEscape ?? 'auto', [
+      'auto',
+      'always',
+      'never',
+    ] as const),
+    bom: raw.bom === true,
+    delimiter: raw.delimiter === undefined ? undefined : parseDelimiter(String(raw.delimiter)),
+    encoding: str(raw.encoding),
+    headerRow: raw.headerRow === undefined ? undefined : integer('--header-row', raw.headerRow, 1),
+    inputFormat:
+      raw.inputFormat === undefined ? undefined : oneOf('--input-format', raw.inputFormat, FORMATS),
+  };
+  return Object.freeze(options);
+}
+
+/** The request metadata the flags ask for (contacts: the four booleans; companies: top_matches_returned). */
+export function bulkMetadata(o: BulkOptions): Record<string, unknown> {
+  if (o.kind === 'companies') return { top_matches_returned: o.top };
+  const meta: Record<string, unknown> = {
+    business_email_exists: o.requireEmail,
+    real_time_verification: o.verify,
+  };
+  if (o.mobile) meta.mobile_phone_enrichment = true;
+  if (o.requireMobile) meta.mobile_phone_exists = true;
+  return meta;
+}

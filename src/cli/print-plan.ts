@@ -1,0 +1,124 @@
+import type { InputSource } from '../io/read.js';
+import type { Plan } from '../pipeline/plan.js';
+import type { BulkKind, BulkOptions } from './bulk-options.js';
+import type { GlobalOptions } from './globals.js';
+
+/** The `--dry-run --json` object of DESIGN.md section 4, exactly. */
+export function planJson(plan: Plan): Record<string, unknown> {
+  return {
+    mapping: plan.names,
+    rows: plan.rows,
+    valid: plan.valid,
+    invalid: plan.invalid,
+    duplicates: plan.duplicates,
+    batches: plan.batches,
+    max_credits: plan.max_credits,
+  };
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** The mapping as a table: field, column, sample values (for stderr). */
+export function formatMappingTable(plan: Plan, source: InputSource): string {
+  const rows: [string, string, string][] = [['field', 'column', 'sample values']];
+  const split = plan.mapping.split ? source.header[plan.mapping.split.column] : undefined;
+  for (const [field, column] of Object.entries(plan.names)) {
+    const samples = (plan.samples[field as keyof Plan['samples']] ?? [])
+      .map((s) => clip(s, 40))
+      .join(' | ');
+    const label =
+      split !== undefined && column === split && (field === 'first_name' || field === 'last_name')
+        ? `${column} (split)`
+        : column;
+    rows.push([field, label, samples]);
+  }
+  const w0 = Math.max(...rows.map((r) => r[0].length));
+  const w1 = Math.max(...rows.map((r) => r[1].length));
+  const unused = source.header.filter((h) => !Object.values(plan.names).includes(h));
+  const lines = rows.map(([a, b, c]) => `  ${a.padEnd(w0)}  ${b.padEnd(w1)}  ${c}`.trimEnd());
+  const where =
+    source.format === 'json' || source.format === 'jsonl'
+      ? source.format.toUpperCase()
+      : describeDialect(source);
+  return [
+    `Mapping for ${source.name} (${where}):`,
+    ...lines,
+    unused.length ? `  not sent: ${unused.map((u) => `"${u}"`).join(', ')}` : '',
+  ]
+    .filter((l) => l !== '')
+    .join('\n');
+}
+
+function describeDialect(source: InputSource): string {
+  const d = source.dialect;
+  const names: Record<string, string> = {
+    ',': 'comma',
+    ';': 'semicolon',
+    '\t': 'tab',
+    '|': 'pipe',
+  };
+  const parts = [
+    `${names[d.delimiter ?? ','] ?? JSON.stringify(d.delimiter)}-separated`,
+    d.encoding + (d.bom ? ' with BOM' : ''),
+  ];
+  if (d.headerLine > 1) parts.push(`header on line ${d.headerLine}`);
+  return parts.join(', ');
+}
+
+/** The plan as aligned lines (for stdout). */
+export function formatPlan(plan: Plan, options: BulkOptions): string {
+  const lines: [string, string][] = [
+    ['rows', String(plan.rows)],
+    ['valid', String(plan.valid)],
+    ['invalid', String(plan.invalid) + (options.rejects ? ` (written to ${options.rejects})` : '')],
+    ['duplicates', String(plan.duplicates) + (options.dedupe ? ' (sent once)' : '')],
+    ['batches', `${plan.batches} (batch size ${options.batchSize})`],
+    ['max_credits', String(plan.max_credits)],
+  ];
+  return lines.map(([k, v]) => `${k.padEnd(11)}  ${v}`).join('\n');
+}
+
+/** `enrich contacts|companies <input> --dry-run`: read, map, validate, dedupe and count; send nothing. */
+export async function runDryRun(
+  kind: BulkKind,
+  input: string,
+  options: BulkOptions,
+  globals: GlobalOptions,
+): Promise<number> {
+  const { openInput } = await import('../io/read.js');
+  const { planBulk } = await import('../pipeline/plan.js');
+  const source = await openInput(input, {
+    format: options.inputFormat,
+    delimiter: options.delimiter,
+    encoding: options.encoding,
+    headerRow: options.headerRow,
+  });
+  try {
+    const plan = await planBulk(source, {
+      kind,
+      map: options.map,
+      mappingFile: options.mappingFile,
+      saveMapping: options.saveMapping,
+      dedupe: options.dedupe,
+      batchSize: options.batchSize,
+      topMatches: options.top,
+      rejects: options.rejects,
+      idColumn: options.idColumn,
+    });
+    if (!globals.quiet) process.stderr.write(`${formatMappingTable(plan, source)}\n`);
+    if (
+      options.maxCredits !== undefined &&
+      plan.max_credits > options.maxCredits &&
+      !globals.quiet
+    ) {
+      process.stderr.write(
+        `note: up to ${plan.max_credits} credits could be spent; --max-credits ${options.maxCredits} will stop the run at that budget\n`,
+      );
+    }
+    if (globals.json) process.stdout.write(`${JSON.stringify(planJson(plan), null, 2)}\n`);
+    else process.stdout.write(`${formatPlan(plan, options)}\n`);
+    return 0;
+  } finally {
+    await source.close();
+  }
+}
