@@ -100,7 +100,7 @@ export async function runStatus(globals: GlobalOptions): Promise<number> {
   refuseSandbox(globals, 'status');
   const s = resolveSettings({ globals });
   const memo = readCreditsMemo(getPaths().stateDir, s.profile);
-  let check = 'not checked';
+  let check: string;
   let exitCode = 0;
   let hint: string | undefined;
   if (!s.apiKey) {

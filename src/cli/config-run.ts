@@ -1,4 +1,4 @@
-import { EnrichError, usageError } from '../errors.js';
+import { usageError, type EnrichError } from '../errors.js';
 import { maskKey } from '../config/mask-key.js';
 import { getPaths } from '../config/paths.js';
 import { resolveSettings, type ResolvedSettings, type SettingSource } from '../config/settings.js';

@@ -39,29 +39,32 @@ export function checkProfileName(name: string): string {
 export function openConfigStore(configDir: string): ConfigStore {
   const path = join(configDir, 'config.json');
   const repairs = secureConfigFiles(configDir, path);
-  const conf = new Conf<{ profiles: Record<string, StoredProfile> }>({
-    cwd: configDir,
-    projectName: 'enrich',
-    configName: 'config',
-    configFileMode: 0o600,
-    accessPropertiesByDotNotation: false,
-    clearInvalidConfig: false,
-    watch: false,
-  });
+  const damaged = (err: unknown) =>
+    new EnrichError('CONFIG_INVALID', `config file is not valid JSON: ${(err as Error).message}`, {
+      location: { file: path },
+      hint: `fix or delete ${path}, then run \`enrich auth login\` again`,
+      cause: err,
+    });
+  let conf: Conf<{ profiles: Record<string, StoredProfile> }>;
+  try {
+    conf = new Conf({
+      cwd: configDir,
+      projectName: 'enrich',
+      configName: 'config',
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+      clearInvalidConfig: false,
+      watch: false,
+    });
+  } catch (err) {
+    throw damaged(err);
+  }
   const readAll = (): Record<string, StoredProfile> => {
     let profiles: unknown;
     try {
       profiles = conf.get('profiles');
     } catch (err) {
-      throw new EnrichError(
-        'CONFIG_INVALID',
-        `config file is not valid JSON: ${(err as Error).message}`,
-        {
-          location: { file: path },
-          hint: `fix or delete ${path}, then run \`enrich auth login\` again`,
-          cause: err,
-        },
-      );
+      throw damaged(err);
     }
     if (profiles === undefined) return {};
     if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) {

@@ -1,0 +1,123 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { GlobalOptions } from '../../src/cli/globals.js';
+import { resolveSettings } from '../../src/config/settings.js';
+import { openConfigStore } from '../../src/config/store.js';
+
+const globals = (over: Partial<GlobalOptions> = {}): GlobalOptions => ({
+  sandbox: false,
+  json: false,
+  quiet: false,
+  verbose: false,
+  debug: false,
+  color: false,
+  progress: false,
+  input: false,
+  ...over,
+});
+
+function setup() {
+  const root = mkdtempSync(join(tmpdir(), 'enrich-settings-'));
+  const env = { ENRICH_CONFIG_DIR: join(root, 'cfg'), ENRICH_STATE_DIR: join(root, 'state') };
+  return { env, store: openConfigStore(env.ENRICH_CONFIG_DIR) };
+}
+
+describe('resolveSettings', () => {
+  it('gives the defaults with their source when nothing is set', () => {
+    const { env } = setup();
+    const s = resolveSettings({ globals: globals(), env });
+    expect(s).toMatchObject({
+      profile: 'default',
+      baseUrl: undefined,
+      apiKey: undefined,
+      apiKeySource: 'none',
+      batchSize: 1000,
+      concurrency: 4,
+      timeoutMs: 7_200_000,
+      formulaEscape: 'auto',
+      prefix: 'enriched_',
+    });
+    expect(s.sources.batchSize).toBe('default');
+    expect(s.configPath).toBe(join(env.ENRICH_CONFIG_DIR, 'config.json'));
+    expect(Object.isFrozen(s)).toBe(true);
+  });
+
+  it('applies flags > env > profile > defaults', () => {
+    const { env, store } = setup();
+    store.setValue('default', 'batch_size', 100);
+    store.setValue('default', 'concurrency', 2);
+    store.setValue('default', 'timeout', 60_000);
+    store.setValue('default', 'base_url', 'https://file.example');
+    const s = resolveSettings({
+      globals: globals({ baseUrl: 'https://flag.example/' }),
+      env: { ...env, ENRICH_BATCH_SIZE: '200', ENRICH_CONCURRENCY: '8' },
+      flags: { concurrency: 16 },
+    });
+    expect(s.baseUrl).toBe('https://flag.example');
+    expect(s.batchSize).toBe(200);
+    expect(s.concurrency).toBe(16);
+    expect(s.timeoutMs).toBe(60_000);
+    expect(s.sources).toMatchObject({
+      baseUrl: 'flag',
+      batchSize: 'env',
+      concurrency: 'flag',
+      timeoutMs: 'file',
+      prefix: 'default',
+    });
+  });
+
+  it('takes the key from ENRICH_API_KEY before the profile', () => {
+    const { env, store } = setup();
+    store.setValue('default', 'api_key', 'sk_file_000000000000');
+    expect(resolveSettings({ globals: globals(), env })).toMatchObject({
+      apiKey: 'sk_file_000000000000',
+      apiKeySource: 'file',
+    });
+    const s = resolveSettings({
+      globals: globals(),
+      env: { ...env, ENRICH_API_KEY: 'sk_env_1111111111' },
+    });
+    expect(s).toMatchObject({ apiKey: 'sk_env_1111111111', apiKeySource: 'env' });
+  });
+
+  it('selects the profile by --profile, then ENRICH_PROFILE', () => {
+    const { env, store } = setup();
+    store.setValue('staging', 'batch_size', 7);
+    store.setValue('ci', 'batch_size', 9);
+    const viaEnv = resolveSettings({ globals: globals(), env: { ...env, ENRICH_PROFILE: 'ci' } });
+    expect(viaEnv).toMatchObject({ profile: 'ci', batchSize: 9 });
+    expect(viaEnv.sources.profile).toBe('env');
+    const viaFlag = resolveSettings({
+      globals: globals({ profile: 'staging' }),
+      env: { ...env, ENRICH_PROFILE: 'ci' },
+    });
+    expect(viaFlag).toMatchObject({ profile: 'staging', batchSize: 7 });
+  });
+
+  it('refuses unknown keys and bad values, naming where they came from', () => {
+    const { env, store } = setup();
+    expect(() =>
+      resolveSettings({ globals: globals(), env, flags: { colour: 1 } as never }),
+    ).toThrow(/unknown setting "colour"/);
+    expect(() => resolveSettings({ globals: globals(), env, flags: { batchSize: 0 } })).toThrow(
+      /--batch-size: expected an integer from 1 to 10000/,
+    );
+    expect(() =>
+      resolveSettings({ globals: globals(), env: { ...env, ENRICH_FORMULA_ESCAPE: 'maybe' } }),
+    ).toThrow(/ENRICH_FORMULA_ESCAPE: expected auto, always or never/);
+    store.setValue('default', 'colour', 'red');
+    expect(() => resolveSettings({ globals: globals(), env })).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        message: expect.stringMatching(/unknown setting "colour"/),
+      }),
+    );
+    store.unsetValue('default', 'colour');
+    store.setValue('default', 'base_url', 'ftp://x');
+    expect(() => resolveSettings({ globals: globals(), env })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', exitCode: 2 }),
+    );
+  });
+});
