@@ -205,9 +205,13 @@ async function* csvRows(
 ): AsyncGenerator<InputRow> {
   let index = -1;
   for await (const rec of records) {
-    if (index++ < 0) continue; // the header
+    if (index < 0) {
+      index = 0; // the header
+      continue;
+    }
     const row: InputRow = { index, line: rec.line, cells: rec.cells };
     if (rec.cells.length !== width) row.error = raggedMessage(width, rec.cells);
+    index++;
     yield row;
   }
 }

@@ -48,9 +48,12 @@ export function sniffDialect(text: string, options: SniffOptions = {}): SniffedD
       best = { delimiter, cells, score, records };
     }
   }
+  // The header is the first row nearly as wide as the table: a preamble of notes is narrower, while
+  // data rows with a trailing empty cell may be a little wider than their header.
+  const wide = Math.max(2, Math.ceil(best.cells * 0.75));
   const headerLine =
     options.headerRow ??
-    best.records.find((r) => !r.blank && (best.cells <= 1 || r.cells === best.cells))?.line ??
+    best.records.find((r) => !r.blank && (best.cells <= 1 || r.cells >= wide))?.line ??
     startLine;
   return { delimiter: best.delimiter, headerLine, sepLine };
 }

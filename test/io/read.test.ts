@@ -1,0 +1,243 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { EnrichError } from '../../src/errors.js';
+import { openInput } from '../../src/io/read.js';
+import { allRows, fixture, readFixture } from './read-helpers.js';
+
+const JANE = ['jane@acme.com', 'Jane', 'Doe', 'Acme'];
+const WEI = ['wei@umbrella.co', 'Wei', 'Chen', 'Umbrella'];
+
+describe('openInput: delimiters, line ends, BOM', () => {
+  it.each([
+    ['comma.csv', ','],
+    ['tab.tsv', '\t'],
+    ['pipe.csv', '|'],
+    ['crlf.csv', ','],
+    ['cr-only.csv', ','],
+    ['bom.csv', ','],
+  ])('%s: detects %j and reads every row with its line', async (name, delimiter) => {
+    const { source, header, rows } = await readFixture(name);
+    expect(source.dialect.delimiter).toBe(delimiter);
+    expect(header).toEqual(['email', 'first_name', 'last_name', 'company']);
+    expect(rows.map((r) => r.cells)).toEqual([JANE, WEI]);
+    expect(rows.map((r) => [r.index, r.line])).toEqual([
+      [0, 2],
+      [1, 3],
+    ]);
+    expect(source.dialect.bom).toBe(name === 'bom.csv');
+  });
+
+  it('semicolons win over decimal commas', async () => {
+    const { source, rows } = await readFixture('semicolon.csv');
+    expect(source.dialect.delimiter).toBe(';');
+    expect(rows[0]!.cells).toEqual(['jane@acme.com', 'Jane', 'Doe', 'Acme GmbH', '1,5']);
+  });
+
+  it('--delimiter overrides detection', async () => {
+    const { header, rows } = await readFixture('comma.csv', { delimiter: '|' });
+    expect(header).toEqual(['email,first_name,last_name,company']);
+    expect(rows[0]!.cells).toEqual(['jane@acme.com,Jane,Doe,Acme']);
+  });
+
+  it('keeps separators, doubled quotes and CRLF newlines inside quoted fields, with true line numbers', async () => {
+    const { rows } = await readFixture('quoted.csv');
+    expect(rows[0]!.cells).toEqual(['jane@acme.com', 'Acme, Inc.', 'said "hi"\r\nthen left']);
+    expect(rows[1]!.cells).toEqual(['wei@umbrella.co', 'Umbrella; Ltd', 'a|b\tc']);
+    expect(rows.map((r) => r.line)).toEqual([2, 4]);
+  });
+
+  it('reads mixed CRLF, LF and CR line ends in one file', async () => {
+    const { rows } = await readFixture('mixed-eol.csv');
+    expect(rows.map((r) => r.cells[0])).toEqual([
+      'jane@acme.com',
+      'wei@umbrella.co',
+      'mia@tyrell.example',
+    ]);
+    expect(rows.map((r) => r.line)).toEqual([2, 3, 4]);
+  });
+
+  it("uses Excel's sep= line and skips it", async () => {
+    const { source, header, rows } = await readFixture('sep-line.csv');
+    expect(source.dialect).toMatchObject({ delimiter: ';', sepLine: true, headerLine: 2 });
+    expect(header).toEqual(['email', 'first_name', 'last_name', 'company']);
+    expect(rows[0]!.cells[3]).toBe('Acme, Inc.');
+    expect(rows[0]!.line).toBe(3);
+  });
+
+  it('skips blank lines but counts them in line numbers', async () => {
+    const { rows } = await readFixture('blank-lines.csv');
+    expect(rows.map((r) => [r.cells[0], r.line])).toEqual([
+      ['jane@acme.com', 3],
+      ['wei@umbrella.co', 6],
+    ]);
+  });
+});
+
+describe('openInput: real-world shapes', () => {
+  it('reports ragged rows as row errors, not fatal, keeping every cell', async () => {
+    const { rows } = await readFixture('ragged.csv');
+    expect(rows.map((r) => r.error)).toEqual([
+      undefined,
+      'expected 3 cells, got 2',
+      'expected 3 cells, got 4 (extra: "extra")',
+      undefined,
+    ]);
+    expect(rows[2]!.cells).toEqual(['mia@tyrell.example', 'Mia', 'Taylor', 'extra']);
+    expect(rows[3]!.line).toBe(5);
+  });
+
+  it('keeps duplicate header names apart', async () => {
+    const { header, rawHeader, rows } = await readFixture('duplicate-headers.csv');
+    expect(rawHeader).toEqual(['Email', 'Name', 'Email', 'Name']);
+    expect(header).toEqual(['Email', 'Name', 'Email (2)', 'Name (2)']);
+    expect(rows[0]!.cells).toHaveLength(4);
+  });
+
+  it('finds the header below a preamble of notes', async () => {
+    const { source, header, rows } = await readFixture('preamble.csv');
+    expect(source.dialect.headerLine).toBe(4);
+    expect(header).toEqual(['Email', 'First Name', 'Last Name', 'Company']);
+    expect(rows.map((r) => r.line)).toEqual([5, 6]);
+  });
+
+  it('--header-row says where the header is when detection cannot', async () => {
+    const guessed = await readFixture('preamble-ambiguous.csv');
+    expect(guessed.header).toEqual(['a', 'b', 'c', 'd']);
+    const told = await readFixture('preamble-ambiguous.csv', { headerRow: 3 });
+    expect(told.header).toEqual(['Email', 'First Name', 'Last Name', 'Company']);
+    expect(told.rows.map((r) => [r.line, r.cells[0]])).toEqual([[4, 'jane@acme.com']]);
+  });
+});
+
+describe('openInput: encodings', () => {
+  it("reads Excel's Unicode text export (UTF-16LE, BOM, tabs)", async () => {
+    const { source, header, rows } = await readFixture('excel-unicode.txt');
+    expect(source.dialect).toMatchObject({ encoding: 'utf-16le', bom: true, delimiter: '\t' });
+    expect(header).toEqual(['E-mail Address', 'Given Name', 'Surname', 'Organization']);
+    expect(rows[0]!.cells).toEqual(['josé@acme.com', 'José', 'Núñez', 'Acme – Études']);
+  });
+
+  it('reads UTF-16BE with BOM', async () => {
+    const { source, rows } = await readFixture('utf16be.csv');
+    expect(source.dialect.encoding).toBe('utf-16be');
+    expect(rows[0]!.cells).toEqual(['zoë@acme.com', 'Zoë']);
+  });
+
+  it('falls back to Windows-1252 (bytes 0x80-0x9F included) when the bytes are not UTF-8', async () => {
+    const { source, rows } = await readFixture('windows-1252.csv');
+    expect(source.dialect.encoding).toBe('windows-1252');
+    expect(rows[0]!.cells).toEqual(['rene@acme.com', 'René', '“Big” L’Oiseau', 'Café €–Shop']);
+  });
+
+  it('--encoding forces a decoder', async () => {
+    const { rows } = await readFixture('windows-1252.csv', { encoding: 'latin1' });
+    expect(rows[0]!.cells[1]).toBe('René');
+    await expect(openInput(fixture('comma.csv'), { encoding: 'klingon' })).rejects.toMatchObject({
+      code: 'USAGE',
+    });
+  });
+});
+
+describe('openInput: JSON, JSON Lines, stdin', () => {
+  it('reads an array of objects: union of keys, values as cells, original object kept', async () => {
+    const { source, header, rows } = await readFixture('contacts.json');
+    expect(source.format).toBe('json');
+    expect(header).toEqual([
+      'Email',
+      'First Name',
+      'Last Name',
+      'score',
+      'vip',
+      'tags',
+      'extra',
+      'owner',
+    ]);
+    expect(rows[0]!.cells).toEqual([
+      'jane@acme.com',
+      'Jane',
+      'Doe',
+      '7',
+      'true',
+      '["a","b"]',
+      '',
+      '',
+    ]);
+    expect(rows[1]!.cells).toEqual(['wei@umbrella.co', 'Wei', 'Chen', '', '', '', '', '{"id":1}']);
+    expect(rows[1]!.value).toEqual({
+      Email: 'wei@umbrella.co',
+      'First Name': 'Wei',
+      'Last Name': 'Chen',
+      extra: null,
+      owner: { id: 1 },
+    });
+    expect(rows.map((r) => r.line)).toEqual([2, 3]);
+  });
+
+  it('reads JSON Lines, skipping blank lines', async () => {
+    const { source, header, rows } = await readFixture('contacts.jsonl');
+    expect(source.format).toBe('jsonl');
+    expect(header).toEqual(['email', 'first_name', 'company']);
+    expect(rows.map((r) => [r.line, r.cells])).toEqual([
+      [1, ['jane@acme.com', 'Jane', '']],
+      [3, ['wei@umbrella.co', 'Wei', 'Umbrella']],
+    ]);
+  });
+
+  it('spools stdin ("-") to a temp file that can be read twice and is removed on close', async () => {
+    const stdin = Readable.from([Buffer.from('email;first_name\r\njane@acme.com;Jane\r\n')]);
+    const source = await openInput('-', { stdin });
+    expect(source.name).toBe('-');
+    expect((await allRows(source)).map((r) => r.cells)).toEqual([['jane@acme.com', 'Jane']]);
+    expect((await allRows(source)).length).toBe(1);
+    const id = await source.identity();
+    expect(id.size).toBe(Buffer.byteLength('email;first_name\r\njane@acme.com;Jane\r\n'));
+    expect(id.sha256).toMatch(/^[0-9a-f]{64}$/);
+    await source.close();
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(source.filePath)).toBe(false);
+  });
+
+  it('sniffs JSON and JSON Lines on stdin', async () => {
+    const json = await openInput('-', { stdin: Readable.from(['[{"a":1}]']) });
+    const jsonl = await openInput('-', { stdin: Readable.from(['{"a":1}\n{"a":2}\n']) });
+    expect([json.format, jsonl.format]).toEqual(['json', 'jsonl']);
+    expect((await allRows(jsonl)).map((r) => r.cells)).toEqual([['1'], ['2']]);
+    await json.close();
+    await jsonl.close();
+  });
+});
+
+describe('openInput: unreadable input is a clear error (exit 2)', () => {
+  const failure = async (name: string) => {
+    try {
+      await readFixture(name);
+    } catch (err) {
+      expect(err).toBeInstanceOf(EnrichError);
+      return err as EnrichError;
+    }
+    throw new Error(`${name} was read without error`);
+  };
+
+  it.each([
+    ['missing.csv', 'INPUT_UNREADABLE', /no such file/, undefined],
+    ['workbook.xlsx', 'INPUT_UNREADABLE', /not a text file.*ZIP/, undefined],
+    ['not-array.json', 'INPUT_INVALID', /expected a JSON array of objects/, 1],
+    ['array-of-numbers.json', 'INPUT_INVALID', /expected an object .* element 2/, 3],
+    ['bad-line.jsonl', 'INPUT_INVALID', /line 2 is not valid JSON/, 2],
+    ['unclosed-quote.csv', 'INPUT_INVALID', /quoted field is never closed/, 3],
+    ['empty.csv', 'INPUT_INVALID', /no header row/, 1],
+  ])('%s: %s', async (name, code, message, line) => {
+    const err = await failure(name);
+    expect(err.code).toBe(code);
+    expect(err.exitCode).toBe(2);
+    expect(err.message).toMatch(message);
+    expect(err.location?.file).toContain(name);
+    expect(err.location?.line).toBe(line);
+  });
+
+  it('a header-only file has no rows', async () => {
+    const { header, rows } = await readFixture('header-only.csv');
+    expect(header).toEqual(['email', 'first_name']);
+    expect(rows).toEqual([]);
+  });
+});
