@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { newBucket, rateLimitHeaders, takeToken } from '../../src/sandbox/rate-limit.js';
+import { formatPath, issuesToFieldErrors } from '../../src/sandbox/validation.js';
+import { bearerToken, hashSecret, maskKey, newApiKey, sameHash } from '../../src/sandbox/keys.js';
+import { parseJsonSafe } from '../../src/sandbox/http.js';
+import { bodyHash, canonicalJson } from '../../src/sandbox/canonical.js';
+import { matchRoute } from '../../src/sandbox/routes.js';
+
+describe('token bucket (injected clock)', () => {
+  it('starts full at the burst, refuses when empty, refills at the rate', () => {
+    const b = newBucket(4, 0);
+    const got = [0, 0, 0, 0, 0].map(() => takeToken(b, 0, 2, 4));
+    expect(got.map((r) => r.ok)).toEqual([true, true, true, true, false]);
+    expect(got[0]).toEqual({ ok: true, remaining: 3, resetS: 0 });
+    expect(got[4]).toEqual({ ok: false, remaining: 0, resetS: 1 });
+    expect(takeToken(b, 499, 2, 4).ok).toBe(false);
+    expect(takeToken(b, 500, 2, 4).ok).toBe(true);
+    // Never above the burst however long it idles.
+    const idle = takeToken(b, 1_000_000, 2, 4);
+    expect(idle.remaining).toBe(3);
+  });
+
+  it('Retry-After is whole seconds, at least 1, even for slow rates', () => {
+    const b = newBucket(1, 0);
+    takeToken(b, 0, 0.25, 1);
+    expect(takeToken(b, 0, 0.25, 1)).toEqual({ ok: false, remaining: 0, resetS: 4 });
+    expect(rateLimitHeaders(50, { ok: true, remaining: 7, resetS: 0 })).toEqual({
+      'RateLimit-Policy': '"default";q=50;w=1',
+      RateLimit: '"default";r=7;t=0',
+    });
+  });
+});
+
+describe('field paths', () => {
+  it('formats indices with brackets', () => {
+    expect(formatPath(['contacts', 3, 'first_name'])).toBe('contacts[3].first_name');
+    expect(formatPath([])).toBe('');
+    expect(formatPath([0, 'a'])).toBe('[0].a');
+  });
+
+  it('names each unknown key, and the body for root refinements', () => {
+    const s = z.strictObject({ a: z.string() }).refine(() => false, 'never');
+    const r = s.safeParse({ a: 1, b: 2, c: 3 });
+    expect(issuesToFieldErrors(r.error?.issues ?? []).map((e) => e.path)).toEqual(['a', 'b', 'c']);
+    const r2 = s.safeParse({ a: 'x' });
+    expect(issuesToFieldErrors(r2.error?.issues ?? [])).toEqual([
+      { path: '(body)', message: 'never' },
+    ]);
+  });
+});
+
+describe('keys', () => {
+  it('are random, stored as SHA-256 hashes, compared in constant time, listed masked', () => {
+    const k = newApiKey();
+    expect(k).toMatch(/^sk_sbx_[A-Za-z0-9_-]{32}$/);
+    expect(newApiKey()).not.toBe(k);
+    expect(hashSecret(k)).toMatch(/^[0-9a-f]{64}$/);
+    expect(sameHash(hashSecret(k), hashSecret(k))).toBe(true);
+    expect(sameHash(hashSecret(k), hashSecret(`${k}x`))).toBe(false);
+    expect(sameHash('', '')).toBe(false);
+    expect(maskKey('sk_sbx_abcdefa1b2')).toBe('sk_sbx_…a1b2');
+  });
+
+  it('reads bearer tokens only', () => {
+    expect(bearerToken('Bearer abc')).toBe('abc');
+    expect(bearerToken('bearer  abc ')).toBe('abc');
+    expect(bearerToken('Basic abc')).toBeUndefined();
+    expect(bearerToken(undefined)).toBeUndefined();
+    expect(bearerToken('Bearer a b')).toBeUndefined();
+  });
+});
+
+describe('safe JSON parsing', () => {
+  it('keeps __proto__ as an own key and pollutes no prototype', () => {
+    const r = parseJsonSafe(
+      '{"__proto__":{"polluted":true},"a":{"constructor":{"prototype":{"p":1}}}}',
+    );
+    expect(r.ok).toBe(true);
+    const v = (r as { value: Record<string, unknown> }).value;
+    expect(Object.keys(v)).toEqual(['__proto__', 'a']);
+    expect(Object.getPrototypeOf(v)).toBeNull();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(JSON.stringify(v)).toBe(
+      '{"__proto__":{"polluted":true},"a":{"constructor":{"prototype":{"p":1}}}}',
+    );
+  });
+
+  it('reports malformed JSON', () => {
+    expect(parseJsonSafe('{').ok).toBe(false);
+  });
+});
+
+describe('canonical body hash', () => {
+  it('ignores key order but not values or array order', () => {
+    expect(canonicalJson({ b: 1, a: [2, { d: 1, c: 0 }] })).toBe('{"a":[2,{"c":0,"d":1}],"b":1}');
+    expect(bodyHash({ a: 1, b: 2 })).toBe(bodyHash({ b: 2, a: 1 }));
+    expect(bodyHash({ a: [1, 2] })).not.toBe(bodyHash({ a: [2, 1] }));
+  });
+});
+
+describe('routes', () => {
+  it('matches the seven endpoints, the document and the admin API', () => {
+    expect(matchRoute('/contact')).toMatchObject({
+      kind: 'service',
+      route: 'contact',
+      method: 'POST',
+    });
+    expect(matchRoute('/companies/results/abc%2D1.json')).toMatchObject({
+      route: 'companies-results',
+      jobId: 'abc-1',
+      method: 'GET',
+    });
+    expect(matchRoute('/openapi.json').kind).toBe('openapi');
+    expect(matchRoute('/_sandbox/keys').kind).toBe('admin');
+    expect(matchRoute('/toString').kind).toBe('none');
+    expect(matchRoute('/contacts/results/x').kind).toBe('none');
+  });
+});
