@@ -118,6 +118,10 @@ export async function createOutputWriter(options: OutputWriterOptions): Promise<
   };
 }
 
+/** Missing trailing values (a row with no record) become empty cells, so every row has every column. */
+const padTo = <T>(values: T[], n: number): (T | null)[] =>
+  values.length >= n ? values : [...values, ...Array<null>(n - values.length).fill(null)];
+
 interface Encoder {
   row(row: OutputRow, first: boolean): string;
   end(first: boolean): string;
@@ -150,7 +154,9 @@ function encoder(o: OutputWriterOptions): Encoder {
   // Callers may list the status columns themselves or leave them to the writer: either way they appear once.
   const withStatus = STATUS_COLUMNS.every((c, i) => o.extraColumns[i] === c);
   const tail = withStatus ? o.extraColumns.slice(STATUS_COLUMNS.length) : o.extraColumns;
-  const line = (cells: string[]) => stringify([cells], { delimiter, record_delimiter: '\n' });
+  // csv-stringify does not always quote a lone CR or LF: force it, or the cell would split the row.
+  const line = (cells: string[]) =>
+    stringify([cells], { delimiter, record_delimiter: '\n', quoted_match: /[\r\n]/ });
   const header = line([...o.inputHeader, ...STATUS_COLUMNS, ...tail]);
   const start = `${o.bom ? '\uFEFF' : ''}${header}`;
   return {
@@ -163,7 +169,9 @@ function encoder(o: OutputWriterOptions): Encoder {
       const service = [
         escapeFormula(r.error, r.status === 'invalid' ? 'never' : mode),
         text(r.creditCharged),
-        ...r.values.map((v) => (typeof v === 'string' ? escapeFormula(v, mode) : text(v))),
+        ...padTo(r.values, tail.length).map((v) =>
+          typeof v === 'string' ? escapeFormula(v, mode) : text(v),
+        ),
       ];
       return `${first ? start : ''}${line([...cells, r.status, ...service])}`;
     },
