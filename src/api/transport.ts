@@ -5,7 +5,9 @@ import type { Dispatcher } from 'undici';
 /** Per-attempt time limits, in ms. */
 export interface Timeouts {
   connectMs: number;
+  /** From sending the request (connection included) to the response headers. */
   headersMs: number;
+  /** Longest silence while reading the body. */
   bodyMs: number;
   /** Deadline of one whole exchange, connect to last body byte. */
   totalMs: number;
@@ -87,23 +89,36 @@ function classify(err: unknown, ex: Exchange, t: Timeouts, reading: boolean): At
   return fail('network', 'NETWORK', ex, `connection failed (${code ?? message})`, err);
 }
 
-/** Reads a body stream into text, refusing more than `limit` bytes. */
-async function readBody(
-  body: AsyncIterable<Buffer> & { destroy(err?: Error): void },
-  limit: number,
-  ex: Exchange,
-): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      throw fail('malformed', 'MALFORMED_RESPONSE', ex, `response body larger than ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** A stream that may be destroyed quietly (no unhandled "aborted" error). */
+type Body = AsyncIterable<Buffer> & {
+  destroy(err?: Error): void;
+  on(event: 'error', fn: () => void): unknown;
+};
+
+function discard(body: Body): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+/**
+ * A per-phase watchdog on precise timers (undici's own timeouts tick about once a
+ * second): `arm` (re)starts it for a phase, and on expiry it aborts the exchange.
+ */
+function watchdog(controller: AbortController) {
+  let timer: NodeJS.Timeout | undefined;
+  const state: { expired?: 'headers' | 'body' } = {};
+  return {
+    state,
+    arm(phase: 'headers' | 'body', ms: number) {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        state.expired = phase;
+        controller.abort();
+      }, ms);
+      timer.unref();
+    },
+    stop: () => clearTimeout(timer),
+  };
 }
 
 /**
@@ -120,23 +135,30 @@ export async function performExchange(init: {
 }): Promise<RawResponse> {
   const { dispatcher, origin, exchange: ex, timeouts: t } = init;
   const deadline = AbortSignal.timeout(t.totalMs);
-  const signal = init.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+  const phase = new AbortController();
+  const dog = watchdog(phase);
+  const signals = [deadline, phase.signal, ...(init.signal ? [init.signal] : [])];
   let reading = false;
   try {
+    // The headers clock starts with the request, so it covers connecting too; connectMs
+    // (undici's connect timeout) still bounds the connection on its own.
+    dog.arm('headers', t.headersMs);
     const res = await dispatcher.request({
       origin,
       path: ex.path,
       method: ex.method,
       headers: ex.headers,
       body: ex.body,
-      signal,
-      headersTimeout: t.headersMs,
-      bodyTimeout: t.bodyMs,
+      signal: AbortSignal.any(signals),
+      // The watchdog above keeps these limits precisely; undici's coarse ones are off.
+      headersTimeout: 0,
+      bodyTimeout: 0,
     });
     reading = true;
+    const body = res.body as unknown as Body;
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > init.maxBodyBytes) {
-      res.body.destroy();
+      discard(body);
       throw fail(
         'malformed',
         'MALFORMED_RESPONSE',
@@ -144,8 +166,28 @@ export async function performExchange(init: {
         `response body of ${declared} bytes exceeds the ${init.maxBodyBytes}-byte limit`,
       );
     }
-    const text = await readBody(res.body, init.maxBodyBytes, ex);
-    return { status: res.statusCode, headers: res.headers, text };
+    const chunks: Buffer[] = [];
+    let size = 0;
+    dog.arm('body', t.bodyMs);
+    for await (const chunk of body) {
+      dog.arm('body', t.bodyMs);
+      size += chunk.length;
+      if (size > init.maxBodyBytes) {
+        discard(body);
+        throw fail(
+          'malformed',
+          'MALFORMED_RESPONSE',
+          ex,
+          `response body larger than ${init.maxBodyBytes} bytes`,
+        );
+      }
+      chunks.push(chunk);
+    }
+    return {
+      status: res.statusCode,
+      headers: res.headers,
+      text: Buffer.concat(chunks).toString('utf8'),
+    };
   } catch (err) {
     if (err instanceof AttemptFailure) throw err;
     if (init.signal?.aborted) {
@@ -161,6 +203,14 @@ export async function performExchange(init: {
     if (deadline.aborted) {
       throw fail('deadline', 'TIMEOUT', ex, `no complete answer within ${t.totalMs}ms`, err);
     }
+    if (dog.state.expired === 'headers') {
+      throw fail('timeout', 'TIMEOUT', ex, `no answer within ${t.headersMs}ms`, err);
+    }
+    if (dog.state.expired === 'body') {
+      throw fail('timeout', 'TIMEOUT', ex, `body stalled for ${t.bodyMs}ms`, err);
+    }
     throw classify(err, ex, t, reading);
+  } finally {
+    dog.stop();
   }
 }

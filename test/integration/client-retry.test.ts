@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { startRig, type Rig } from '../api/harness.js';
+
+const contacts = { contacts: [{ business_email: 'a@acme.com', custom_fields: { row: 1 } }] };
+let rig: Rig;
+afterEach(() => rig?.close());
+
+/** Runs `fn` and returns the ApiError it throws. */
+async function failure(fn: () => Promise<unknown>): Promise<ApiError> {
+  try {
+    await fn();
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe('client retries against the sandbox', () => {
+  it('honours a 429 Retry-After in seconds, even for a plain POST', async () => {
+    rig = await startRig({
+      faults: { next: [{ status: 429, retry_after: 'seconds', retry_after_s: 3 }] },
+    });
+    const res = await rig.client.enrichContact({ business_email: 'jane@acme.com' });
+    expect(res.contact.email).toBeTruthy();
+    expect(rig.time.sleeps).toEqual([3000]);
+    expect(rig.sandbox.admin.stats().requests_by_status).toMatchObject({ '429': 1, '200': 1 });
+  });
+
+  it('honours a 429 Retry-After given as an HTTP-date, read on the injected clock', async () => {
+    rig = await startRig({
+      faults: { next: [{ status: 429, retry_after: 'http-date', retry_after_s: 5 }] },
+    });
+    const res = await rig.client.verifyEmail('jane@acme.com');
+    expect(['valid', 'invalid', 'unknown']).toContain(res.status);
+    expect(rig.time.sleeps).toHaveLength(1);
+    // An HTTP-date has whole seconds: the wait is 5 s rounded down to the second.
+    expect(rig.time.sleeps[0]).toBeGreaterThan(4000);
+    expect(rig.time.sleeps[0]).toBeLessThanOrEqual(5000);
+  });
+
+  it('retries a GET after 5xx with exponential backoff, then succeeds', async () => {
+    rig = await startRig();
+    const job = await rig.client.submitContacts(contacts, { idempotencyKey: 'k-5xx' });
+    rig.sandbox.admin.setFaults({ next: [{ status: 500 }, { status: 503, retry_after_s: 2 }] });
+    const state = await rig.client.getContactsResults(job.job_id);
+    expect(state.state).toBe('done');
+    // 500: backoff 100 ms * equal jitter 0.5 = 75 ms; 503 carries Retry-After: 2.
+    expect(rig.time.sleeps).toEqual([75, 2000]);
+    expect(
+      rig.debug.some((l) =>
+        /retrying GET \/contacts\/results\/.+ in 75ms \(attempt 2 of 5/.test(l),
+      ),
+    ).toBe(true);
+  });
+
+  it('reports a 5xx on a single-record POST without repeating it', async () => {
+    rig = await startRig({ faults: { next: [{ status: 500 }] } });
+    const err = await failure(() => rig.client.enrichContact({ business_email: 'jane@acme.com' }));
+    expect(err.code).toBe('SERVER_ERROR');
+    expect(err.exitCode).toBe(6);
+    expect(err.message).toMatch(/^POST \/contact: 500 Internal Server Error/);
+    expect(err.hint).toMatch(/may have processed/);
+    expect(rig.time.sleeps).toEqual([]);
+  });
+
+  it('retries a bulk POST that carries an Idempotency-Key after an ambiguous reset, without a second job', async () => {
+    rig = await startRig({ faults: { next: [{ reset: true, after: true }] } });
+    const job = await rig.client.submitContacts(contacts, { idempotencyKey: 'k-reset' });
+    expect(job.job_id).toBeTruthy();
+    expect(rig.time.sleeps).toHaveLength(1);
+    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(1);
+  });
+
+  it('does not repeat a plain POST whose connection was reset', async () => {
+    rig = await startRig({ faults: { next: [{ reset: true, after: true }] } });
+    const err = await failure(() => rig.client.enrichContact({ business_email: 'jane@acme.com' }));
+    expect(err.code).toBe('NETWORK');
+    expect(err.message).toMatch(/^POST \/contact: connection failed/);
+    expect(rig.time.sleeps).toEqual([]);
+    expect(rig.sandbox.admin.stats().credits_charged).toBe(1);
+  });
+
+  it('retries a GET whose connection was reset before an answer', async () => {
+    rig = await startRig();
+    const job = await rig.client.submitCompanies(
+      { companies: [{ company_name: 'Acme', custom_fields: { row: 1 } }] },
+      { idempotencyKey: 'k-c' },
+    );
+    rig.sandbox.admin.setFaults({ next: [{ reset: true }] });
+    const state = await rig.client.getCompaniesResults(job.job_id);
+    expect(state).toMatchObject({
+      state: 'done',
+      records: [expect.objectContaining({ name: expect.any(String) })],
+    });
+    expect(rig.time.sleeps).toHaveLength(1);
+  });
+
+  it('retries a truncated GET body and reports a truncated plain POST', async () => {
+    rig = await startRig();
+    const job = await rig.client.submitContacts(contacts, { idempotencyKey: 'k-t' });
+    rig.sandbox.admin.setFaults({ next: [{ truncate: true }] });
+    expect((await rig.client.getContactsResults(job.job_id)).state).toBe('done');
+    expect(rig.time.sleeps).toHaveLength(1);
+    rig.sandbox.admin.setFaults({ next: [{ truncate: true }] });
+    const err = await failure(() => rig.client.enrichCompany({ company_name: 'Acme' }));
+    expect(err.code).toBe('MALFORMED_RESPONSE');
+    expect(err.message).toMatch(/^POST \/company: response body cut short/);
+    expect(rig.time.sleeps).toHaveLength(1);
+  });
+
+  it('retries a refused connection, even for a plain POST, up to maxAttempts', async () => {
+    rig = await startRig();
+    await rig.sandbox.close();
+    const err = await failure(() => rig.client.enrichContact({ business_email: 'jane@acme.com' }));
+    expect(err.code).toBe('NETWORK');
+    expect(err.message).toMatch(/cannot connect \(ECONNREFUSED\) \(after 5 attempts\)/);
+    expect(rig.time.sleeps).toEqual([75, 150, 300, 600]);
+  });
+
+  it('gives up on 429 after maxAttempts and keeps the server wait', async () => {
+    const step = { status: 429, retry_after_s: 1 };
+    rig = await startRig({ faults: { next: [step, step, step] } }, { retry: { maxAttempts: 3 } });
+    const err = await failure(() => rig.client.verifyEmail('jane@acme.com'));
+    expect(err.code).toBe('RATE_LIMITED');
+    expect(err.retryAfterMs).toBe(1000);
+    expect(err.message).toMatch(
+      /^POST \/email-verification: 429 Too Many Requests.*\(after 3 attempts\)$/,
+    );
+    expect(rig.time.sleeps).toEqual([1000, 1000]);
+  });
+
+  it('stops retrying when the server wait exceeds the total budget', async () => {
+    rig = await startRig(
+      { faults: { next: [{ status: 429, retry_after_s: 90 }] } },
+      { retry: { maxTotalWaitMs: 60_000 } },
+    );
+    const err = await failure(() => rig.client.verifyEmail('jane@acme.com'));
+    expect(err.code).toBe('RATE_LIMITED');
+    expect(rig.time.sleeps).toEqual([]);
+    expect(rig.debug.at(-1)).toMatch(/retry budget/);
+  });
+
+  it('never retries 400, 401, 403 or 404', async () => {
+    rig = await startRig();
+    const bad = await failure(() => rig.client.enrichContact({} as never));
+    expect(bad).toMatchObject({ code: 'API_VALIDATION', status: 400, exitCode: 2 });
+    expect(bad.fieldErrors.length).toBeGreaterThan(0);
+    const wrongKey = rig.makeClient({ apiKey: 'sk_sbx_not_a_real_key_0000000000' });
+    const unauth = await failure(() => wrongKey.verifyEmail('jane@acme.com'));
+    expect(unauth).toMatchObject({ code: 'AUTH_INVALID', status: 401, exitCode: 4 });
+    expect(unauth.message).toMatch(/^POST \/email-verification: 401 Unauthorized: /);
+    const missing = await failure(() => rig.client.getContactsResults(randomUUID()));
+    expect(missing).toMatchObject({ code: 'API_NOT_FOUND', status: 404 });
+    rig.sandbox.admin.updateAccount(rig.sandbox.accountId, { suspended: true });
+    const blocked = await failure(() => rig.client.getContactsResults(randomUUID()));
+    expect(blocked).toMatchObject({ code: 'AUTH_FORBIDDEN', status: 403 });
+    expect(rig.time.sleeps).toEqual([]);
+  });
+});
