@@ -1,0 +1,348 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EnrichError } from '../../src/errors.js';
+import {
+  detectMapping,
+  loadMapping,
+  mappingToJson,
+  saveMapping,
+  type Kind,
+} from '../../src/pipeline/map-columns.js';
+
+/** Detects a mapping and returns it as field -> column name. */
+function mapped(
+  kind: Kind,
+  header: string[],
+  samples: string[][] = [],
+  overrides?: Record<string, string>,
+) {
+  return mappingToJson(detectMapping(kind, header, samples, overrides), header);
+}
+
+function failure(fn: () => unknown): EnrichError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(EnrichError);
+    return err as EnrichError;
+  }
+  throw new Error('expected an error');
+}
+
+describe('detectMapping: header sets from real exports (contacts)', () => {
+  it('HubSpot', () => {
+    const header = [
+      'Record ID',
+      'First Name',
+      'Last Name',
+      'Email',
+      'Phone Number',
+      'Company Name',
+      'Website URL',
+      'Job Title',
+      'Lifecycle Stage',
+    ];
+    expect(
+      mapped('contacts', header, [
+        ['1', 'Jane', 'Doe', 'jane@acme.com', '+1 415', 'Acme', 'https://acme.com', 'VP', 'lead'],
+      ]),
+    ).toEqual({
+      business_email: 'Email',
+      company_domain: 'Website URL',
+      company_name: 'Company Name',
+      first_name: 'First Name',
+      last_name: 'Last Name',
+    });
+  });
+
+  it('Salesforce', () => {
+    const header = [
+      'Contact ID',
+      'Salutation',
+      'First Name',
+      'Last Name',
+      'Title',
+      'Account Name',
+      'Email',
+      'Phone',
+      'Mailing Country',
+    ];
+    expect(mapped('contacts', header)).toEqual({
+      business_email: 'Email',
+      company_name: 'Account Name',
+      first_name: 'First Name',
+      last_name: 'Last Name',
+    });
+  });
+
+  it("a prospecting tool's export: the person's profile URL, not the company's", () => {
+    const header = [
+      'First Name',
+      'Last Name',
+      'Title',
+      'Company',
+      'Company Name for Emails',
+      'Email',
+      'Email Status',
+      'Person Linkedin Url',
+      'Website',
+      'Company Linkedin Url',
+    ];
+    const samples = [
+      [
+        'Jane',
+        'Doe',
+        'VP',
+        'Acme',
+        'Acme',
+        'jane@acme.com',
+        'verified',
+        'http://www.linkedin.com/in/janedoe',
+        'http://www.acme.com',
+        'http://www.linkedin.com/company/acme',
+      ],
+    ];
+    expect(mapped('contacts', header, samples)).toEqual({
+      business_email: 'Email',
+      company_domain: 'Website',
+      company_name: 'Company',
+      first_name: 'First Name',
+      last_name: 'Last Name',
+      prof_network_url: 'Person Linkedin Url',
+    });
+  });
+
+  it('camelCase scraper columns; a company-profile "companyUrl" is not a website', () => {
+    const header = [
+      'profileUrl',
+      'fullName',
+      'firstName',
+      'lastName',
+      'companyName',
+      'title',
+      'companyUrl',
+    ];
+    const samples = [
+      [
+        'https://pn.example/in/jane-doe',
+        'Jane Doe',
+        'Jane',
+        'Doe',
+        'Acme',
+        'VP',
+        'https://pn.example/company/acme',
+      ],
+    ];
+    expect(mapped('contacts', header, samples)).toEqual({
+      company_name: 'companyName',
+      first_name: 'firstName',
+      last_name: 'lastName',
+      prof_network_url: 'profileUrl',
+    });
+  });
+
+  it('Outlook and Google Contacts', () => {
+    expect(
+      mapped('contacts', [
+        'First Name',
+        'Middle Name',
+        'Last Name',
+        'Company',
+        'E-mail Address',
+        'E-mail 2 Address',
+        'Web Page',
+      ]),
+    ).toEqual({
+      business_email: 'E-mail Address',
+      company_domain: 'Web Page',
+      company_name: 'Company',
+      first_name: 'First Name',
+      last_name: 'Last Name',
+    });
+    expect(
+      mapped('contacts', [
+        'Name',
+        'Given Name',
+        'Family Name',
+        'Organization 1 - Name',
+        'E-mail 1 - Value',
+        'Website 1 - Value',
+      ]),
+    ).toEqual({
+      business_email: 'E-mail 1 - Value',
+      company_domain: 'Website 1 - Value',
+      company_name: 'Organization 1 - Name',
+      first_name: 'Given Name',
+      last_name: 'Family Name',
+    });
+  });
+
+  it('a single "Name" column is split when there are no separate name columns (prefixes ignored)', () => {
+    const m = detectMapping(
+      'contacts',
+      ['Person - Name', 'Person - Email', 'Person - Organization'],
+      [],
+    );
+    expect(m.split).toEqual({ column: 0 });
+    expect(mappingToJson(m, ['Person - Name', 'Person - Email', 'Person - Organization'])).toEqual({
+      business_email: 'Person - Email',
+      company_name: 'Person - Organization',
+      first_name: 'Person - Name',
+      last_name: 'Person - Name',
+    });
+  });
+
+  it('prefers the work email over a generic one, and never takes a personal email', () => {
+    expect(mapped('contacts', ['Email', 'Work Email'])).toEqual({ business_email: 'Work Email' });
+    expect(mapped('contacts', ['Personal Email', 'Email'])).toEqual({ business_email: 'Email' });
+  });
+
+  it('a plain "URL" column goes where its values say', () => {
+    expect(
+      mapped('contacts', ['Name', 'URL'], [['Jane Doe', 'https://pn.example/in/jane']]),
+    ).toMatchObject({ prof_network_url: 'URL' });
+    expect(mapped('contacts', ['Email', 'URL'], [['jane@acme.com', 'https://acme.com']])).toEqual({
+      business_email: 'Email',
+      company_domain: 'URL',
+    });
+  });
+
+  it('an unnamed column full of emails is found by its values', () => {
+    expect(
+      mapped(
+        'contacts',
+        ['Contact', 'Notes'],
+        [
+          ['jane@acme.com', 'x'],
+          ['wei@umbrella.co', 'y'],
+        ],
+      ),
+    ).toEqual({ business_email: 'Contact' });
+  });
+});
+
+describe('detectMapping: companies', () => {
+  it.each([
+    [
+      ['Account Name', 'Website', 'Industry'],
+      { company_name: 'Account Name', company_website: 'Website' },
+    ],
+    [['Company', 'Domain', 'Employees'], { company_name: 'Company', company_website: 'Domain' }],
+    [['name', 'url'], { company_name: 'name', company_website: 'url' }],
+    [
+      ['Company Name', 'Company Linkedin Url', 'Website URL'],
+      { company_name: 'Company Name', company_website: 'Website URL' },
+    ],
+  ])('%j', (header, expected) => {
+    expect(mapped('companies', header, [])).toEqual(expected);
+  });
+});
+
+describe('detectMapping: ambiguity, overrides, failures', () => {
+  it('duplicate columns are ambiguous: a usage error lists them and the --map to use', () => {
+    const err = failure(() =>
+      detectMapping('contacts', ['Email', 'Name', 'Email (2)'], [['a@b.co', 'Jane Doe', 'c@d.co']]),
+    );
+    expect(err.code).toBe('MAPPING_AMBIGUOUS');
+    expect(err.exitCode).toBe(2);
+    expect(err.message).toContain('"Email", "Email (2)"');
+    expect(err.hint).toContain('--map business_email="Email"');
+  });
+
+  it('values break a tie: the empty duplicate loses', () => {
+    expect(mapped('contacts', ['Email', 'Email (2)'], [['', 'jane@acme.com']])).toEqual({
+      business_email: 'Email (2)',
+    });
+  });
+
+  it('--map overrides detection, `field=` unmaps, first_name=last_name=one column splits it', () => {
+    const header = ['Email', 'Work Email', 'Full Name', 'Company'];
+    expect(mapped('contacts', header, [], { business_email: 'email' })).toEqual({
+      business_email: 'Email',
+      company_name: 'Company',
+      first_name: 'Full Name',
+      last_name: 'Full Name',
+    });
+    expect(mapped('contacts', header, [], { company_name: '' })).toEqual({
+      business_email: 'Work Email',
+      first_name: 'Full Name',
+      last_name: 'Full Name',
+    });
+    expect(
+      detectMapping('contacts', header, [], { first_name: 'Full Name', last_name: 'Full Name' })
+        .split,
+    ).toEqual({ column: 2 });
+    expect(detectMapping('contacts', header, [], { full_name: 'Full Name' }).split).toEqual({
+      column: 2,
+    });
+  });
+
+  it('a --map naming a missing column or an unknown field is MAPPING_INVALID', () => {
+    const missing = failure(() =>
+      detectMapping('contacts', ['Email'], [], { business_email: 'Mail' }),
+    );
+    expect(missing.code).toBe('MAPPING_INVALID');
+    expect(missing.message).toContain('"Mail"');
+    expect(missing.message).toContain('"Email"');
+    expect(
+      failure(() => detectMapping('companies', ['Name'], [], { business_email: 'Name' })).message,
+    ).toMatch(/unknown field "business_email" for companies/);
+  });
+
+  it('a mapping that can never satisfy the API rules fails before anything is read', () => {
+    const err = failure(() => detectMapping('contacts', ['First Name', 'Title'], []));
+    expect(err.code).toBe('MAPPING_INVALID');
+    expect(err.message).toMatch(/mapped: first_name.*needs at least one of/);
+    expect(failure(() => detectMapping('companies', ['Industry'], [])).message).toMatch(
+      /no column was recognised/,
+    );
+  });
+
+  it('with auto off (a --mapping file) only the given fields are mapped', () => {
+    expect(
+      mappingToJson(
+        detectMapping(
+          'contacts',
+          ['Email', 'First Name'],
+          [],
+          { business_email: 'Email' },
+          { auto: false },
+        ),
+        ['Email', 'First Name'],
+      ),
+    ).toEqual({ business_email: 'Email' });
+  });
+});
+
+describe('mapping files', () => {
+  it('save then load gives the same mapping; a changed header fails loudly', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-map-'));
+    try {
+      const header = ['Email', 'Name', 'Company'];
+      const file = join(dir, 'map.json');
+      await saveMapping(file, 'contacts', detectMapping('contacts', header, []), header);
+      expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({
+        business_email: 'Email',
+        company_name: 'Company',
+        first_name: 'Name',
+        last_name: 'Name',
+      });
+      const loaded = await loadMapping(file);
+      expect(
+        mappingToJson(detectMapping('contacts', header, [], loaded, { auto: false }), header),
+      ).toEqual(loaded);
+      expect(
+        failure(() =>
+          detectMapping('contacts', ['E-mail', 'Name', 'Company'], [], loaded, { auto: false }),
+        ).code,
+      ).toBe('MAPPING_INVALID');
+      await writeFile(file, '["Email"]');
+      await expect(loadMapping(file)).rejects.toMatchObject({ code: 'MAPPING_INVALID' });
+      await expect(loadMapping(join(dir, 'none.json'))).rejects.toThrow(/no such file/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { COMPANY_RECORD_FIELDS } from '../../src/contract/index.js';
+import {
+  companyColumns,
+  contactColumns,
+  flattenCompany,
+  flattenContact,
+  STATUS_COLUMNS,
+} from '../../src/pipeline/output-columns.js';
+
+describe('output columns', () => {
+  it('contacts: the DESIGN.md order with the prefix', () => {
+    expect(contactColumns('enriched_')).toEqual([
+      'enriched_email',
+      'enriched_office_phone',
+      'enriched_mobile_phone',
+      'enriched_first_name',
+      'enriched_last_name',
+      'enriched_title',
+      'enriched_job_level',
+      'enriched_department',
+      'enriched_prof_network',
+      'enriched_location_country',
+      'enriched_location_state',
+      'enriched_location_zip_code',
+      'enriched_company_name',
+      'enriched_company_description',
+      'enriched_company_website',
+      'enriched_company_employees_category',
+      'enriched_company_revenue_category',
+      'enriched_company_location_country',
+      'enriched_company_location_state',
+      'enriched_company_location_zip_code',
+    ]);
+    expect(contactColumns('x_')[0]).toBe('x_email');
+    expect(STATUS_COLUMNS).toEqual(['enrich_status', 'enrich_error', 'enrich_credit_charged']);
+  });
+
+  it('companies: every record field', () => {
+    const cols = companyColumns('enriched_');
+    expect(cols).toHaveLength(COMPANY_RECORD_FIELDS.length);
+    expect(cols[0]).toBe('enriched_website');
+    expect(cols.at(-1)).toBe('enriched_hq_country');
+  });
+
+  it('flattens a contact record aligned to its columns; missing parts are null', () => {
+    const values = flattenContact({
+      email: 'jane@acme.com',
+      mobile_phone: null,
+      location: { country: 'US', state: 'CA' },
+      company: { name: 'Acme', location: { zip_code: '94105' } },
+    });
+    const byColumn = Object.fromEntries(contactColumns('').map((c, i) => [c, values[i]]));
+    expect(byColumn).toMatchObject({
+      email: 'jane@acme.com',
+      mobile_phone: null,
+      location_country: 'US',
+      location_state: 'CA',
+      location_zip_code: null,
+      company_name: 'Acme',
+      company_location_zip_code: '94105',
+      title: null,
+    });
+    expect(values).toHaveLength(contactColumns('').length);
+  });
+
+  it('flattens a company record, numbers kept as numbers', () => {
+    const values = flattenCompany({
+      name: 'Acme',
+      employees_number: 120,
+      year_founded: 1999,
+      hq_country: 'US',
+    });
+    const byColumn = Object.fromEntries(companyColumns('').map((c, i) => [c, values[i]]));
+    expect(byColumn).toMatchObject({
+      name: 'Acme',
+      employees_number: 120,
+      year_founded: 1999,
+      hq_country: 'US',
+      website: null,
+    });
+  });
+});

@@ -1,0 +1,201 @@
+import { describe, expect, it } from 'vitest';
+import type { InputRow } from '../../src/io/read.js';
+import type { ColumnMapping } from '../../src/pipeline/map-columns.js';
+import { normalizeDomain, normalizeWebsite, splitFullName } from '../../src/pipeline/normalize.js';
+import { keyOfFields, validateRow } from '../../src/pipeline/validate.js';
+
+const row = (cells: string[], error?: string): InputRow => ({
+  index: 0,
+  line: 2,
+  cells,
+  ...(error ? { error } : {}),
+});
+const contacts: ColumnMapping = {
+  fields: {
+    business_email: 0,
+    first_name: 1,
+    last_name: 2,
+    company_domain: 3,
+    company_name: 4,
+    prof_network_url: 5,
+  },
+};
+const header = ['Email', 'First', 'Last', 'Website', 'Company', 'Profile', 'Id'];
+
+describe('validateRow: contacts', () => {
+  it('trims, reduces the website to a domain, drops empty values', () => {
+    const v = validateRow(
+      'contacts',
+      contacts,
+      row([
+        '  Jane@Acme.com ',
+        ' Jane ',
+        ' van  der Berg',
+        'https://www.Acme.com/about?x=1',
+        '',
+        '',
+      ]),
+    );
+    expect(v).toEqual({
+      ok: true,
+      fields: {
+        business_email: 'Jane@Acme.com',
+        first_name: 'Jane',
+        last_name: 'van der Berg',
+        company_domain: 'acme.com',
+      },
+      key: expect.any(String),
+    });
+  });
+
+  it.each([
+    [
+      ['', 'Jane', 'Doe', '', '', ''],
+      'needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name',
+    ],
+    [['', 'Jane', '', 'acme.com', 'Acme', ''], 'needs at least one of'],
+    [['   ', '', '', '', '', ''], 'needs at least one of'],
+  ])('refuses %j: names the rule', (cells, message) => {
+    const v = validateRow('contacts', contacts, row(cells));
+    expect(v.ok).toBe(false);
+    if (!v.ok) expect(v.error).toContain(message);
+  });
+
+  it('accepts each of the API combinations', () => {
+    expect(
+      validateRow('contacts', contacts, row(['', '', '', '', '', 'https://pn.example/in/x'])).ok,
+    ).toBe(true);
+    expect(validateRow('contacts', contacts, row(['', 'Jane', 'Doe', 'acme.com', '', ''])).ok).toBe(
+      true,
+    );
+    expect(validateRow('contacts', contacts, row(['', 'Jane', 'Doe', '', 'Acme', ''])).ok).toBe(
+      true,
+    );
+  });
+
+  it('enforces the 255-character limit and names field and column', () => {
+    const v = validateRow(
+      'contacts',
+      contacts,
+      row(['a@b.co', 'x'.repeat(256), 'Doe', '', '', '']),
+      { header },
+    );
+    expect(v).toEqual({
+      ok: false,
+      error: 'first_name: longer than 255 characters (got 256)',
+      column: 'First',
+    });
+  });
+
+  it('a ragged row is invalid with the reader message', () => {
+    expect(validateRow('contacts', contacts, row(['a@b.co'], 'expected 7 cells, got 1'))).toEqual({
+      ok: false,
+      error: 'expected 7 cells, got 1',
+    });
+  });
+
+  it('splits a full-name column', () => {
+    const v = validateRow(
+      'contacts',
+      { fields: { company_name: 1 }, split: { column: 0 } },
+      row(['Dr. Jane Doe', 'Acme']),
+    );
+    expect(v.ok && v.fields).toEqual({
+      company_name: 'Acme',
+      first_name: 'Jane',
+      last_name: 'Doe',
+    });
+  });
+
+  it('hands back the --id-column value', () => {
+    const v = validateRow('contacts', contacts, row(['a@b.co', '', '', '', '', '', ' ID-7 ']), {
+      idColumn: 6,
+    });
+    expect(v.ok && v.id).toBe('ID-7');
+  });
+});
+
+describe('validateRow: companies', () => {
+  const m: ColumnMapping = { fields: { company_name: 0, company_website: 1 } };
+  it('keeps a website path that matters, reduces a bare URL', () => {
+    expect(validateRow('companies', m, row(['', 'https://sites.example.com/acme']))).toMatchObject({
+      ok: true,
+      fields: { company_website: 'https://sites.example.com/acme' },
+    });
+    expect(validateRow('companies', m, row(['Acme', 'HTTPS://WWW.ACME.COM/']))).toMatchObject({
+      ok: true,
+      fields: { company_name: 'Acme', company_website: 'acme.com' },
+    });
+  });
+  it('needs a name or a website; names are at most 255 characters', () => {
+    expect(validateRow('companies', m, row(['  ', '']))).toEqual({
+      ok: false,
+      error: 'needs at least one of: company_website; company_name',
+    });
+    expect(validateRow('companies', m, row(['x'.repeat(300), '']))).toMatchObject({
+      ok: false,
+      error: 'company_name: longer than 255 characters (got 300)',
+    });
+  });
+});
+
+describe('dedupe keys', () => {
+  it('identical normalised inputs share a key: case, www, scheme and trailing slash ignored', () => {
+    const a = validateRow(
+      'contacts',
+      contacts,
+      row(['JANE@ACME.COM', 'Jane', 'Doe', 'https://www.acme.com/', '', '']),
+    );
+    const b = validateRow(
+      'contacts',
+      contacts,
+      row(['jane@acme.com ', 'jane', 'doe', 'acme.com', '', '']),
+    );
+    const c = validateRow(
+      'contacts',
+      contacts,
+      row(['jane@acme.com', 'Jane', 'Doe', 'acme.org', '', '']),
+    );
+    expect(a.ok && b.ok && c.ok).toBe(true);
+    if (a.ok && b.ok && c.ok) {
+      expect(a.key).toBe(b.key);
+      expect(a.key).not.toBe(c.key);
+      expect(keyOfFields('contacts', { ...a.fields, custom_fields: { enrich_row: 1 } })).toBe(
+        a.key,
+      );
+    }
+  });
+  it('contacts and companies never share a key', () => {
+    expect(keyOfFields('contacts', { company_name: 'Acme' })).not.toBe(
+      keyOfFields('companies', { company_name: 'Acme' }),
+    );
+  });
+});
+
+describe('normalize', () => {
+  it.each([
+    ['https://www.acme.com/about', 'acme.com'],
+    ['WWW.Acme.COM', 'acme.com'],
+    ['acme.co.uk:443/x', 'acme.co.uk'],
+    ['not a domain', 'not a domain'],
+    ['jane@acme.com', 'jane@acme.com'],
+  ])('normalizeDomain(%j) = %j', (input, out) => expect(normalizeDomain(input)).toBe(out));
+
+  it.each([
+    ['https://acme.com/?utm_source=x', 'acme.com'],
+    ['acme.com/careers', 'acme.com/careers'],
+    ['ftp://acme.com', 'ftp://acme.com'],
+  ])('normalizeWebsite(%j) = %j', (input, out) => expect(normalizeWebsite(input)).toBe(out));
+
+  it.each([
+    ['Jane Doe', 'Jane', 'Doe'],
+    ['  Jane   van der Berg ', 'Jane', 'van der Berg'],
+    ['Doe, Jane', 'Jane', 'Doe'],
+    ['Jane Doe, PhD', 'Jane', 'Doe'],
+    ['Mr. John Smith Jr.', 'John', 'Smith'],
+    ['Cher', 'Cher', ''],
+    ['', '', ''],
+  ])('splitFullName(%j) = %j %j', (input, first, last) =>
+    expect(splitFullName(input)).toEqual({ first, last }),
+  );
+});
