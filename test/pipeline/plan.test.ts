@@ -1,0 +1,137 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openInput, type InputSource } from '../../src/io/read.js';
+import { planBulk, resolveMapping } from '../../src/pipeline/plan.js';
+
+const fixtures = join(import.meta.dirname, '../../fixtures');
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'enrich-plan-'));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+async function withSource<T>(path: string, fn: (s: InputSource) => Promise<T>): Promise<T> {
+  const source = await openInput(path);
+  try {
+    return await fn(source);
+  } finally {
+    await source.close();
+  }
+}
+
+describe('planBulk on fixtures/contacts.csv', () => {
+  it('counts rows, invalid rows, duplicates, batches and worst-case credits', async () => {
+    const plan = await withSource(join(fixtures, 'contacts.csv'), (s) =>
+      planBulk(s, { kind: 'contacts', batchSize: 10 }),
+    );
+    expect(plan.names).toEqual({
+      business_email: 'Email',
+      company_domain: 'Website',
+      company_name: 'Company',
+      first_name: 'First Name',
+      last_name: 'Last Name',
+      prof_network_url: 'LinkedIn URL',
+    });
+    expect({
+      rows: plan.rows,
+      valid: plan.valid,
+      invalid: plan.invalid,
+      duplicates: plan.duplicates,
+      batches: plan.batches,
+      max_credits: plan.max_credits,
+    }).toEqual({
+      rows: 25,
+      valid: 23,
+      invalid: 2,
+      duplicates: 2,
+      batches: 3,
+      max_credits: 21,
+    });
+    expect(plan.samples.business_email).toEqual([
+      'jane.doe@acme.com',
+      'maria.garcia@initech.io',
+      'wei.chen@umbrella.co',
+    ]);
+  });
+
+  it('--no-dedupe plans every valid row', async () => {
+    const plan = await withSource(join(fixtures, 'contacts.csv'), (s) =>
+      planBulk(s, { kind: 'contacts', dedupe: false }),
+    );
+    expect([plan.duplicates, plan.max_credits, plan.batches]).toEqual([0, 23, 1]);
+  });
+
+  it('--rejects writes the invalid rows, every input column kept, with reason and line', async () => {
+    const rejects = join(dir, 'rejects.csv');
+    await withSource(join(fixtures, 'contacts.csv'), (s) =>
+      planBulk(s, { kind: 'contacts', rejects }),
+    );
+    const lines = (await readFile(rejects, 'utf8')).trimEnd().split('\n');
+    expect(lines[0]).toBe(
+      'Contact ID,First Name,Last Name,Email,Company,Website,Title,LinkedIn URL,Phone,Notes,enrich_status,enrich_error,enrich_credit_charged,enrich_line',
+    );
+    expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(['C-1007', 'C-1014']);
+    expect(lines[1]).toContain(
+      ',invalid,"needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name",,8',
+    );
+  });
+
+  it('companies: credits scale with --top', async () => {
+    const plan = await withSource(join(fixtures, 'companies.csv'), (s) =>
+      planBulk(s, { kind: 'companies', topMatches: 3 }),
+    );
+    expect(plan.names).toEqual({ company_name: 'Account Name', company_website: 'Website' });
+    expect([
+      plan.rows,
+      plan.valid,
+      plan.invalid,
+      plan.duplicates,
+      plan.batches,
+      plan.max_credits,
+    ]).toEqual([12, 11, 1, 1, 1, 30]);
+  });
+
+  it('ragged rows are counted invalid, never fatal', async () => {
+    const plan = await withSource(join(fixtures, 'inputs/ragged.csv'), (s) =>
+      planBulk(s, { kind: 'contacts' }),
+    );
+    expect([plan.rows, plan.valid, plan.invalid]).toEqual([4, 2, 2]);
+  });
+
+  it('--id-column must name a column', async () => {
+    await expect(
+      withSource(join(fixtures, 'contacts.csv'), (s) =>
+        planBulk(s, { kind: 'contacts', idColumn: 'Nope' }),
+      ),
+    ).rejects.toMatchObject({ code: 'MAPPING_INVALID' });
+  });
+});
+
+describe('resolveMapping', () => {
+  it('--save-mapping then --mapping reproduces the mapping; --map overrides the file', async () => {
+    const file = join(dir, 'map.json');
+    const saved = await withSource(join(fixtures, 'contacts.csv'), (s) =>
+      resolveMapping(s, { kind: 'contacts', map: { prof_network_url: '' }, saveMapping: file }),
+    );
+    expect(saved.names.prof_network_url).toBeUndefined();
+    const loaded = await withSource(join(fixtures, 'contacts.csv'), (s) =>
+      resolveMapping(s, { kind: 'contacts', mappingFile: file, map: { company_domain: '' } }),
+    );
+    const { company_domain: _dropped, ...rest } = saved.names;
+    expect(loaded.names).toEqual(rest);
+  });
+
+  it('a --mapping file whose columns are gone fails loudly', async () => {
+    const file = join(dir, 'map2.json');
+    await withSource(join(fixtures, 'contacts.csv'), (s) =>
+      resolveMapping(s, { kind: 'contacts', saveMapping: file }),
+    );
+    await expect(
+      withSource(join(fixtures, 'inputs/comma.csv'), (s) =>
+        resolveMapping(s, { kind: 'contacts', mappingFile: file }),
+      ),
+    ).rejects.toMatchObject({ code: 'MAPPING_INVALID' });
+  });
+});
