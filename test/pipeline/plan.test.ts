@@ -74,7 +74,7 @@ describe('planBulk on fixtures/contacts.csv', () => {
     );
     expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(['C-1007', 'C-1014']);
     expect(lines[1]).toContain(
-      ',invalid,"needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name",,8',
+      ',invalid,needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name,,8',
     );
   });
 
