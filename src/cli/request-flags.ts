@@ -13,6 +13,26 @@ function toFlags(text: string, flags: FlagNames): string {
   );
 }
 
+/** Says what a zod issue expected and what it got, in words. */
+function describeIssue(issue: z.core.$ZodIssue, got: unknown): string {
+  const shown =
+    typeof got === 'string' ? `"${got.length > 40 ? `${got.slice(0, 40)}…` : got}"` : String(got);
+  if (issue.code === 'too_big' && typeof got === 'string') {
+    return `expected at most ${String(issue.maximum)} characters, got ${got.length}`;
+  }
+  if (issue.code === 'too_small' && typeof got === 'string') {
+    return `expected at least ${String(issue.minimum)} character(s), got ${got.length}`;
+  }
+  if (issue.code === 'invalid_format')
+    return `expected a valid ${issue.format === 'email' ? 'email address' : issue.format}, got ${shown}`;
+  return issue.message;
+}
+
+/** The value at `path` inside `body`. */
+function valueAt(body: unknown, path: readonly PropertyKey[]): unknown {
+  return path.reduce<unknown>((v, k) => (v as Record<PropertyKey, unknown> | undefined)?.[k], body);
+}
+
 /**
  * Checks a request body against its contract schema before anything is sent; on failure
  * throws a usage error naming the flag and the rule that failed.
@@ -26,19 +46,17 @@ export function checkRequest<S extends z.ZodType>(
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const field = [...(issue?.path ?? [])].reverse().find((p) => typeof p === 'string');
-  const rule = issue?.message ?? 'invalid';
+  if (!issue) throw usageError(`${command}: invalid request`);
+  const field = [...issue.path].reverse().find((p) => typeof p === 'string');
+  const hint = /mobile_phone_enrichment/.test(issue.message)
+    ? 'add --mobile'
+    : `see \`enrich ${command} --help\``;
   if (field === undefined) {
-    throw usageError(`enrich ${command}: ${toFlags(rule, flags)}`, {
-      hint: `see \`enrich ${command} --help\``,
-    });
+    throw usageError(`${command}: ${toFlags(issue.message, flags)}`, { hint });
   }
   const flag = flags[field] ?? field;
-  throw usageError(`enrich ${command}: ${flag}: ${rule} (rule of ${field})`, {
-    hint: /mobile_phone_enrichment/.test(rule)
-      ? 'add --mobile'
-      : `see \`enrich ${command} --help\``,
-  });
+  const rule = describeIssue(issue, valueAt(body, issue.path));
+  throw usageError(`${command}: ${flag}: ${rule} (${field})`, { hint });
 }
 
 /** Parses an integer flag in [min, max], or throws a usage error naming the flag. */

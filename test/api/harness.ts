@@ -64,3 +64,66 @@ export async function startRig(
     },
   };
 }
+
+/** What one CLI run printed, and how it ended. */
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Spawns `bin/enrich.js` (built dist/) asynchronously, so a sandbox in this process
+ * keeps answering. Only PATH and HOME are inherited; `env` adds the rest.
+ */
+export async function runCli(
+  args: string[],
+  opts: { env?: Record<string, string>; input?: string } = {},
+): Promise<CliResult> {
+  const { spawn } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...opts.env },
+    stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  if (opts.input !== undefined) child.stdin?.end(opts.input);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr };
+}
+
+/** A fresh config and state directory pair for one test. */
+export async function tempEnv(): Promise<Record<string, string>> {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const root = mkdtempSync(join(tmpdir(), 'enrich-e2e-'));
+  return { ENRICH_CONFIG_DIR: join(root, 'config'), ENRICH_STATE_DIR: join(root, 'state') };
+}
+
+/** Builds dist/ when any source is newer than it (type errors elsewhere do not stop the emit). */
+export async function ensureBuilt(): Promise<void> {
+  const { readdirSync, statSync, existsSync } = await import('node:fs');
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const out = `${root}dist/cli/main.js`;
+  const newest = (dir: string): number =>
+    readdirSync(dir, { withFileTypes: true }).reduce((m, e) => {
+      const p = `${dir}/${e.name}`;
+      return Math.max(m, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+    }, 0);
+  if (existsSync(out) && statSync(out).mtimeMs >= newest(`${root}src`)) return;
+  spawnSync(
+    process.execPath,
+    [`${root}node_modules/typescript/bin/tsc`, '-p', `${root}tsconfig.build.json`],
+    {
+      stdio: 'ignore',
+    },
+  );
+  if (!existsSync(out)) throw new Error('build failed: dist/cli/main.js is missing');
+}

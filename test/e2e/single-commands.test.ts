@@ -1,0 +1,126 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+
+beforeAll(ensureBuilt, 120_000);
+
+describe('enrich contact / company / verify-email (--sandbox)', () => {
+  it('prints a contact as key/value lines with remaining_credits', async () => {
+    const r = await runCli(['contact', '--email', 'jane@acme.com', '--sandbox'], {
+      env: await tempEnv(),
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^email\s+jane@acme\.com$/m);
+    expect(r.stdout).toMatch(/^remaining_credits\s+\d+$/m);
+  });
+
+  it('prints the raw response with --json', async () => {
+    const r = await runCli(
+      [
+        'contact',
+        '--first-name',
+        'Jane',
+        '--last-name',
+        'Doe',
+        '--company-domain',
+        'acme.com',
+        '--mobile',
+        '--json',
+        '--sandbox',
+      ],
+      { env: await tempEnv() },
+    );
+    expect(r.code).toBe(0);
+    const body = JSON.parse(r.stdout) as {
+      contact: Record<string, unknown>;
+      remaining_credits: number;
+    };
+    expect(body.contact).toHaveProperty('mobile_phone');
+    expect(typeof body.remaining_credits).toBe('number');
+  });
+
+  it('prints every company match, then remaining_credits', async () => {
+    const env = await tempEnv();
+    const r = await runCli(['company', '--website', 'acme.com', '--top', '2', '--sandbox'], {
+      env,
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^match\s+1 of 2$/m);
+    expect(r.stdout).toMatch(/^match\s+2 of 2$/m);
+    expect(r.stdout).toMatch(/^remaining_credits\s+\d+$/m);
+    const j = await runCli(['company', '--name', 'Acme', '--json', '--sandbox'], { env });
+    expect((JSON.parse(j.stdout) as { companies: unknown[] }).companies).toHaveLength(1);
+  });
+
+  it('prints valid, invalid or unknown as the first word of verify-email', async () => {
+    const r = await runCli(['verify-email', 'jane@acme.com', '--sandbox'], {
+      env: await tempEnv(),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout.split(/\s/)[0]).toMatch(/^(valid|invalid|unknown)$/);
+    expect(r.stdout).toMatch(/^remaining_credits\s+\d+$/m);
+  });
+});
+
+describe('local validation, before any request', () => {
+  // No key and no --sandbox: a request would fail with exit 4, so exit 2 proves none was tried.
+  it.each([
+    [
+      ['contact', '--first-name', 'Jane', '--last-name', 'Doe'],
+      /needs at least one of: --prof-network-url; --email; --first-name \+ --last-name \+ --company-domain/,
+    ],
+    [
+      ['contact', '--email', 'a@acme.com', '--require-mobile'],
+      /--require-mobile: .*mobile_phone_enrichment/,
+    ],
+    [
+      ['contact', '--first-name', 'J'.repeat(256), '--last-name', 'D', '--company-name', 'A'],
+      /--first-name: .*255/,
+    ],
+    [
+      ['company', '--website', 'acme.com', '--top', '11'],
+      /--top: expected an integer from 1 to 10, got "11"/,
+    ],
+    [['company'], /needs at least one of: --website; --name/],
+    [['verify-email', 'not-an-email'], /<email>: /],
+    [['contact', '--colour', 'red'], /unknown option '--colour'/],
+  ])('exits 2 for %j', async (args, message) => {
+    const r = await runCli(args, { env: await tempEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stdout).toBe('');
+  });
+
+  it('exits 4 without a key, naming auth login and --sandbox', async () => {
+    const r = await runCli(['contact', '--email', 'jane@acme.com'], { env: await tempEnv() });
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/no API key for profile "default" \[AUTH_MISSING\]/);
+    expect(r.stderr).toMatch(/enrich auth login/);
+    expect(r.stderr).toMatch(/--sandbox/);
+  });
+
+  it('exits 2 with a hint when a key is set but no base URL', async () => {
+    const env = { ...(await tempEnv()), ENRICH_API_KEY: 'sk_test_0000000000000000' };
+    const r = await runCli(['verify-email', 'jane@acme.com'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no service base URL configured/);
+    expect(r.stderr).not.toContain('sk_test_0000000000000000');
+  });
+
+  it('has Examples in every --help', async () => {
+    for (const cmd of [
+      ['contact'],
+      ['company'],
+      ['verify-email'],
+      ['auth', 'login'],
+      ['auth', 'status'],
+      ['auth', 'logout'],
+      ['config'],
+      ['config', 'set'],
+    ]) {
+      const r = await runCli([...cmd, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/Examples:\n {2}\$ enrich /);
+    }
+  });
+});
