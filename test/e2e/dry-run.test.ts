@@ -1,0 +1,142 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+
+beforeAll(ensureBuilt, 120_000);
+
+const fixtures = join(import.meta.dirname, '../../fixtures');
+const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
+
+describe('enrich contacts|companies --dry-run (e2e)', () => {
+  it('contacts --json prints exactly the plan object; the mapping table goes to stderr', async () => {
+    const r = await runCli(
+      ['contacts', join(fixtures, 'contacts.csv'), '--dry-run', '--json', '--batch-size', '10'],
+      { env: await tempEnv() },
+    );
+    expect(r.code).toBe(0);
+    expect(json(r.stdout)).toEqual({
+      mapping: {
+        business_email: 'Email',
+        company_domain: 'Website',
+        company_name: 'Company',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+        prof_network_url: 'LinkedIn URL',
+      },
+      rows: 25,
+      valid: 23,
+      invalid: 2,
+      duplicates: 2,
+      batches: 3,
+      max_credits: 21,
+    });
+    expect(r.stderr).toMatch(
+      /^\s+business_email\s+Email\s+jane\.doe@acme\.com \| maria\.garcia@initech\.io/m,
+    );
+    expect(r.stderr).toContain('not sent: "Contact ID", "Title", "Phone", "Notes"');
+  });
+
+  it('human output: the plan on stdout', async () => {
+    const r = await runCli(
+      ['companies', join(fixtures, 'companies.csv'), '--dry-run', '--top', '2'],
+      { env: await tempEnv() },
+    );
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^rows\s+12$/m);
+    expect(r.stdout).toMatch(/^duplicates\s+1 \(sent once\)$/m);
+    expect(r.stdout).toMatch(/^max_credits\s+20$/m);
+    expect(r.stderr).toMatch(/company_website\s+Website\s+https:\/\/www\.acme\.com/);
+  });
+
+  it('reads stdin, splits a Name column, honours --map, and writes --rejects and --save-mapping', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-dry-'));
+    const input =
+      'Name;E-mail;Org\r\nJane Doe;jane@acme.com;Acme\r\nWei Chen;;Umbrella\r\nBad;;\r\n';
+    const args = [
+      'contacts',
+      '-',
+      '--dry-run',
+      '--json',
+      '--map',
+      'company_name=Org',
+      '--rejects',
+      join(dir, 'rejects.csv'),
+      '--save-mapping',
+      join(dir, 'map.json'),
+    ];
+    const r = await runCli(args, { env: await tempEnv(), input });
+    expect(r.code).toBe(0);
+    expect(json(r.stdout)).toMatchObject({
+      mapping: {
+        business_email: 'E-mail',
+        company_name: 'Org',
+        first_name: 'Name',
+        last_name: 'Name',
+      },
+      rows: 3,
+      valid: 2,
+      invalid: 1,
+    });
+    expect(r.stderr).toContain('Name (split)');
+    expect(await readFile(join(dir, 'rejects.csv'), 'utf8')).toContain('Bad,,,invalid,');
+    expect(JSON.parse(await readFile(join(dir, 'map.json'), 'utf8'))).toEqual({
+      business_email: 'E-mail',
+      company_name: 'Org',
+      first_name: 'Name',
+      last_name: 'Name',
+    });
+  });
+
+  it('an ambiguous mapping is a usage error naming the candidates and the --map to use', async () => {
+    const file = join(fixtures, 'inputs/duplicate-headers.csv');
+    const names = await runCli(['contacts', file, '--dry-run'], { env: await tempEnv() });
+    expect(names.stderr).toContain('"Name", "Name (2)"');
+    const r = await runCli(['contacts', file, '--dry-run', '--map', 'full_name=Name'], {
+      env: await tempEnv(),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('"Email", "Email (2)"');
+    expect(r.stderr).toContain('--map business_email="Email"');
+    expect(r.stderr).toContain('[MAPPING_AMBIGUOUS]');
+  });
+
+  it.each([
+    [
+      ['contacts', 'fixtures/inputs/nope.csv', '--dry-run'],
+      /cannot read fixtures\/inputs\/nope\.csv: no such file.*\[INPUT_UNREADABLE\]/,
+    ],
+    [
+      ['contacts', 'fixtures/inputs/unclosed-quote.csv', '--dry-run'],
+      /never closed.*line 3.*\[INPUT_INVALID\]/,
+    ],
+    [
+      ['contacts', 'fixtures/contacts.csv', '--dry-run', '--batch-size', '0'],
+      /--batch-size: expected an integer from 1 to 100000, got "0"/,
+    ],
+    [
+      ['contacts', 'fixtures/contacts.csv', '--dry-run', '--require-mobile'],
+      /--require-mobile needs --mobile/,
+    ],
+    [
+      ['companies', 'fixtures/companies.csv', '--dry-run', '--top', '11'],
+      /--top: expected an integer from 1 to 10/,
+    ],
+    [
+      ['contacts', 'fixtures/contacts.csv', '--dry-run', '--formula-escape', 'sometimes'],
+      /--formula-escape: expected one of auto, always, never/,
+    ],
+    [
+      ['contacts', 'fixtures/contacts.csv', '--dry-run', '--map', 'business_email=Nope'],
+      /column "Nope".*\[MAPPING_INVALID\]/,
+    ],
+  ])('%j exits 2 with a clear message', async (args, message) => {
+    const r = await runCli(args, { env: await tempEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
