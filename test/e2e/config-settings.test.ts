@@ -1,0 +1,101 @@
+import { statSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+
+beforeAll(ensureBuilt, 120_000);
+
+type Listed = { profile: string; settings: Record<string, { value: string; source: string }> };
+const list = async (args: string[], env: Record<string, string>) => {
+  const r = await runCli(['config', 'list', '--json', ...args], { env });
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as Listed;
+};
+
+describe('enrich config', () => {
+  it('lists every setting with its default source', async () => {
+    const env = await tempEnv();
+    const r = await runCli(['config', 'list'], { env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^batch_size\s+1000\s+\(default\)$/m);
+    expect(r.stdout).toMatch(/^timeout\s+2h 00m\s+\(default\)$/m);
+    expect(r.stdout).toMatch(/^api_key\s+\(default\)$/m);
+    for (const key of ['base_url', 'concurrency', 'formula_escape', 'prefix']) {
+      expect(r.stdout).toMatch(new RegExp(`^${key}\\s`, 'm'));
+    }
+  });
+
+  it('applies flag > env > profile > default, each shown with its source', async () => {
+    const env = await tempEnv();
+    expect(
+      (await runCli(['config', 'set', 'base_url', 'https://file.example/'], { env })).code,
+    ).toBe(0);
+    expect((await runCli(['config', 'set', 'batch_size', '500'], { env })).code).toBe(0);
+    expect(statSync(`${env.ENRICH_CONFIG_DIR}/config.json`).mode & 0o777).toBe(0o600);
+
+    let l = await list([], env);
+    expect(l.settings.base_url).toEqual({ value: 'https://file.example', source: 'file' });
+    expect(l.settings.batch_size).toEqual({ value: '500', source: 'file' });
+    expect(l.settings.concurrency).toEqual({ value: '4', source: 'default' });
+
+    const withEnv = { ...env, ENRICH_BASE_URL: 'https://env.example', ENRICH_BATCH_SIZE: '250' };
+    l = await list([], withEnv);
+    expect(l.settings.base_url).toEqual({ value: 'https://env.example', source: 'env' });
+    expect(l.settings.batch_size).toEqual({ value: '250', source: 'env' });
+
+    l = await list(['--base-url', 'https://flag.example'], withEnv);
+    expect(l.settings.base_url).toEqual({ value: 'https://flag.example', source: 'flag' });
+
+    const get = await runCli(['config', 'get', 'batch_size'], { env: withEnv });
+    expect(get.stdout).toBe('250\n');
+
+    expect((await runCli(['config', 'unset', 'batch_size'], { env })).code).toBe(0);
+    l = await list([], env);
+    expect(l.settings.batch_size).toEqual({ value: '1000', source: 'default' });
+  });
+
+  it('keeps profiles apart (--profile, then ENRICH_PROFILE)', async () => {
+    const env = await tempEnv();
+    await runCli(['config', 'set', 'concurrency', '8', '--profile', 'staging'], { env });
+    expect((await list([], env)).settings.concurrency?.value).toBe('4');
+    const viaFlag = await list(['--profile', 'staging'], env);
+    expect(viaFlag.profile).toBe('staging');
+    expect(viaFlag.settings.concurrency).toEqual({ value: '8', source: 'file' });
+    const viaEnv = await list([], { ...env, ENRICH_PROFILE: 'staging' });
+    expect(viaEnv.settings.concurrency?.value).toBe('8');
+  });
+
+  it('refuses unknown keys, bad values and a key on the command line (exit 2)', async () => {
+    const env = await tempEnv();
+    const cases: [string[], RegExp][] = [
+      [
+        ['config', 'set', 'colour', 'red'],
+        /unknown setting "colour" \(expected one of: base_url, batch_size/,
+      ],
+      [['config', 'get', 'colour'], /unknown setting "colour"/],
+      [
+        ['config', 'set', 'batch_size', 'lots'],
+        /batch_size: expected an integer from 1 to 10000, got "lots"/,
+      ],
+      [['config', 'set', 'timeout', 'soon'], /timeout: expected a duration such as 500ms/],
+      [
+        ['config', 'set', 'base_url', 'ftp://x'],
+        /base_url: expected an http:\/\/ or https:\/\/ URL/,
+      ],
+      [
+        ['config', 'set', 'api_key', 'sk_secret_123456789'],
+        /api_key cannot be set from the command line/,
+      ],
+      [['config', 'list', '--profile', '../etc'], /profile: expected letters/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runCli(args, { env });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    const bad = await runCli(['config', 'list'], { env: { ...env, ENRICH_CONCURRENCY: '0' } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(
+      /ENRICH_CONCURRENCY: expected an integer from 1 to 64, got "0" \[CONFIG_INVALID\]/,
+    );
+  });
+});
