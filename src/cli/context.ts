@@ -39,6 +39,9 @@ export async function openService(
     import('../errors.js'),
   ]);
   const settings = resolveSettings({ globals, ...(opts?.flags ? { flags: opts.flags } : {}) });
+  for (const repair of settings.repairs) {
+    if (!globals.quiet) process.stderr.write(`enrich: warning: fixed permissions of ${repair}\n`);
+  }
   const debug = debugSink(globals);
   if (globals.sandbox) {
     const { startSandbox } = await import('../sandbox/index.js');
