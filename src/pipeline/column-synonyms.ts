@@ -39,7 +39,17 @@ const CONTACTS: Table = {
       'businessemailaddress',
       'workemailaddress',
     ),
-    ...s(4, 'email', 'emailaddress', 'mail', 'email1', 'email1value', 'primaryemail', 'emailid', 'emails'),
+    ...s(
+      4,
+      'email',
+      'emailaddress',
+      'mail',
+      'email1',
+      'email1value',
+      'primaryemail',
+      'emailid',
+      'emails',
+    ),
   },
   first_name: s(
     5,
