@@ -1,4 +1,4 @@
-import type { CompanyRecord } from '../contract/index.js';
+import type { CompanyRecord, COMPANY_RECORD_FIELDS } from '../contract/index.js';
 import {
   AUDIENCES,
   COMPANY_SUFFIXES,
@@ -20,10 +20,9 @@ export interface CompanyIdentity {
 }
 
 /** The company fields of api-spec.md 2.1, without error/credit_charged and the echoes. */
-export type CompanyProfile = Omit<
-  CompanyRecord,
-  'error' | 'credit_charged' | 'original_fields' | 'custom_fields'
->;
+export type CompanyProfile = {
+  [K in (typeof COMPANY_RECORD_FIELDS)[number]]: NonNullable<CompanyRecord[K]> | null;
+};
 
 /** Resolves a company identity from the website/domain and name a caller gave. */
 export function companyIdentity(
@@ -35,8 +34,26 @@ export function companyIdentity(
   return { domain, name: trimmed };
 }
 
-/** Generates the profile of a company: the same identity and seed always give the same profile. */
+// Contacts of one company share its profile: a small cache spares regenerating it.
+const cache = new Map<string, CompanyProfile>();
+const CACHE_MAX = 4096;
+
+/**
+ * Generates the profile of a company: the same identity and seed always give the same
+ * profile. The result may be shared: callers copy it before changing anything.
+ */
 export function companyProfile(id: CompanyIdentity, seed: number, rank = 0): CompanyProfile {
+  const cacheKey = `${seed}\u0001${rank}\u0001${id.domain}\u0001${id.name}`;
+  let p = cache.get(cacheKey);
+  if (p === undefined) {
+    if (cache.size >= CACHE_MAX) cache.clear();
+    p = Object.freeze(buildProfile(id, seed, rank));
+    cache.set(cacheKey, p);
+  }
+  return p;
+}
+
+function buildProfile(id: CompanyIdentity, seed: number, rank: number): CompanyProfile {
   const key = id.domain || id.name.toLowerCase();
   const h = fnv1a(rank === 0 ? key : `${key}#${rank}`, seed);
   let name = id.name || (id.domain ? nameFromDomain(id.domain) : '');

@@ -1,8 +1,8 @@
 import type { ContactRecord } from '../contract/index.js';
 import { FIRST_NAMES, LAST_NAMES, PLACES, ROLES } from './data-tables.js';
 import { between, digits, fnv1a, pick } from './hash.js';
-import { companyIdentity, companyProfile } from './generate-company.js';
-import { FREE_MAIL, hasMagic, isNoMatch, letters, nameFromDomain, toDomain } from './normalise.js';
+import { companyIdentity, companyProfile, type CompanyProfile } from './generate-company.js';
+import { FREE_MAIL, MAGIC, letters, nameFromDomain, toDomain } from './normalise.js';
 
 /** The identifying fields of a contact (api-spec.md 4.1), as submitted. */
 export interface ContactInput {
@@ -26,7 +26,22 @@ export interface ContactLookupOptions {
 }
 
 /** The contact fields of api-spec.md 2.2 without the bulk echoes. */
-export type ContactFields = Omit<ContactRecord, 'original_fields' | 'custom_fields'>;
+export type ContactFields = Pick<
+  ContactRecord,
+  | 'error'
+  | 'credit_charged'
+  | 'first_name'
+  | 'last_name'
+  | 'email'
+  | 'office_phone'
+  | 'mobile_phone'
+  | 'location'
+  | 'title'
+  | 'job_level'
+  | 'department'
+  | 'prof_network'
+  | 'company'
+>;
 
 export const NO_MATCH = 'No match found';
 export const NO_EMAIL_MATCH = 'No match found: no contact with a business email';
@@ -34,17 +49,14 @@ export const NO_MOBILE_MATCH = 'No match found: no contact with a mobile phone';
 
 /** Looks a contact up: an enriched record (credit_charged true) or a no-match record. */
 export function lookupContact(input: ContactInput, o: ContactLookupOptions): ContactFields {
-  const values = [
-    input.business_email,
-    input.company_domain,
-    input.company_name,
-    input.first_name,
-    input.last_name,
-    input.prof_network_url,
-  ];
-  if (isNoMatch(values)) return emptyContact(NO_MATCH);
-  const noEmail = hasMagic(values, 'noemail');
-  const noMobile = hasMagic(values, 'nomobile');
+  // One lower-cased string of every field: the magic words are looked up once each.
+  const all =
+    `${input.business_email ?? ''}\u0001${input.company_domain ?? ''}\u0001${input.company_name ?? ''}\u0001` +
+    `${input.first_name ?? ''}\u0001${input.last_name ?? ''}\u0001${input.prof_network_url ?? ''}`;
+  const lower = all.toLowerCase();
+  if (lower.includes(MAGIC.noMatch)) return emptyContact(NO_MATCH);
+  const noEmail = lower.includes(MAGIC.noEmail);
+  const noMobile = lower.includes(MAGIC.noMobile);
   if (o.requireEmail && noEmail) return emptyContact(NO_EMAIL_MATCH);
   if (o.requireMobile && noMobile) return emptyContact(NO_MOBILE_MATCH);
 
@@ -89,30 +101,56 @@ export function lookupContact(input: ContactInput, o: ContactLookupOptions): Con
     email: workEmail,
     office_phone: `${company.phone}`,
     mobile_phone: mobile,
-    location: {
-      country: place[0],
-      state: place[1],
-      zip_code: `${place[3]}${digits(between(h, 6, 0, 99), 2)}`,
-    },
+    location: contactLocation(place, between(h, 6, 0, 99)),
     title: role[0],
     job_level: role[1],
     department: role[2],
     prof_network:
       input.prof_network_url?.trim() ||
       `https://profnet.example/in/${letters(first)}-${letters(last)}-${(h & 0xffff).toString(16)}`,
-    company: {
-      name: company.name ?? '',
-      description: company.description ?? '',
-      website: company.website ?? '',
-      employees_category: company.employees_category ?? '',
-      revenue_category: company.revenue_category ?? '',
-      location: {
-        country: company.hq_country ?? '',
-        state: company.hq_state ?? '',
-        zip_code: company.hq_zip_code ?? '',
-      },
-    },
+    company: companySummary(company),
   };
+}
+
+// Records are read-only data: contacts of one company share one frozen summary, and
+// locations come from a small frozen table, which keeps bulk generation light on the GC.
+const summaries = new WeakMap<CompanyProfile, ContactRecord['company']>();
+
+function companySummary(p: CompanyProfile): ContactRecord['company'] {
+  let s = summaries.get(p);
+  if (s === undefined) {
+    const summary: ContactRecord['company'] = {
+      name: p.name ?? '',
+      description: p.description ?? '',
+      website: p.website ?? '',
+      employees_category: p.employees_category ?? '',
+      revenue_category: p.revenue_category ?? '',
+      location: Object.freeze({
+        country: p.hq_country ?? '',
+        state: p.hq_state ?? '',
+        zip_code: p.hq_zip_code ?? '',
+      }),
+    };
+    s = Object.freeze(summary);
+    summaries.set(p, s);
+  }
+  return s;
+}
+
+const locations = new Map<string, ContactRecord['location']>();
+
+function contactLocation(place: (typeof PLACES)[number], zip: number): ContactRecord['location'] {
+  const key = `${place[2]}${zip}`;
+  let l = locations.get(key);
+  if (l === undefined) {
+    l = Object.freeze({
+      country: place[0],
+      state: place[1],
+      zip_code: `${place[3]}${digits(zip, 2)}`,
+    });
+    locations.set(key, l);
+  }
+  return l;
 }
 
 function capital(word: string | undefined): string {

@@ -1,6 +1,7 @@
 /** Normalising inputs: the same company or person written differently gets the same data. */
 
-const MAGIC_NO_MATCH = 'nomatch';
+/** Words that force an outcome when any input field contains them (case-insensitive). */
+export const MAGIC = { noMatch: 'nomatch', noEmail: 'noemail', noMobile: 'nomobile' } as const;
 
 /** Domain form of a website or URL: `https://www.Acme.com/about` -> `acme.com`. */
 export function toDomain(website: string): string {
@@ -28,12 +29,21 @@ export function letters(text: string): string {
 
 /** A company name read from a domain: `acme-corp.com` -> `Acme Corp`. */
 export function nameFromDomain(domain: string): string {
-  const label = domain.split('.')[0] ?? domain;
-  return label
-    .split(/[-_]+/)
-    .filter(Boolean)
-    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
-    .join(' ');
+  const dot = domain.indexOf('.');
+  const label = dot < 0 ? domain : domain.slice(0, dot);
+  let out = '';
+  let upper = true;
+  for (let i = 0; i < label.length; i++) {
+    const ch = label[i] as string;
+    if (ch === '-' || ch === '_') {
+      if (!upper) out += ' ';
+      upper = true;
+    } else {
+      out += upper ? ch.toUpperCase() : ch;
+      upper = false;
+    }
+  }
+  return out.trimEnd();
 }
 
 /** True when any of the values contains `magic` (case-insensitive): documented forced outcomes. */
@@ -44,7 +54,7 @@ export function hasMagic(values: readonly (string | undefined)[], magic: string)
 
 /** True when an input forces "no match" (any field containing `nomatch`). */
 export function isNoMatch(values: readonly (string | undefined)[]): boolean {
-  return hasMagic(values, MAGIC_NO_MATCH);
+  return hasMagic(values, MAGIC.noMatch);
 }
 
 /** Free-mail domains: an address there says nothing about the employer. */
