@@ -8,6 +8,7 @@ import { registerVerifyEmail } from './commands/verify-email.js';
 import { registerAuth } from './commands/auth.js';
 import { registerConfig } from './commands/config.js';
 import { registerSandbox } from './commands/sandbox.js';
+import { registerJobs } from './commands/jobs.js';
 
 // Command modules import only commander and types at load time; each action imports
 // what it needs, so `enrich --help` stays fast (DESIGN.md section 7).
@@ -18,6 +19,7 @@ const registrations: ((program: Command) => void)[] = [
   registerContact,
   registerCompany,
   registerVerifyEmail,
+  registerJobs,
   registerAuth,
   registerConfig,
   registerSandbox,

@@ -1,0 +1,53 @@
+import { formatDuration } from '../config/duration.js';
+import type { RunSummary } from '../pipeline/run.js';
+
+/** The JSON summary of a bulk run (stdout with `-o` and `--json`). */
+export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, unknown> {
+  return {
+    rows: s.rows,
+    statuses: s.statuses,
+    duplicates: s.duplicates,
+    jobs: {
+      total: s.jobs.total,
+      done: s.jobs.spooled,
+      failed: s.jobs.failed,
+      expired: s.jobs.expired,
+      pending: s.jobs.pending,
+      ids: s.jobs.ids,
+    },
+    not_sent_batches: s.jobs.unsent,
+    credits_charged: s.creditsCharged,
+    remaining_credits: s.remainingCredits,
+    requests: s.requests,
+    fill_rate: fillRates(s),
+    elapsed_ms: Math.round(elapsedMs),
+    resumed: s.resumed,
+    stopped: s.stopReason ? { code: s.stopReason.code, message: s.stopReason.message } : null,
+    exit_code: s.exitCode,
+  };
+}
+
+function fillRates(s: RunSummary): Record<string, number> {
+  const enriched = s.statuses.enriched;
+  return Object.fromEntries(
+    Object.entries(s.fill).map(([col, n]) => [
+      col,
+      enriched ? Math.round((n / enriched) * 1000) / 1000 : 0,
+    ]),
+  );
+}
+
+/** The human summary of a bulk run (stderr). */
+export function summaryText(s: RunSummary, elapsedMs: number): string {
+  const st = s.statuses;
+  const lines = [
+    `rows: ${s.rows}  enriched: ${st.enriched}  failed: ${st.failed}  invalid: ${st.invalid}  missing: ${st.missing}  expired: ${st.expired}`,
+    `duplicates sent once: ${s.duplicates}  jobs: ${s.jobs.spooled}/${s.jobs.total} done${s.resumed ? ' (resumed)' : ''}  credits charged: ${s.creditsCharged}  remaining: ${s.remainingCredits ?? 'unknown'}  time: ${formatDuration(elapsedMs)}`,
+  ];
+  const rates = Object.entries(fillRates(s)).filter(([, r]) => r > 0);
+  if (rates.length > 0) {
+    lines.push(`fill rate: ${rates.map(([c, r]) => `${c} ${Math.round(r * 100)}%`).join(', ')}`);
+  }
+  if (s.stopReason) lines.push(`stopped early: ${s.stopReason.message}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,183 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { toBulkApi } from '../api/bulk-api.js';
+import { getPaths } from '../config/paths.js';
+import { EnrichError } from '../errors.js';
+import { openInput, type InputSource } from '../io/read.js';
+import type { OutputFormat } from '../io/write.js';
+import { resolveColumn } from '../pipeline/map-columns.js';
+import { resolveMapping } from '../pipeline/plan.js';
+import { runBulk, runsDirOf, type RunSummary } from '../pipeline/run.js';
+import { bulkMetadata, type BulkKind, type BulkOptions } from './bulk-options.js';
+import { summaryJson, summaryText } from './bulk-report.js';
+import { openService } from './context.js';
+import type { GlobalOptions } from './globals.js';
+import { createProgress } from './progress.js';
+
+/** Output format: --format, else the -o extension (resolved in BulkOptions), else the input's. */
+function outputFormat(options: BulkOptions, source: InputSource): OutputFormat {
+  return options.format ?? source.format;
+}
+
+/** The command line that resumes this run (the same command, without --restart). */
+export function resumeCommand(argv: readonly string[]): string {
+  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+  return ['enrich', ...argv.filter((a) => a !== '--restart').map(quote)].join(' ');
+}
+
+/** An abortable sleep for the poll loop. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** `enrich contacts|companies <input>` without --dry-run: the whole bulk run, printed. */
+export async function runBulkCommand(
+  kind: BulkKind,
+  input: string,
+  options: BulkOptions,
+  globals: GlobalOptions,
+): Promise<number> {
+  const started = Date.now();
+  const source = await openInput(input, {
+    format: options.inputFormat,
+    delimiter: options.delimiter,
+    encoding: options.encoding,
+    headerRow: options.headerRow,
+  });
+  const aborter = new AbortController();
+  const onSignal = () => {
+    if (aborter.signal.aborted) process.exit(130); // a second Ctrl-C: leave now, the journal is safe
+    process.stderr.write(
+      '\nenrich: stopping: no new jobs will be submitted (Ctrl-C again to quit at once)\n',
+    );
+    aborter.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // --sandbox runs are throw-away: their journal lives in a temp dir, removed afterwards.
+  const scratch = globals.sandbox
+    ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
+    : undefined;
+  let service: Awaited<ReturnType<typeof openService>> | undefined;
+  const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
+  try {
+    const resolved = await resolveMapping(source, {
+      kind,
+      map: options.map,
+      mappingFile: options.mappingFile,
+      saveMapping: options.saveMapping,
+    });
+    const idColumn =
+      options.idColumn === undefined
+        ? undefined
+        : resolveColumn(source.header, options.idColumn, '--id-column');
+    service = await openService(globals, {
+      flags: {
+        batchSize: options.batchSize,
+        concurrency: options.concurrency,
+        prefix: options.prefix,
+        formulaEscape: options.formulaEscape,
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      },
+    });
+    const s = service.settings;
+    const command = resumeCommand(process.argv.slice(2));
+    const summary = await runBulk({
+      kind,
+      source,
+      mapping: resolved.mapping,
+      mappingJson: {
+        ...resolved.names,
+        ...(resolved.mapping.split
+          ? { full_name: source.header[resolved.mapping.split.column] }
+          : {}),
+      },
+      validate: { idColumn, header: source.header },
+      metadata: bulkMetadata(options),
+      batchSize: s.batchSize,
+      concurrency: s.concurrency,
+      dedupe: options.dedupe,
+      idColumn,
+      maxCredits: options.maxCredits,
+      timeoutMs: s.timeoutMs,
+      wait: options.wait,
+      restart: options.restart,
+      runsDir: scratch ?? runsDirOf(getPaths().stateDir),
+      command,
+      output: {
+        target: options.output ?? '-',
+        format: outputFormat(options, source),
+        delimiter:
+          source.format === 'csv' && outputFormat(options, source) === 'csv'
+            ? source.dialect.delimiter
+            : undefined,
+        bom: options.bom,
+        formulaEscape: s.formulaEscape,
+        explode: options.explode,
+        prefix: s.prefix,
+      },
+      api: toBulkApi(service.client),
+      env: { now: Date.now, sleep, random: Math.random, signal: aborter.signal },
+      onProgress: (p) => progress.update(p),
+      baseUrl: service.baseUrl,
+    });
+    progress.stop();
+    return report(summary, options, globals, Date.now() - started, command);
+  } catch (err) {
+    progress.stop();
+    if (err instanceof EnrichError && err.code === 'INTERRUPTED') {
+      process.stderr.write(
+        `enrich: interrupted; the journal is saved. Resume with:\n  ${resumeCommand(process.argv.slice(2))}\n`,
+      );
+      return 130;
+    }
+    throw err;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await service?.close();
+    await source.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+function report(
+  s: RunSummary,
+  options: BulkOptions,
+  globals: GlobalOptions,
+  elapsedMs: number,
+  command: string,
+): number {
+  if (!s.written) {
+    // --no-wait with jobs still running: say which, and how to finish.
+    if (globals.json) {
+      process.stdout.write(
+        `${JSON.stringify({ jobs: s.jobs.ids, pending: s.jobs.pending, done: s.jobs.spooled, resume: command }, null, 2)}\n`,
+      );
+    } else {
+      process.stdout.write(s.jobs.ids.map((id) => `${id}\n`).join(''));
+      if (!globals.quiet) {
+        process.stderr.write(
+          `enrich: ${s.jobs.pending} job(s) submitted and still running; run the same command again to fetch the results:\n  ${command}\n`,
+        );
+      }
+    }
+    return 0;
+  }
+  if (!globals.quiet) process.stderr.write(`${summaryText(s, elapsedMs)}\n`);
+  if (globals.json && options.output)
+    process.stdout.write(`${JSON.stringify(summaryJson(s, elapsedMs), null, 2)}\n`);
+  if (s.exitCode === 3 && !globals.quiet)
+    process.stderr.write(`enrich: some rows are not done; resume with:\n  ${command}\n`);
+  return s.exitCode;
+}

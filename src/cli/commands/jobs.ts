@@ -1,0 +1,121 @@
+import type { Command } from 'commander';
+import { action } from '../action.js';
+
+const EXAMPLES = `
+Examples:
+  $ enrich jobs list
+  $ enrich jobs list --json
+  $ enrich jobs show 3f2a9c1e
+  $ enrich jobs fetch 3f2a9c1e-...-9b1d -o results.csv
+  $ enrich jobs fetch 3f2a9c1e-...-9b1d --kind companies > results.json`;
+
+/** Registers `enrich jobs list | show <id> | fetch <id>`. */
+export function registerJobs(program: Command): void {
+  const jobs = program
+    .command('jobs')
+    .description('bulk jobs from the local run journal; fetch results of a job by id');
+  jobs.addHelpText('after', EXAMPLES);
+
+  jobs
+    .command('list')
+    .description('list journaled jobs: kind, rows, status, expiry')
+    .addHelpText('after', EXAMPLES)
+    .action(
+      action(async ({ globals }) => {
+        const { runsDir } = await locate();
+        const { listJobs } = await import('../../pipeline/jobs.js');
+        const list = await listJobs(runsDir);
+        const { printJson } = await import('../output.js');
+        if (globals.json) return printJson(list);
+        if (list.length === 0) {
+          process.stderr.write('no journaled jobs\n');
+          return;
+        }
+        const rows = list.map((j) => [
+          j.job_id ?? '(not accepted)',
+          j.kind,
+          String(j.rows),
+          j.status,
+          j.expires_at ?? '',
+          j.input,
+        ]);
+        printTable(['JOB', 'KIND', 'ROWS', 'STATUS', 'EXPIRES', 'INPUT'], rows);
+      }),
+    );
+
+  jobs
+    .command('show <id>')
+    .description('show one journaled job (full id or a unique prefix)')
+    .addHelpText('after', EXAMPLES)
+    .action(
+      action(async ({ args, globals }) => {
+        const { runsDir } = await locate();
+        const { findJob } = await import('../../pipeline/jobs.js');
+        const job = await findJob(runsDir, args[0] as string);
+        if (!job) throw await notJournaled(args[0] as string);
+        const { printJson, printKeyValues } = await import('../output.js');
+        if (globals.json) printJson(job);
+        else printKeyValues({ ...job });
+      }),
+    );
+
+  jobs
+    .command('fetch <id>')
+    .description(
+      'download the raw results of one job (JSON, or flattened CSV/TSV by -o extension or --format)',
+    )
+    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .option('--format <format>', 'json | jsonl | csv | tsv (default: from -o, else json)')
+    .option('--kind <kind>', 'contacts | companies (default: from the journal)')
+    .addHelpText('after', EXAMPLES)
+    .action(
+      action<{ output?: string; format?: string; kind?: string }>(
+        async ({ args, options, globals }) => {
+          const id = args[0] as string;
+          const { runsDir } = await locate();
+          const { findJob } = await import('../../pipeline/jobs.js');
+          const job = await findJob(runsDir, id);
+          const kind = options.kind ?? job?.kind;
+          if (kind !== 'contacts' && kind !== 'companies') {
+            const { usageError } = await import('../../errors.js');
+            throw usageError(`--kind: expected contacts or companies, got ${kind ?? 'nothing'}`, {
+              hint: `job ${id} is not in the local journal, so say which kind it is: --kind contacts`,
+            });
+          }
+          const { fetchJobResults } = await import('../jobs-fetch.js');
+          return fetchJobResults({
+            jobId: job?.job_id ?? id,
+            kind,
+            output: options.output,
+            format: options.format,
+            globals,
+          });
+        },
+      ),
+    );
+}
+
+async function locate(): Promise<{ runsDir: string }> {
+  const [{ getPaths }, { runsDirOf }] = await Promise.all([
+    import('../../config/paths.js'),
+    import('../../pipeline/run.js'),
+  ]);
+  return { runsDir: runsDirOf(getPaths().stateDir) };
+}
+
+async function notJournaled(id: string) {
+  const { usageError } = await import('../../errors.js');
+  return usageError(`job ${id} is not in the local journal`, {
+    hint: 'run `enrich jobs list` to see the known jobs',
+  });
+}
+
+function printTable(head: string[], rows: string[][]): void {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  process.stdout.write([line(head), ...rows.map(line)].join('\n') + '\n');
+}

@@ -1,0 +1,110 @@
+import { open, rename } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { stringify } from 'csv-stringify/sync';
+import { usageError } from '../errors.js';
+import { escapeFormula } from '../io/formula-escape.js';
+import {
+  companyColumns,
+  contactColumns,
+  flattenCompany,
+  flattenContact,
+} from '../pipeline/output-columns.js';
+import type { BulkKind } from '../pipeline/batch-task.js';
+import { openService } from './context.js';
+import type { GlobalOptions } from './globals.js';
+
+type Format = 'json' | 'jsonl' | 'csv' | 'tsv';
+const FORMATS: readonly Format[] = ['json', 'jsonl', 'csv', 'tsv'];
+
+/** Picks the output format from --format, else the -o extension, else JSON. */
+export function fetchFormat(format: string | undefined, output: string | undefined): Format {
+  const f = (format ?? (output ? extname(output).slice(1) : '') ?? '').toLowerCase() || 'json';
+  if (!FORMATS.includes(f as Format)) {
+    throw usageError(`--format: expected one of ${FORMATS.join(', ')}, got "${f}"`);
+  }
+  return f as Format;
+}
+
+/** Renders the records of a job: JSON as the service sent them, or flattened rows. */
+export function renderResults(
+  kind: BulkKind,
+  jobId: string,
+  records: Record<string, unknown>[],
+  remaining: number,
+  format: Format,
+): string {
+  if (format === 'json') {
+    return `${JSON.stringify({ job_id: jobId, [kind]: records, remaining_credits: remaining }, null, 2)}\n`;
+  }
+  if (format === 'jsonl') return records.map((r) => `${JSON.stringify(r)}\n`).join('');
+  const columns = kind === 'contacts' ? contactColumns('') : companyColumns('');
+  const flatten = (r: Record<string, unknown>) =>
+    kind === 'contacts' ? flattenContact(r as never) : flattenCompany(r as never);
+  const rows = records.map((r) => [
+    JSON.stringify(r.custom_fields ?? null),
+    typeof r.error === 'string' ? escapeFormula(r.error, 'auto') : '',
+    r.credit_charged === true ? 'true' : r.credit_charged === false ? 'false' : '',
+    ...flatten(r).map((v) =>
+      typeof v === 'string' ? escapeFormula(v, 'auto') : v === null ? '' : String(v),
+    ),
+  ]);
+  return stringify([['custom_fields', 'error', 'credit_charged', ...columns], ...rows], {
+    delimiter: format === 'tsv' ? '\t' : ',',
+    record_delimiter: '\n',
+  });
+}
+
+/** `enrich jobs fetch`: downloads one job's results; exit 3 while it is still processing. */
+export async function fetchJobResults(o: {
+  jobId: string;
+  kind: BulkKind;
+  output: string | undefined;
+  format: string | undefined;
+  globals: GlobalOptions;
+}): Promise<number> {
+  const format = fetchFormat(o.format, o.output);
+  const service = await openService(o.globals);
+  try {
+    const answer =
+      o.kind === 'contacts'
+        ? await service.client.getContactsResults(o.jobId)
+        : await service.client.getCompaniesResults(o.jobId);
+    if (answer.state === 'pending') {
+      const progress = answer.total ? ` (${answer.processed ?? 0}/${answer.total})` : '';
+      process.stderr.write(
+        `enrich: job ${o.jobId} is still processing${progress}; try again later\n`,
+      );
+      return 3;
+    }
+    const text = renderResults(
+      o.kind,
+      o.jobId,
+      answer.records as Record<string, unknown>[],
+      answer.remainingCredits,
+      format,
+    );
+    if (!o.output || o.output === '-') process.stdout.write(text);
+    else await writeAtomically(o.output, text);
+    if (!o.globals.quiet && o.output) {
+      process.stderr.write(
+        `enrich: ${answer.records.length} records of job ${o.jobId} written to ${o.output}\n`,
+      );
+    }
+    return 0;
+  } finally {
+    await service.close();
+  }
+}
+
+async function writeAtomically(target: string, text: string): Promise<void> {
+  const path = resolve(target);
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const fh = await open(temp, 'w', 0o644);
+  try {
+    await fh.writeFile(text);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(temp, path);
+}

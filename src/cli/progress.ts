@@ -1,0 +1,52 @@
+import type { RunProgress } from '../pipeline/run.js';
+import { formatDuration } from '../config/duration.js';
+
+/** Renders run progress on stderr: an ora spinner on a terminal, a plain line every few seconds elsewhere. */
+export interface ProgressView {
+  update(p: RunProgress): void;
+  stop(): void;
+}
+
+const PLAIN_EVERY_MS = 5000;
+
+function describe(p: RunProgress, elapsedMs: number): string {
+  const what =
+    p.phase === 'reading'
+      ? `reading: ${p.rowsRead.toLocaleString('en-US')} rows`
+      : p.phase === 'waiting'
+        ? `waiting for results: ${p.rowsRead.toLocaleString('en-US')} rows`
+        : `writing: ${p.rowsWritten.toLocaleString('en-US')} of ${p.rowsRead.toLocaleString('en-US')} rows`;
+  return `${what}, jobs ${p.jobsDone}/${p.jobsTotal}, credits ${p.creditsCharged}, ${formatDuration(elapsedMs)}`;
+}
+
+/** Creates the progress view for this run (silent when quiet or --no-progress). */
+export async function createProgress(opts: {
+  quiet: boolean;
+  enabled: boolean;
+  now?: () => number;
+}): Promise<ProgressView> {
+  const now = opts.now ?? Date.now;
+  const start = now();
+  if (opts.quiet || !opts.enabled) return { update() {}, stop() {} };
+  const tty = process.stderr.isTTY === true && !process.env.CI;
+  if (tty) {
+    const { default: ora } = await import('ora');
+    const spinner = ora({ stream: process.stderr, text: 'starting' }).start();
+    return {
+      update: (p) => {
+        spinner.text = describe(p, now() - start);
+      },
+      stop: () => spinner.stop(),
+    };
+  }
+  let last = 0;
+  return {
+    update: (p) => {
+      const t = now();
+      if (t - last < PLAIN_EVERY_MS) return;
+      last = t;
+      process.stderr.write(`enrich: ${describe(p, t - start)}\n`);
+    },
+    stop() {},
+  };
+}

@@ -1,0 +1,317 @@
+import { join as joinPath } from 'node:path';
+import { EnrichError } from '../errors.js';
+import type { InputSource } from '../io/read.js';
+import {
+  runBatch,
+  type BatchContext,
+  type BatchItem,
+  type BulkApi,
+  type BulkKind,
+  type LeafResult,
+} from './batch-task.js';
+import { createDeduper } from './dedupe.js';
+import { openJournal, runKey, type Journal } from './journal.js';
+import { ID_FIELD, ROW_FIELD } from './join.js';
+import type { ColumnMapping } from './map-columns.js';
+import type { PollEnv } from './poll.js';
+import { RowIndex } from './row-index.js';
+import { createLimiter, createSemaphore } from './submit.js';
+import { validateRow, type ValidateOptions } from './validate.js';
+import { writeJoined, type JoinOutput, type JoinStats } from './write-joined.js';
+
+/** Everything a bulk run needs, resolved by the caller (the CLI or a library user). */
+export interface RunOptions {
+  kind: BulkKind;
+  source: InputSource;
+  mapping: ColumnMapping;
+  /** The mapping as saved (`--save-mapping` form); part of the run's identity. */
+  mappingJson: Record<string, unknown>;
+  validate: ValidateOptions;
+  metadata: Record<string, unknown>;
+  batchSize: number;
+  concurrency: number;
+  dedupe: boolean;
+  idColumn?: number;
+  maxCredits?: number;
+  timeoutMs: number;
+  wait: boolean;
+  restart: boolean;
+  /** Directory holding run journals and spools (the OS state dir). */
+  runsDir: string;
+  /** The service's base URL: a run belongs to one service (its origin is part of the run's identity). */
+  baseUrl: string;
+  /** The command that resumes this run, for messages and `enrich jobs`. */
+  command: string;
+  output: JoinOutput;
+  api: BulkApi;
+  env: PollEnv;
+  onProgress?: (p: RunProgress) => void;
+}
+
+/** Progress as the run goes. */
+export interface RunProgress {
+  phase: 'reading' | 'waiting' | 'writing';
+  rowsRead: number;
+  jobsTotal: number;
+  jobsDone: number;
+  creditsCharged: number;
+  rowsWritten: number;
+}
+
+/** What a run did. `exitCode` follows DESIGN.md section 4. */
+export interface RunSummary extends JoinStats {
+  runKey: string;
+  journal: string;
+  resumed: boolean;
+  rows: number;
+  valid: number;
+  duplicates: number;
+  jobs: {
+    total: number;
+    spooled: number;
+    failed: number;
+    expired: number;
+    pending: number;
+    unsent: number;
+    ids: string[];
+  };
+  requests: { submits: number; polls: number };
+  creditsCharged: number;
+  remainingCredits: number | null;
+  written: boolean;
+  stopReason?: { code: string; message: string };
+  exitCode: number;
+}
+
+const INVALID = -1;
+
+/** Runs a bulk enrichment end to end: plan, submit, poll, spool, join, write. */
+export async function runBulk(o: RunOptions): Promise<RunSummary> {
+  const identity = await o.source.identity();
+  const requestOptions = {
+    service: new URL(o.baseUrl).origin,
+    mapping: o.mappingJson,
+    metadata: o.metadata,
+    dedupe: o.dedupe,
+    idColumn: o.idColumn ?? null,
+  };
+  const key = runKey(o.kind, identity, requestOptions);
+  const journal = await openJournal({
+    runsDir: o.runsDir,
+    key,
+    restart: o.restart,
+    now: o.env.now,
+    header: { kind: o.kind, input: identity, options: requestOptions, command: o.command },
+  });
+  try {
+    return await runWithJournal(o, journal, key);
+  } finally {
+    await journal.close();
+  }
+}
+
+async function runWithJournal(o: RunOptions, journal: Journal, key: string): Promise<RunSummary> {
+  const started = o.env.now();
+  const progress: RunProgress = {
+    phase: 'reading',
+    rowsRead: 0,
+    jobsTotal: 0,
+    jobsDone: 0,
+    creditsCharged: 0,
+    rowsWritten: 0,
+  };
+  const emit = () => o.onProgress?.({ ...progress });
+  let stopReason: { code: string; message: string } | undefined;
+  const ctx: BatchContext = {
+    kind: o.kind,
+    metadata: o.metadata,
+    journal,
+    api: o.api,
+    env: o.env,
+    deadline: started + o.timeoutMs,
+    wait: o.wait,
+    limit: createLimiter(o.concurrency),
+    stopped: () =>
+      o.env.signal?.aborted
+        ? 'not sent: the run was interrupted'
+        : stopReason && `not sent: ${stopReason.message}`,
+    stop: (code, message) => {
+      stopReason ??= { code, message };
+    },
+  };
+
+  // Pass 1: read, validate, dedupe, batch and submit as batches fill. At most
+  // `concurrency` batches are held in memory waiting for their POST.
+  const reps = new RowIndex();
+  const dupCounts = new Map<number, number>();
+  const deduper = createDeduper();
+  const tasks: Promise<LeafResult[]>[] = [];
+  const submitting = createSemaphore(o.concurrency);
+  let valid = 0;
+  let duplicates = 0;
+  let budget = o.maxCredits ?? Infinity;
+  const costPerRow = o.kind === 'companies' ? Number(o.metadata.top_matches_returned ?? 1) : 1;
+  let batch: BatchItem[] = [];
+  let batchNo = 0;
+  let overBudget = 0;
+
+  const targetSize = () => journal.state.batches.get(String(batchNo))?.count ?? o.batchSize;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const items = batch;
+    const id = String(batchNo++);
+    batch = [];
+    progress.jobsTotal++;
+    // Wait for a free submission slot before reading on: this bounds memory to
+    // `concurrency` batches awaiting their POST. The slot frees once it is accepted.
+    await submitting.acquire();
+    let released = false;
+    const release = () => {
+      if (!released) submitting.release();
+      released = true;
+    };
+    tasks.push(
+      runBatch(ctx, id, items, release)
+        .finally(release)
+        .then((leaves) => {
+          progress.jobsDone++;
+          for (const l of leaves) progress.creditsCharged += l.credits;
+          emit();
+          return leaves;
+        }),
+    );
+  };
+
+  for await (const row of o.source.rows()) {
+    progress.rowsRead++;
+    if (progress.rowsRead % 10_000 === 0) emit();
+    const v = validateRow(o.kind, o.mapping, row, o.validate);
+    if (!v.ok) {
+      reps.push(INVALID);
+      continue;
+    }
+    valid++;
+    if (o.dedupe) {
+      const first = deduper.check(v.key, row.index);
+      if (first !== undefined) {
+        reps.push(first);
+        dupCounts.set(first, (dupCounts.get(first) ?? 0) + 1);
+        duplicates++;
+        continue;
+      }
+    }
+    reps.push(row.index);
+    const journaled = journal.state.batches.get(String(batchNo));
+    if (!journaled && budget < costPerRow) {
+      overBudget++;
+      continue; // beyond --max-credits: never sent
+    }
+    if (!journaled) budget -= costPerRow;
+    const customFields: Record<string, unknown> = { [ROW_FIELD]: row.index };
+    if (o.idColumn !== undefined) customFields[ID_FIELD] = row.cells[o.idColumn] ?? '';
+    batch.push({ index: row.index, element: { ...v.fields, custom_fields: customFields } });
+    if (batch.length >= targetSize()) await flush();
+  }
+  await flush();
+  if (overBudget > 0) ctx.stop('CREDITS_EXHAUSTED', `--max-credits ${o.maxCredits} reached`);
+  progress.phase = 'waiting';
+  emit();
+
+  const leaves = (await Promise.all(tasks)).flat().sort((a, b) => a.first - b.first);
+  if (o.env.signal?.aborted) {
+    throw new EnrichError('INTERRUPTED', 'interrupted; the journal is saved', {
+      hint: `resume with: ${o.command}`,
+    });
+  }
+
+  const jobs = countJobs(leaves);
+  const base = {
+    runKey: key,
+    journal: journal.path,
+    resumed: journal.resumed,
+    rows: reps.length,
+    valid,
+    duplicates,
+    jobs,
+    requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
+    creditsCharged: sum(leaves, (l) => l.credits),
+    remainingCredits: lastRemaining(leaves),
+    stopReason,
+  };
+
+  // --no-wait: finish only when every job is already done; else report the jobs.
+  if (!o.wait && jobs.pending > 0) {
+    return { ...base, ...emptyStats(), written: false, exitCode: 0 };
+  }
+
+  progress.phase = 'writing';
+  emit();
+  const stats = await writeJoined({
+    ...o,
+    journalDir: journal.dir,
+    reps,
+    dupCounts,
+    leaves,
+    notSent: stopReason ? `not sent: ${stopReason.message}` : 'not sent',
+    onRow: () => {
+      progress.rowsWritten++;
+      if (progress.rowsWritten % 10_000 === 0) emit();
+    },
+  });
+  await journal.append({ t: 'done', output: o.output.target });
+  return { ...base, ...stats, written: true, exitCode: exitCodeFor(stats, jobs, stopReason) };
+}
+
+function countJobs(leaves: LeafResult[]): RunSummary['jobs'] {
+  const count = (s: LeafResult['state']) => leaves.filter((l) => l.state === s).length;
+  return {
+    total: leaves.filter((l) => l.state !== 'unsent').length,
+    spooled: count('spooled'),
+    failed: count('failed'),
+    expired: count('expired'),
+    pending: count('pending'),
+    unsent: count('unsent'),
+    ids: leaves.flatMap((l) => (l.jobId ? [l.jobId] : [])),
+  };
+}
+
+function sum(leaves: LeafResult[], f: (l: LeafResult) => number): number {
+  return leaves.reduce((acc, l) => acc + f(l), 0);
+}
+
+function lastRemaining(leaves: LeafResult[]): number | null {
+  const known = leaves.map((l) => l.remaining).filter((r): r is number => r !== null);
+  return known.length ? Math.min(...known) : null;
+}
+
+function emptyStats(): JoinStats {
+  return {
+    statuses: { enriched: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
+    fill: {},
+    outputRows: 0,
+  };
+}
+
+/** The exit code of a finished run (DESIGN.md section 4). */
+export function exitCodeFor(
+  stats: JoinStats,
+  jobs: RunSummary['jobs'],
+  stop: { code: string } | undefined,
+): number {
+  if (stop && (stop.code === 'AUTH_INVALID' || stop.code === 'AUTH_FORBIDDEN')) return 4;
+  if (
+    stop &&
+    ['NETWORK', 'TIMEOUT', 'SERVER_ERROR', 'RATE_LIMITED'].includes(stop.code) &&
+    jobs.spooled === 0
+  )
+    return 6;
+  if (stop?.code === 'CREDITS_EXHAUSTED') return 5;
+  if (jobs.failed + jobs.expired + jobs.pending + jobs.unsent > 0 || stats.statuses.expired > 0)
+    return 3;
+  return 0;
+}
+
+/** The directory of run journals under a state dir. */
+export function runsDirOf(stateDir: string): string {
+  return joinPath(stateDir, 'runs');
+}
