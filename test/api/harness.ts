@@ -89,8 +89,8 @@ export async function runCli(
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   if (opts.input !== undefined) child.stdin?.end(opts.input);
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   return { code, stdout, stderr };
