@@ -91,7 +91,9 @@ export function lookupContact(input: ContactInput, o: ContactLookupOptions): Con
   );
   const role = pick(ROLES, h, 3);
   const place = pick(PLACES, h, 4);
-  const workEmail = noEmail ? '' : email || `${letters(first)}.${letters(last)}@${company.website}`;
+  const lf = letters(first);
+  const ll = letters(last);
+  const workEmail = noEmail ? '' : email || `${lf}.${ll}@${company.website}`;
   const mobile = o.mobile && !noMobile ? `${place[4]} ${digits(between(h, 5, 100, 9999), 4)}` : '';
   return {
     error: '',
@@ -107,7 +109,7 @@ export function lookupContact(input: ContactInput, o: ContactLookupOptions): Con
     department: role[2],
     prof_network:
       input.prof_network_url?.trim() ||
-      `https://profnet.example/in/${letters(first)}-${letters(last)}-${(h & 0xffff).toString(16)}`,
+      `https://profnet.example/in/${lf}-${ll}-${(h & 0xffff).toString(16)}`,
     company: companySummary(company),
   };
 }

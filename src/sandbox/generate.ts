@@ -41,6 +41,7 @@ function originalFields(input: object, fields: readonly string[]): Record<string
 /**
  * Enriches contacts in submission order, charging one credit per enriched record until
  * `credits` run out (the rest carry an in-band error). Pure: same inputs, same output.
+ * Nested `company`/`location` objects are frozen and shared between records: copy before changing.
  */
 export function generateContacts(
   inputs: readonly (ContactInput & WithCustom)[],

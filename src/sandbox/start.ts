@@ -79,9 +79,19 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const admin = createAdmin(ctx);
   const { server, sockets } = createSandboxServer(ctx, admin);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      if (timer) clearTimeout(timer);
+      // A busy or forbidden port is the user's to fix, not a crash.
+      if (err.code === 'EADDRINUSE' || err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL') {
+        reject(
+          usageError(`sandbox: cannot listen on ${opts.host}:${opts.port}: ${err.code}`, {
+            hint: 'pick another --port (0 picks a free one)',
+          }),
+        );
+      } else reject(err);
+    });
     server.listen(opts.port, opts.host, () => {
-      server.off('error', reject);
+      server.removeAllListeners('error');
       resolve();
     });
   });

@@ -170,6 +170,13 @@ describe('sandbox auth', () => {
   });
 });
 
+describe('sandbox start-up', () => {
+  it('a port in use is a usage error, not a crash', async () => {
+    const port = Number(new URL(sb.url).port);
+    await expect(startSandbox({ port })).rejects.toMatchObject({ code: 'USAGE' });
+  });
+});
+
 describe('sandbox routes and bodies', () => {
   it('unknown route -> 404 JSON, wrong method -> 405 with Allow', async () => {
     const a = await call(sb.url, 'GET', '/nope', { key: sb.apiKey });
