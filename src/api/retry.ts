@@ -105,7 +105,9 @@ export function classifyRetryable(
 /** Exponential backoff with equal jitter: half the step fixed, half random. */
 export function backoffMs(attempt: number, policy: RetryPolicy, random: number): number {
   const step = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(step / 2 + (step / 2) * Math.min(Math.max(random, 0), 1));
+  // A broken random source must not make the delay NaN (which setTimeout reads as 0).
+  const r = Number.isFinite(random) ? Math.min(Math.max(random, 0), 1) : 0.5;
+  return Math.round(step / 2 + (step / 2) * r);
 }
 
 /** Decides whether to retry after a failed attempt, and after how long. */
