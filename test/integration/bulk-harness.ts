@@ -1,0 +1,146 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { parse } from 'csv-parse/sync';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { toBulkApi } from '../../src/api/bulk-api.js';
+import { createClient, type EnrichClient } from '../../src/api/client.js';
+import { openInput } from '../../src/io/read.js';
+import type { BulkApi } from '../../src/pipeline/batch-task.js';
+import { resolveMapping } from '../../src/pipeline/plan.js';
+import { runBulk, type RunOptions, type RunSummary } from '../../src/pipeline/run.js';
+import type { SandboxHandle } from '../../src/sandbox/index.js';
+
+/** A fresh temp directory. */
+export function tempDir(prefix = 'enrich-bulk-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** Deterministic contact rows: every `dupEvery`-th row repeats an earlier one, `invalidEvery`-th lacks identifiers. */
+export function contactRows(
+  n: number,
+  o: { dupEvery?: number; invalidEvery?: number; noMatchEvery?: number } = {},
+): string[][] {
+  const rows: string[][] = [];
+  for (let i = 0; i < n; i++) {
+    const id = `R${String(i).padStart(6, '0')}`;
+    if (o.invalidEvery && i % o.invalidEvery === o.invalidEvery - 1) {
+      rows.push([id, 'Only', '', '', '', `note ${i}`]);
+      continue;
+    }
+    const j = o.dupEvery && i % o.dupEvery === o.dupEvery - 1 ? i - 1 : i;
+    const first = j % 7 === 0 ? 'Zoë' : `First${j}`;
+    const local = o.noMatchEvery && j % o.noMatchEvery === 0 ? `nomatch${j}` : `person${j}`;
+    rows.push([
+      id,
+      first,
+      `Last${j}`,
+      `${local}@company${j % 97}.com`,
+      `Company ${j % 97}, Inc.`,
+      `note, "quoted" ${i}`,
+    ]);
+  }
+  return rows;
+}
+
+/** Writes a CSV with a header and rows, quoting as needed. */
+export async function writeCsv(
+  dir: string,
+  name: string,
+  header: string[],
+  rows: string[][],
+): Promise<string> {
+  const quote = (c: string) => (/[",\r\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c);
+  const text = [header, ...rows].map((r) => r.map(quote).join(',')).join('\r\n') + '\r\n';
+  const path = join(dir, name);
+  await writeFile(path, text);
+  return path;
+}
+
+export const CONTACT_HEADER = [
+  'Contact ID',
+  'First Name',
+  'Last Name',
+  'Email',
+  'Company',
+  'Notes',
+];
+
+/** A client that never really sleeps between retries. */
+export function fastClient(sb: SandboxHandle, apiKey = sb.apiKey): EnrichClient {
+  return createClient({ baseUrl: sb.url, apiKey, sleep: async () => {}, random: () => 0.5 });
+}
+
+export interface HarnessRun {
+  summary: RunSummary;
+  output: string;
+  outputPath: string;
+}
+
+/** Runs a bulk enrichment of `file` against the sandbox, with instant polling. */
+export async function runFile(
+  sb: SandboxHandle,
+  file: string,
+  o: Partial<Omit<RunOptions, 'output'>> & {
+    kind?: 'contacts' | 'companies';
+    runsDir: string;
+    outputPath?: string;
+    output?: Partial<RunOptions['output']>;
+    client?: EnrichClient;
+    api?: BulkApi;
+    onSleep?: (ms: number) => void;
+  },
+): Promise<HarnessRun> {
+  const kind = o.kind ?? 'contacts';
+  const source = await openInput(file);
+  const client = o.client ?? fastClient(sb);
+  const outputPath =
+    o.outputPath ?? join(o.runsDir, `out-${Math.random().toString(36).slice(2)}.csv`);
+  try {
+    const resolved = await resolveMapping(source, { kind });
+    const summary = await runBulk({
+      kind,
+      source,
+      mapping: resolved.mapping,
+      mappingJson: resolved.names,
+      validate: { header: source.header },
+      metadata:
+        kind === 'contacts'
+          ? { business_email_exists: false, real_time_verification: false }
+          : { top_matches_returned: 1 },
+      batchSize: 100,
+      concurrency: 4,
+      dedupe: true,
+      timeoutMs: 3_600_000,
+      wait: true,
+      restart: false,
+      baseUrl: sb.url,
+      command: 'enrich contacts test.csv',
+      api: o.api ?? toBulkApi(client),
+      env: {
+        now: Date.now,
+        sleep: async (ms) => o.onSleep?.(ms),
+        random: () => 0.5,
+      },
+      ...o,
+      output: {
+        target: outputPath,
+        format: 'csv',
+        bom: false,
+        formulaEscape: 'auto',
+        explode: false,
+        prefix: 'enriched_',
+        ...o.output,
+      },
+    });
+    const output = summary.written ? await readFile(outputPath, 'utf8') : '';
+    return { summary, output, outputPath };
+  } finally {
+    await source.close();
+    if (!o.client) await client.close();
+  }
+}
+
+/** Parses CSV text written by the tool into rows of cells. */
+export function parseCsv(text: string): string[][] {
+  return parse(text, { relax_column_count: true }) as string[][];
+}

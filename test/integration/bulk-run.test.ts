@@ -1,0 +1,279 @@
+import { readFile } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.js';
+import type { BulkApi } from '../../src/pipeline/batch-task.js';
+import { toBulkApi } from '../../src/api/bulk-api.js';
+import {
+  CONTACT_HEADER,
+  contactRows,
+  fastClient,
+  parseCsv,
+  runFile,
+  tempDir,
+  writeCsv,
+} from './bulk-harness.js';
+
+let sb: SandboxHandle | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+async function sandbox(o: SandboxOptions = {}) {
+  sb = await startSandbox({ port: 0, ...o });
+  return sb;
+}
+
+/** The first line where two outputs differ (a short failure message instead of a 1,500-line diff). */
+function firstDifference(a: string, b: string): string | undefined {
+  const x = a.split('\n');
+  const y = b.split('\n');
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return `line ${i + 1}:\n  got      ${x[i]}\n  expected ${y[i]}`;
+  }
+  return undefined;
+}
+
+const col = (rows: string[][], name: string) => {
+  const i = (rows[0] as string[]).indexOf(name);
+  return rows.slice(1).map((r) => r[i] as string);
+};
+
+describe('bulk run against the sandbox', () => {
+  it('keeps every row in order with its cells, sends duplicates once and only valid rows', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const rows = contactRows(10_000, { dupEvery: 10, invalidEvery: 50 });
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+    const { summary, output } = await runFile(s, file, { runsDir: dir });
+
+    const out = parseCsv(output);
+    expect(out[0]?.slice(0, 6)).toEqual(CONTACT_HEADER);
+    expect(out[0]?.slice(6, 9)).toEqual(['enrich_status', 'enrich_error', 'enrich_credit_charged']);
+    expect(out.length - 1).toBe(10_000);
+    expect(out.slice(1).map((r) => r.slice(0, 6))).toEqual(rows);
+
+    const invalid = 10_000 / 50;
+    const duplicates = rows.filter((_, i) => i % 10 === 9 && i % 50 !== 49).length;
+    const unique = 10_000 - invalid - duplicates;
+    expect(summary.statuses).toMatchObject({
+      enriched: 10_000 - invalid,
+      invalid,
+      failed: 0,
+      missing: 0,
+    });
+    expect(summary.duplicates).toBe(duplicates);
+    const stats = s.admin.stats();
+    expect(stats.records_submitted).toBe(unique);
+    expect(stats.credits_charged).toBe(unique);
+    expect(stats.jobs_submitted).toBe(Math.ceil(unique / 100));
+    expect(summary.creditsCharged).toBe(unique);
+    expect(summary.exitCode).toBe(0);
+
+    // A duplicate carries the same record as the row that was sent, without its charge.
+    const status = col(out, 'enrich_status');
+    const email = col(out, 'enriched_email');
+    const charged = col(out, 'enrich_credit_charged');
+    expect(status[9]).toBe('enriched');
+    expect(email[9]).toBe(email[8]);
+    expect([charged[8], charged[9]]).toEqual(['true', 'false']);
+    expect(col(out, 'enrich_error')[49]).toMatch(/needs at least one of/);
+  });
+
+  it('produces failed, invalid, enriched and expired rows, each with its reason', async () => {
+    let t = Date.now();
+    const s = await sandbox({ jobMs: 5000, ttlMs: 60_000, now: () => t });
+    const dir = await tempDir();
+    const rows = contactRows(30, { invalidEvery: 10, noMatchEvery: 4 });
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+    // The first job is downloaded in time; after that the clock jumps past the expiry.
+    let polls = 0;
+    const api: BulkApi = {
+      ...toBulkApi(fastClient(s)),
+      results: async (kind, job, url) => {
+        polls++;
+        const answer = await toBulkApi(fastClient(s)).results(kind, job, url);
+        return answer;
+      },
+    };
+    const { summary, output } = await runFile(s, file, {
+      runsDir: dir,
+      batchSize: 10,
+      concurrency: 1,
+      api,
+      onSleep: () => {
+        t += polls <= 2 ? 5000 : 120_000;
+      },
+    });
+    const out = parseCsv(output);
+    const status = col(out, 'enrich_status');
+    expect(new Set(status)).toEqual(new Set(['enriched', 'failed', 'invalid', 'expired']));
+    expect(col(out, 'enrich_error')[0]).toBe('No match found');
+    expect(col(out, 'enrich_error')[status.indexOf('expired')]).toMatch(
+      /expired before they were downloaded/,
+    );
+    expect(summary.exitCode).toBe(3);
+  });
+
+  it('splits a batch the service refuses as too large', async () => {
+    const s = await sandbox({ maxBatch: 40 });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(250));
+    const { summary, output } = await runFile(s, file, { runsDir: dir, batchSize: 100 });
+    expect(summary.statuses.enriched).toBe(250);
+    expect(parseCsv(output).length).toBe(251);
+    expect(s.admin.stats().records_submitted).toBe(250);
+  });
+
+  it('stops submitting when credits run out, keeps what was enriched and exits 5', async () => {
+    const s = await sandbox({ credits: 150 });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(1000));
+    const { summary, output } = await runFile(s, file, {
+      runsDir: dir,
+      batchSize: 100,
+      concurrency: 1,
+    });
+    expect(summary.exitCode).toBe(5);
+    expect(summary.statuses.enriched).toBe(150);
+    expect(summary.statuses.failed).toBe(850);
+    expect(s.admin.stats().credits_charged).toBe(150);
+    // Not every batch was sent: submission stopped once the shortage was seen.
+    expect(s.admin.stats().jobs_submitted).toBeLessThan(10);
+    const errors = new Set(col(parseCsv(output), 'enrich_error').filter((e) => e !== ''));
+    expect([...errors].every((e) => /credits/i.test(e))).toBe(true);
+  });
+
+  it('never spends more than --max-credits and resumes with a larger budget without paying twice', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(300));
+    const first = await runFile(s, file, { runsDir: dir, batchSize: 100, maxCredits: 120 });
+    expect(s.admin.stats().credits_charged).toBe(120);
+    expect(first.summary.statuses).toMatchObject({ enriched: 120, failed: 180 });
+    expect(first.summary.exitCode).toBe(5);
+    const second = await runFile(s, file, { runsDir: dir, batchSize: 100, maxCredits: 1000 });
+    expect(second.summary.resumed).toBe(true);
+    expect(second.summary.statuses.enriched).toBe(300);
+    expect(s.admin.stats().credits_charged).toBe(300);
+    expect(s.admin.stats().records_submitted).toBe(300);
+  });
+
+  it('gives the same output with faults (429, 5xx, resets, truncation, shuffled, no custom_fields)', async () => {
+    const dir = await tempDir();
+    const file = await writeCsv(
+      dir,
+      'in.csv',
+      CONTACT_HEADER,
+      contactRows(1500, { dupEvery: 7, invalidEvery: 40 }),
+    );
+    const clean = await sandbox();
+    const a = await runFile(clean, file, { runsDir: `${dir}/a`, batchSize: 50 });
+    await clean.close();
+    const faulty = await sandbox({
+      faults: {
+        rates: { '500': 0.05, '429': 0.05, '503': 0.01 },
+        reset_rate: 0.02,
+        reset_after_rate: 0.02,
+        truncate_rate: 0.01,
+        shuffle_results: true,
+        drop_custom_fields: 0.5,
+      },
+    });
+    const b = await runFile(faulty, file, { runsDir: `${dir}/b`, batchSize: 50 });
+    expect(firstDifference(b.output, a.output)).toBeUndefined();
+    const stats = faulty.admin.stats();
+    // The faults did happen: the run got through them, not around them.
+    expect(
+      (stats.requests_by_status['500'] ?? 0) + (stats.requests_by_status['429'] ?? 0),
+    ).toBeGreaterThan(0);
+    const unique = a.summary.valid - a.summary.duplicates;
+    expect(stats.credits_charged).toBe(unique);
+    expect(stats.jobs_submitted).toBe(Math.ceil(unique / 50));
+  });
+
+  it('enriches companies with --top 3 and --explode', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(
+      dir,
+      'co.csv',
+      ['Company', 'Website'],
+      [
+        ['Acme', 'https://acme.com'],
+        ['Globex', ''],
+        ['', ''],
+        ['Nomatch Industries', 'nomatch.example'],
+      ],
+    );
+    const { summary, output } = await runFile(s, file, {
+      kind: 'companies',
+      runsDir: dir,
+      metadata: { top_matches_returned: 3 },
+      output: { explode: true },
+    });
+    const out = parseCsv(output);
+    expect(out[0]?.slice(0, 6)).toEqual([
+      'Company',
+      'Website',
+      'enrich_status',
+      'enrich_error',
+      'enrich_credit_charged',
+      'enrich_match_rank',
+    ]);
+    expect(out.slice(1).map((r) => [r[0], r[2], r[5]])).toEqual([
+      ['Acme', 'enriched', '1'],
+      ['Acme', 'enriched', '2'],
+      ['Acme', 'enriched', '3'],
+      ['Globex', 'enriched', '1'],
+      ['Globex', 'enriched', '2'],
+      ['Globex', 'enriched', '3'],
+      ['', 'invalid', ''],
+      ['Nomatch Industries', 'failed', ''],
+    ]);
+    expect(summary.statuses).toMatchObject({ enriched: 2, invalid: 1, failed: 1 });
+    expect(col(out, 'enriched_name')[0]).not.toBe('');
+  });
+
+  it('--no-wait submits and returns the job ids; the same run later writes the output', async () => {
+    let t = Date.now();
+    const s = await sandbox({ jobMs: 10_000, now: () => t });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(250));
+    const first = await runFile(s, file, { runsDir: dir, wait: false });
+    expect(first.summary.written).toBe(false);
+    expect(first.summary.jobs.ids).toHaveLength(3);
+    expect(first.summary.exitCode).toBe(0);
+    t += 10_000;
+    const second = await runFile(s, file, { runsDir: dir, wait: false });
+    expect(second.summary.written).toBe(true);
+    expect(second.summary.statuses.enriched).toBe(250);
+    expect(s.admin.stats().jobs_submitted).toBe(3);
+  });
+
+  it('resumes after a crash mid-run without submitting any batch twice', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(1000));
+    const real = toBulkApi(fastClient(s));
+    let submits = 0;
+    // The "process" dies right after the 4th POST was accepted, before it is journaled.
+    const crashing: BulkApi = {
+      ...real,
+      submit: async (...args) => {
+        const job = await real.submit(...args);
+        if (++submits === 4) throw new Error('simulated crash');
+        return job;
+      },
+    };
+    const crashed = await runFile(s, file, { runsDir: dir, api: crashing, concurrency: 1 });
+    expect(crashed.summary.exitCode).not.toBe(0);
+    const again = await runFile(s, file, { runsDir: dir });
+    expect(again.summary.resumed).toBe(true);
+    expect(again.summary.statuses.enriched).toBe(1000);
+    expect(s.admin.stats().jobs_submitted).toBe(10);
+    expect(s.admin.stats().credits_charged).toBe(1000);
+    const journal = await readFile(again.summary.journal, 'utf8');
+    expect(journal).not.toContain(s.apiKey);
+  });
+});
