@@ -69,7 +69,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     baseUrl: '',
     changed: () => {
       // Coalesce bursts of changes into one atomic write.
-      if (opts.stateDir && !timer) timer = setTimeout(flush, 50).unref();
+      if (opts.stateDir && !timer) timer = setTimeout(flush, 250).unref();
     },
   };
   const first =
