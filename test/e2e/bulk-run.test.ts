@@ -1,0 +1,205 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
+
+beforeAll(ensureBuilt, 120_000);
+
+let sb: SandboxHandle | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const fixtures = fileURLToPath(new URL('../../fixtures', import.meta.url));
+const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+
+async function serviceEnv(s: SandboxHandle): Promise<Record<string, string>> {
+  return { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+}
+
+/** Starts the CLI and SIGKILLs it after `ms`, or lets it finish; resolves when it is gone. */
+function runAndKill(
+  args: string[],
+  env: Record<string, string>,
+  ms: number,
+): Promise<number | null> {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: 'ignore',
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    }),
+  );
+}
+
+describe('enrich contacts / companies (e2e)', () => {
+  it('runs the README quick start on the embedded sandbox', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'enriched.csv');
+    const r = await runCli(['contacts', join(fixtures, 'contacts.csv'), '--sandbox', '-o', out], {
+      env: await tempEnv(),
+    });
+    expect(r.code).toBe(0);
+    const text = await readFile(out, 'utf8');
+    expect(text.split('\n')[0]).toMatch(
+      /^Contact ID,First Name,.*,enrich_status,enrich_error,enrich_credit_charged,enriched_email,/,
+    );
+    expect(r.stderr).toMatch(/rows: 25\s+enriched: 23\s+failed: 0\s+invalid: 2/);
+    expect(r.stdout).toBe('');
+  });
+
+  it('reads stdin and writes stdout; the summary goes to stderr', async () => {
+    const input = 'email,name\njane@acme.com,Jane Doe\n,Solo\n';
+    const r = await runCli(['contacts', '-', '--sandbox', '--format', 'jsonl'], {
+      env: await tempEnv(),
+      input,
+    });
+    expect(r.code).toBe(0);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.row, l.status])).toEqual([
+      [1, 'enriched'],
+      [2, 'invalid'],
+    ]);
+    expect(lines[0]?.input).toEqual({ email: 'jane@acme.com', name: 'Jane Doe' });
+    expect(r.stderr).toMatch(/rows: 2 /);
+  });
+
+  it('prints a JSON summary with -o and --json, and lists, shows and fetches its jobs', async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const env = await serviceEnv(s);
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(120, { dupEvery: 6 }));
+    const r = await runCli(
+      ['contacts', file, '-o', join(dir, 'out.json'), '--json', '--batch-size', '50'],
+      { env },
+    );
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(summary).toMatchObject({
+      rows: 120,
+      duplicates: 20,
+      credits_charged: 100,
+      exit_code: 0,
+    });
+    expect((summary.jobs as { ids: string[] }).ids).toHaveLength(2);
+
+    const list = await runCli(['jobs', 'list', '--json'], { env });
+    const jobs = JSON.parse(list.stdout) as { job_id: string; status: string; rows: number }[];
+    expect(jobs.map((j) => [j.status, j.rows])).toEqual([
+      ['done', 50],
+      ['done', 50],
+    ]);
+    const id = jobs[0]?.job_id as string;
+    const show = await runCli(['jobs', 'show', id.slice(0, 8)], { env });
+    expect(show.stdout).toContain(id);
+    const fetched = join(dir, 'job.csv');
+    const fetch = await runCli(['jobs', 'fetch', id, '-o', fetched], { env });
+    expect(fetch.code).toBe(0);
+    const csv = (await readFile(fetched, 'utf8')).trim().split('\n');
+    expect(csv[0]).toMatch(/^custom_fields,error,credit_charged,email,/);
+    expect(csv).toHaveLength(51);
+  });
+
+  it('survives SIGKILL at any point: re-running completes with the same output and no batch paid twice', async () => {
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(400, { dupEvery: 9 }));
+    const args = (out: string) => [
+      'contacts',
+      file,
+      '-o',
+      out,
+      '--batch-size',
+      '20',
+      '--concurrency',
+      '2',
+      '-q',
+    ];
+
+    const clean = (sb = await startSandbox({ port: 0 }));
+    const cleanOut = join(dir, 'clean.csv');
+    expect((await runCli(args(cleanOut), { env: await serviceEnv(clean) })).code).toBe(0);
+    const expected = await readFile(cleanOut, 'utf8');
+    const batches = clean.admin.stats().jobs_submitted;
+    await clean.close();
+
+    for (const killAt of [150, 350, 600, 900]) {
+      const s = (sb = await startSandbox({ port: 0, jobMs: 300, faults: { latency_ms: 15 } }));
+      const env = await serviceEnv(s);
+      const out = join(dir, `out-${killAt}.csv`);
+      await runAndKill(args(out), env, killAt);
+      // Never a half-written output: either absent or complete, and no temp file left behind.
+      if (existsSync(out)) expect(await readFile(out, 'utf8')).toBe(expected);
+      const r = await runCli(args(out), { env });
+      expect(r.code).toBe(0);
+      expect(await readFile(out, 'utf8')).toBe(expected);
+      expect(s.admin.stats().jobs_submitted).toBe(batches);
+      expect(readdirSync(dirname(out)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+      await s.close();
+      sb = undefined;
+    }
+  });
+
+  it('SIGINT stops, keeps the journal, exits 130 and says how to resume', async () => {
+    const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
+    const env = await serviceEnv(s);
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(60));
+    const child = spawn(
+      process.execPath,
+      [bin, 'contacts', file, '-o', join(dir, 'out.csv'), '--batch-size', '20'],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    // Wait until every job is submitted (the run is then polling), then interrupt.
+    while (s.admin.stats().jobs_submitted < 3) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(130);
+    expect(stderr).toMatch(
+      /Resume with:\n\s+enrich contacts .*in\.csv -o .*out\.csv --batch-size 20/,
+    );
+    s.admin.advanceClock(60_000);
+    const again = await runCli(
+      ['contacts', file, '-o', join(dir, 'out.csv'), '--batch-size', '20'],
+      { env },
+    );
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/\(resumed\)/);
+    expect(s.admin.stats().jobs_submitted).toBe(3);
+  });
+
+  it('exits 4 without a key and 2 on a bad flag, before reading or sending anything', async () => {
+    const env = await tempEnv();
+    const noKey = await runCli(
+      ['contacts', join(fixtures, 'contacts.csv'), '--base-url', 'http://127.0.0.1:9'],
+      { env },
+    );
+    expect(noKey.code).toBe(4);
+    expect(noKey.stderr).toMatch(/enrich auth login.*--sandbox/s);
+    const bad = await runCli(
+      ['contacts', join(fixtures, 'contacts.csv'), '--sandbox', '--batch-size', 'lots'],
+      { env },
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--batch-size: expected/);
+  });
+});
