@@ -75,8 +75,8 @@ export async function runLogin(globals: GlobalOptions): Promise<number> {
   }
   const store = openConfigStore(getPaths().configDir);
   if (settings.sources.baseUrl === 'flag')
-    store.setValue(settings.profile, 'base_url', settings.baseUrl);
-  store.setValue(settings.profile, 'api_key', key);
+    await store.setValue(settings.profile, 'base_url', settings.baseUrl);
+  await store.setValue(settings.profile, 'api_key', key);
   const summary = {
     profile: settings.profile,
     base_url: settings.baseUrl,
@@ -157,7 +157,7 @@ export async function runLogout(globals: GlobalOptions): Promise<number> {
   refuseSandbox(globals, 'logout');
   const s = resolveSettings({ globals });
   const store = openConfigStore(getPaths().configDir);
-  const removed = store.unsetValue(s.profile, 'api_key');
+  const removed = await store.unsetValue(s.profile, 'api_key');
   if (globals.json) printJson({ profile: s.profile, removed, config_path: store.path });
   else
     say(

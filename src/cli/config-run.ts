@@ -68,7 +68,7 @@ function profileOf(globals: GlobalOptions): string {
 }
 
 /** `enrich config set <key> <value>`: checks and stores one setting in the profile. */
-export function runSet(globals: GlobalOptions, key: string, value: string): number {
+export async function runSet(globals: GlobalOptions, key: string, value: string): Promise<number> {
   if (key === 'api_key') {
     throw usageError(
       'api_key cannot be set from the command line (it would land in your shell history)',
@@ -87,7 +87,7 @@ export function runSet(globals: GlobalOptions, key: string, value: string): numb
   }
   const profile = profileOf(globals);
   const store = openConfigStore(getPaths().configDir);
-  store.setValue(profile, key, parsed);
+  await store.setValue(profile, key, parsed);
   if (globals.json)
     printJson({ profile, key, value: spec.format(parsed as never), config_path: store.path });
   else
@@ -100,11 +100,11 @@ export function runSet(globals: GlobalOptions, key: string, value: string): numb
 }
 
 /** `enrich config unset <key>`: removes one stored setting (any key present, to repair a file). */
-export function runUnset(globals: GlobalOptions, key: string): number {
+export async function runUnset(globals: GlobalOptions, key: string): Promise<number> {
   const profile = profileOf(globals);
   const store = openConfigStore(getPaths().configDir);
   const known = findSetting(key) !== undefined || key === 'api_key';
-  const removed = store.unsetValue(profile, key);
+  const removed = await store.unsetValue(profile, key);
   if (!removed && !known) throw unknownKey(key);
   if (globals.json) printJson({ profile, key, removed, config_path: store.path });
   else

@@ -33,11 +33,12 @@ export async function openService(
   globals: GlobalOptions,
   opts?: { sandbox?: { jobMs?: number }; flags?: Partial<Settings> },
 ): Promise<Service> {
-  const [{ resolveSettings }, { createClient }, { EnrichError }] = await Promise.all([
+  const [{ resolveSettings }, { EnrichError }] = await Promise.all([
     import('../config/settings.js'),
-    import('../api/client.js'),
     import('../errors.js'),
   ]);
+  // The HTTP client (undici) loads only once we know a request will be made.
+  const loadClient = async () => (await import('../api/client.js')).createClient;
   const settings = resolveSettings({ globals, ...(opts?.flags ? { flags: opts.flags } : {}) });
   for (const repair of settings.repairs) {
     if (!globals.quiet) process.stderr.write(`enrich: warning: fixed permissions of ${repair}\n`);
@@ -46,6 +47,7 @@ export async function openService(
   if (globals.sandbox) {
     const { startSandbox } = await import('../sandbox/index.js');
     const sandbox = await startSandbox({ port: 0, jobMs: opts?.sandbox?.jobMs ?? 300 });
+    const createClient = await loadClient();
     const client = createClient({
       baseUrl: sandbox.url,
       apiKey: sandbox.apiKey,
@@ -69,6 +71,7 @@ export async function openService(
     });
   }
   if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
+  const createClient = await loadClient();
   const client = createClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,

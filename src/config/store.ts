@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import Conf from 'conf';
+import { readFileSync } from 'node:fs';
+import type Conf from 'conf';
 import { EnrichError } from '../errors.js';
 import { secureConfigFiles } from './secure-dir.js';
 
@@ -14,9 +15,9 @@ export interface ConfigStore {
   /** The stored profile, or undefined when there is none by that name. */
   readProfile(name: string): StoredProfile | undefined;
   /** Sets one value in a profile (created when missing) and writes the file. */
-  setValue(profile: string, key: string, value: unknown): void;
+  setValue(profile: string, key: string, value: unknown): Promise<void>;
   /** Removes one value; returns false when it was not set. */
-  unsetValue(profile: string, key: string): boolean;
+  unsetValue(profile: string, key: string): Promise<boolean>;
 }
 
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -45,24 +46,40 @@ export function openConfigStore(configDir: string): ConfigStore {
       hint: `fix or delete ${path}, then run \`enrich auth login\` again`,
       cause: err,
     });
-  let conf: Conf<{ profiles: Record<string, StoredProfile> }>;
-  try {
-    conf = new Conf({
-      cwd: configDir,
-      projectName: 'enrich',
-      configName: 'config',
-      configFileMode: 0o600,
-      accessPropertiesByDotNotation: false,
-      clearInvalidConfig: false,
-      watch: false,
-    });
-  } catch (err) {
-    throw damaged(err);
-  }
+  // conf costs ~100 ms to load, so reads parse the file directly and conf (which writes
+  // atomically with the file mode) is loaded only when something is written.
+  let conf: Promise<Conf<{ profiles: Record<string, StoredProfile> }>> | undefined;
+  const openConf = () =>
+    (conf ??= import('conf').then(
+      ({ default: Conf }) =>
+        new Conf<{ profiles: Record<string, StoredProfile> }>({
+          cwd: configDir,
+          projectName: 'enrich',
+          configName: 'config',
+          configFileMode: 0o600,
+          accessPropertiesByDotNotation: false,
+          clearInvalidConfig: false,
+          watch: false,
+        }),
+    ));
   const readAll = (): Record<string, StoredProfile> => {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ENOENT') return {};
+      throw new EnrichError(
+        'CONFIG_INVALID',
+        `cannot read the config file: ${(err as Error).message}`,
+        {
+          location: { file: path },
+          cause: err,
+        },
+      );
+    }
     let profiles: unknown;
     try {
-      profiles = conf.get('profiles');
+      profiles = (JSON.parse(text) as { profiles?: unknown } | null)?.profiles;
     } catch (err) {
       throw damaged(err);
     }
@@ -74,8 +91,8 @@ export function openConfigStore(configDir: string): ConfigStore {
     }
     return profiles as Record<string, StoredProfile>;
   };
-  const writeAll = (profiles: Record<string, StoredProfile>) => {
-    conf.set('profiles', profiles);
+  const writeAll = async (profiles: Record<string, StoredProfile>) => {
+    (await openConf()).set('profiles', profiles);
     // A file conf created may carry the umask's mode on some systems; insist on 0600.
     secureConfigFiles(configDir, path);
   };
@@ -96,19 +113,19 @@ export function openConfigStore(configDir: string): ConfigStore {
       }
       return p;
     },
-    setValue(profile, key, value) {
+    async setValue(profile, key, value) {
       const all = readAll();
       const current = all[checkProfileName(profile)] ?? {};
       all[profile] = { ...current, [key]: value };
-      writeAll(all);
+      await writeAll(all);
     },
-    unsetValue(profile, key) {
+    async unsetValue(profile, key) {
       const all = readAll();
       const current = all[checkProfileName(profile)];
       if (!current || !Object.hasOwn(current, key)) return false;
       const { [key]: _removed, ...rest } = current;
       all[profile] = rest;
-      writeAll(all);
+      await writeAll(all);
       return true;
     },
   };

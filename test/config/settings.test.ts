@@ -25,7 +25,7 @@ function setup() {
 }
 
 describe('resolveSettings', () => {
-  it('gives the defaults with their source when nothing is set', () => {
+  it('gives the defaults with their source when nothing is set', async () => {
     const { env } = setup();
     const s = resolveSettings({ globals: globals(), env });
     expect(s).toMatchObject({
@@ -44,12 +44,12 @@ describe('resolveSettings', () => {
     expect(Object.isFrozen(s)).toBe(true);
   });
 
-  it('applies flags > env > profile > defaults', () => {
+  it('applies flags > env > profile > defaults', async () => {
     const { env, store } = setup();
-    store.setValue('default', 'batch_size', 100);
-    store.setValue('default', 'concurrency', 2);
-    store.setValue('default', 'timeout', 60_000);
-    store.setValue('default', 'base_url', 'https://file.example');
+    await store.setValue('default', 'batch_size', 100);
+    await store.setValue('default', 'concurrency', 2);
+    await store.setValue('default', 'timeout', 60_000);
+    await store.setValue('default', 'base_url', 'https://file.example');
     const s = resolveSettings({
       globals: globals({ baseUrl: 'https://flag.example/' }),
       env: { ...env, ENRICH_BATCH_SIZE: '200', ENRICH_CONCURRENCY: '8' },
@@ -68,9 +68,9 @@ describe('resolveSettings', () => {
     });
   });
 
-  it('takes the key from ENRICH_API_KEY before the profile', () => {
+  it('takes the key from ENRICH_API_KEY before the profile', async () => {
     const { env, store } = setup();
-    store.setValue('default', 'api_key', 'sk_file_000000000000');
+    await store.setValue('default', 'api_key', 'sk_file_000000000000');
     expect(resolveSettings({ globals: globals(), env })).toMatchObject({
       apiKey: 'sk_file_000000000000',
       apiKeySource: 'file',
@@ -82,10 +82,10 @@ describe('resolveSettings', () => {
     expect(s).toMatchObject({ apiKey: 'sk_env_1111111111', apiKeySource: 'env' });
   });
 
-  it('selects the profile by --profile, then ENRICH_PROFILE', () => {
+  it('selects the profile by --profile, then ENRICH_PROFILE', async () => {
     const { env, store } = setup();
-    store.setValue('staging', 'batch_size', 7);
-    store.setValue('ci', 'batch_size', 9);
+    await store.setValue('staging', 'batch_size', 7);
+    await store.setValue('ci', 'batch_size', 9);
     const viaEnv = resolveSettings({ globals: globals(), env: { ...env, ENRICH_PROFILE: 'ci' } });
     expect(viaEnv).toMatchObject({ profile: 'ci', batchSize: 9 });
     expect(viaEnv.sources.profile).toBe('env');
@@ -96,7 +96,7 @@ describe('resolveSettings', () => {
     expect(viaFlag).toMatchObject({ profile: 'staging', batchSize: 7 });
   });
 
-  it('refuses unknown keys and bad values, naming where they came from', () => {
+  it('refuses unknown keys and bad values, naming where they came from', async () => {
     const { env, store } = setup();
     expect(() =>
       resolveSettings({ globals: globals(), env, flags: { colour: 1 } as never }),
@@ -107,15 +107,15 @@ describe('resolveSettings', () => {
     expect(() =>
       resolveSettings({ globals: globals(), env: { ...env, ENRICH_FORMULA_ESCAPE: 'maybe' } }),
     ).toThrow(/ENRICH_FORMULA_ESCAPE: expected auto, always or never/);
-    store.setValue('default', 'colour', 'red');
+    await store.setValue('default', 'colour', 'red');
     expect(() => resolveSettings({ globals: globals(), env })).toThrow(
       expect.objectContaining({
         code: 'CONFIG_INVALID',
         message: expect.stringMatching(/unknown setting "colour"/),
       }),
     );
-    store.unsetValue('default', 'colour');
-    store.setValue('default', 'base_url', 'ftp://x');
+    await store.unsetValue('default', 'colour');
+    await store.setValue('default', 'base_url', 'ftp://x');
     expect(() => resolveSettings({ globals: globals(), env })).toThrow(
       expect.objectContaining({ code: 'CONFIG_INVALID', exitCode: 2 }),
     );
