@@ -187,7 +187,7 @@ async function inspect(
     },
     header: uniqueHeader(rawHeader),
     rawHeader,
-    rows: () => csvRows(readCsvRecords(filePath, csvOpts), width),
+    rows: () => readCsvRecords(filePath, csvOpts, csvRowShaper(width)),
   };
 }
 
@@ -199,21 +199,15 @@ async function* mapRows(
   for await (const rec of records) yield toRow(rec, index++);
 }
 
-async function* csvRows(
-  records: AsyncIterable<{ cells: string[]; line: number }>,
-  width: number,
-): AsyncGenerator<InputRow> {
+/** Shapes CSV records into InputRows: the first record is the header; a ragged row gets its error. */
+function csvRowShaper(width: number): (cells: string[], line: number) => InputRow | undefined {
   let index = -1;
-  for await (const rec of records) {
-    if (index < 0) {
-      index = 0; // the header
-      continue;
-    }
-    const row: InputRow = { index, line: rec.line, cells: rec.cells };
-    if (rec.cells.length !== width) row.error = raggedMessage(width, rec.cells);
-    index++;
-    yield row;
-  }
+  return (cells, line) => {
+    if (index++ < 0) return undefined; // the header
+    const row: InputRow = { index: index - 1, line, cells };
+    if (cells.length !== width) row.error = raggedMessage(width, cells);
+    return row;
+  };
 }
 
 /** "expected 8 cells, got 9": extra cells are quoted so nothing is silently lost when the row is written back aligned. */

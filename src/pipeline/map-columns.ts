@@ -126,6 +126,13 @@ function autoDetect(
   decided: Set<string>,
 ): void {
   const columnSamples = header.map((_, c) => samples.map((r) => r[c] ?? ''));
+  // Scores do not change as columns are taken: compute each (field, column) once.
+  const scores = new Map<string, number[]>();
+  const scoresOf = (field: string) => {
+    let s = scores.get(field);
+    if (!s) scores.set(field, (s = header.map((h, c) => score(kind, field, h, columnSamples[c]!))));
+    return s;
+  };
   const open = new Set<string>(fieldsOf(kind).filter((f) => !decided.has(f)));
   if (
     kind === 'contacts' &&
@@ -138,7 +145,7 @@ function autoDetect(
     let pick: { field: string; ranked: { c: number; s: number }[] } | undefined;
     for (const field of open) {
       const ranked = header
-        .map((h, c) => ({ c, s: taken.has(c) ? 0 : score(kind, field, h, columnSamples[c]!) }))
+        .map((_, c) => ({ c, s: taken.has(c) ? 0 : scoresOf(field)[c]! }))
         .filter((x) => x.s > 0)
         .sort((a, b) => b.s - a.s);
       if (ranked.length && (!pick || ranked[0]!.s > pick.ranked[0]!.s)) pick = { field, ranked };

@@ -1,9 +1,16 @@
+// Whitespace other than single spaces (runs, tabs, newlines, NBSP): rare, so test before replacing.
+const MESSY_SPACE = /\s\s|[^\S ]/;
+
 /** Trims and collapses inner runs of whitespace (names, company names). */
 export function normalizeText(value: string): string {
-  return value.replace(/\s+/g, ' ').trim();
+  const t = value.trim();
+  return MESSY_SPACE.test(t) ? t.replace(/\s+/g, ' ') : t;
 }
 
 const HOST = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i;
+
+// Already a bare lowercase domain (no scheme, no www., no path): nothing to reduce.
+const PLAIN_HOST = /^(?!www\d?\.)[a-z0-9-]+(\.[a-z0-9-]+)+$/;
 
 interface ParsedSite {
   host: string;
@@ -33,11 +40,13 @@ function parseSite(value: string): ParsedSite | undefined {
 
 /** `company_domain` needs a domain: a URL is reduced to its host ("https://www.acme.com/x" -> "acme.com"); anything else is only trimmed. */
 export function normalizeDomain(value: string): string {
+  if (PLAIN_HOST.test(value)) return value; // the common case, without a URL parse
   return parseSite(value)?.host ?? value.trim();
 }
 
 /** `company_website` takes a URL or a domain: reduced to the domain only when no path would be lost. */
 export function normalizeWebsite(value: string): string {
+  if (PLAIN_HOST.test(value)) return value;
   const site = parseSite(value);
   if (site?.bare) return site.host;
   return value.trim();
