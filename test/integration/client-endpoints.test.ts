@@ -107,6 +107,27 @@ describe('client endpoints against the sandbox', () => {
     expect(rig.time.sleeps).toHaveLength(1);
   });
 
+  it('stops at once when the caller aborts, also while waiting to retry', async () => {
+    const controller = new AbortController();
+    rig = await startRig(
+      {},
+      {
+        signal: controller.signal,
+        sleep: async (_ms, signal) => {
+          controller.abort();
+          if (signal?.aborted) throw signal.reason;
+        },
+      },
+    );
+    rig.sandbox.admin.setFaults({ next: [{ status: 503, retry_after_s: 30 }] });
+    const waiting = await failure(() => rig!.client.getContactsResults(randomUUID()));
+    expect(waiting).toMatchObject({ code: 'INTERRUPTED', exitCode: 130 });
+    expect(waiting.message).toMatch(/cancelled while waiting to retry/);
+    const before = await failure(() => rig!.client.verifyEmail('jane@acme.com'));
+    expect(before).toMatchObject({ code: 'INTERRUPTED' });
+    expect(rig.sandbox.admin.stats().verification_credits_charged).toBe(0);
+  });
+
   it('stops at the overall deadline without retrying', async () => {
     rig = await startRig({}, { timeouts: { totalMs: 100 } });
     rig.sandbox.admin.setFaults({ next: [{ delay_ms: 5000 }] });
