@@ -65,7 +65,10 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
     .option('--concurrency <n>', 'bulk jobs submitted at once', '4')
     .option('--dry-run', 'send nothing: show the mapping and the plan')
     .option('--max-credits <n>', 'stop before spending more than n credits')
-    .option('--no-dedupe', 'send identical rows once each time they appear')
+    .option(
+      '--no-dedupe',
+      'send every valid row, even identical ones (default: identical rows are sent once)',
+    )
     .option('--no-wait', 'submit the jobs and exit; fetch later with `enrich jobs`')
     .option('--timeout <duration>', 'give up waiting after this long, e.g. 30m, 2h')
     .option('--restart', 'ignore a saved run of the same input and start over');
