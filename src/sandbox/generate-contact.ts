@@ -1,8 +1,15 @@
 import type { ContactRecord } from '../contract/index.js';
-import { FIRST_NAMES, LAST_NAMES, PLACES, ROLES } from './data-tables.js';
+import {
+  COMPANY_SUFFIXES,
+  COMPANY_WORDS,
+  FIRST_NAMES,
+  LAST_NAMES,
+  PLACES,
+  ROLES,
+} from './data-tables.js';
 import { between, digits, fnv1a, pick } from './hash.js';
-import { companyIdentity, companyProfile, type CompanyProfile } from './generate-company.js';
-import { FREE_MAIL, MAGIC, letters, nameFromDomain, toDomain } from './normalise.js';
+import { companyProfile, type CompanyProfile } from './generate-company.js';
+import { FREE_MAIL, MAGIC, letters, toDomain } from './normalise.js';
 
 /** The identifying fields of a contact (api-spec.md 4.1), as submitted. */
 export interface ContactInput {
@@ -83,10 +90,14 @@ export function lookupContact(input: ContactInput, o: ContactLookupOptions): Con
   const last =
     input.last_name?.trim() || capital(local.length > 1 ? local[1] : '') || pick(LAST_NAMES, h, 2);
   const company = companyProfile(
-    companyIdentity(
-      domain || undefined,
-      input.company_name ?? (domain ? nameFromDomain(domain) : ''),
-    ),
+    // Without a company name the profile derives one from the domain; with neither,
+    // the person's own hash picks the employer.
+    {
+      domain,
+      name:
+        input.company_name?.trim() ||
+        (domain ? '' : `${pick(COMPANY_WORDS, h, 7)} ${pick(COMPANY_SUFFIXES, h, 8)}`),
+    },
     o.seed,
   );
   const role = pick(ROLES, h, 3);

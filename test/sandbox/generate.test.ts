@@ -166,3 +166,19 @@ describe('email verification outcomes', () => {
     expect(verifyEmailStatus(email)).toBe(status);
   });
 });
+
+describe('employers', () => {
+  it('people known only by a profile URL or a free-mail address work at different companies', () => {
+    const names = new Set(
+      ['a', 'b', 'c', 'd', 'e', 'f'].map(
+        (x) =>
+          lookupContact({ prof_network_url: `https://profnet.example/in/${x}` }, { seed: 1 })
+            .company?.name,
+      ),
+    );
+    expect(names.size).toBeGreaterThan(2);
+    const free = lookupContact({ business_email: 'jo.ray@gmail.com' }, { seed: 1 });
+    expect(free.company?.website).not.toBe('gmail.com');
+    expect(free.email).toBe('jo.ray@gmail.com');
+  });
+});
