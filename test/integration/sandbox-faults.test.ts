@@ -105,6 +105,22 @@ describe('sandbox faults', () => {
     expect(s.admin.stats().requests_by_status.reset).toBe(2);
   });
 
+  it('an ambiguous failure retried with the same Idempotency-Key is not charged twice', async () => {
+    const s = await start({ faults: { next: [{ reset: true, after: true, path: '/contacts' }] } });
+    const body = { contacts: [contact(0), contact(1)] };
+    const headers = { 'idempotency-key': 'retry-me' };
+    await expect(
+      call(s.url, 'POST', '/contacts', { key: s.apiKey, body, headers }),
+    ).rejects.toThrow();
+    const again = await call(s.url, 'POST', '/contacts', { key: s.apiKey, body, headers });
+    expect(again.status).toBe(200);
+    expect(s.admin.stats()).toMatchObject({ jobs_submitted: 1, credits_charged: 2 });
+    const res = await call(s.url, 'GET', `/contacts/results/${again.json.job_id}.json`, {
+      key: s.apiKey,
+    });
+    expect(res.json.contacts).toHaveLength(2);
+  });
+
   it('truncate sends the full Content-Length but only part of the body', async () => {
     const s = await start({ faults: { truncate_rate: 1 } });
     await expect(verify(s)).rejects.toThrow();
