@@ -238,3 +238,8 @@ export function bulkMetadata(o: BulkOptions): Record<string, unknown> {
   if (o.requireMobile) meta.mobile_phone_exists = true;
   return meta;
 }
+
+/** The output format: --format or the output's extension, else the input's own format. */
+export function resolveOutputFormat(o: BulkOptions, inputFormat: FileFormat): FileFormat {
+  return o.format ?? inputFormat;
+}

@@ -1,17 +1,15 @@
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
-import { extname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import iconv from 'iconv-lite';
 import { EnrichError } from '../errors.js';
 import { assertNotBinary, canonicalEncoding, detectEncoding } from './detect-encoding.js';
 import { uniqueHeader } from './header.js';
+import { fileIdentity, formatOf, readSample, type InputFormat } from './inspect-file.js';
 import { readCsvRecords } from './read-csv.js';
 import { jsonCell, readJsonArray, readJsonLines, type JsonRecord } from './read-json.js';
 import { sniffDialect } from './sniff-dialect.js';
 import { spoolToFile, type Spool } from './spool-stdin.js';
 
-export type InputFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
+export type { InputFormat } from './inspect-file.js';
 
 export interface ReadOptions {
   format?: InputFormat;
@@ -58,12 +56,19 @@ export interface InputSource {
   close(): Promise<void>;
 }
 
-const SAMPLE_BYTES = 64 * 1024;
-
 /** Opens a CSV/TSV/JSON/JSONL file (or '-' for stdin): detects encoding, format, delimiter and header. */
 export async function openInput(source: string, options: ReadOptions = {}): Promise<InputSource> {
   let spool: Spool | undefined;
-  if (source === '-') spool = await spoolToFile(options.stdin ?? process.stdin, options.tmpDir);
+  if (source === '-') {
+    const stdin = options.stdin ?? process.stdin;
+    // Nothing piped in: reading would wait forever for the user to type a CSV.
+    if ((stdin as { isTTY?: boolean }).isTTY) {
+      throw new EnrichError('USAGE', 'input "-" reads stdin, but nothing is piped in', {
+        hint: 'Pipe a file in (cat leads.csv | enrich contacts -) or name the file.',
+      });
+    }
+    spool = await spoolToFile(stdin, options.tmpDir);
+  }
   const name = source;
   const filePath = spool ? spool.filePath : resolve(source);
   try {
@@ -72,38 +77,6 @@ export async function openInput(source: string, options: ReadOptions = {}): Prom
   } catch (err) {
     await spool?.remove();
     throw err;
-  }
-}
-
-async function readSample(
-  name: string,
-  filePath: string,
-): Promise<{ sample: Buffer; size: number }> {
-  try {
-    const info = await stat(filePath);
-    if (info.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
-    const fh = await open(filePath, 'r');
-    try {
-      const buf = Buffer.alloc(Math.min(SAMPLE_BYTES, info.size));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      return { sample: buf.subarray(0, bytesRead), size: info.size };
-    } finally {
-      await fh.close();
-    }
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why =
-      code === 'ENOENT'
-        ? 'no such file'
-        : code === 'EISDIR'
-          ? 'it is a directory'
-          : code === 'EACCES'
-            ? 'permission denied'
-            : (err as Error).message;
-    throw new EnrichError('INPUT_UNREADABLE', `cannot read ${name}: ${why}`, {
-      cause: err,
-      location: { file: name },
-    });
   }
 }
 
@@ -219,30 +192,4 @@ function raggedMessage(width: number, cells: string[]): string {
     .map((c) => JSON.stringify(c))
     .join(', ');
   return `${base} (extra: ${extra.length > 200 ? `${extra.slice(0, 200)}...` : extra})`;
-}
-
-/** Format from the extension, else from the first character (stdin, .txt). */
-function formatOf(name: string, text: string): InputFormat {
-  const ext = extname(name).toLowerCase();
-  if (ext === '.tsv' || ext === '.tab') return 'tsv';
-  if (ext === '.json') return 'json';
-  if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
-  if (ext === '.csv') return 'csv';
-  const first = text.replace(/^\uFEFF/, '').trimStart()[0];
-  if (first === '[') return 'json';
-  if (first === '{') return 'jsonl';
-  return 'csv';
-}
-
-/** Path, size and streamed SHA-256 of the file (the resume journal's identity of an input). */
-async function fileIdentity(
-  filePath: string,
-): Promise<{ path: string; size: number; sha256: string }> {
-  const hash = createHash('sha256');
-  let size = 0;
-  for await (const chunk of createReadStream(filePath) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    size += chunk.length;
-  }
-  return { path: filePath, size, sha256: hash.digest('hex') };
 }

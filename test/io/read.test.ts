@@ -197,6 +197,14 @@ describe('openInput: JSON, JSON Lines, stdin', () => {
     expect(existsSync(source.filePath)).toBe(false);
   });
 
+  it('refuses "-" when nothing is piped in (a terminal)', async () => {
+    const tty = Object.assign(Readable.from([]), { isTTY: true });
+    await expect(openInput('-', { stdin: tty })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringMatching(/nothing is piped in/),
+    });
+  });
+
   it('sniffs JSON and JSON Lines on stdin', async () => {
     const json = await openInput('-', { stdin: Readable.from(['[{"a":1}]']) });
     const jsonl = await openInput('-', { stdin: Readable.from(['{"a":1}\n{"a":2}\n']) });

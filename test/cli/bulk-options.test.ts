@@ -1,0 +1,185 @@
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { EnrichError } from '../../src/errors.js';
+import {
+  addBulkOptions,
+  bulkMetadata,
+  normalizeBulkOptions,
+  parseDelimiter,
+  resolveOutputFormat,
+  type BulkKind,
+} from '../../src/cli/bulk-options.js';
+
+/** Parses flags the way the real command does, then normalises them. */
+function parse(kind: BulkKind, argv: string[]) {
+  const cmd = addBulkOptions(new Command(kind).argument('<input>').exitOverride(), kind);
+  cmd.parse(['in.csv', ...argv], { from: 'user' });
+  return normalizeBulkOptions(kind, cmd.opts());
+}
+
+function usage(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(EnrichError);
+    expect((err as EnrichError).exitCode).toBe(2);
+    return (err as EnrichError).message;
+  }
+  throw new Error('expected a usage error');
+}
+
+describe('normalizeBulkOptions', () => {
+  it('defaults', () => {
+    const o = parse('contacts', []);
+    expect(o).toMatchObject({
+      kind: 'contacts',
+      batchSize: 1000,
+      concurrency: 4,
+      dedupe: true,
+      wait: true,
+      dryRun: false,
+      prefix: 'enriched_',
+      formulaEscape: 'auto',
+      bom: false,
+      top: 1,
+      map: {},
+    });
+    expect(o.output).toBeUndefined();
+    expect(Object.isFrozen(o)).toBe(true);
+  });
+
+  it('every flag, normalised', () => {
+    const o = parse('contacts', [
+      '-o',
+      'out.jsonl',
+      '--map',
+      'business_email=Work Email',
+      '--map',
+      'company_name=',
+      '--mapping',
+      'm.json',
+      '--save-mapping',
+      's.json',
+      '--id-column',
+      'Id',
+      '--batch-size',
+      '250',
+      '--concurrency',
+      '2',
+      '--dry-run',
+      '--max-credits',
+      '0',
+      '--no-dedupe',
+      '--no-wait',
+      '--timeout',
+      '90m',
+      '--restart',
+      '--mobile',
+      '--require-mobile',
+      '--require-email',
+      '--verify',
+      '--prefix',
+      'x_',
+      '--rejects',
+      'r.csv',
+      '--formula-escape',
+      'NEVER',
+      '--bom',
+      '--delimiter',
+      'tab',
+      '--encoding',
+      'cp1252',
+      '--header-row',
+      '3',
+      '--input-format',
+      'tsv',
+    ]);
+    expect(o).toEqual({
+      kind: 'contacts',
+      output: 'out.jsonl',
+      format: 'jsonl',
+      map: { business_email: 'Work Email', company_name: '' },
+      mappingFile: 'm.json',
+      saveMapping: 's.json',
+      idColumn: 'Id',
+      batchSize: 250,
+      concurrency: 2,
+      dryRun: true,
+      maxCredits: 0,
+      dedupe: false,
+      wait: false,
+      timeoutMs: 90 * 60_000,
+      restart: true,
+      mobile: true,
+      requireMobile: true,
+      requireEmail: true,
+      verify: true,
+      top: 1,
+      explode: false,
+      prefix: 'x_',
+      rejects: 'r.csv',
+      formulaEscape: 'never',
+      bom: true,
+      delimiter: '\t',
+      encoding: 'cp1252',
+      headerRow: 3,
+      inputFormat: 'tsv',
+    });
+    expect(bulkMetadata(o)).toEqual({
+      business_email_exists: true,
+      real_time_verification: true,
+      mobile_phone_enrichment: true,
+      mobile_phone_exists: true,
+    });
+  });
+
+  it('companies: --top and --explode', () => {
+    const o = parse('companies', ['--top', '3', '--explode', '--format', 'tsv']);
+    expect([o.top, o.explode, o.format]).toEqual([3, true, 'tsv']);
+    expect(bulkMetadata(o)).toEqual({ top_matches_returned: 3 });
+  });
+
+  it('output format: --format, else the extension, else the input format', () => {
+    expect(resolveOutputFormat(parse('contacts', ['-o', 'x.TSV']), 'csv')).toBe('tsv');
+    expect(resolveOutputFormat(parse('contacts', ['-o', 'x.out']), 'json')).toBe('json');
+    expect(resolveOutputFormat(parse('contacts', ['-o', '-']), 'jsonl')).toBe('jsonl');
+  });
+
+  it.each([
+    [['--batch-size', '0'], /--batch-size: expected an integer from 1 to 100000, got "0"/],
+    [['--batch-size', '1.5'], /--batch-size/],
+    [['--concurrency', 'many'], /--concurrency/],
+    [['--max-credits', '-1'], /--max-credits: expected an integer >= 0/],
+    [['--require-mobile'], /--require-mobile needs --mobile/],
+    [['--formula-escape', 'maybe'], /expected one of auto, always, never/],
+    [['--format', 'xlsx'], /--format: expected one of csv, tsv, json, jsonl/],
+    [['--timeout', 'soon'], /duration/],
+    [['--header-row', '0'], /--header-row/],
+    [['--delimiter', ';;'], /--delimiter: expected one character/],
+    [['--map', 'Email'], /--map: expected field=Column/],
+  ])('contacts %j is a usage error', (argv, message) => {
+    expect(usage(() => parse('contacts', argv))).toMatch(message);
+  });
+
+  it('--top is 1..10', () => {
+    expect(usage(() => parse('companies', ['--top', '11']))).toMatch(
+      /--top: expected an integer from 1 to 10/,
+    );
+  });
+
+  it('contacts do not take company-only flags, and vice versa (commander refuses them)', () => {
+    expect(() => parse('contacts', ['--explode'])).toThrow(/unknown option/);
+    expect(() => parse('companies', ['--mobile'])).toThrow(/unknown option/);
+  });
+
+  it('parseDelimiter names', () => {
+    expect([',', 'comma', 'semicolon', 'pipe', '\\t', 'TAB'].map(parseDelimiter)).toEqual([
+      ',',
+      ',',
+      ';',
+      '|',
+      '\t',
+      '\t',
+    ]);
+  });
+});
