@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
@@ -65,4 +66,35 @@ export async function fileIdentity(
     size += chunk.length;
   }
   return { path: filePath, size, sha256: hash.digest('hex') };
+}
+
+/**
+ * True when the whole file is valid UTF-8. The 64 KiB sample can look like UTF-8 while a
+ * Windows-1252 "é" waits further down; decoding that as UTF-8 would silently corrupt it.
+ */
+export async function isFileUtf8(filePath: string, start: number): Promise<boolean> {
+  let carry = Buffer.alloc(0);
+  for await (const chunk of createReadStream(filePath, {
+    start,
+    highWaterMark: 1024 * 1024,
+  }) as AsyncIterable<Buffer>) {
+    const buf = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+    const cut = incompleteTail(buf);
+    if (!isUtf8(buf.subarray(0, buf.length - cut))) return false;
+    carry = Buffer.from(buf.subarray(buf.length - cut));
+  }
+  return carry.length === 0;
+}
+
+/** Bytes at the end of `buf` that start a multi-byte character not finished in it. */
+function incompleteTail(buf: Buffer): number {
+  for (let back = 1; back <= 3 && back <= buf.length; back++) {
+    const b = buf[buf.length - back]!;
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: keep looking for the lead
+    if ((b & 0xe0) === 0xc0) return back < 2 ? back : 0;
+    if ((b & 0xf0) === 0xe0) return back < 3 ? back : 0;
+    if ((b & 0xf8) === 0xf0) return back < 4 ? back : 0;
+    return 0;
+  }
+  return 0;
 }

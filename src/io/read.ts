@@ -3,7 +3,13 @@ import iconv from 'iconv-lite';
 import { EnrichError } from '../errors.js';
 import { assertNotBinary, canonicalEncoding, detectEncoding } from './detect-encoding.js';
 import { uniqueHeader } from './header.js';
-import { fileIdentity, formatOf, readSample, type InputFormat } from './inspect-file.js';
+import {
+  fileIdentity,
+  formatOf,
+  isFileUtf8,
+  readSample,
+  type InputFormat,
+} from './inspect-file.js';
 import { readCsvRecords } from './read-csv.js';
 import { jsonCell, readJsonArray, readJsonLines, type JsonRecord } from './read-json.js';
 import { sniffDialect } from './sniff-dialect.js';
@@ -93,7 +99,16 @@ async function inspect(
   }
   const { sample, size } = await readSample(name, filePath);
   const truncated = size > sample.length;
-  const enc = detectEncoding(sample, truncated, options.encoding);
+  let enc = detectEncoding(sample, truncated, options.encoding);
+  if (
+    truncated &&
+    !options.encoding &&
+    !enc.bom &&
+    enc.encoding === 'utf-8' &&
+    !(await isFileUtf8(filePath, 0))
+  ) {
+    enc = { encoding: 'windows-1252', bom: false, bomLength: 0 };
+  }
   assertNotBinary(sample, enc.encoding, name);
   const text = iconv.decode(
     sample.subarray(

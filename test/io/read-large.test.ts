@@ -44,6 +44,51 @@ describe('streaming a file larger than the read chunk', () => {
   });
 });
 
+describe('encoding detection beyond the sample', () => {
+  it('a Windows-1252 byte after the first 64 KiB still switches the decoder', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-1252-'));
+    try {
+      const file = join(dir, 'late.csv');
+      const ascii = Buffer.from('email,name\n' + 'a@b.co,plain\n'.repeat(8000));
+      await writeFile(
+        file,
+        Buffer.concat([
+          ascii,
+          Buffer.from([
+            0x72, 0x65, 0x6e, 0xe9, 0x40, 0x78, 0x2e, 0x63, 0x6f, 0x2c, 0x52, 0x65, 0x6e, 0xe9,
+            0x0a,
+          ]),
+        ]),
+      );
+      const source = await openInput(file);
+      expect(source.dialect.encoding).toBe('windows-1252');
+      let last: string[] = [];
+      for await (const row of source.rows()) last = row.cells;
+      expect(last).toEqual(['rené@x.co', 'René']);
+      await source.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a UTF-8 character split across read chunks stays UTF-8', async () => {
+    const { isFileUtf8 } = await import('../../src/io/inspect-file.js');
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-utf8-'));
+    try {
+      const file = join(dir, 'split.csv');
+      await writeFile(
+        file,
+        Buffer.concat([Buffer.alloc(1024 * 1024 - 1, 0x61), Buffer.from('é€😀', 'utf8')]),
+      );
+      expect(await isFileUtf8(file, 0)).toBe(true);
+      await writeFile(file, Buffer.concat([Buffer.alloc(10, 0x61), Buffer.from([0xe2, 0x82])]));
+      expect(await isFileUtf8(file, 0)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('sniffDialect', () => {
   it('does not mistake data rows with a trailing empty cell for the header', () => {
     expect(sniffDialect('a,b,c\n1,2,3,\n4,5,6,\n7,8,9,\n').headerLine).toBe(1);
