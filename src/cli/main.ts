@@ -5,6 +5,11 @@ import { describeError } from './report-error.js';
 
 /** Runs the CLI with `argv` (process.argv form) and resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // A reader that goes away (`enrich jobs list | head`) is not an error: stop quietly.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
   const program = buildProgram();
   const debug = argv.includes('--debug') || process.env.ENRICH_DEBUG === '1';
   try {
