@@ -89,6 +89,45 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
     });
   });
 
+  it.each([
+    [
+      'inputs/excel-unicode.txt',
+      {
+        business_email: 'E-mail Address',
+        company_name: 'Organization',
+        first_name: 'Given Name',
+        last_name: 'Surname',
+      },
+      1,
+    ],
+    [
+      'inputs/preamble.csv',
+      {
+        business_email: 'Email',
+        company_name: 'Company',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+      },
+      2,
+    ],
+    [
+      'inputs/contacts.json',
+      { business_email: 'Email', first_name: 'First Name', last_name: 'Last Name' },
+      2,
+    ],
+    [
+      'inputs/contacts.jsonl',
+      { business_email: 'email', company_name: 'company', first_name: 'first_name' },
+      2,
+    ],
+  ])('%s: detected and mapped', async (file, mapping, rows) => {
+    const r = await runCli(['contacts', join(fixtures, file), '--dry-run', '--json'], {
+      env: await tempEnv(),
+    });
+    expect(r.code).toBe(0);
+    expect(json(r.stdout)).toMatchObject({ mapping, rows, invalid: 0 });
+  });
+
   it('an ambiguous mapping is a usage error naming the candidates and the --map to use', async () => {
     const file = join(fixtures, 'inputs/duplicate-headers.csv');
     const names = await runCli(['contacts', file, '--dry-run'], { env: await tempEnv() });
