@@ -134,13 +134,15 @@ function autoDetect(
     return s;
   };
   const open = new Set<string>(fieldsOf(kind).filter((f) => !decided.has(f)));
+  // Look for a full-name column only when nothing could be a first or last name column.
+  const nameColumns = ['first_name', 'last_name'].some((f) => scoresOf(f).some((s) => s > 0));
   if (
     kind === 'contacts' &&
-    !decided.has('first_name') &&
-    !decided.has('last_name') &&
-    !decided.has(FULL_NAME)
-  )
+    !nameColumns &&
+    !['first_name', 'last_name', FULL_NAME].some((f) => decided.has(f))
+  ) {
     open.add(FULL_NAME);
+  }
   for (;;) {
     let pick: { field: string; ranked: { c: number; s: number }[] } | undefined;
     for (const field of open) {

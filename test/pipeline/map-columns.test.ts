@@ -251,6 +251,14 @@ describe('detectMapping: ambiguity, overrides, failures', () => {
     expect(err.hint).toContain('--map business_email="Email"');
   });
 
+  it('duplicate "Name" columns do not matter when there are first and last name columns', () => {
+    expect(mapped('contacts', ['Name', 'First Name', 'Last Name', 'Email', 'Name'])).toEqual({
+      business_email: 'Email',
+      first_name: 'First Name',
+      last_name: 'Last Name',
+    });
+  });
+
   it('values break a tie: the empty duplicate loses', () => {
     expect(mapped('contacts', ['Email', 'Email (2)'], [['', 'jane@acme.com']])).toEqual({
       business_email: 'Email (2)',
