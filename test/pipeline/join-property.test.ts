@@ -1,0 +1,152 @@
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { openInput } from '../../src/io/read.js';
+import type { BulkApi } from '../../src/pipeline/batch-task.js';
+import { resolveMapping } from '../../src/pipeline/plan.js';
+import { runBulk } from '../../src/pipeline/run.js';
+import { tempDir } from '../integration/bulk-harness.js';
+
+/** What the fake service does with one record of a batch. */
+type Fate = 'ok' | 'drop' | 'twice' | 'error' | 'no-custom-fields';
+
+const rowArb = fc.record({
+  // A small pool of emails makes duplicates likely; '' makes some rows invalid.
+  email: fc.constantFrom('', 'a@x.io', 'b@x.io', 'c@x.io', 'd@x.io', 'e@x.io', 'f@x.io', 'g@x.io'),
+  note: fc.string({ maxLength: 6 }),
+});
+
+/**
+ * A fake bulk service with hostile behaviour: per record it may drop it, send it
+ * twice, send an error, or omit custom_fields; every batch is shuffled and carries
+ * a record for a row it never sent.
+ */
+function fakeService(fates: Fate[], seed: number): BulkApi {
+  const jobs = new Map<string, Record<string, unknown>[]>();
+  let next = 0;
+  let fateAt = 0;
+  let rand = seed;
+  const random = () => (rand = (rand * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  return {
+    async submit(_kind, body) {
+      const id = `job-${next++}`;
+      const records: Record<string, unknown>[] = [];
+      for (const item of body.items as Record<string, unknown>[]) {
+        const fate = fates[fateAt++ % fates.length] ?? 'ok';
+        const { custom_fields, ...original } = item;
+        const rec = {
+          error: '',
+          credit_charged: true,
+          email: `echo:${String(item.business_email)}`,
+          source_row: (custom_fields as { enrich_row: number }).enrich_row,
+          custom_fields,
+          original_fields: original,
+        };
+        if (fate === 'drop') continue;
+        if (fate === 'error')
+          records.push({ ...rec, error: 'No match found', credit_charged: false, email: '' });
+        else if (fate === 'no-custom-fields') records.push({ ...rec, custom_fields: undefined });
+        else records.push(rec);
+        if (fate === 'twice') records.push(rec);
+      }
+      records.push({ error: '', email: 'echo:stranger', custom_fields: { enrich_row: 999_999 } });
+      records.sort(() => random() - 0.5);
+      jobs.set(id, records);
+      return { job_id: id, download_url: `http://fake/${id}`, expiration_date: 4_000_000_000 };
+    },
+    async results(_kind, jobId) {
+      return { state: 'done', records: jobs.get(jobId) ?? [], remainingCredits: 1 };
+    },
+  };
+}
+
+describe('the join (property)', () => {
+  it('never loses, duplicates or misattributes a row, whatever the service does', async () => {
+    const dir = await tempDir('enrich-prop-');
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(rowArb, { minLength: 1, maxLength: 40 }),
+        fc.array(fc.constantFrom<Fate>('ok', 'ok', 'drop', 'twice', 'error', 'no-custom-fields'), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 1000 }),
+        async (rows, fates, batchSize, dedupe, seed) => {
+          const run = join(dir, `p${n++}`);
+          const file = `${run}.csv`;
+          const csv =
+            ['Email,Note', ...rows.map((r) => `${r.email},"${r.note.replace(/"/g, '""')}"`)].join(
+              '\n',
+            ) + '\n';
+          await writeFile(file, csv);
+          const source = await openInput(file);
+          const api = fakeService(fates, seed);
+          const { mapping, names } = await resolveMapping(source, {
+            kind: 'contacts',
+            map: { business_email: 'Email' },
+          });
+          const summary = await runBulk({
+            kind: 'contacts',
+            source,
+            mapping,
+            mappingJson: names,
+            validate: { header: source.header },
+            metadata: {},
+            batchSize,
+            concurrency: 2,
+            dedupe,
+            timeoutMs: 60_000,
+            wait: true,
+            restart: false,
+            runsDir: run,
+            baseUrl: 'http://fake',
+            command: 'test',
+            api,
+            env: { now: Date.now, sleep: async () => {}, random: () => 0.5 },
+            output: {
+              target: `${run}.jsonl`,
+              format: 'jsonl',
+              bom: false,
+              formulaEscape: 'never',
+              explode: false,
+              prefix: 'enriched_',
+            },
+          });
+          await source.close();
+          const out = (await readFile(`${run}.jsonl`, 'utf8'))
+            .trim()
+            .split('\n')
+            .map(
+              (l) =>
+                JSON.parse(l) as {
+                  row: number;
+                  input: { Email: string; Note: string };
+                  status: string;
+                  record: { email?: string; source_row?: number } | null;
+                },
+            );
+          // Every row once, in order, with its own cells.
+          expect(out.map((o) => o.row)).toEqual(rows.map((_, i) => i + 1));
+          expect(out.map((o) => o.input.Email)).toEqual(rows.map((r) => r.email));
+          for (const [i, o] of out.entries()) {
+            const email = rows[i]?.email ?? '';
+            if (email === '') expect(o.status).toBe('invalid');
+            // A record is only ever the one made for this row's own input.
+            if (o.status === 'enriched') {
+              expect(o.record?.email).toBe(`echo:${email}`);
+              // Without dedupe every row was sent itself: its record must be the one made for it.
+              if (!dedupe) expect(o.record?.source_row).toBe(i);
+            } else expect(['invalid', 'failed', 'missing']).toContain(o.status);
+          }
+          expect(summary.rows).toBe(rows.length);
+          await rm(run, { recursive: true, force: true });
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
