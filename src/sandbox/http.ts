@@ -62,6 +62,10 @@ export function readBody(req: IncomingMessage, max: number): Promise<BodyResult>
     req.on('data', onData);
     req.on('end', () => resolve({ ok: true, text: Buffer.concat(chunks).toString('utf8') }));
     req.on('error', reject);
+    // A client that hangs up mid-body must not leave the request pending forever.
+    req.on('close', () => {
+      if (!req.complete) reject(new Error('client closed the connection before the body ended'));
+    });
   });
 }
 

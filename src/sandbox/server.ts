@@ -12,7 +12,19 @@ import { matchRoute, type Route } from './routes.js';
 import { handleService } from './service.js';
 import type { SandboxAdmin } from './types.js';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Waits `ms`, or less if the client hangs up first (a client timeout must not leave timers behind). */
+function sleepUnlessClosed(ms: number, socket: Socket): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    timer.unref();
+    socket.once('close', done);
+    function done() {
+      clearTimeout(timer);
+      socket.off('close', done);
+      resolve();
+    }
+  });
+}
 
 /** Creates the node:http server of a sandbox context. */
 export function createSandboxServer(ctx: SandboxContext, admin: SandboxAdmin = createAdmin(ctx)) {
@@ -77,7 +89,10 @@ async function serve(
     route.statsPath.replace('{job_id}', route.jobId ?? ''),
     ctx.random,
   );
-  if (fault.delayMs > 0) await sleep(fault.delayMs);
+  if (fault.delayMs > 0) {
+    await sleepUnlessClosed(fault.delayMs, req.socket);
+    if (req.socket.destroyed) return;
+  }
   if (fault.reset) {
     bump(ctx.stats.requests_by_status, 'reset');
     bump(ctx.stats.requests_by_path, route.statsPath);

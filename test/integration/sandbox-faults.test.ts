@@ -134,6 +134,24 @@ describe('sandbox faults', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(35);
   });
 
+  it('a client that gives up during a long delay is not processed, and close() does not wait for it', async () => {
+    const s = await start({ faults: { next: [{ delay_ms: 60_000 }] } });
+    const ac = new AbortController();
+    const pending = call(s.url, 'POST', '/contacts', {
+      key: s.apiKey,
+      body: { contacts: [contact(0)] },
+      signal: ac.signal,
+    });
+    // The next request on another connection is not delayed: the queue step was consumed.
+    expect((await verify(s)).status).toBe(200);
+    ac.abort();
+    await expect(pending).rejects.toThrow();
+    const t0 = performance.now();
+    await s.close();
+    expect(performance.now() - t0).toBeLessThan(1000);
+    expect(s.admin.stats().jobs_submitted).toBe(0);
+  });
+
   it('shuffle_results and drop_custom_fields change bulk results but not the records', async () => {
     const s = await start({ seed: 7 });
     const contacts = Array.from({ length: 30 }, (_, i) => contact(i));

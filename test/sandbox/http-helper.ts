@@ -15,14 +15,20 @@ export async function call(
   base: string,
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH',
   path: string,
-  o: { key?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  o: {
+    key?: string;
+    body?: unknown;
+    raw?: string;
+    headers?: Record<string, string>;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<Answer> {
   const headers: Record<string, string> = { ...o.headers };
   if (o.key !== undefined) headers.authorization = `Bearer ${o.key}`;
   let body: string | undefined = o.raw;
   if (o.body !== undefined) body = JSON.stringify(o.body);
   if (body !== undefined) headers['content-type'] ??= 'application/json';
-  const res = await request(`${base}${path}`, { method, headers, body });
+  const res = await request(`${base}${path}`, { method, headers, body, signal: o.signal });
   const text = await res.body.text();
   let json: unknown;
   try {
