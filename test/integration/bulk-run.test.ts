@@ -276,4 +276,35 @@ describe('bulk run against the sandbox', () => {
     const journal = await readFile(again.summary.journal, 'utf8');
     expect(journal).not.toContain(s.apiKey);
   });
+
+  it('a key revoked mid-run ends with exit 4, keeping the rows already enriched', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(500));
+    const key = s.admin.createKey({ name: 'cron' });
+    const real = toBulkApi(fastClient(s, key.api_key));
+    let submits = 0;
+    const api: BulkApi = {
+      ...real,
+      submit: async (...args) => {
+        const job = await real.submit(...args);
+        if (++submits === 2) s.admin.revokeKey(key.id);
+        return job;
+      },
+    };
+    const { summary, output } = await runFile(s, file, { runsDir: dir, api, concurrency: 1 });
+    expect(summary.exitCode).toBe(4);
+    expect(summary.written).toBe(true);
+    expect(summary.stopReason?.code).toBe('AUTH_INVALID');
+    const status = col(parseCsv(output), 'enrich_status');
+    expect(status).toHaveLength(500);
+    expect(status.filter((x) => x === 'failed')).toHaveLength(500 - summary.statuses.enriched);
+    // With a new key the same command resumes: the charged job is downloaded, nothing is paid twice.
+    const fresh = s.admin.createKey({ account_id: s.accountId });
+    const again = await runFile(s, file, { runsDir: dir, client: fastClient(s, fresh.api_key) });
+    expect(again.summary.exitCode).toBe(0);
+    expect(again.summary.statuses.enriched).toBe(500);
+    expect(s.admin.stats().credits_charged).toBe(500);
+    expect(s.admin.stats().jobs_submitted).toBe(5);
+  });
 });
