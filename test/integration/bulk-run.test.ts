@@ -307,4 +307,22 @@ describe('bulk run against the sandbox', () => {
     expect(s.admin.stats().credits_charged).toBe(500);
     expect(s.admin.stats().jobs_submitted).toBe(5);
   });
+
+  it('gives up waiting at --timeout with exit 3, then the same run resumes the jobs', async () => {
+    let t = Date.now();
+    const s = await sandbox({ jobMs: 3_600_000, now: () => t });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(150));
+    const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
+    const first = await runFile(s, file, { runsDir: dir, timeoutMs: 600_000, env });
+    expect(first.summary.exitCode).toBe(3);
+    expect(first.summary.jobs.pending).toBe(2);
+    const errors = col(parseCsv(first.output), 'enrich_error');
+    expect(errors[0]).toMatch(/still running at --timeout; run the same command again to resume/);
+    t += 3_600_000;
+    const second = await runFile(s, file, { runsDir: dir, env });
+    expect(second.summary.exitCode).toBe(0);
+    expect(second.summary.statuses.enriched).toBe(150);
+    expect(s.admin.stats().jobs_submitted).toBe(2);
+  });
 });
