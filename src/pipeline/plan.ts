@@ -10,6 +10,7 @@ import {
   saveMapping,
 } from './map-columns.js';
 import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
+import { splitFullName } from './normalize.js';
 import { countBatches } from './plan-batches.js';
 import { validateRow } from './validate.js';
 
@@ -92,13 +93,21 @@ function sampleValues(
   rows: InputRow[],
 ): Partial<Record<ApiField, string[]>> {
   const out: Partial<Record<ApiField, string[]>> = {};
-  const columns: [ApiField, number][] = Object.entries(mapping.fields) as [ApiField, number][];
-  if (mapping.split)
-    columns.push(['first_name', mapping.split.column], ['last_name', mapping.split.column]);
-  for (const [field, col] of columns) {
+  const columns: [ApiField, number, (v: string) => string][] = Object.entries(mapping.fields).map(
+    ([f, c]) => [f as ApiField, c as number, (v: string) => v],
+  );
+  if (mapping.split) {
+    // Show what will be sent: the halves of the split name, not the whole name twice.
+    const col = mapping.split.column;
+    columns.push(
+      ['first_name', col, (v) => splitFullName(v).first],
+      ['last_name', col, (v) => splitFullName(v).last],
+    );
+  }
+  for (const [field, col, show] of columns) {
     const seen: string[] = [];
     for (const r of rows) {
-      const v = (r.cells[col] ?? '').trim();
+      const v = show((r.cells[col] ?? '').trim());
       if (v !== '' && !seen.includes(v)) seen.push(v);
       if (seen.length >= SAMPLE_VALUES) break;
     }

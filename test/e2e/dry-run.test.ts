@@ -79,7 +79,8 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
       valid: 2,
       invalid: 1,
     });
-    expect(r.stderr).toContain('Name (split)');
+    expect(r.stderr).toMatch(/first_name\s+Name \(split\)\s+Jane \| Wei/);
+    expect(r.stderr).toMatch(/last_name\s+Name \(split\)\s+Doe \| Chen/);
     expect(await readFile(join(dir, 'rejects.csv'), 'utf8')).toContain('Bad,,,invalid,');
     expect(JSON.parse(await readFile(join(dir, 'map.json'), 'utf8'))).toEqual({
       business_email: 'E-mail',
