@@ -58,6 +58,7 @@ export interface InputSource {
   header: string[];
   rawHeader: string[];
   rows(): AsyncIterable<InputRow>;
+  /** For the resume journal: absolute path ('-' for stdin), size and streamed SHA-256. */
   identity(): Promise<{ path: string; size: number; sha256: string }>;
   close(): Promise<void>;
 }
@@ -120,7 +121,12 @@ async function inspect(
     { stripBOM: false },
   );
   const format = options.format ?? formatOf(name, text);
-  const base = { name, filePath, format, identity: () => fileIdentity(filePath) };
+  // stdin's spool path changes every run: its identity is '-' plus its content hash.
+  const identify = async () => ({
+    ...(await fileIdentity(filePath)),
+    ...(name === '-' ? { path: '-' } : {}),
+  });
+  const base = { name, filePath, format, identity: identify };
   const readOpts = { name, encoding: enc.encoding, bomLength: enc.bomLength };
 
   if (format === 'json' || format === 'jsonl') {

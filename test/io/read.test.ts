@@ -192,6 +192,7 @@ describe('openInput: JSON, JSON Lines, stdin', () => {
     const id = await source.identity();
     expect(id.size).toBe(Buffer.byteLength('email;first_name\r\njane@acme.com;Jane\r\n'));
     expect(id.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(id.path).toBe('-');
     await source.close();
     const { existsSync } = await import('node:fs');
     expect(existsSync(source.filePath)).toBe(false);
