@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { parseDuration } from '../config/duration.js';
 import { usageError } from '../errors.js';
+import type { Settings } from '../config/settings.js';
 
 export type BulkKind = 'contacts' | 'companies';
 export type FileFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
@@ -17,8 +18,9 @@ export interface BulkOptions {
   readonly mappingFile?: string;
   readonly saveMapping?: string;
   readonly idColumn?: string;
-  readonly batchSize: number;
-  readonly concurrency: number;
+  /** Undefined unless given on the command line: the settings (config, env) decide then. */
+  readonly batchSize?: number;
+  readonly concurrency?: number;
   readonly dryRun: boolean;
   readonly maxCredits?: number;
   readonly dedupe: boolean;
@@ -33,9 +35,9 @@ export interface BulkOptions {
   /** Companies: top_matches_returned and one output row per match. */
   readonly top: number;
   readonly explode: boolean;
-  readonly prefix: string;
+  readonly prefix?: string;
   readonly rejects?: string;
-  readonly formulaEscape: FormulaEscapeMode;
+  readonly formulaEscape?: FormulaEscapeMode;
   readonly bom: boolean;
   readonly delimiter?: string;
   readonly encoding?: string;
@@ -61,8 +63,8 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
     .option('--mapping <file>', 'use exactly this saved mapping (JSON field -> column)')
     .option('--save-mapping <file>', 'save the mapping used, for --mapping next time')
     .option('--id-column <column>', 'a column with your own row id, echoed back with the results')
-    .option('--batch-size <n>', 'rows per bulk job', '1000')
-    .option('--concurrency <n>', 'bulk jobs submitted at once', '4')
+    .option('--batch-size <n>', 'rows per bulk job (default: setting batch_size, 1000)')
+    .option('--concurrency <n>', 'bulk jobs submitted at once (default: setting concurrency, 4)')
     .option('--dry-run', 'send nothing: show the mapping and the plan')
     .option('--max-credits <n>', 'stop before spending more than n credits')
     .option(
@@ -84,12 +86,11 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
       .option('--explode', 'one output row per match, with enrich_match_rank');
   }
   return cmd
-    .option('--prefix <str>', 'prefix of the enriched columns', 'enriched_')
+    .option('--prefix <str>', 'prefix of the enriched columns (default: setting prefix, enriched_)')
     .option('--rejects <file>', 'also write the invalid rows, with their reason, to this file')
     .option(
       '--formula-escape <mode>',
-      'quote service values a spreadsheet would run: auto, always, never',
-      'auto',
+      'quote service values a spreadsheet would run: auto, always, never (default: setting formula_escape, auto)',
     )
     .option('--bom', 'start the output with a UTF-8 BOM (for Excel)')
     .option('--delimiter <c>', 'input delimiter: , ; | tab (default: detected)')
@@ -195,8 +196,10 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
     mappingFile: str(raw.mapping),
     saveMapping: str(raw.saveMapping),
     idColumn: str(raw.idColumn),
-    batchSize: integer('--batch-size', raw.batchSize ?? '1000', 1, 100_000),
-    concurrency: integer('--concurrency', raw.concurrency ?? '4', 1, 64),
+    batchSize:
+      raw.batchSize === undefined ? undefined : integer('--batch-size', raw.batchSize, 1, 10_000),
+    concurrency:
+      raw.concurrency === undefined ? undefined : integer('--concurrency', raw.concurrency, 1, 64),
     dryRun: raw.dryRun === true,
     maxCredits:
       raw.maxCredits === undefined ? undefined : integer('--max-credits', raw.maxCredits, 0),
@@ -210,13 +213,12 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
     verify: raw.verify === true,
     top: kind === 'companies' ? integer('--top', raw.top ?? '1', 1, 10) : 1,
     explode: raw.explode === true,
-    prefix: str(raw.prefix) ?? 'enriched_',
+    prefix: str(raw.prefix),
     rejects: str(raw.rejects),
-    formulaEscape: oneOf('--formula-escape', raw.formulaEscape ?? 'auto', [
-      'auto',
-      'always',
-      'never',
-    ] as const),
+    formulaEscape:
+      raw.formulaEscape === undefined
+        ? undefined
+        : oneOf('--formula-escape', raw.formulaEscape, ['auto', 'always', 'never'] as const),
     bom: raw.bom === true,
     delimiter: raw.delimiter === undefined ? undefined : parseDelimiter(String(raw.delimiter)),
     encoding: str(raw.encoding),
@@ -242,4 +244,15 @@ export function bulkMetadata(o: BulkOptions): Record<string, unknown> {
 /** The output format: --format or the output's extension, else the input's own format. */
 export function resolveOutputFormat(o: BulkOptions, inputFormat: FileFormat): FileFormat {
   return o.format ?? inputFormat;
+}
+
+/** The settings the command line gave explicitly (flags win over env, config and defaults). */
+export function settingFlags(o: BulkOptions): Partial<Settings> {
+  const flags: Partial<Settings> = {};
+  if (o.batchSize !== undefined) flags.batchSize = o.batchSize;
+  if (o.concurrency !== undefined) flags.concurrency = o.concurrency;
+  if (o.prefix !== undefined) flags.prefix = o.prefix;
+  if (o.formulaEscape !== undefined) flags.formulaEscape = o.formulaEscape;
+  if (o.timeoutMs !== undefined) flags.timeoutMs = o.timeoutMs;
+  return flags;
 }

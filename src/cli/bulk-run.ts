@@ -9,7 +9,7 @@ import type { OutputFormat } from '../io/write.js';
 import { resolveColumn } from '../pipeline/map-columns.js';
 import { resolveMapping } from '../pipeline/plan.js';
 import { runBulk, runsDirOf, type RunSummary } from '../pipeline/run.js';
-import { bulkMetadata, type BulkKind, type BulkOptions } from './bulk-options.js';
+import { bulkMetadata, settingFlags, type BulkKind, type BulkOptions } from './bulk-options.js';
 import { summaryJson, summaryText } from './bulk-report.js';
 import { openService } from './context.js';
 import type { GlobalOptions } from './globals.js';
@@ -81,15 +81,7 @@ export async function runBulkCommand(
       options.idColumn === undefined
         ? undefined
         : resolveColumn(source.header, options.idColumn, '--id-column');
-    service = await openService(globals, {
-      flags: {
-        batchSize: options.batchSize,
-        concurrency: options.concurrency,
-        prefix: options.prefix,
-        formulaEscape: options.formulaEscape,
-        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      },
-    });
+    service = await openService(globals, { flags: settingFlags(options) });
     const s = service.settings;
     const command = resumeCommand(process.argv.slice(2));
     const summary = await runBulk({

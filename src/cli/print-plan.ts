@@ -66,13 +66,13 @@ function describeDialect(source: InputSource): string {
 }
 
 /** The plan as aligned lines (for stdout). */
-export function formatPlan(plan: Plan, options: BulkOptions): string {
+export function formatPlan(plan: Plan, options: BulkOptions, batchSize: number): string {
   const lines: [string, string][] = [
     ['rows', String(plan.rows)],
     ['valid', String(plan.valid)],
     ['invalid', String(plan.invalid) + (options.rejects ? ` (written to ${options.rejects})` : '')],
     ['duplicates', String(plan.duplicates) + (options.dedupe ? ' (sent once)' : '')],
-    ['batches', `${plan.batches} (batch size ${options.batchSize})`],
+    ['batches', `${plan.batches} (batch size ${batchSize})`],
     ['max_credits', String(plan.max_credits)],
   ];
   return lines.map(([k, v]) => `${k.padEnd(11)}  ${v}`).join('\n');
@@ -87,6 +87,9 @@ export async function runDryRun(
 ): Promise<number> {
   const { openInput } = await import('../io/read.js');
   const { planBulk } = await import('../pipeline/plan.js');
+  const { resolveSettings } = await import('../config/settings.js');
+  const { settingFlags } = await import('./bulk-options.js');
+  const { batchSize } = resolveSettings({ globals, flags: settingFlags(options) });
   const source = await openInput(input, {
     format: options.inputFormat,
     delimiter: options.delimiter,
@@ -100,7 +103,7 @@ export async function runDryRun(
       mappingFile: options.mappingFile,
       saveMapping: options.saveMapping,
       dedupe: options.dedupe,
-      batchSize: options.batchSize,
+      batchSize,
       topMatches: options.top,
       rejects: options.rejects,
       idColumn: options.idColumn,
@@ -116,7 +119,7 @@ export async function runDryRun(
       );
     }
     if (globals.json) process.stdout.write(`${JSON.stringify(planJson(plan), null, 2)}\n`);
-    else process.stdout.write(`${formatPlan(plan, options)}\n`);
+    else process.stdout.write(`${formatPlan(plan, options, batchSize)}\n`);
     return 0;
   } finally {
     await source.close();

@@ -33,18 +33,18 @@ describe('normalizeBulkOptions', () => {
     const o = parse('contacts', []);
     expect(o).toMatchObject({
       kind: 'contacts',
-      batchSize: 1000,
-      concurrency: 4,
       dedupe: true,
       wait: true,
       dryRun: false,
-      prefix: 'enriched_',
-      formulaEscape: 'auto',
       bom: false,
       top: 1,
       map: {},
     });
     expect(o.output).toBeUndefined();
+    // Left to the settings (config file, env, defaults) unless given as flags.
+    for (const k of ['batchSize', 'concurrency', 'prefix', 'formulaEscape', 'timeoutMs'] as const) {
+      expect(o[k]).toBeUndefined();
+    }
     expect(Object.isFrozen(o)).toBe(true);
   });
 
@@ -146,7 +146,7 @@ describe('normalizeBulkOptions', () => {
   });
 
   it.each([
-    [['--batch-size', '0'], /--batch-size: expected an integer from 1 to 100000, got "0"/],
+    [['--batch-size', '0'], /--batch-size: expected an integer from 1 to 10000, got "0"/],
     [['--batch-size', '1.5'], /--batch-size/],
     [['--concurrency', 'many'], /--concurrency/],
     [['--max-credits', '-1'], /--max-credits: expected an integer >= 0/],

@@ -202,4 +202,23 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--batch-size: expected/);
   });
+
+  it('takes batch size from the config file unless the flag says otherwise', async () => {
+    const env = await tempEnv();
+    expect((await runCli(['config', 'set', 'batch_size', '10'], { env })).code).toBe(0);
+    const plan = async (...extra: string[]) =>
+      JSON.parse(
+        (
+          await runCli(
+            ['contacts', join(fixtures, 'contacts.csv'), '--dry-run', '--json', ...extra],
+            { env },
+          )
+        ).stdout,
+      ) as {
+        batches: number;
+      };
+    expect((await plan()).batches).toBe(3);
+    expect((await plan('--batch-size', '100')).batches).toBe(1);
+    expect((await plan()).batches).toBe(3);
+  });
 });
