@@ -240,12 +240,7 @@ export interface JournaledRun {
 
 /** Lists every journaled run under `runsDir`, newest first. */
 export async function listRuns(runsDir: string): Promise<JournaledRun[]> {
-  let names: string[] = [];
-  try {
-    names = await readdir(runsDir);
-  } catch {
-    return [];
-  }
+  const names = await readdir(runsDir).catch(() => [] as string[]);
   const runs: JournaledRun[] = [];
   for (const key of names) {
     const path = join(runsDir, key, 'journal.jsonl');
