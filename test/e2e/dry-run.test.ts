@@ -154,7 +154,7 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
     ],
     [
       ['contacts', 'fixtures/contacts.csv', '--dry-run', '--batch-size', '0'],
-      /--batch-size: expected an integer from 1 to 100000, got "0"/,
+      /--batch-size: expected an integer from 1 to 10000, got "0"/,
     ],
     [
       ['contacts', 'fixtures/contacts.csv', '--dry-run', '--require-mobile'],
