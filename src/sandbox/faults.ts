@@ -11,6 +11,7 @@ const FAULT_KEYS = new Set([
   'retry_after_s',
   'shuffle_results',
   'drop_custom_fields',
+  'drop_records',
   'paths',
   'next',
 ]);
@@ -46,7 +47,7 @@ export function faultProblems(f: unknown): string[] {
         if (!isRate(r)) p.push(`rates.${s}: expected a rate between 0 and 1`);
       }
   }
-  for (const k of ['reset_rate', 'reset_after_rate', 'truncate_rate'])
+  for (const k of ['reset_rate', 'reset_after_rate', 'truncate_rate', 'drop_records'])
     if (o[k] !== undefined && !isRate(o[k])) p.push(`${k}: expected a rate between 0 and 1`);
   const lat = o.latency_ms;
   if (
@@ -137,12 +138,13 @@ function parseCompact(t: string): Faults {
     } else if (name === 'shuffle') f.shuffle_results = true;
     else if (name === 'drop-custom-fields')
       f.drop_custom_fields = value === undefined ? true : num();
+    else if (name === 'drop-records') f.drop_records = num();
     else if (name === 'retry-after') f.retry_after = value as Faults['retry_after'];
     else if (name === 'retry-after-s') f.retry_after_s = num();
     else if (name === 'paths') f.paths = (value ?? '').split('|').filter(Boolean);
     else
       throw usageError(
-        `--faults: unknown fault "${name}"; expected <status>=rate, reset, reset-after, truncate, latency, shuffle, drop-custom-fields, retry-after, retry-after-s or paths`,
+        `--faults: unknown fault "${name}"; expected <status>=rate, reset, reset-after, truncate, latency, shuffle, drop-custom-fields, drop-records, retry-after, retry-after-s or paths`,
       );
   }
   return f;

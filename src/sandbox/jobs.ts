@@ -135,7 +135,8 @@ export function jobResults(
       : typeof f.drop_custom_fields === 'number'
         ? f.drop_custom_fields
         : 0;
-  if (!f.shuffle_results && drop === 0) {
+  const lose = f.drop_records ?? 0;
+  if (!f.shuffle_results && drop === 0 && lose === 0) {
     let text = serialised.get(job);
     if (text === undefined) {
       text = JSON.stringify(job.records);
@@ -143,7 +144,7 @@ export function jobResults(
     }
     return { status: 200, body: `{"${kind}":${text}${tail}` };
   }
-  let records = job.records.slice();
+  let records = lose > 0 ? job.records.filter(() => ctx.random() >= lose) : job.records.slice();
   if (f.shuffle_results) shuffle(records, ctx.random);
   if (drop > 0) records = records.map((r) => (ctx.random() < drop ? withoutCustomFields(r) : r));
   return { status: 200, body: `{"${kind}":${JSON.stringify(records)}${tail}` };

@@ -131,6 +131,8 @@ export interface Faults {
   shuffle_results?: boolean;
   /** true (= 1) or a rate: bulk result records without custom_fields. */
   drop_custom_fields?: boolean | number;
+  /** A rate: bulk result records left out of the results altogether (the caller sees them missing). */
+  drop_records?: number;
   /** Limit the random faults to paths starting with one of these. */
   paths?: string[];
   next?: FaultStep[];

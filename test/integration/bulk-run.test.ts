@@ -325,4 +325,24 @@ describe('bulk run against the sandbox', () => {
     expect(second.summary.statuses.enriched).toBe(150);
     expect(s.admin.stats().jobs_submitted).toBe(2);
   });
+
+  it('rows whose records the job did not return end missing, never attached to another row', async () => {
+    const s = await sandbox({
+      faults: { drop_records: 0.2, shuffle_results: true, drop_custom_fields: 0.3 },
+    });
+    const dir = await tempDir();
+    const rows = contactRows(500);
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+    const { summary, output } = await runFile(s, file, { runsDir: dir });
+    const out = parseCsv(output);
+    const status = col(out, 'enrich_status');
+    const email = col(out, 'enriched_email');
+    expect(summary.statuses.missing).toBeGreaterThan(50);
+    expect(summary.statuses.enriched + summary.statuses.missing).toBe(500);
+    expect(summary.exitCode).toBe(0);
+    status.forEach((st, i) => {
+      if (st === 'enriched') expect(email[i]).toBe(rows[i]?.[3]);
+      else expect(col(out, 'enrich_error')[i]).toMatch(/no result for this row/);
+    });
+  });
 });

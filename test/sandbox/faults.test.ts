@@ -25,10 +25,12 @@ describe('parseFaultSpec', () => {
       retry_after_s: 2,
       paths: ['/contacts', '/company'],
     });
-    expect(parseFaultSpec('latency=20,drop-custom-fields=0.5')).toEqual({
+    expect(parseFaultSpec('latency=20,drop-custom-fields=0.5,drop-records=0.1')).toEqual({
       latency_ms: 20,
       drop_custom_fields: 0.5,
+      drop_records: 0.1,
     });
+    expect(() => parseFaultSpec('drop-records=2')).toThrow(/drop_records: expected a rate/);
   });
 
   it('reads a JSON object', () => {
