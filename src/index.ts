@@ -1,4 +1,31 @@
-/** Library entry: the error family, the wire contract (and, as they land, client, pipeline and sandbox). */
+/**
+ * Library entry: the error family, the wire contract, the API client, the bulk
+ * pipeline (read, map, plan, run) and the sandbox. The CLI is built on these.
+ */
 export * from './errors.js';
 export * from './contract/index.js';
 export { VERSION } from './version.js';
+
+export * from './api/index.js';
+export { toBulkApi } from './api/bulk-api.js';
+
+export { openInput } from './io/read.js';
+export type { InputRow, InputSource, ReadOptions } from './io/read.js';
+export { createOutputWriter } from './io/write.js';
+export type { OutputRow, OutputWriter, OutputWriterOptions } from './io/write.js';
+
+export { detectMapping, loadMapping, saveMapping, mappingToJson } from './pipeline/map-columns.js';
+export type { ColumnMapping, Kind } from './pipeline/map-columns.js';
+export { planBulk, resolveMapping } from './pipeline/plan.js';
+export type { Plan, PlanOptions } from './pipeline/plan.js';
+export { validateRow } from './pipeline/validate.js';
+export { runBulk, runsDirOf } from './pipeline/run.js';
+export type { RunOptions, RunProgress, RunSummary } from './pipeline/run.js';
+export type { BulkApi, BulkKind } from './pipeline/batch-task.js';
+export { listJobs } from './pipeline/jobs.js';
+
+export { startSandbox } from './sandbox/index.js';
+export type { SandboxHandle, SandboxOptions, SandboxAdmin, Faults } from './sandbox/index.js';
+
+export { getPaths } from './config/paths.js';
+export { parseDuration } from './config/duration.js';
