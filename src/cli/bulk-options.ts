@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { parseDuration } from '../config/duration.js';
 import { usageError } from '../errors.js';
 import type { Settings } from '../config/settings.js';
+import type { ReadOptions } from '../io/read.js';
 
 export type BulkKind = 'contacts' | 'companies';
 export type FileFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
@@ -255,4 +256,14 @@ export function settingFlags(o: BulkOptions): Partial<Settings> {
   if (o.formulaEscape !== undefined) flags.formulaEscape = o.formulaEscape;
   if (o.timeoutMs !== undefined) flags.timeoutMs = o.timeoutMs;
   return flags;
+}
+
+/** The reader options the flags ask for (--input-format, --delimiter, --encoding, --header-row). */
+export function readOptionsOf(o: BulkOptions): ReadOptions {
+  return {
+    format: o.inputFormat,
+    delimiter: o.delimiter,
+    encoding: o.encoding,
+    headerRow: o.headerRow,
+  };
 }

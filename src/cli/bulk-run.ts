@@ -9,7 +9,13 @@ import type { OutputFormat } from '../io/write.js';
 import { resolveColumn } from '../pipeline/map-columns.js';
 import { resolveMapping } from '../pipeline/plan.js';
 import { runBulk, runsDirOf, type RunSummary } from '../pipeline/run.js';
-import { bulkMetadata, settingFlags, type BulkKind, type BulkOptions } from './bulk-options.js';
+import {
+  bulkMetadata,
+  readOptionsOf,
+  settingFlags,
+  type BulkKind,
+  type BulkOptions,
+} from './bulk-options.js';
 import { summaryJson, summaryText } from './bulk-report.js';
 import { openService } from './context.js';
 import type { GlobalOptions } from './globals.js';
@@ -48,12 +54,7 @@ export async function runBulkCommand(
   globals: GlobalOptions,
 ): Promise<number> {
   const started = Date.now();
-  const source = await openInput(input, {
-    format: options.inputFormat,
-    delimiter: options.delimiter,
-    encoding: options.encoding,
-    headerRow: options.headerRow,
-  });
+  const source = await openInput(input, readOptionsOf(options));
   const aborter = new AbortController();
   const onSignal = () => {
     if (aborter.signal.aborted) process.exit(130); // a second Ctrl-C: leave now, the journal is safe

@@ -88,14 +88,9 @@ export async function runDryRun(
   const { openInput } = await import('../io/read.js');
   const { planBulk } = await import('../pipeline/plan.js');
   const { resolveSettings } = await import('../config/settings.js');
-  const { settingFlags } = await import('./bulk-options.js');
+  const { readOptionsOf, settingFlags } = await import('./bulk-options.js');
   const { batchSize } = resolveSettings({ globals, flags: settingFlags(options) });
-  const source = await openInput(input, {
-    format: options.inputFormat,
-    delimiter: options.delimiter,
-    encoding: options.encoding,
-    headerRow: options.headerRow,
-  });
+  const source = await openInput(input, readOptionsOf(options));
   try {
     const plan = await planBulk(source, {
       kind,

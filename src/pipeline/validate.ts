@@ -1,4 +1,10 @@
-import { companyCombinationError, contactCombinationError, Limits } from '../contract/index.js';
+import {
+  COMPANY_INPUT_FIELDS,
+  CONTACT_INPUT_FIELDS,
+  companyCombinationError,
+  contactCombinationError,
+  Limits,
+} from '../contract/index.js';
 import type { InputRow } from '../io/read.js';
 import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
 import {
@@ -85,15 +91,8 @@ const checkedFields = (kind: Kind): readonly ApiField[] =>
   kind === 'contacts' ? KEY_FIELDS.contacts : ['company_name'];
 
 const KEY_FIELDS: Record<Kind, readonly ApiField[]> = {
-  contacts: [
-    'business_email',
-    'company_domain',
-    'company_name',
-    'first_name',
-    'last_name',
-    'prof_network_url',
-  ],
-  companies: ['company_name', 'company_website'],
+  contacts: CONTACT_INPUT_FIELDS,
+  companies: COMPANY_INPUT_FIELDS,
 };
 
 /**
