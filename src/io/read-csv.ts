@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
 import { EnrichError } from '../errors.js';
@@ -29,11 +30,16 @@ export async function* readCsvRecords<T = CsvRecord>(
   shape: (cells: string[], line: number) => T | undefined = (cells, line) => ({ cells, line }) as T,
 ): AsyncGenerator<T> {
   const skipped = options.headerLine - 1;
-  const text = openTextStream(filePath, {
-    encoding: options.encoding,
-    skipBytes: options.bomLength,
-    skipLines: skipped,
-  });
+  // UTF-8 without a preamble goes to csv-parse as raw bytes: it decodes each field itself,
+  // which saves decoding the whole text to a string only for csv-parse to re-encode it.
+  const text =
+    options.encoding === 'utf-8' && skipped === 0
+      ? createReadStream(filePath, { start: options.bomLength, highWaterMark: 256 * 1024 })
+      : openTextStream(filePath, {
+          encoding: options.encoding,
+          skipBytes: options.bomLength,
+          skipLines: skipped,
+        });
   const parser = parse({
     delimiter: options.delimiter,
     record_delimiter: ['\r\n', '\n', '\r'],

@@ -3,8 +3,8 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { stringify } from 'csv-stringify/sync';
 import { EnrichError } from '../errors.js';
+import { csvLine } from './csv-line.js';
 import { escapeFormula, type FormulaEscape } from './formula-escape.js';
 import type { InputRow } from './read.js';
 
@@ -89,15 +89,24 @@ export async function createOutputWriter(options: OutputWriterOptions): Promise<
     if (failed) throw failed;
     if (!out.write(chunk)) await new Promise<void>((ok) => out.once('drain', ok));
   };
+  // Rows are gathered into ~64 KiB chunks: one stream write (and one await) per row cost
+  // more than encoding the row.
+  let pending = '';
 
   return {
     async write(row) {
-      const chunk = encode.row(row, first);
+      pending += encode.row(row, first);
       first = false;
-      await put(chunk);
+      if (pending.length >= 65_536) {
+        const chunk = pending;
+        pending = '';
+        await put(chunk);
+      }
     },
     async close() {
-      await put(encode.end(first));
+      const chunk = pending + encode.end(first);
+      pending = '';
+      await put(chunk);
       if (!file) return;
       await new Promise<void>((ok, fail) =>
         file!.end((err?: Error | null) => (err ? fail(err) : ok())),
@@ -154,9 +163,8 @@ function encoder(o: OutputWriterOptions): Encoder {
   // Callers may list the status columns themselves or leave them to the writer: either way they appear once.
   const withStatus = STATUS_COLUMNS.every((c, i) => o.extraColumns[i] === c);
   const tail = withStatus ? o.extraColumns.slice(STATUS_COLUMNS.length) : o.extraColumns;
-  // csv-stringify does not always quote a lone CR or LF: force it, or the cell would split the row.
-  const line = (cells: string[]) =>
-    stringify([cells], { delimiter, record_delimiter: '\n', quoted_match: /[\r\n]/ });
+  // Quotes any cell holding the delimiter, a quote, CR or LF (a lone CR would split the row).
+  const line = (cells: string[]) => csvLine(cells, delimiter);
   const header = line([...o.inputHeader, ...STATUS_COLUMNS, ...tail]);
   const start = `${o.bom ? '\uFEFF' : ''}${header}`;
   return {
