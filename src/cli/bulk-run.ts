@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +57,8 @@ export async function runBulkCommand(
   const started = Date.now();
   const source = await openInput(input, readOptionsOf(options));
   const aborter = new AbortController();
+  // Every job being polled waits on this one signal: many listeners are expected, not a leak.
+  setMaxListeners(0, aborter.signal);
   const onSignal = () => {
     if (aborter.signal.aborted) process.exit(130); // a second Ctrl-C: leave now, the journal is safe
     process.stderr.write(
