@@ -52,10 +52,10 @@ export interface ClientOptions {
   maxBodyBytes?: number;
 }
 
-/** Bulk results: still processing, or done with the records. */
+/** Bulk results: still processing, or done with the records (and the body they were parsed from). */
 export type ResultsState<R> =
   | { state: 'pending'; retryAfterMs?: number; processed?: number; total?: number }
-  | { state: 'done'; records: R[]; remainingCredits: number };
+  | { state: 'done'; records: R[]; remainingCredits: number; text?: string };
 
 /** The typed client: one method per endpoint of api-spec.md section 4. */
 export interface EnrichClient {
@@ -164,11 +164,16 @@ export function createClient(options: ClientOptions): EnrichClient {
       };
     }
     const data = parseBody(raw, ex, schema);
-    return {
+    const done = {
       state: 'done' as const,
       records: pick(data),
       remainingCredits: (data as { remaining_credits: number }).remaining_credits,
     };
+    // The body the records came from, so the bulk run can spool it without stringifying
+    // again. Not enumerable: a wrapper that rebuilds the answer ({...answer, records})
+    // drops it, and the run then spools the records it was given.
+    Object.defineProperty(done, 'text', { value: raw.text, enumerable: false });
+    return done as typeof done & { text?: string };
   };
 
   return {

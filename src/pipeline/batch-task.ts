@@ -235,7 +235,9 @@ async function pollAndSpool(
     if (r.credit_charged === true) credits++;
     if (!creditError && isCreditError(r)) creditError = true;
   }
-  await writeSpool(ctx.journal.dir, id, records);
+  // The response text re-parses to exactly these records (the schemas only check, never
+  // transform), so it is spooled as is rather than stringified again.
+  await writeSpool(ctx.journal.dir, id, outcome.text ?? records);
   await ctx.journal.append(
     {
       t: 'spooled',

@@ -13,17 +13,20 @@ export function spoolPath(runDir: string, batchId: string): string {
   return join(runDir, `results-${batchId}.json`);
 }
 
-/** Writes the records of a batch to its spool file. */
+/**
+ * Writes the results of a batch to its spool file: the records, or (cheaper: no
+ * JSON.stringify of what was just parsed) the validated response text as it came.
+ */
 export async function writeSpool(
   runDir: string,
   batchId: string,
-  records: readonly unknown[],
+  records: readonly unknown[] | string,
 ): Promise<void> {
   const target = spoolPath(runDir, batchId);
   const temp = `${target}.${process.pid}.tmp`;
   const handle = await open(temp, 'w', 0o600);
   try {
-    await handle.writeFile(JSON.stringify(records));
+    await handle.writeFile(typeof records === 'string' ? records : JSON.stringify(records));
     await handle.datasync();
   } finally {
     await handle.close();
@@ -31,13 +34,21 @@ export async function writeSpool(
   await rename(temp, target);
 }
 
-/** Reads the records of a batch back from its spool file. */
-export async function readSpool(runDir: string, batchId: string): Promise<unknown[]> {
+/**
+ * Reads the records of a batch back from its spool file: an array of records, or a
+ * whole results response whose records are under `key` (`contacts` or `companies`).
+ */
+export async function readSpool(runDir: string, batchId: string, key?: string): Promise<unknown[]> {
   const path = spoolPath(runDir, batchId);
   try {
     const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
-    if (!Array.isArray(parsed)) throw new Error('not an array');
-    return parsed;
+    if (Array.isArray(parsed)) return parsed;
+    const records =
+      key && parsed && typeof parsed === 'object'
+        ? (parsed as Record<string, unknown>)[key]
+        : undefined;
+    if (!Array.isArray(records)) throw new Error(key ? `no "${key}" array` : 'not an array');
+    return records;
   } catch (err) {
     throw new EnrichError(
       'INTERNAL',

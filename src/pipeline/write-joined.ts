@@ -104,7 +104,7 @@ export async function writeJoined(o: {
     }
     if (leaf.state !== 'spooled') return failed(leaf.error ?? o.notSent);
     if (lookup?.leaf !== leaf) {
-      const records = (await readSpool(o.journalDir, leaf.id)) as AnyRecord[];
+      const records = (await readSpool(o.journalDir, leaf.id, o.kind)) as AnyRecord[];
       const belongs = (r: number) => r >= leaf.first && r <= leaf.last && o.reps.get(r) === r;
       lookup = { leaf, data: indexBatch(records, belongs, (f) => keyOfFields(o.kind, f)) };
     }
