@@ -6,6 +6,7 @@ import type { Writable } from 'node:stream';
 import { EnrichError } from '../errors.js';
 import { csvLine } from './csv-line.js';
 import { escapeFormula, type FormulaEscape } from './formula-escape.js';
+import { removeStaleTemps, tempNameFor } from './stale-temps.js';
 import type { InputRow } from './read.js';
 
 export type OutputFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
@@ -63,9 +64,13 @@ export async function createOutputWriter(options: OutputWriterOptions): Promise<
   const finalPath = toStdout ? '' : resolve(options.target);
   const tempPath = toStdout
     ? ''
-    : join(dirname(finalPath), `.${basename(finalPath)}.${randomBytes(4).toString('hex')}.tmp`);
+    : join(
+        dirname(finalPath),
+        tempNameFor(basename(finalPath), process.pid, randomBytes(4).toString('hex')),
+      );
   let file: WriteStream | undefined;
   if (!toStdout) {
+    await removeStaleTemps(dirname(finalPath), basename(finalPath));
     file = createWriteStream(tempPath, { flags: 'wx', mode: 0o644 });
     await new Promise<void>((ok, fail) => {
       file!.once('open', () => ok());

@@ -1,0 +1,43 @@
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Hex width of the pid part of a temp name (Linux pids stay below 2^22, Windows below 2^32). */
+const PID_HEX = 8;
+
+/**
+ * The temp name an output is written under before the rename: `.<name>.<pid hex><random hex>.tmp`.
+ * The writer's pid is in the name so a later run can tell a dead writer's leftover from a live one's.
+ */
+export function tempNameFor(name: string, pid: number, random: string): string {
+  return `.${name}.${pid.toString(16).padStart(PID_HEX, '0')}${random}.tmp`;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes temp files of `name` in `dir` left by writers that no longer run (a SIGKILL or
+ * power cut between open and rename). Temps of a live process are never touched.
+ */
+export async function removeStaleTemps(dir: string, name: string): Promise<void> {
+  const prefix = `.${name}.`;
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    return; // the open that follows reports an unusable directory
+  }
+  for (const entry of entries) {
+    if (!entry.startsWith(prefix) || !entry.endsWith('.tmp')) continue;
+    const m = /^([0-9a-f]{8})[0-9a-f]{8}$/.exec(entry.slice(prefix.length, -'.tmp'.length));
+    if (!m) continue;
+    const pid = parseInt(m[1] as string, 16);
+    if (pid !== process.pid && !alive(pid)) await rm(join(dir, entry), { force: true });
+  }
+}

@@ -1,0 +1,52 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { removeStaleTemps, tempNameFor } from '../../src/io/stale-temps.js';
+import { createOutputWriter } from '../../src/io/write.js';
+
+/** The pid of a process that has already exited. */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+  return Number(r.stdout.toString());
+}
+
+describe('stale output temp files (regression: a SIGKILL during the write left .out.csv.*.tmp behind)', () => {
+  it('names temps after the writer pid', () => {
+    expect(tempNameFor('out.csv', 0x1234, 'deadbeef')).toBe('.out.csv.00001234deadbeef.tmp');
+  });
+
+  it('removes the temps of dead writers only, and nothing else', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-stale-'));
+    const dead = tempNameFor('out.csv', deadPid(), 'aaaaaaaa');
+    const live = tempNameFor('out.csv', process.ppid, 'bbbbbbbb');
+    const mine = tempNameFor('out.csv', process.pid, 'cccccccc');
+    const other = tempNameFor('other.csv', deadPid(), 'dddddddd');
+    const keep = [live, mine, other, 'out.csv', '.out.csv.12345678.tmp', '.out.csv.notes.tmp'];
+    for (const f of [dead, ...keep]) await writeFile(join(dir, f), 'x');
+    await removeStaleTemps(dir, 'out.csv');
+    expect((await readdir(dir)).sort()).toEqual(keep.sort());
+  });
+
+  it('a new writer of the same output sweeps a dead writer temp, then writes atomically', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-stale-'));
+    const stale = join(dir, tempNameFor('out.csv', deadPid(), '01234567'));
+    await writeFile(stale, 'half a fi');
+    const w = await createOutputWriter({
+      target: join(dir, 'out.csv'),
+      format: 'csv',
+      inputHeader: ['a'],
+      jsonKeys: ['a'],
+      extraColumns: [],
+    });
+    expect(existsSync(stale)).toBe(false);
+    await w.close();
+    expect(await readdir(dir)).toEqual(['out.csv']);
+  });
+
+  it('ignores a directory it cannot list', async () => {
+    await expect(removeStaleTemps('/nonexistent/enrich', 'out.csv')).resolves.toBeUndefined();
+  });
+});
