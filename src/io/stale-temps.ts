@@ -12,7 +12,8 @@ export function tempNameFor(name: string, pid: number, random: string): string {
   return `.${name}.${pid.toString(16).padStart(PID_HEX, '0')}${random}.tmp`;
 }
 
-function alive(pid: number): boolean {
+/** True while process `pid` runs (EPERM: it runs as another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -38,6 +39,6 @@ export async function removeStaleTemps(dir: string, name: string): Promise<void>
     const m = /^([0-9a-f]{8})[0-9a-f]{8}$/.exec(entry.slice(prefix.length, -'.tmp'.length));
     if (!m) continue;
     const pid = parseInt(m[1] as string, 16);
-    if (pid !== process.pid && !alive(pid)) await rm(join(dir, entry), { force: true });
+    if (pid !== process.pid && !processAlive(pid)) await rm(join(dir, entry), { force: true });
   }
 }

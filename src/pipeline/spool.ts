@@ -1,6 +1,7 @@
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnrichError } from '../errors.js';
+import { processAlive } from '../io/stale-temps.js';
 
 /**
  * Downloaded results are written to the run's directory as soon as they arrive,
@@ -24,6 +25,7 @@ export async function writeSpool(
 ): Promise<void> {
   const target = spoolPath(runDir, batchId);
   const temp = `${target}.${process.pid}.tmp`;
+  await sweepDeadTemps(runDir);
   const handle = await open(temp, 'w', 0o600);
   try {
     await handle.writeFile(typeof records === 'string' ? records : JSON.stringify(records));
@@ -32,6 +34,20 @@ export async function writeSpool(
     await handle.close();
   }
   await rename(temp, target);
+}
+
+const swept = new Set<string>();
+
+/** Once per run directory and process: removes spool temps of writers killed before their rename. */
+async function sweepDeadTemps(runDir: string): Promise<void> {
+  if (swept.has(runDir)) return;
+  swept.add(runDir);
+  for (const entry of await readdir(runDir).catch(() => [] as string[])) {
+    const m = /^results-.+\.json\.(\d+)\.tmp$/.exec(entry);
+    const pid = m ? Number(m[1]) : undefined;
+    if (pid !== undefined && pid !== process.pid && !processAlive(pid))
+      await rm(join(runDir, entry), { force: true });
+  }
 }
 
 /**
