@@ -37,17 +37,28 @@ function fillRates(s: RunSummary): Record<string, number> {
   );
 }
 
+/** Fill rates grouped by percentage, best first: `100% email, title; 0% mobile_phone`. */
+export function fillLine(rates: Record<string, number>, prefix: string): string {
+  const groups = new Map<number, string[]>();
+  for (const [col, r] of Object.entries(rates)) {
+    const pct = Math.round(r * 100);
+    const name = col.startsWith(prefix) ? col.slice(prefix.length) : col;
+    groups.set(pct, [...(groups.get(pct) ?? []), name]);
+  }
+  return [...groups.entries()]
+    .sort((a, b) => b[0] - a[0])
+    .map(([pct, cols]) => `${pct}% ${cols.join(', ')}`)
+    .join('; ');
+}
+
 /** The human summary of a bulk run (stderr). */
-export function summaryText(s: RunSummary, elapsedMs: number): string {
+export function summaryText(s: RunSummary, elapsedMs: number, prefix: string): string {
   const st = s.statuses;
   const lines = [
     `rows: ${s.rows}  enriched: ${st.enriched}  failed: ${st.failed}  invalid: ${st.invalid}  missing: ${st.missing}  expired: ${st.expired}`,
     `duplicates sent once: ${s.duplicates}  jobs: ${s.jobs.spooled}/${s.jobs.total} done${s.resumed ? ' (resumed)' : ''}  credits charged: ${s.creditsCharged}  remaining: ${s.remainingCredits ?? 'unknown'}  time: ${formatDuration(elapsedMs)}`,
   ];
-  const rates = Object.entries(fillRates(s)).filter(([, r]) => r > 0);
-  if (rates.length > 0) {
-    lines.push(`fill rate: ${rates.map(([c, r]) => `${c} ${Math.round(r * 100)}%`).join(', ')}`);
-  }
+  if (s.statuses.enriched > 0) lines.push(`fill rate: ${fillLine(fillRates(s), prefix)}`);
   if (s.stopReason) lines.push(`stopped early: ${s.stopReason.message}`);
   return lines.join('\n');
 }

@@ -128,7 +128,7 @@ export async function runBulkCommand(
       baseUrl: service.baseUrl,
     });
     progress.stop();
-    return report(summary, options, globals, Date.now() - started, command);
+    return report(summary, options, globals, Date.now() - started, command, s.prefix);
   } catch (err) {
     progress.stop();
     if (err instanceof EnrichError && err.code === 'INTERRUPTED') {
@@ -153,6 +153,7 @@ function report(
   globals: GlobalOptions,
   elapsedMs: number,
   command: string,
+  prefix: string,
 ): number {
   if (!s.written) {
     // --no-wait with jobs still running: say which, and how to finish.
@@ -170,7 +171,7 @@ function report(
     }
     return 0;
   }
-  if (!globals.quiet) process.stderr.write(`${summaryText(s, elapsedMs)}\n`);
+  if (!globals.quiet) process.stderr.write(`${summaryText(s, elapsedMs, prefix)}\n`);
   if (globals.json && options.output)
     process.stdout.write(`${JSON.stringify(summaryJson(s, elapsedMs), null, 2)}\n`);
   if (s.exitCode === 3 && !globals.quiet)

@@ -31,7 +31,8 @@ export async function createProgress(opts: {
   const tty = process.stderr.isTTY === true && !process.env.CI;
   if (tty) {
     const { default: ora } = await import('ora');
-    const spinner = ora({ stream: process.stderr, text: 'starting' }).start();
+    // discardStdin off: stdin may be the input itself, and a run must not fight over the terminal.
+    const spinner = ora({ stream: process.stderr, text: 'starting', discardStdin: false }).start();
     return {
       update: (p) => {
         spinner.text = describe(p, now() - start);
