@@ -28,7 +28,8 @@ export async function createProgress(opts: {
   const now = opts.now ?? Date.now;
   const start = now();
   if (opts.quiet || !opts.enabled) return { update() {}, stop() {} };
-  const tty = process.stderr.isTTY === true && !process.env.CI;
+  // A terminal that reports no width (some pseudo-TTYs) would make the spinner redraw forever.
+  const tty = process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0 && !process.env.CI;
   if (tty) {
     const { default: ora } = await import('ora');
     // discardStdin off: stdin may be the input itself, and a run must not fight over the terminal.
