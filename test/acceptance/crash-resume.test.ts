@@ -1,0 +1,208 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
+import { firstDifference, recordFigure } from './figures.js';
+
+beforeAll(ensureBuilt, 120_000);
+
+let sb: SandboxHandle | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+const RESULTS = '/contacts/results/{job_id}.json';
+
+/** What the watcher sees of a running CLI: sandbox counters and the output directory. */
+interface Seen {
+  ms: number;
+  submitted: number;
+  polls: number;
+  msSinceAllSubmitted: number;
+  tmpBytes: number;
+  outExists: boolean;
+}
+
+/** A kill point: a name, the first observation at which the process is killed, and how long jobs take. */
+interface Point {
+  name: string;
+  when: (s: Seen, total: { batches: number; bytes: number }) => boolean;
+  /** Jobs of the sandbox take this long (400 ms puts a 1 s poll wait in the run); default 0. */
+  jobMs?: number;
+}
+const POLLING = 400;
+
+const POINTS: Point[] = [
+  { name: 'at spawn', when: () => true },
+  { name: 'starting up (40 ms)', when: (s) => s.ms >= 40 },
+  { name: 'reading the input (150 ms)', when: (s) => s.ms >= 150 },
+  { name: 'after the 1st submission', when: (s) => s.submitted >= 1 },
+  { name: 'after the 2nd submission', when: (s) => s.submitted >= 2 },
+  { name: 'after 4 submissions', when: (s) => s.submitted >= 4 },
+  { name: 'after 6 submissions', when: (s) => s.submitted >= 6 },
+  { name: 'after 9 submissions', when: (s) => s.submitted >= 9 },
+  { name: 'after the last submission', when: (s, t) => s.submitted >= t.batches },
+  { name: 'after the 1st poll', when: (s) => s.polls >= 1, jobMs: POLLING },
+  { name: 'after 3 polls', when: (s) => s.polls >= 3, jobMs: POLLING },
+  { name: 'after 8 polls', when: (s) => s.polls >= 8, jobMs: POLLING },
+  { name: 'waiting between polls', when: (s) => s.msSinceAllSubmitted >= 500, jobMs: POLLING },
+  { name: 'after the first downloads', when: (s, t) => s.polls >= t.batches + 1, jobMs: POLLING },
+  { name: 'after most downloads', when: (s, t) => s.polls >= t.batches + 8, jobMs: POLLING },
+  { name: 'output temp file created', when: (s) => s.tmpBytes >= 0 },
+  { name: 'output 25% written', when: (s, t) => s.tmpBytes >= t.bytes / 4 },
+  { name: 'output 50% written', when: (s, t) => s.tmpBytes >= t.bytes / 2 },
+  { name: 'output 90% written', when: (s, t) => s.tmpBytes >= t.bytes * 0.9 },
+  { name: 'output renamed into place', when: (s) => s.outExists },
+];
+
+/** Spawns the CLI and SIGKILLs it at the first observation matching `point`; reports what was seen. */
+async function runUntil(
+  args: string[],
+  env: Record<string, string>,
+  s: SandboxHandle,
+  out: string,
+  point: Point,
+  total: { batches: number; bytes: number },
+): Promise<{ killed: boolean; seen?: Seen }> {
+  const start = Date.now();
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: 'ignore',
+  });
+  let exited = false;
+  const closed = new Promise<void>((resolve) =>
+    child.on('close', () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  const dir = join(out, '..');
+  const name = out.slice(dir.length + 1);
+  let allSubmittedAt: number | undefined;
+  let seen: Seen | undefined;
+  while (!exited) {
+    const stats = s.admin.stats();
+    const tmp = readdirSync(dir).find((f) => f.startsWith(`.${name}.`) && f.endsWith('.tmp'));
+    let tmpBytes = -1;
+    try {
+      if (tmp) tmpBytes = statSync(join(dir, tmp)).size;
+    } catch {
+      // renamed between readdir and stat
+    }
+    if (allSubmittedAt === undefined && stats.jobs_submitted >= total.batches)
+      allSubmittedAt = Date.now();
+    const now: Seen = {
+      ms: Date.now() - start,
+      submitted: stats.jobs_submitted,
+      polls: stats.requests_by_path[RESULTS] ?? 0,
+      msSinceAllSubmitted: allSubmittedAt === undefined ? -1 : Date.now() - allSubmittedAt,
+      tmpBytes,
+      outExists: existsSync(out),
+    };
+    if (point.when(now, total)) {
+      seen = now;
+      child.kill('SIGKILL');
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await closed;
+  return { killed: seen !== undefined, seen };
+}
+
+/** Every file under `dir`, recursively. */
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+
+describe('crash and resume (acceptance)', () => {
+  it('SIGKILL at 20 points of a run: the same command always completes with the same output, no batch submitted twice, never a half-written output', async () => {
+    const dir = await tempDir('enrich-crash-');
+    const rows = contactRows(2600, { dupEvery: 9, invalidEvery: 61 });
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+    const args = (out: string) => [
+      'contacts',
+      file,
+      '-o',
+      out,
+      '--batch-size',
+      '200',
+      '--concurrency',
+      '2',
+      '-q',
+    ];
+    const slow = { jobMs: POLLING, faults: { latency_ms: 8 } };
+
+    const clean = (sb = await startSandbox({ port: 0, ...slow }));
+    const cleanOut = join(dir, 'clean', 'out.csv');
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'clean'));
+    const env0 = { ...(await tempEnv()), ENRICH_BASE_URL: clean.url, ENRICH_API_KEY: clean.apiKey };
+    const t0 = Date.now();
+    expect((await runCli(args(cleanOut), { env: env0 })).code).toBe(0);
+    const cleanMs = Date.now() - t0;
+    const expected = await readFile(cleanOut, 'utf8');
+    const batches = clean.admin.stats().jobs_submitted;
+    const records = clean.admin.stats().records_submitted;
+    const bytes = Buffer.byteLength(expected);
+    await clean.close();
+    expect(batches).toBeGreaterThanOrEqual(12);
+
+    const outcomes: Record<string, unknown>[] = [];
+    for (const [i, point] of POINTS.entries()) {
+      const s = (sb = await startSandbox({ port: 0, ...slow, jobMs: point.jobMs ?? 0 }));
+      const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+      const t = Date.now();
+      const outDir = join(dir, `p${i}`);
+      await mkdir(outDir);
+      const out = join(outDir, 'out.csv');
+      const { killed, seen } = await runUntil(args(out), env, s, out, point, { batches, bytes });
+      // Never a half-written output in place: absent, or complete.
+      const inPlace = existsSync(out);
+      if (inPlace) expect(await readFile(out, 'utf8')).toBe(expected);
+      const killMs = Date.now() - t;
+      const again = await runCli(args(out), { env });
+      expect(again.stderr, point.name).toBe('');
+      expect(again.code).toBe(0);
+      expect(firstDifference(await readFile(out, 'utf8'), expected)).toBeUndefined();
+      const stats = s.admin.stats();
+      expect(stats.jobs_submitted, point.name).toBe(batches);
+      expect(stats.records_submitted, point.name).toBe(records);
+      expect(stats.credits_charged, point.name).toBe(records);
+      // No temp file left behind by the killed run.
+      expect(readdirSync(outDir), point.name).toEqual(['out.csv']);
+      expect(filesUnder(env.ENRICH_STATE_DIR as string).filter((f) => f.endsWith('.tmp'))).toEqual(
+        [],
+      );
+      outcomes.push({
+        point: point.name,
+        killed,
+        ...seen,
+        output_in_place_at_kill: inPlace,
+        ms: killMs,
+        resume_ms: Date.now() - t - killMs,
+      });
+      await s.close();
+      sb = undefined;
+    }
+    recordFigure('crash-resume', {
+      rows: rows.length,
+      batches,
+      bytes,
+      clean_ms: cleanMs,
+      outcomes,
+    });
+    // The points really were reached: the run was killed at each of them, not finished first.
+    expect(outcomes.filter((o) => o.killed).length).toBeGreaterThanOrEqual(18);
+  }, 300_000);
+});
