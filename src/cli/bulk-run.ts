@@ -121,6 +121,7 @@ export async function runBulkCommand(
         formulaEscape: s.formulaEscape,
         explode: options.explode,
         prefix: s.prefix,
+        rejects: options.rejects,
       },
       api: toBulkApi(service.client),
       env: { now: Date.now, sleep, random: Math.random, signal: aborter.signal },

@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import type { InputRow, InputSource } from '../io/read.js';
-import { createOutputWriter, type OutputFormat, type OutputWriter } from '../io/write.js';
+import type { OutputFormat } from '../io/write.js';
 import { createDeduper } from './dedupe.js';
 import {
   detectMapping,
@@ -13,6 +13,7 @@ import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
 import { splitFullName } from './normalize.js';
 import { countBatches } from './plan-batches.js';
 import { validateRow } from './validate.js';
+import { openRejects } from './rejects.js';
 
 export interface MappingOptions {
   kind: Kind;
@@ -139,15 +140,7 @@ export async function planBulk(source: InputSource, options: PlanOptions): Promi
       const v = validateRow(options.kind, resolved.mapping, row, validateOptions);
       if (!v.ok) {
         counts.invalid++;
-        const error = v.column ? `${v.error} (column "${v.column}")` : v.error;
-        await rejects?.write({
-          row: row.index + 1,
-          input: row,
-          status: 'invalid',
-          error,
-          creditCharged: null,
-          values: [row.line],
-        });
+        await rejects?.write(row, v);
         continue;
       }
       counts.valid++;
@@ -175,15 +168,4 @@ export function formatOfPath(path: string): OutputFormat {
   if (ext === '.json') return 'json';
   if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
   return 'csv';
-}
-
-function openRejects(source: InputSource, target: string): Promise<OutputWriter> {
-  return createOutputWriter({
-    target,
-    format: formatOfPath(target),
-    inputHeader: source.rawHeader,
-    jsonKeys: source.header,
-    extraColumns: ['enrich_line'],
-    formulaEscape: 'never',
-  });
 }

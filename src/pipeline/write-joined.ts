@@ -17,6 +17,7 @@ import {
   flattenContact,
 } from './output-columns.js';
 import type { RowIndex } from './row-index.js';
+import { invalidMessage, openRejects } from './rejects.js';
 import { readSpool } from './spool.js';
 import { keyOfFields, validateRow, type ValidateOptions } from './validate.js';
 
@@ -29,6 +30,8 @@ export interface JoinOutput {
   formulaEscape: 'auto' | 'always' | 'never';
   explode: boolean;
   prefix: string;
+  /** `--rejects file`: the invalid rows again, with their reason and line. */
+  rejects?: string;
 }
 
 /** Counts of the written output. */
@@ -83,6 +86,7 @@ export async function writeJoined(o: {
     fill: Object.fromEntries(fieldColumns.map((c) => [c, 0])),
     outputRows: 0,
   };
+  const rejects = o.output.rejects ? await openRejects(o.source, o.output.rejects) : undefined;
   const cached = new Map<number, RowOutcome<AnyRecord>>();
   const remaining = new Map(o.dupCounts);
   let leafAt = 0;
@@ -123,9 +127,10 @@ export async function writeJoined(o: {
       let outcome: RowOutcome<AnyRecord>;
       if (rep === undefined || rep < 0) {
         const v = validateRow(o.kind, o.mapping, row, o.validate);
+        if (!v.ok) await rejects?.write(row, v);
         outcome = {
           status: 'invalid',
-          error: v.ok ? 'invalid' : v.error,
+          error: v.ok ? 'invalid' : invalidMessage(v),
           creditCharged: null,
           records: [],
         };
@@ -172,8 +177,10 @@ export async function writeJoined(o: {
       }
       o.onRow();
     }
+    await rejects?.close();
     await writer.close();
   } catch (err) {
+    await rejects?.abort();
     await writer.abort();
     throw err;
   }

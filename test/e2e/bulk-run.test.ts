@@ -221,4 +221,41 @@ describe('enrich contacts / companies (e2e)', () => {
     expect((await plan('--batch-size', '100')).batches).toBe(1);
     expect((await plan()).batches).toBe(3);
   });
+
+  it('writes --rejects in a real run, and --no-wait --json prints the jobs then finishes later', async () => {
+    const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
+    const env = await serviceEnv(s);
+    const dir = await tempDir();
+    const out = join(dir, 'out.csv');
+    const rejects = join(dir, 'rejects.csv');
+    const args = [
+      'contacts',
+      join(fixtures, 'contacts.csv'),
+      '-o',
+      out,
+      '--rejects',
+      rejects,
+      '--no-wait',
+    ];
+    const first = await runCli([...args, '--json'], { env });
+    expect(first.code).toBe(0);
+    const submitted = JSON.parse(first.stdout) as {
+      jobs: string[];
+      pending: number;
+      resume: string;
+    };
+    expect(submitted.jobs).toHaveLength(1);
+    expect(submitted.pending).toBe(1);
+    expect(submitted.resume).toContain('--no-wait');
+    expect(existsSync(out)).toBe(false);
+    s.admin.advanceClock(60_000);
+    const second = await runCli(args, { env });
+    expect(second.code).toBe(0);
+    expect(existsSync(out)).toBe(true);
+    const lines = (await readFile(rejects, 'utf8')).trim().split('\n');
+    expect(lines[0]).toMatch(/,enrich_status,enrich_error,enrich_credit_charged,enrich_line$/);
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toMatch(/,invalid,needs at least one of: .*,,\d+$/);
+    expect(s.admin.stats().jobs_submitted).toBe(1);
+  });
 });

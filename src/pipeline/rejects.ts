@@ -1,0 +1,41 @@
+import type { InputRow, InputSource } from '../io/read.js';
+import { createOutputWriter, type OutputWriter } from '../io/write.js';
+import { formatOfPath } from './plan.js';
+import type { InvalidRow } from './validate.js';
+
+/** The message of an invalid row, naming its column when one is at fault. */
+export function invalidMessage(v: InvalidRow): string {
+  return v.column ? `${v.error} (column "${v.column}")` : v.error;
+}
+
+/** The `--rejects` file: every invalid row with its cells, status, reason and line number. */
+export async function openRejects(
+  source: InputSource,
+  target: string,
+): Promise<{
+  write(row: InputRow, v: InvalidRow): Promise<void>;
+  close(): Promise<void>;
+  abort(): Promise<void>;
+}> {
+  const writer: OutputWriter = await createOutputWriter({
+    target,
+    format: formatOfPath(target),
+    inputHeader: source.rawHeader,
+    jsonKeys: source.header,
+    extraColumns: ['enrich_line'],
+    formulaEscape: 'never',
+  });
+  return {
+    write: (row, v) =>
+      writer.write({
+        row: row.index + 1,
+        input: row,
+        status: 'invalid',
+        error: invalidMessage(v),
+        creditCharged: null,
+        values: [row.line],
+      }),
+    close: () => writer.close(),
+    abort: () => writer.abort(),
+  };
+}
