@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { EnrichError } from '../errors.js';
 import { JsonArrayScanner, JsonScanError } from './json-array-scanner.js';
+import { jsonNestingDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { openTextStream } from './text-stream.js';
 
 /** One JSON object of the input and the line it starts on. */
@@ -24,6 +25,14 @@ function parseObject(
   line: number,
   what: string,
 ): Record<string, unknown> {
+  // Deep nesting parses, but turning it back into a cell overflows the stack.
+  const depth = jsonNestingDepth(text);
+  if (depth > MAX_JSON_DEPTH)
+    throw invalid(
+      file,
+      line,
+      `${what}: expected at most ${MAX_JSON_DEPTH} levels of nesting, got ${depth}`,
+    );
   let value: unknown;
   try {
     value = JSON.parse(text);
