@@ -78,6 +78,16 @@ export function validateRow(
       ? { ok: false, error }
       : { ok: false, error, column: options.header?.[col] ?? `column ${col + 1}` };
   }
+  const email = fields.business_email;
+  if (email !== undefined && (/\s/.test(email) || email.indexOf('@') !== email.lastIndexOf('@'))) {
+    // No address has a space or two @: sending one would pay for a lookup that cannot be right.
+    const col = columnOf.business_email;
+    return {
+      ok: false,
+      error: `business_email: not an email address (${/\s/.test(email) ? 'it contains a space' : 'it contains more than one @'})`,
+      ...(col === undefined ? {} : { column: options.header?.[col] ?? `column ${col + 1}` }),
+    };
+  }
   const rule =
     kind === 'contacts' ? contactCombinationError(fields) : companyCombinationError(fields);
   if (rule) return { ok: false, error: rule };
