@@ -27,6 +27,7 @@ import { DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy } from './retry
 import { joinBasePath, resolveResultsTarget } from './results-path.js';
 import { parseBaseUrl } from './base-url.js';
 import { parseBody } from './parse-body.js';
+import { isCompaniesResults, isContactsResults } from './results-check.js';
 import { realSleep, sendWithRetry, type SendContext } from './send.js';
 import type { Exchange } from './transport.js';
 
@@ -140,6 +141,7 @@ export function createClient(options: ClientOptions): EnrichClient {
     schema: S,
     pick: (data: z.infer<S>) => unknown[],
     downloadUrl?: string,
+    accepts?: (json: unknown) => boolean,
   ) => {
     const target = resolveResultsTarget(base, kind, jobId, downloadUrl);
     if (target.ignoredForeign) {
@@ -163,7 +165,7 @@ export function createClient(options: ClientOptions): EnrichClient {
         ...(progress.total !== undefined ? { total: progress.total } : {}),
       };
     }
-    const data = parseBody(raw, ex, schema);
+    const data = parseBody(raw, ex, schema, accepts);
     const done = {
       state: 'done' as const,
       records: pick(data),
@@ -191,6 +193,7 @@ export function createClient(options: ClientOptions): EnrichClient {
         contactsResultsResponseSchema,
         (d) => d.contacts,
         opts?.downloadUrl,
+        isContactsResults,
       ) as Promise<ResultsState<ContactRecord>>,
     getCompaniesResults: (jobId, opts) =>
       results(
@@ -199,6 +202,7 @@ export function createClient(options: ClientOptions): EnrichClient {
         companiesResponseSchema,
         (d) => d.companies,
         opts?.downloadUrl,
+        isCompaniesResults,
       ) as Promise<ResultsState<CompanyRecord>>,
     async checkKey() {
       try {

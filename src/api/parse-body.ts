@@ -2,11 +2,16 @@ import type { z } from 'zod';
 import { ApiError } from '../errors.js';
 import type { Exchange, RawResponse } from './transport.js';
 
-/** Parses a 2xx body as JSON and checks it against `schema`, or throws MALFORMED_RESPONSE. */
+/**
+ * Parses a 2xx body as JSON and checks it against `schema`, or throws MALFORMED_RESPONSE.
+ * `accepts`, when given, is a cheaper check that is true only for values the schema
+ * accepts unchanged: those skip zod (which copies every object it checks).
+ */
 export function parseBody<S extends z.ZodType>(
   raw: RawResponse,
   ex: Exchange,
   schema: S,
+  accepts?: (json: unknown) => boolean,
 ): z.infer<S> {
   const malformed = (what: string) =>
     new ApiError('MALFORMED_RESPONSE', {
@@ -21,6 +26,7 @@ export function parseBody<S extends z.ZodType>(
   } catch {
     throw malformed(`is not JSON (${raw.text.length} bytes)`);
   }
+  if (accepts?.(json)) return json as z.infer<S>;
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
