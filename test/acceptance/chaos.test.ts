@@ -2,7 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.js';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import type { Faults } from '../../src/sandbox/types.js';
-import { CONTACT_HEADER, contactRows, runFile, tempDir, writeCsv } from '../integration/bulk-harness.js';
+import {
+  CONTACT_HEADER,
+  contactRows,
+  runFile,
+  tempDir,
+  writeCsv,
+} from '../integration/bulk-harness.js';
 import { firstDifference, recordFigure } from './figures.js';
 
 let open: SandboxHandle[] = [];
@@ -78,4 +84,3 @@ describe('chaos (acceptance)', () => {
     });
   }, 120_000);
 });
-

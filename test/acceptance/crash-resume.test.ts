@@ -161,7 +161,11 @@ describe('crash and resume (acceptance)', () => {
     const outcomes: Record<string, unknown>[] = [];
     for (const [i, point] of POINTS.entries()) {
       const s = (sb = await startSandbox({ port: 0, ...slow, jobMs: point.jobMs ?? 0 }));
-      const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+      const env: Record<string, string> = {
+        ...(await tempEnv()),
+        ENRICH_BASE_URL: s.url,
+        ENRICH_API_KEY: s.apiKey,
+      };
       const t = Date.now();
       const outDir = join(dir, `p${i}`);
       await mkdir(outDir);
