@@ -98,3 +98,13 @@ function incompleteTail(buf: Buffer): number {
   }
   return 0;
 }
+
+/** True when the file holds a CR byte (memchr-fast); no CR byte means no CR character in any supported encoding. */
+export async function fileHasCr(filePath: string): Promise<boolean> {
+  for await (const chunk of createReadStream(filePath, {
+    highWaterMark: 1024 * 1024,
+  }) as AsyncIterable<Buffer>) {
+    if (chunk.includes(13)) return true;
+  }
+  return false;
+}

@@ -17,6 +17,8 @@ export interface CsvReadOptions {
   delimiter: string;
   /** 1-based line of the header: lines above it are skipped unparsed. */
   headerLine: number;
+  /** The file has no CR at all: LF is the only line break to look for (a faster parse). */
+  lfOnly?: boolean;
 }
 
 // A quote left open swallows the rest of the file: stop at a sane size instead of eating memory.
@@ -42,7 +44,8 @@ export async function* readCsvRecords<T = CsvRecord>(
         });
   const parser = parse({
     delimiter: options.delimiter,
-    record_delimiter: ['\r\n', '\n', '\r'],
+    // Each extra record delimiter is compared at every byte: a third of the parse time.
+    record_delimiter: options.lfOnly ? ['\n'] : ['\r\n', '\n', '\r'],
     relax_column_count: true,
     relax_quotes: true,
     max_record_size: MAX_RECORD_CHARS,

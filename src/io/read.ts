@@ -4,6 +4,7 @@ import { EnrichError } from '../errors.js';
 import { assertNotBinary, canonicalEncoding, detectEncoding } from './detect-encoding.js';
 import { uniqueHeader } from './header.js';
 import {
+  fileHasCr,
   fileIdentity,
   formatOf,
   isFileUtf8,
@@ -156,7 +157,12 @@ async function inspect(
     headerRow: options.headerRow,
     truncated,
   });
-  const csvOpts = { ...readOpts, delimiter: sniffed.delimiter, headerLine: sniffed.headerLine };
+  const csvOpts = {
+    ...readOpts,
+    delimiter: sniffed.delimiter,
+    headerLine: sniffed.headerLine,
+    lfOnly: !sample.includes(13) && !(truncated && (await fileHasCr(filePath))),
+  };
   let rawHeader: string[] | undefined;
   for await (const rec of readCsvRecords(filePath, csvOpts)) {
     rawHeader = rec.cells;
