@@ -13,6 +13,7 @@ export interface ResolvedOptions {
   rateLimit: number;
   maxBatch: number;
   maxBodyBytes: number;
+  requestTimeoutMs: number;
   seed: number;
   stateDir: string | undefined;
 }

@@ -29,7 +29,18 @@ function sleepUnlessClosed(ms: number, socket: Socket): Promise<void> {
 /** Creates the node:http server of a sandbox context. */
 export function createSandboxServer(ctx: SandboxContext, admin: SandboxAdmin = createAdmin(ctx)) {
   const sockets = new Set<Socket>();
-  const server = createServer((req, res) => {
+  // Slow clients (slowloris: headers or a body dripped a byte at a time) get 408 and lose the
+  // socket once the request timeout passes; Node checks every `connectionsCheckingInterval`.
+  const limit = ctx.options.requestTimeoutMs;
+  const timeouts =
+    limit > 0
+      ? {
+          requestTimeout: limit,
+          headersTimeout: limit,
+          connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limit / 4))),
+        }
+      : {};
+  const server = createServer(timeouts, (req, res) => {
     dispatch(ctx, admin, req, res).catch((err: unknown) => {
       // A bug must not kill the sandbox: answer 500 and keep serving.
       if (!res.headersSent)

@@ -22,6 +22,7 @@ export function resolveSandboxOptions(o: SandboxOptions = {}): ResolvedOptions {
     rateLimit: o.rateLimit ?? 0,
     maxBatch: o.maxBatch ?? 10_000,
     maxBodyBytes: o.maxBodyBytes ?? 32 * 1024 * 1024,
+    requestTimeoutMs: o.requestTimeoutMs ?? 30_000,
     seed: o.seed ?? 1,
     stateDir: o.stateDir,
   };
@@ -34,6 +35,7 @@ export function resolveSandboxOptions(o: SandboxOptions = {}): ResolvedOptions {
     'rateLimit',
     'maxBatch',
     'maxBodyBytes',
+    'requestTimeoutMs',
     'seed',
   ] as const) {
     if (!Number.isFinite(r[k]) || r[k] < 0)

@@ -20,6 +20,8 @@ export interface SandboxOptions {
   maxBatch?: number;
   /** Largest request body accepted, in bytes (default 32 MiB); above it answers 413. */
   maxBodyBytes?: number;
+  /** Longest a client may take to send a whole request (headers and body), in ms (default 30 s); then 408 and the socket closes. */
+  requestTimeoutMs?: number;
   /** Seed of the synthetic data and of fault randomness (default 1). */
   seed?: number;
   /** Initial faults (same shape as PUT /_sandbox/faults). */
