@@ -44,7 +44,7 @@ export async function* readCsvRecords<T = CsvRecord>(
         });
   const parser = parse({
     delimiter: options.delimiter,
-    // Each extra record delimiter is compared at every byte: a third of the parse time.
+    // Each record delimiter is compared at every byte: one instead of three saves ~5%.
     record_delimiter: options.lfOnly ? ['\n'] : ['\r\n', '\n', '\r'],
     relax_column_count: true,
     relax_quotes: true,
@@ -55,8 +55,35 @@ export async function* readCsvRecords<T = CsvRecord>(
   // cost a third of the parse): a record spans 1 line plus the line breaks inside its quoted
   // cells, and blank lines come through as a single empty cell, which we skip but count.
   let line = skipped + 1;
+  // Records are taken with read() while the parser has them, and awaited only when it
+  // runs dry: the stream's async iterator cost a promise (and more) per record.
+  const state: { ended: boolean; failure?: unknown; wake: () => void } = {
+    ended: false,
+    wake: () => undefined,
+  };
+  const wake = () => state.wake();
+  parser.on('readable', wake);
+  parser.on('end', () => {
+    state.ended = true;
+    wake();
+  });
+  parser.on('error', (err) => {
+    state.failure = err;
+    wake();
+  });
+  parser.on('close', () => {
+    if (!state.ended) state.failure ??= new Error('the CSV stream closed before its end');
+    wake();
+  });
   try {
-    for await (const cells of parser as AsyncIterable<string[]>) {
+    for (;;) {
+      const cells = parser.read() as string[] | null;
+      if (cells === null) {
+        if (state.failure !== undefined) throw state.failure;
+        if (state.ended) break;
+        await new Promise<void>((resolve) => (state.wake = resolve));
+        continue;
+      }
       const start = line;
       line++;
       if (cells.length === 1 && cells[0] === '') continue;
