@@ -1,0 +1,136 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import {
+  CONTACT_HEADER,
+  contactRows,
+  parseCsv,
+  tempDir,
+  writeCsv,
+} from '../integration/bulk-harness.js';
+import { recordFigure } from './figures.js';
+
+beforeAll(ensureBuilt, 120_000);
+
+let sb: SandboxHandle | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const statuses = (csv: string) => {
+  const rows = parseCsv(csv);
+  const i = (rows[0] as string[]).indexOf('enrich_status');
+  const e = (rows[0] as string[]).indexOf('enrich_error');
+  return rows.slice(1).map((r) => [r[i] as string, r[e] as string] as const);
+};
+const count = (s: (readonly [string, string])[], status: string) =>
+  s.filter(([x]) => x === status).length;
+
+describe('expiry and exhaustion through the CLI (acceptance)', () => {
+  it('credits running out mid-run: exit 5, enriched rows kept, the rest failed with the reason; re-running pays nothing twice', async () => {
+    const s = (sb = await startSandbox({ port: 0, credits: 150 }));
+    const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+    const dir = await tempDir();
+    const file = await writeCsv(
+      dir,
+      'in.csv',
+      CONTACT_HEADER,
+      contactRows(500, { invalidEvery: 50 }),
+    );
+    const out = join(dir, 'out.csv');
+    const args = ['contacts', file, '-o', out, '--batch-size', '100', '--concurrency', '1'];
+    const first = await runCli(args, { env });
+    expect(first.code).toBe(5);
+    expect(first.stderr).toMatch(/credits/i);
+    const a = statuses(await readFile(out, 'utf8'));
+    expect(a).toHaveLength(500);
+    expect(count(a, 'enriched')).toBe(150);
+    expect(count(a, 'invalid')).toBe(10);
+    expect(count(a, 'failed')).toBe(340);
+    expect(a.filter(([x]) => x === 'failed').every(([, e]) => /credit/i.test(e))).toBe(true);
+    expect(s.admin.stats().credits_charged).toBe(150);
+
+    // Re-running without more credits sends nothing more and pays nothing more.
+    const second = await runCli(args, { env });
+    expect(second.code).toBe(5);
+    expect(statuses(await readFile(out, 'utf8'))).toEqual(a);
+    expect(s.admin.stats().credits_charged).toBe(150);
+    const stats = s.admin.stats();
+    recordFigure('exhaustion', {
+      rows: 500,
+      first_exit: first.code,
+      enriched_kept: 150,
+      second_exit: second.code,
+      credits: 490,
+    });
+  });
+
+  it('results expiring before download: rows expired, exit 3, output written; --restart buys them again', async () => {
+    const s = (sb = await startSandbox({ port: 0, jobMs: 1_000, ttlMs: 2_000 }));
+    const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+    const dir = await tempDir();
+    const file = await writeCsv(
+      dir,
+      'in.csv',
+      CONTACT_HEADER,
+      contactRows(60, { invalidEvery: 20 }),
+    );
+    const out = join(dir, 'out.csv');
+    const args = ['contacts', file, '-o', out, '--batch-size', '20'];
+    const submitted = await runCli([...args, '--no-wait'], { env });
+    expect(submitted.code).toBe(0);
+    expect(s.admin.stats().jobs_submitted).toBe(3);
+    s.admin.advanceClock(60_000); // the jobs finished and their results were deleted
+    const late = await runCli(args, { env });
+    expect(late.code).toBe(3);
+    const a = statuses(await readFile(out, 'utf8'));
+    expect(count(a, 'expired')).toBe(57);
+    expect(count(a, 'invalid')).toBe(3);
+    expect(a.find(([x]) => x === 'expired')?.[1]).toMatch(/expired before they were downloaded/);
+    expect(s.admin.stats().jobs_submitted).toBe(3);
+    const again = await runCli([...args, '--restart'], { env });
+    expect(again.code).toBe(0);
+    expect(count(statuses(await readFile(out, 'utf8')), 'enriched')).toBe(57);
+  });
+
+  it('a key revoked mid-run: exit 4, enriched rows kept, resumable with a new key', async () => {
+    const s = (sb = await startSandbox({ port: 0, jobMs: 300 }));
+    const key = s.admin.createKey({ name: 'cron' });
+    const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: key.api_key };
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(200));
+    const out = join(dir, 'out.csv');
+    const args = ['contacts', file, '-o', out, '--batch-size', '20', '--concurrency', '1'];
+    const { spawn } = await import('node:child_process');
+    const { fileURLToPath } = await import('node:url');
+    const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const closed = new Promise<number | null>((r) => child.on('close', r));
+    while (s.admin.stats().jobs_submitted < 4) await new Promise((r) => setTimeout(r, 5));
+    s.admin.revokeKey(key.id);
+    expect(await closed).toBe(4);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    const a = statuses(await readFile(out, 'utf8'));
+    expect(a).toHaveLength(200);
+    const kept = count(a, 'enriched');
+    expect(count(a, 'failed')).toBe(200 - kept);
+    const fresh = s.admin.createKey({ account_id: s.accountId });
+    const again = await runCli(args, { env: { ...env, ENRICH_API_KEY: fresh.api_key } });
+    expect(again.code).toBe(0);
+    expect(count(statuses(await readFile(out, 'utf8')), 'enriched')).toBe(200);
+    expect(s.admin.stats().credits_charged).toBe(200);
+    recordFigure('revoked', {
+      rows: 200,
+      enriched_before_revocation: kept,
+      jobs: s.admin.stats().jobs_submitted,
+    });
+  });
+});
