@@ -64,7 +64,8 @@ describe('expiry and exhaustion through the CLI (acceptance)', () => {
       first_exit: first.code,
       enriched_kept: 150,
       second_exit: second.code,
-      credits: 490,
+      credits: stats.credits_charged,
+      jobs: stats.jobs_submitted,
     });
   });
 
