@@ -1,0 +1,60 @@
+// Starts the sandbox in a SEPARATE process (`enrich sandbox --json`), reads its JSON line,
+// and reads its admin stats; the benchmark never shares a process with the service.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, URL } from 'node:url';
+import { fetch } from 'undici';
+
+const BIN = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+
+/** Starts a zero-latency, unlimited sandbox; resolves {baseUrl, apiKey, stats(), close()}. */
+export async function startSandboxProcess(extraArgs = []) {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'sandbox',
+      '--port',
+      '0',
+      '--json',
+      '--job-ms',
+      '0',
+      '--rate-limit',
+      '0',
+      '--credits',
+      '100000000',
+      ...extraArgs,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise((res, rej) => {
+    child.on('error', rej);
+    child.on('exit', (c) => rej(new Error(`sandbox exited with ${c}`)));
+    lines.once('line', res);
+  });
+  const info = JSON.parse(first);
+  const stats = async () => {
+    const r = await fetch(`${info.base_url}/_sandbox/stats`, {
+      headers: { authorization: `Bearer ${info.admin_token}` },
+    });
+    return r.json();
+  };
+  // CPU time of the sandbox process so far (Linux /proc; null elsewhere), in ms.
+  const cpuMs = () => {
+    try {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in 10 ms ticks
+    } catch {
+      return null;
+    }
+  };
+  const close = async () => {
+    child.removeAllListeners('exit');
+    const gone = new Promise((res) => child.once('exit', res));
+    child.kill('SIGTERM');
+    await gone;
+  };
+  return { baseUrl: info.base_url, apiKey: info.api_key, stats, cpuMs, close };
+}

@@ -1,0 +1,265 @@
+// `npm run bench [-- --quick] [-- --runs N] [-- --sizes 100000,1000000]`: the benchmarks of
+// issue 6, against the BUILT code (dist/ is rebuilt first when a source file is newer).
+// Prints a human summary on stderr and one JSON object on stdout; never fails on timing.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpus, freemem, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, URL } from 'node:url';
+import { benchSandbox } from './sandbox.js';
+import { writeContacts } from './lib/gen-contacts.js';
+import { measureNode, median } from './lib/measure.js';
+import { startSandboxProcess } from './lib/sandbox-process.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin/enrich.js');
+const argv = process.argv.slice(2);
+const quick = argv.includes('--quick');
+const opt = (name, dflt) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : dflt;
+};
+const runs = Number(opt('--runs', quick ? 1 : 3));
+const sizes = opt('--sizes', quick ? '10000,50000' : '100000,1000000')
+  .split(',')
+  .map(Number);
+const singleRows = Number(opt('--single-rows', quick ? 1000 : 10000));
+// `--before <dir>`: a built checkout of an older version, run on the smallest size too,
+// interleaved with the current one, for before/after numbers under the same load.
+const beforeDir = opt('--before', undefined);
+const log = (s) => process.stderr.write(`${s}\n`);
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Rebuilds dist/ when any file of src/ is newer than the built CLI. */
+function ensureBuilt() {
+  const built = join(ROOT, 'dist/cli/main.js');
+  if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
+  log('dist/ is stale: building (tsc -p tsconfig.build.json)...');
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+    },
+  );
+}
+
+const ratio = (a, b) => Math.round((a / b) * 100) / 100;
+
+/** One client run of `enrich contacts` against a fresh sandbox process; returns numbers and request counts. */
+async function clientRun(work, input, label, bin = BIN) {
+  const sb = await startSandboxProcess();
+  const state = mkdtempSync(join(work, `state-${label}-`));
+  try {
+    const env = {
+      ENRICH_BASE_URL: sb.baseUrl,
+      ENRICH_API_KEY: sb.apiKey,
+      ENRICH_STATE_DIR: join(state, 'state'),
+      ENRICH_CONFIG_DIR: join(state, 'config'),
+    };
+    const r = await measureNode(bin, ['contacts', input, '-o', join(state, 'out.csv'), '--quiet'], {
+      env,
+    });
+    if (r.code !== 0) throw new Error(`enrich contacts exited ${r.code}: ${r.stderr.slice(-2000)}`);
+    const stats = await sb.stats();
+    const byPath = stats.requests_by_path ?? {};
+    const sum = (pred) =>
+      Object.entries(byPath)
+        .filter(([p]) => pred(p))
+        .reduce((a, [, n]) => a + n, 0);
+    return {
+      ...r,
+      stderr: undefined,
+      sandbox_cpu_ms: sb.cpuMs(),
+      requests: {
+        submits: sum((p) => p === '/contacts'),
+        polls: sum((p) => p.startsWith('/contacts/results/')),
+        total: sum(() => true),
+        by_status: stats.requests_by_status,
+      },
+    };
+  } finally {
+    await sb.close();
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+async function throughput(work) {
+  const out = [];
+  for (const rows of sizes) {
+    const input = join(work, `contacts-${rows}.csv`);
+    await writeContacts(input, rows);
+    const base = [];
+    const client = [];
+    const before = [];
+    const withBefore = beforeDir && rows === sizes[0];
+    for (let k = 0; k < runs; k++) {
+      if (withBefore) {
+        const bin = join(beforeDir, 'bin/enrich.js');
+        before.push(await clientRun(work, input, `before-${rows}`, bin));
+      }
+      // Interleaved, so drifting machine load hits both alike.
+      const b = await measureNode(join(ROOT, 'bench/baseline-copy.js'), [
+        input,
+        join(work, 'copy.csv'),
+      ]);
+      if (b.code !== 0) throw new Error(`baseline copy failed: ${b.stderr}`);
+      base.push(b);
+      client.push(await clientRun(work, input, String(rows)));
+      log(
+        `  ${rows} rows, run ${k + 1}/${runs}: baseline ${b.wall_ms} ms, client ${client[k].wall_ms} ms wall / ${client[k].cpu_ms} ms CPU / ${client[k].rss_mb} MB`,
+      );
+    }
+    const med = (xs, f) => median(xs.map(f));
+    const row = {
+      rows,
+      file_mb: Math.round(statSync(input).size / 1e5) / 10,
+      baseline: {
+        wall_ms: med(base, (x) => x.wall_ms),
+        cpu_ms: med(base, (x) => x.cpu_ms),
+        rss_mb: med(base, (x) => x.rss_mb),
+      },
+      client: {
+        wall_ms: med(client, (x) => x.wall_ms),
+        cpu_ms: med(client, (x) => x.cpu_ms),
+        rss_mb: med(client, (x) => x.rss_mb),
+        rss_mb_max: Math.max(...client.map((x) => x.rss_mb)),
+        sandbox_cpu_ms: med(client, (x) => x.sandbox_cpu_ms ?? NaN),
+      },
+      requests: client[0].requests,
+    };
+    if (withBefore) {
+      row.before = {
+        wall_ms: med(before, (x) => x.wall_ms),
+        cpu_ms: med(before, (x) => x.cpu_ms),
+        rss_mb: med(before, (x) => x.rss_mb),
+      };
+      row.before.ratio_wall = ratio(row.before.wall_ms, row.baseline.wall_ms);
+    }
+    row.ratio = {
+      wall: ratio(row.client.wall_ms, row.baseline.wall_ms),
+      cpu: ratio(row.client.cpu_ms, row.baseline.cpu_ms),
+      // The run is two processes: the client's CPU plus the sandbox's, against the copy's.
+      wall_per_row_us: Math.round((row.client.wall_ms * 1000) / rows),
+    };
+    out.push(row);
+    rmSync(input, { force: true });
+  }
+  return out;
+}
+
+async function startup() {
+  const n = quick ? 5 : 15;
+  const times = { node: [], version: [], help: [] };
+  const once = async (args) => (await measureNode(args[0], args.slice(1))).wall_ms;
+  const empty = join(ROOT, 'bench/lib/empty.js');
+  for (let k = 0; k < n; k++) {
+    times.node.push(await once([empty]));
+    times.version.push(await once([BIN, '--version']));
+    times.help.push(await once([BIN, '--help']));
+  }
+  const node = median(times.node);
+  return {
+    runs: n,
+    node_ms: node,
+    version_ms: median(times.version),
+    help_ms: median(times.help),
+    ratio_version: ratio(median(times.version), node),
+    ratio_help: ratio(median(times.help), node),
+  };
+}
+
+async function singleVsBulk(work) {
+  const input = join(work, `contacts-single-${singleRows}.csv`);
+  await writeContacts(input, singleRows);
+  const sb = await startSandboxProcess();
+  let single;
+  try {
+    single = await measureNode(
+      join(ROOT, 'bench/single-loop.js'),
+      [input, join(work, 'single.csv')],
+      {
+        env: { ENRICH_BASE_URL: sb.baseUrl, ENRICH_API_KEY: sb.apiKey },
+      },
+    );
+    if (single.code !== 0) throw new Error(`single loop failed: ${single.stderr}`);
+  } finally {
+    await sb.close();
+  }
+  const bulk = await clientRun(work, input, 'single');
+  rmSync(input, { force: true });
+  return {
+    rows: singleRows,
+    single_loop: { wall_ms: single.wall_ms, cpu_ms: single.cpu_ms, requests: singleRows },
+    bulk: { wall_ms: bulk.wall_ms, cpu_ms: bulk.cpu_ms, requests: bulk.requests.total },
+    ratio_wall: ratio(single.wall_ms, bulk.wall_ms),
+  };
+}
+
+ensureBuilt();
+const work = mkdtempSync(join(tmpdir(), 'enrich-bench-'));
+const machine = {
+  cpus: cpus().length,
+  cpu_model: cpus()[0]?.model,
+  mem_total_gb: Math.round(totalmem() / 2 ** 30),
+  mem_free_gb: Math.round(freemem() / 2 ** 30),
+  node: process.version,
+  quick,
+  runs,
+};
+try {
+  log(`enrich benchmarks (${quick ? 'quick' : 'full'}; ${runs} run(s) each; median reported)`);
+  log('start-up...');
+  const start = await startup();
+  log(
+    `  node -e 0 ${start.node_ms} ms; --version ${start.version_ms} ms (${start.ratio_version}x); --help ${start.help_ms} ms (${start.ratio_help}x)`,
+  );
+  log('sandbox (in-process)...');
+  const sandbox = await benchSandbox({ quick });
+  log(
+    `  bulk contacts ${sandbox.bulk_contacts.per_second}/s, companies ${sandbox.bulk_companies.per_second}/s; single /contact ${sandbox.single_contact_http.per_second} req/s`,
+  );
+  log('throughput (enrich contacts vs csv-parse -> csv-stringify copy)...');
+  const tp = await throughput(work);
+  for (const t of tp) {
+    if (t.before) {
+      log(
+        `  ${t.rows} rows, before: wall ${t.before.wall_ms} ms (${t.before.ratio_wall}x), CPU ${t.before.cpu_ms} ms, RSS ${t.before.rss_mb} MB`,
+      );
+    }
+    log(
+      `  ${t.rows} rows: wall ${t.client.wall_ms} vs ${t.baseline.wall_ms} ms (${t.ratio.wall}x), CPU ${t.client.cpu_ms} vs ${t.baseline.cpu_ms} ms (${t.ratio.cpu}x), client peak RSS ${t.client.rss_mb} MB, requests ${t.requests.submits} submits + ${t.requests.polls} polls`,
+    );
+  }
+  const growth =
+    tp.length >= 2
+      ? {
+          rss_ratio: ratio(tp[tp.length - 1].client.rss_mb, tp[0].client.rss_mb),
+          rows_ratio: ratio(tp[tp.length - 1].rows, tp[0].rows),
+          requests_ratio: ratio(tp[tp.length - 1].requests.total, tp[0].requests.total),
+        }
+      : undefined;
+  if (growth)
+    log(
+      `  RSS(${tp[tp.length - 1].rows})/RSS(${tp[0].rows}) = ${growth.rss_ratio}; requests grow ${growth.requests_ratio}x for ${growth.rows_ratio}x rows`,
+    );
+  log(`single /contact loop vs bulk on ${singleRows} rows...`);
+  const alt = await singleVsBulk(work);
+  log(
+    `  loop ${alt.single_loop.wall_ms} ms (${alt.rows} requests) vs bulk ${alt.bulk.wall_ms} ms (${alt.bulk.requests} requests): bulk is ${alt.ratio_wall}x faster`,
+  );
+  process.stdout.write(
+    `${JSON.stringify({ machine, startup: start, sandbox, throughput: tp, growth, single_vs_bulk: alt })}\n`,
+  );
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
