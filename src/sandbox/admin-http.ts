@@ -46,7 +46,13 @@ export async function handleAdmin(
     };
   }
   const method = req.method ?? 'GET';
-  const parts = path.split('/').slice(2).map(decodeURIComponent); // ['', '_sandbox', ...]
+  let parts: string[];
+  try {
+    parts = path.split('/').slice(2).map(decodeURIComponent); // ['', '_sandbox', ...]
+  } catch {
+    // A malformed %-escape is the client's mistake, not a sandbox error.
+    return { status: 400, body: errorBody(400, `Malformed path ${path}: invalid %-escape`) };
+  }
   const [resource, id] = parts;
   const allowed = (methods: string): Reply => ({
     status: 405,

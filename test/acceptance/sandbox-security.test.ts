@@ -232,3 +232,15 @@ describe('sandbox security (acceptance)', () => {
     await goodClientWorks(s);
   });
 });
+
+describe('sandbox admin paths (regression: a malformed %-escape answered 500 "URIError")', () => {
+  it('answers 400 to a malformed escape in an admin path', async () => {
+    const s = await start();
+    for (const path of ['/_sandbox/keys/%E0%A4%A', '/_sandbox/%ZZ']) {
+      const r = await call(s.url, 'DELETE', path, { key: s.adminToken });
+      expect(r.status).toBe(400);
+      expect(r.json.message).toMatch(/invalid %-escape/);
+    }
+    expect(s.admin.stats().requests_by_status['500']).toBeUndefined();
+  });
+});
