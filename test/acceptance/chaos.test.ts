@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.js';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
-import type { Faults } from '../../src/sandbox/types.js';
+import type { Faults, SandboxStats } from '../../src/sandbox/types.js';
 import {
   CONTACT_HEADER,
   contactRows,
@@ -58,7 +58,11 @@ describe('chaos (acceptance)', () => {
 
     const unique = a.summary.valid - a.summary.duplicates;
     const batches = Math.ceil(unique / 100);
-    const stats = faulty.admin.stats();
+    // Read over HTTP, as a user of `enrich sandbox` would.
+    const answer = await fetch(`${faulty.url}/_sandbox/stats`, {
+      headers: { authorization: `Bearer ${faulty.adminToken}` },
+    });
+    const stats = (await answer.json()) as SandboxStats;
     // Every unique valid row is sent once and charged once, however often a request failed.
     expect(stats.records_submitted).toBe(unique);
     expect(stats.credits_charged).toBe(unique);
