@@ -4,6 +4,7 @@ import { isEnrichError } from '../errors.js';
 import type { Journal } from './journal.js';
 import { isCreditError } from './join.js';
 import { pollJob, type PollEnv, type ResultsAnswer } from './poll.js';
+import { retryCreditFailures } from './credit-retry.js';
 import { writeSpool } from './spool.js';
 import { isBatchTooLarge } from './submit.js';
 
@@ -45,6 +46,8 @@ export interface LeafResult {
   creditError: boolean;
   polls: number;
   submits: number;
+  /** Spools of this batch's credit retries, read by the join after its own. */
+  extra?: string[];
 }
 
 /** Shared, read-mostly context of every batch task of a run. */
@@ -110,8 +113,9 @@ export async function runBatch(
   if (state?.spooled) {
     onAccepted();
     const { credits, remaining, creditError } = state.spooled;
-    if (creditError) ctx.stop('CREDITS_EXHAUSTED', 'the account ran out of credits');
-    return [{ ...base, state: 'spooled', jobId: state.job, credits, remaining, creditError }];
+    const leaf: LeafResult = { ...base, state: 'spooled', jobId: state.job, credits, remaining };
+    if (!creditError) return [{ ...leaf, creditError }];
+    return [await retryCreditFailures(ctx, id, items, { ...leaf, creditError }, runBatch)];
   }
   if (state?.expired) {
     onAccepted();

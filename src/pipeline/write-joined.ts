@@ -108,7 +108,10 @@ export async function writeJoined(o: {
     }
     if (leaf.state !== 'spooled') return failed(leaf.error ?? o.notSent);
     if (lookup?.leaf !== leaf) {
-      const records = (await readSpool(o.journalDir, leaf.id, o.kind)) as AnyRecord[];
+      let records = (await readSpool(o.journalDir, leaf.id, o.kind)) as AnyRecord[];
+      // Credit retries of the batch: their records join those that ran out of credits.
+      for (const extra of leaf.extra ?? [])
+        records = records.concat((await readSpool(o.journalDir, extra, o.kind)) as AnyRecord[]);
       const belongs = (r: number) => r >= leaf.first && r <= leaf.last && o.reps.get(r) === r;
       lookup = { leaf, data: indexBatch(records, belongs, (f) => keyOfFields(o.kind, f)) };
     }

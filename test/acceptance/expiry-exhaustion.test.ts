@@ -30,7 +30,7 @@ const count = (s: (readonly [string, string])[], status: string) =>
   s.filter(([x]) => x === status).length;
 
 describe('expiry and exhaustion through the CLI (acceptance)', () => {
-  it('credits running out mid-run: exit 5, enriched rows kept, the rest failed with the reason; re-running pays nothing twice', async () => {
+  it('credits running out mid-run: exit 5, enriched rows kept, the rest failed with the reason; topped up, the same command finishes without paying twice', async () => {
     const s = (sb = await startSandbox({ port: 0, credits: 150 }));
     const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
     const dir = await tempDir();
@@ -53,17 +53,35 @@ describe('expiry and exhaustion through the CLI (acceptance)', () => {
     expect(a.filter(([x]) => x === 'failed').every(([, e]) => /credit/i.test(e))).toBe(true);
     expect(s.admin.stats().credits_charged).toBe(150);
 
-    // Re-running without more credits sends nothing more and pays nothing more.
+    // Re-running without more credits pays nothing more: the rows that ran out are tried
+    // again and run out again.
     const second = await runCli(args, { env });
     expect(second.code).toBe(5);
-    expect(statuses(await readFile(out, 'utf8'))).toEqual(a);
+    const b = statuses(await readFile(out, 'utf8'));
+    expect([count(b, 'enriched'), count(b, 'invalid'), count(b, 'failed')]).toEqual([150, 10, 340]);
+    expect(b.filter(([x]) => x === 'failed').every(([, e]) => /credit/i.test(e))).toBe(true);
     expect(s.admin.stats().credits_charged).toBe(150);
+
+    // Topped up, the same command finishes: only the rows not yet enriched are sent.
+    s.admin.updateAccount(s.accountId, { credits: 10_000 });
+    const third = await runCli(args, { env });
+    expect(third.code).toBe(0);
+    const c = statuses(await readFile(out, 'utf8'));
+    expect(count(c, 'enriched')).toBe(490);
+    expect(count(c, 'invalid')).toBe(10);
     const stats = s.admin.stats();
+    expect(stats.credits_charged).toBe(490);
+    // Once a row is enriched it is never sent again.
+    const fourth = await runCli(args, { env });
+    expect(fourth.code).toBe(0);
+    expect(s.admin.stats().records_submitted).toBe(stats.records_submitted);
     recordFigure('exhaustion', {
       rows: 500,
       first_exit: first.code,
       enriched_kept: 150,
       second_exit: second.code,
+      third_exit: third.code,
+      records_submitted: stats.records_submitted,
       credits: stats.credits_charged,
       jobs: stats.jobs_submitted,
     });

@@ -1,0 +1,98 @@
+import type { BatchContext, BatchItem, BulkKind, LeafResult } from './batch-task.js';
+import { indexBatch, isCreditError, recordsForRow } from './join.js';
+import { readSpool } from './spool.js';
+import { keyOfFields } from './validate.js';
+
+type AnyRecord = Record<string, unknown>;
+
+/** `runBatch` of batch-task.ts, passed in (it calls back into this module). */
+type RunBatch = (
+  ctx: BatchContext,
+  id: string,
+  items: BatchItem[],
+  onAccepted: () => void,
+) => Promise<LeafResult[]>;
+
+/**
+ * The id of the n-th credit retry of a batch: the rows a job returned with an
+ * "out of credits" error are sent again, on a later run, as this child batch.
+ */
+export function creditRetryId(batchId: string, n: number): string {
+  return `${batchId}.c${n}`;
+}
+
+/**
+ * The items of a batch whose records (the batch's and its retries' so far) are all
+ * "out of credits" errors: the rows to send again once the account has credits. Rows
+ * with any good record, another error, or no record at all are not retried.
+ */
+export function creditFailedItems(
+  kind: BulkKind,
+  records: readonly AnyRecord[],
+  items: readonly BatchItem[],
+): BatchItem[] {
+  const rows = new Set(items.map((i) => i.index));
+  const lookup = indexBatch(
+    records,
+    (r) => rows.has(r),
+    (f) => keyOfFields(kind, f),
+  );
+  return items.filter((item) => {
+    const key = keyOfFields(kind, item.element);
+    const found = recordsForRow(lookup, item.index, key, true);
+    return found !== undefined && found.length > 0 && found.every(isCreditError);
+  });
+}
+
+/**
+ * A spooled batch whose job ran out of credits, seen again by a later run: its rows that
+ * came back "out of credits" are sent again as child batches (one new job per run, with
+ * its own idempotency key), until none is left or the account runs dry again. The rows
+ * already enriched are never sent again; the join reads the children's spools after the
+ * batch's own.
+ */
+export async function retryCreditFailures(
+  ctx: BatchContext,
+  id: string,
+  items: BatchItem[],
+  leaf: LeafResult,
+  runBatch: RunBatch,
+): Promise<LeafResult> {
+  let records = (await readSpool(ctx.journal.dir, id, ctx.kind)) as Record<string, unknown>[];
+  const extra: string[] = [];
+  let { credits, remaining } = leaf;
+  for (let n = 1; ; n++) {
+    const child = creditRetryId(id, n);
+    const known = ctx.journal.state.batches.get(child);
+    if (!known?.spooled) {
+      const retry = creditFailedItems(ctx.kind, records, items);
+      if (retry.length === 0) return { ...leaf, credits, remaining, creditError: false, extra };
+      if (!known && ctx.stopped()) break;
+      const parts = await runBatch(ctx, child, retry, () => {});
+      if (parts.some((p) => p.state !== 'spooled')) break;
+    }
+    // Read back from the journal and spool, whichever run downloaded them.
+    for (const part of childLeaves(ctx, child)) {
+      records = records.concat(
+        (await readSpool(ctx.journal.dir, part, ctx.kind)) as Record<string, unknown>[],
+      );
+      const spooled = ctx.journal.state.batches.get(part)?.spooled;
+      credits += spooled?.credits ?? 0;
+      remaining = spooled?.remaining ?? remaining;
+      extra.push(part);
+    }
+  }
+  ctx.stop('CREDITS_EXHAUSTED', 'the account ran out of credits');
+  return { ...leaf, credits, remaining, creditError: true, extra };
+}
+
+/** The spooled leaf ids of a child batch (itself, or its parts when it was split). */
+function childLeaves(ctx: BatchContext, child: string): string[] {
+  const state = ctx.journal.state.batches.get(child);
+  if (state?.spooled) return [child];
+  if (!state?.splitSize) return [];
+  const parts: string[] = [];
+  for (let k = 0; ctx.journal.state.batches.has(`${child}.${k}`); k++)
+    parts.push(...childLeaves(ctx, `${child}.${k}`));
+  return parts;
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import type { BatchItem } from '../../src/pipeline/batch-task.js';
+import { creditFailedItems, creditRetryId } from '../../src/pipeline/credit-retry.js';
+import { ROW_FIELD } from '../../src/pipeline/join.js';
+
+const item = (index: number, email: string): BatchItem => ({
+  index,
+  element: { business_email: email, custom_fields: { [ROW_FIELD]: index } },
+});
+const record = (row: number | undefined, error: string, email: string) => ({
+  error,
+  credit_charged: error === '',
+  ...(row === undefined ? {} : { custom_fields: { [ROW_FIELD]: row } }),
+  original_fields: { business_email: email },
+});
+const OUT = 'Insufficient credits: the account has no credits left';
+
+describe('credit retries (regression: after a top-up, rows that ran out of credits were never sent again)', () => {
+  it('names retries after their batch and generation', () => {
+    expect(creditRetryId('3.1', 2)).toBe('3.1.c2');
+  });
+
+  it('retries only rows whose every record ran out of credits (by row id, else by key)', () => {
+    const items = [
+      item(0, 'a@x.com'),
+      item(1, 'b@x.com'),
+      item(2, 'c@x.com'),
+      item(3, 'd@x.com'),
+      item(4, 'e@x.com'),
+    ];
+    const records = [
+      record(0, '', 'a@x.com'), // enriched
+      record(1, OUT, 'b@x.com'), // out of credits
+      record(2, 'No match found', 'c@x.com'), // another error: data, not retried
+      record(undefined, OUT, 'd@x.com'), // out of credits, custom_fields dropped: found by key
+      // row 4: no record at all (missing): not retried
+    ];
+    expect(creditFailedItems('contacts', records, items).map((i) => i.index)).toEqual([1, 3]);
+    // Once a retry brought a good record, the row is done.
+    const later = [...records, record(1, '', 'b@x.com')];
+    expect(creditFailedItems('contacts', later, items).map((i) => i.index)).toEqual([3]);
+  });
+});
