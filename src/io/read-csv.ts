@@ -128,7 +128,7 @@ function toInputError(err: unknown, file: string, skipped: number, nextLine: num
   const messages: Record<string, string> = {
     CSV_QUOTE_NOT_CLOSED:
       'a quoted field is never closed: expected a closing " before the end of the file',
-    CSV_MAX_RECORD_SIZE: `a row is longer than ${MAX_RECORD_CHARS} characters: expected a closing " (a quote is probably left open)`,
+    CSV_MAX_RECORD_SIZE: `a row is longer than ${MAX_RECORD_CHARS} characters: expected at most that many a row (unless a cell really is that long, a quote is probably left open)`,
   };
   return new EnrichError('INPUT_INVALID', messages[e.code] ?? `malformed CSV: ${e.message}`, {
     cause: err,
