@@ -7,7 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
-import { firstDifference, recordFigure } from './figures.js';
+import { filesContaining, firstDifference, recordFigure } from './figures.js';
 
 beforeAll(ensureBuilt, 120_000);
 
@@ -188,6 +188,8 @@ describe('crash and resume (acceptance)', () => {
       expect(filesUnder(env.ENRICH_STATE_DIR as string).filter((f) => f.endsWith('.tmp'))).toEqual(
         [],
       );
+      // The key is in none of the files the killed and the resumed run wrote.
+      expect(filesContaining([env.ENRICH_STATE_DIR as string, outDir], s.apiKey)).toEqual([]);
       outcomes.push({
         point: point.name,
         killed,

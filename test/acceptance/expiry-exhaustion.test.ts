@@ -10,12 +10,17 @@ import {
   tempDir,
   writeCsv,
 } from '../integration/bulk-harness.js';
-import { recordFigure } from './figures.js';
+import { filesContaining, recordFigure } from './figures.js';
 
 beforeAll(ensureBuilt, 120_000);
 
 let sb: SandboxHandle | undefined;
+const written: { dirs: string[]; keys: string[] } = { dirs: [], keys: [] };
 afterEach(async () => {
+  // The keys used are in none of the files the runs wrote (journal, spools, output).
+  for (const key of written.keys) expect(filesContaining(written.dirs, key)).toEqual([]);
+  written.dirs = [];
+  written.keys = [];
   await sb?.close();
   sb = undefined;
 });
@@ -32,8 +37,14 @@ const count = (s: (readonly [string, string])[], status: string) =>
 describe('expiry and exhaustion through the CLI (acceptance)', () => {
   it('credits running out mid-run: exit 5, enriched rows kept, the rest failed with the reason; topped up, the same command finishes without paying twice', async () => {
     const s = (sb = await startSandbox({ port: 0, credits: 150 }));
-    const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+    const env: Record<string, string> = {
+      ...(await tempEnv()),
+      ENRICH_BASE_URL: s.url,
+      ENRICH_API_KEY: s.apiKey,
+    };
     const dir = await tempDir();
+    written.dirs.push(env.ENRICH_STATE_DIR as string, dir);
+    written.keys.push(env.ENRICH_API_KEY as string);
     const file = await writeCsv(
       dir,
       'in.csv',
@@ -89,8 +100,14 @@ describe('expiry and exhaustion through the CLI (acceptance)', () => {
 
   it('results expiring before download: rows expired, exit 3, output written; --restart buys them again', async () => {
     const s = (sb = await startSandbox({ port: 0, jobMs: 1_000, ttlMs: 2_000 }));
-    const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+    const env: Record<string, string> = {
+      ...(await tempEnv()),
+      ENRICH_BASE_URL: s.url,
+      ENRICH_API_KEY: s.apiKey,
+    };
     const dir = await tempDir();
+    written.dirs.push(env.ENRICH_STATE_DIR as string, dir);
+    written.keys.push(env.ENRICH_API_KEY as string);
     const file = await writeCsv(
       dir,
       'in.csv',
@@ -118,8 +135,14 @@ describe('expiry and exhaustion through the CLI (acceptance)', () => {
   it('a key revoked mid-run: exit 4, enriched rows kept, resumable with a new key', async () => {
     const s = (sb = await startSandbox({ port: 0, faults: { latency_ms: 20 } }));
     const key = s.admin.createKey({ name: 'cron' });
-    const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: key.api_key };
+    const env: Record<string, string> = {
+      ...(await tempEnv()),
+      ENRICH_BASE_URL: s.url,
+      ENRICH_API_KEY: key.api_key,
+    };
     const dir = await tempDir();
+    written.dirs.push(env.ENRICH_STATE_DIR as string, dir);
+    written.keys.push(env.ENRICH_API_KEY as string);
     const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(200));
     const out = join(dir, 'out.csv');
     const args = ['contacts', file, '-o', out, '--batch-size', '20', '--concurrency', '1'];
@@ -147,6 +170,7 @@ describe('expiry and exhaustion through the CLI (acceptance)', () => {
     expect(kept).toBeLessThan(200);
     expect(count(a, 'failed')).toBe(200 - kept);
     const fresh = s.admin.createKey({ account_id: s.accountId });
+    written.keys.push(fresh.api_key);
     const again = await runCli(args, { env: { ...env, ENRICH_API_KEY: fresh.api_key } });
     expect(again.code).toBe(0);
     expect(count(statuses(await readFile(out, 'utf8')), 'enriched')).toBe(200);

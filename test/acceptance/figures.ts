@@ -1,5 +1,6 @@
 /** Helpers shared by the acceptance suite: short diffs and the figures published in RELIABILITY.md. */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** The first line where two outputs differ (a short failure message instead of a huge diff). */
 export function firstDifference(a: string, b: string): string | undefined {
@@ -18,4 +19,18 @@ export function firstDifference(a: string, b: string): string | undefined {
 export function recordFigure(name: string, data: Record<string, unknown>): void {
   const file = process.env.ENRICH_FIGURES;
   if (file) appendFileSync(file, JSON.stringify({ name, ...data }) + '\n');
+}
+
+/** Paths of the files under `dirs` (recursively) that contain `secret`. */
+export function filesContaining(dirs: string[], secret: string): string[] {
+  const hits: string[] = [];
+  for (const dir of dirs) {
+    if (!existsSync(dir)) continue;
+    for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+      if (!e.isFile()) continue;
+      const path = join(e.parentPath, e.name);
+      if (readFileSync(path).includes(secret)) hits.push(path);
+    }
+  }
+  return hits;
 }

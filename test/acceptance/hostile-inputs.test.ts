@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 import { parseCsv, tempDir } from '../integration/bulk-harness.js';
-import { recordFigure } from './figures.js';
+import { filesContaining, recordFigure } from './figures.js';
 
 const hostile = fileURLToPath(new URL('../../fixtures/hostile', import.meta.url));
 const spectrum = dirname(createRequire(import.meta.url).resolve('csv-spectrum/package.json'));
@@ -239,6 +239,7 @@ let sb: SandboxHandle;
 let work: string;
 const table: Record<string, unknown>[] = [];
 let runs = 0;
+const written: string[] = [];
 beforeAll(async () => {
   await ensureBuilt();
   sb = await startSandbox({ port: 0 });
@@ -246,6 +247,8 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   recordFigure('hostile', { cases: table });
+  // Whatever the input, the key is in no journal, spool, output or rejects file.
+  expect(filesContaining(written, sb.apiKey)).toEqual([]);
   await sb.close();
 });
 
@@ -254,7 +257,12 @@ async function runCase(file: string, args: string[] = [], format = 'jsonl') {
   const dir = join(work, String(runs++));
   await mkdir(dir);
   const out = join(dir, `out.${format}`);
-  const env = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
+  const env: Record<string, string> = {
+    ...(await tempEnv()),
+    ENRICH_BASE_URL: sb.url,
+    ENRICH_API_KEY: sb.apiKey,
+  };
+  written.push(env.ENRICH_STATE_DIR as string, env.ENRICH_CONFIG_DIR as string, dir);
   const before = sb.admin.stats();
   const r = await runCli(['contacts', file, '-o', out, '--json', '--no-progress', ...args], {
     env,
