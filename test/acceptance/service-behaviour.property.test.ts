@@ -57,7 +57,8 @@ const faults: fc.Arbitrary<Faults> = fc.record({
   retry_after: fc.constantFrom('seconds', 'http-date'),
   shuffle_results: fc.boolean(),
   drop_custom_fields: fc.oneof(fc.boolean(), fc.double({ min: 0, max: 1, noNaN: true })),
-  drop_records: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 0.3, noNaN: true })),
+  // fast-check draws doubles near 0 often: fixed rates make dropped records really happen.
+  drop_records: fc.constantFrom(0, 0, 0.1, 0.25, 0.5),
 }) as fc.Arbitrary<Faults>;
 
 describe('random tables x random service behaviour (fast-check, acceptance)', () => {
