@@ -75,10 +75,8 @@ describe('chaos (acceptance)', () => {
     expect(by['500'] ?? 0).toBeGreaterThan(requests * 0.02);
     expect(by['429'] ?? 0).toBeGreaterThan(requests * 0.02);
     expect(by['reset'] ?? 0).toBeGreaterThan(0);
-    // 429s on submissions are retried by the client after their Retry-After (1 s); those
-    // on result polls wait in the poll loop instead, so not every 429 is a client sleep.
-    expect(sleeps.filter((ms) => ms >= 1000).length).toBeGreaterThan(0);
-    expect(sleeps.every((ms) => ms < 60_000)).toBe(true);
+    // The client retries every 429 after its Retry-After (1 s), on any endpoint.
+    expect(sleeps.filter((ms) => ms >= 1000).length).toBeGreaterThanOrEqual(by['429'] ?? 0);
     recordFigure('chaos', {
       rows: rows.length,
       unique_valid: unique,
