@@ -30,6 +30,7 @@ export const ErrorCodes = {
   API_NOT_FOUND: ExitCode.usage,
   API_CONFLICT: ExitCode.internal,
   API_PAYLOAD_TOO_LARGE: ExitCode.usage,
+  RUN_IN_PROGRESS: ExitCode.usage,
   PARTIAL: ExitCode.partial,
   AUTH_MISSING: ExitCode.auth,
   AUTH_INVALID: ExitCode.auth,

@@ -3,6 +3,7 @@ import { mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnrichError } from '../errors.js';
+import { acquireRunLock } from './run-lock.js';
 
 /**
  * The run journal: an append-only JSON Lines file, one event per line, so a crash
@@ -170,10 +171,16 @@ export async function openJournal(opts: {
   const dir = join(opts.runsDir, opts.key);
   const path = join(dir, 'journal.jsonl');
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  if (opts.restart)
-    await rm(dir, { recursive: true, force: true }).then(() =>
-      mkdir(dir, { recursive: true, mode: 0o700 }),
+  const unlock = await acquireRunLock(dir, opts.header.command);
+  if (opts.restart) {
+    // Start over, but keep the lock this process holds.
+    const entries = await readdir(dir);
+    await Promise.all(
+      entries
+        .filter((e) => e !== 'lock')
+        .map((e) => rm(join(dir, e), { recursive: true, force: true })),
     );
+  }
   let events: JournalEvent[] = [];
   try {
     events = parseJournal(await readFile(path, 'utf8'));
@@ -218,6 +225,7 @@ export async function openJournal(opts: {
     async close() {
       await tail.catch(() => undefined);
       await handle.close();
+      await unlock();
     },
   };
 }

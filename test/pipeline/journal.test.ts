@@ -1,4 +1,6 @@
-import { mkdtemp, readFile, appendFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, mkdir, readFile, appendFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -127,5 +129,30 @@ describe('journal', () => {
     expect(state?.batches.get('0')).toMatchObject({ job: 'j', expired: true, failed: undefined });
     expect(state?.batches.has('9')).toBe(false);
     expect(foldEvents([])).toBeUndefined();
+  });
+
+  it('lets one process at a time run a job: a live holder stops the second, a dead one is taken over', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    await mkdir(join(runsDir, 'k5'), { recursive: true });
+    const lock = join(runsDir, 'k5', 'lock');
+    await writeFile(lock, String(process.ppid)); // a live process that is not us
+    await expect(
+      openJournal({ runsDir, key: 'k5', header, restart: false, now }),
+    ).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+      exitCode: 2,
+      message: expect.stringContaining(`pid ${process.ppid}`),
+    });
+    await expect(
+      openJournal({ runsDir, key: 'k5', header, restart: true, now }),
+    ).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+    });
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    await writeFile(lock, String(dead));
+    const j = await openJournal({ runsDir, key: 'k5', header, restart: false, now });
+    expect(await readFile(lock, 'utf8')).toBe(String(process.pid));
+    await j.close();
+    expect(existsSync(lock)).toBe(false);
   });
 });
