@@ -4,7 +4,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { EnrichError } from '../errors.js';
-import { csvLine } from './csv-line.js';
+import { stringify } from 'csv-stringify';
 import { escapeFormula, type FormulaEscape } from './formula-escape.js';
 import { removeStaleTemps, tempNameFor } from './stale-temps.js';
 import type { InputRow } from './read.js';
@@ -85,33 +85,21 @@ export async function createOutputWriter(options: OutputWriterOptions): Promise<
     });
   }
   const out: Writable = file ?? options.stdout ?? process.stdout;
-  const encode = encoder(options);
-  let first = true;
   let failed: Error | undefined;
   out.on('error', (err) => (failed = err));
-
-  const put = async (chunk: string) => {
-    if (failed) throw failed;
-    if (!out.write(chunk)) await new Promise<void>((ok) => out.once('drain', ok));
-  };
-  // Rows are gathered into ~64 KiB chunks: one stream write (and one await) per row cost
-  // more than encoding the row.
-  let pending = '';
+  const sink =
+    options.format === 'csv' || options.format === 'tsv'
+      ? csvSink(options, out)
+      : jsonSink(options, out);
 
   return {
     async write(row) {
-      pending += encode.row(row, first);
-      first = false;
-      if (pending.length >= 65_536) {
-        const chunk = pending;
-        pending = '';
-        await put(chunk);
-      }
+      if (failed) throw failed;
+      await sink.write(row);
     },
     async close() {
-      const chunk = pending + encode.end(first);
-      pending = '';
-      await put(chunk);
+      await sink.end();
+      if (failed) throw failed;
       if (!file) return;
       await new Promise<void>((ok, fail) =>
         file!.end((err?: Error | null) => (err ? fail(err) : ok())),
@@ -132,6 +120,70 @@ export async function createOutputWriter(options: OutputWriterOptions): Promise<
   };
 }
 
+interface Sink {
+  write(row: OutputRow): Promise<void>;
+  /** Flushes everything written; never ends `out` itself (the caller may still need it). */
+  end(): Promise<void>;
+}
+
+/** Resolves once `stream` can take more, or at once when it can already. */
+function drained(stream: Writable, wrote: boolean): Promise<void> | undefined {
+  return wrote ? undefined : new Promise<void>((ok) => stream.once('drain', ok));
+}
+
+/** CSV/TSV: one csv-stringify stream for the whole file, piped into `out`. */
+function csvSink(o: OutputWriterOptions, out: Writable): Sink {
+  const cells = csvCells(o);
+  const stringifier = stringify({
+    delimiter: o.delimiter ?? (o.format === 'tsv' ? '\t' : ','),
+    record_delimiter: '\n',
+    bom: o.bom === true,
+    // A lone CR (or LF) inside a cell must be quoted too, or a reader would split the row there.
+    quoted_match: /[\r\n]/,
+  });
+  stringifier.pipe(out, { end: false });
+  const done = new Promise<void>((ok, fail) => {
+    stringifier.once('end', ok);
+    stringifier.once('error', fail);
+  });
+  stringifier.write(cells.header);
+  return {
+    async write(row) {
+      await drained(stringifier, stringifier.write(cells.row(row)));
+    },
+    async end() {
+      stringifier.end();
+      await done;
+      await drained(out, out.writableLength === 0 || !out.writableNeedDrain);
+    },
+  };
+}
+
+/** JSON (one array) or JSON Lines, gathered into ~64 KiB chunks: a stream write per row cost more than the row. */
+function jsonSink(o: OutputWriterOptions, out: Writable): Sink {
+  const encode = jsonEncoder(o);
+  let first = true;
+  let pending = '';
+  const put = async (chunk: string) => {
+    await drained(out, out.write(chunk));
+  };
+  return {
+    async write(row) {
+      pending += encode.row(row, first);
+      first = false;
+      if (pending.length >= 65_536) {
+        const chunk = pending;
+        pending = '';
+        await put(chunk);
+      }
+    },
+    async end() {
+      await put(pending + encode.end(first));
+      pending = '';
+    },
+  };
+}
+
 /** Missing trailing values (a row with no record) become empty cells, so every row has every column. */
 const padTo = <T>(values: T[], n: number): (T | null)[] =>
   values.length >= n ? values : [...values, ...Array<null>(n - values.length).fill(null)];
@@ -141,53 +193,51 @@ interface Encoder {
   end(first: boolean): string;
 }
 
-function encoder(o: OutputWriterOptions): Encoder {
+function jsonEncoder(o: OutputWriterOptions): Encoder {
+  const key = o.recordKey ?? 'record';
+  const json = (r: OutputRow) =>
+    JSON.stringify({
+      row: r.row,
+      input:
+        r.input.value !== undefined
+          ? r.input.value
+          : Object.fromEntries(o.jsonKeys.map((k, i) => [k, r.input.cells[i] ?? ''])),
+      status: r.status,
+      error: r.error === '' ? null : r.error,
+      credit_charged: r.creditCharged,
+      [key]: r.record ?? (key === 'records' ? [] : null),
+    });
+  if (o.format === 'jsonl') return { row: (r) => `${json(r)}\n`, end: () => '' };
+  return {
+    row: (r, first) => `${first ? '[\n' : ',\n'}${json(r)}`,
+    end: (first) => (first ? '[]\n' : '\n]\n'),
+  };
+}
+
+/** The header and the cells of each row of a CSV/TSV output. */
+function csvCells(o: OutputWriterOptions): { header: string[]; row(r: OutputRow): string[] } {
   const mode = o.formulaEscape ?? 'auto';
-  if (o.format === 'json' || o.format === 'jsonl') {
-    const key = o.recordKey ?? 'record';
-    const json = (r: OutputRow) =>
-      JSON.stringify({
-        row: r.row,
-        input:
-          r.input.value !== undefined
-            ? r.input.value
-            : Object.fromEntries(o.jsonKeys.map((k, i) => [k, r.input.cells[i] ?? ''])),
-        status: r.status,
-        error: r.error === '' ? null : r.error,
-        credit_charged: r.creditCharged,
-        [key]: r.record ?? (key === 'records' ? [] : null),
-      });
-    if (o.format === 'jsonl') return { row: (r) => `${json(r)}\n`, end: () => '' };
-    return {
-      row: (r, first) => `${first ? '[\n' : ',\n'}${json(r)}`,
-      end: (first) => (first ? '[]\n' : '\n]\n'),
-    };
-  }
-  const delimiter = o.delimiter ?? (o.format === 'tsv' ? '\t' : ',');
   const width = o.inputHeader.length;
   // Callers may list the status columns themselves or leave them to the writer: either way they appear once.
   const withStatus = STATUS_COLUMNS.every((c, i) => o.extraColumns[i] === c);
   const tail = withStatus ? o.extraColumns.slice(STATUS_COLUMNS.length) : o.extraColumns;
-  // Quotes any cell holding the delimiter, a quote, CR or LF (a lone CR would split the row).
-  const line = (cells: string[]) => csvLine(cells, delimiter);
-  const header = line([...o.inputHeader, ...STATUS_COLUMNS, ...tail]);
-  const start = `${o.bom ? '\uFEFF' : ''}${header}`;
   return {
-    row(r, first) {
+    header: [...o.inputHeader, ...STATUS_COLUMNS, ...tail],
+    row(r) {
       // Input cells go back exactly as read; a ragged row is aligned (its error names any extra cells).
       const cells =
         r.input.cells.length === width
           ? r.input.cells
           : Array.from({ length: width }, (_, i) => r.input.cells[i] ?? '');
-      const service = [
+      return [
+        ...cells,
+        r.status,
         escapeFormula(r.error, r.status === 'invalid' ? 'never' : mode),
         text(r.creditCharged),
         ...padTo(r.values, tail.length).map((v) =>
           typeof v === 'string' ? escapeFormula(v, mode) : text(v),
         ),
       ];
-      return `${first ? start : ''}${line([...cells, r.status, ...service])}`;
     },
-    end: (first) => (first ? start : ''),
   };
 }
