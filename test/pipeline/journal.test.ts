@@ -3,6 +3,7 @@ import { mkdtemp, mkdir, readFile, appendFile, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { processAlive as isAlive } from '../../src/io/stale-temps.js';
 import {
   foldEvents,
   listRuns,
