@@ -7,6 +7,8 @@
  * and its precise message.
  */
 
+import { COMPANY_RECORD_FIELDS } from '../contract/index.js';
+
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -34,30 +36,7 @@ const CONTACT_STR = [
   'prof_network',
 ];
 const EMPLOYER_STR = ['name', 'description', 'website', 'employees_category', 'revenue_category'];
-const COMPANY_STR = [
-  'error',
-  'website',
-  'name',
-  'phone',
-  'employees_category',
-  'revenue_category',
-  'industry',
-  'prof_network',
-  'social_a',
-  'social_b',
-  'video_channel',
-  'curated_lists',
-  'description',
-  'recent_funding_date',
-  'recent_funding_round',
-  'hq_address_1',
-  'hq_address_2',
-  'hq_city',
-  'hq_state',
-  'hq_zip_code',
-  'hq_country',
-];
-const COMPANY_NUM = [
+const COMPANY_NUM: readonly string[] = [
   'employees_number',
   'revenue_number',
   'sic_code',
@@ -66,6 +45,8 @@ const COMPANY_NUM = [
   'year_founded',
   'recent_funding_amount',
 ];
+// Every other field of the company record (api-spec.md 2.1) is a string.
+const COMPANY_STR = ['error', ...COMPANY_RECORD_FIELDS.filter((f) => !COMPANY_NUM.includes(f))];
 
 /** The fields every record kind shares: credit flag and the echoed fields. */
 function commonOk(r: Obj): boolean {
