@@ -17,7 +17,17 @@ import type { PollEnv } from './poll.js';
 import { RowIndex } from './row-index.js';
 import { createLimiter, createSemaphore } from './submit.js';
 import { validateRow, type ValidateOptions } from './validate.js';
-import { writeJoined, type JoinOutput, type JoinStats } from './write-joined.js';
+import {
+  countJobs,
+  emptyStats,
+  exitCodeFor,
+  lastRemaining,
+  sum,
+  type RunSummary,
+} from './run-summary.js';
+import { writeJoined, type JoinOutput } from './write-joined.js';
+
+export { exitCodeFor, type RunSummary } from './run-summary.js';
 
 /** Everything a bulk run needs, resolved by the caller (the CLI or a library user). */
 export interface RunOptions {
@@ -56,31 +66,6 @@ export interface RunProgress {
   jobsDone: number;
   creditsCharged: number;
   rowsWritten: number;
-}
-
-/** What a run did. `exitCode` follows DESIGN.md section 4. */
-export interface RunSummary extends JoinStats {
-  runKey: string;
-  journal: string;
-  resumed: boolean;
-  rows: number;
-  valid: number;
-  duplicates: number;
-  jobs: {
-    total: number;
-    spooled: number;
-    failed: number;
-    expired: number;
-    pending: number;
-    unsent: number;
-    ids: string[];
-  };
-  requests: { submits: number; polls: number };
-  creditsCharged: number;
-  remainingCredits: number | null;
-  written: boolean;
-  stopReason?: { code: string; message: string };
-  exitCode: number;
 }
 
 const INVALID = -1;
@@ -260,55 +245,6 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
   });
   await journal.append({ t: 'done', output: o.output.target });
   return { ...base, ...stats, written: true, exitCode: exitCodeFor(stats, jobs, stopReason) };
-}
-
-function countJobs(leaves: LeafResult[]): RunSummary['jobs'] {
-  const count = (s: LeafResult['state']) => leaves.filter((l) => l.state === s).length;
-  return {
-    total: leaves.filter((l) => l.state !== 'unsent').length,
-    spooled: count('spooled'),
-    failed: count('failed'),
-    expired: count('expired'),
-    pending: count('pending'),
-    unsent: count('unsent'),
-    ids: leaves.flatMap((l) => (l.jobId ? [l.jobId] : [])),
-  };
-}
-
-function sum(leaves: LeafResult[], f: (l: LeafResult) => number): number {
-  return leaves.reduce((acc, l) => acc + f(l), 0);
-}
-
-function lastRemaining(leaves: LeafResult[]): number | null {
-  const known = leaves.map((l) => l.remaining).filter((r): r is number => r !== null);
-  return known.length ? Math.min(...known) : null;
-}
-
-function emptyStats(): JoinStats {
-  return {
-    statuses: { enriched: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
-    fill: {},
-    outputRows: 0,
-  };
-}
-
-/** The exit code of a finished run (DESIGN.md section 4). */
-export function exitCodeFor(
-  stats: JoinStats,
-  jobs: RunSummary['jobs'],
-  stop: { code: string } | undefined,
-): number {
-  if (stop && (stop.code === 'AUTH_INVALID' || stop.code === 'AUTH_FORBIDDEN')) return 4;
-  if (
-    stop &&
-    ['NETWORK', 'TIMEOUT', 'SERVER_ERROR', 'RATE_LIMITED'].includes(stop.code) &&
-    jobs.spooled === 0
-  )
-    return 6;
-  if (stop?.code === 'CREDITS_EXHAUSTED') return 5;
-  if (jobs.failed + jobs.expired + jobs.pending + jobs.unsent > 0 || stats.statuses.expired > 0)
-    return 3;
-  return 0;
 }
 
 /** The directory of run journals under a state dir. */

@@ -1,0 +1,80 @@
+import type { LeafResult } from './batch-task.js';
+import type { JoinStats } from './write-joined.js';
+
+/** What a run did. `exitCode` follows DESIGN.md section 4. */
+export interface RunSummary extends JoinStats {
+  runKey: string;
+  journal: string;
+  resumed: boolean;
+  rows: number;
+  valid: number;
+  duplicates: number;
+  jobs: {
+    total: number;
+    spooled: number;
+    failed: number;
+    expired: number;
+    pending: number;
+    unsent: number;
+    ids: string[];
+  };
+  requests: { submits: number; polls: number };
+  creditsCharged: number;
+  remainingCredits: number | null;
+  written: boolean;
+  stopReason?: { code: string; message: string };
+  exitCode: number;
+}
+
+/** Counts the jobs of a run by how they ended. */
+export function countJobs(leaves: LeafResult[]): RunSummary['jobs'] {
+  const count = (s: LeafResult['state']) => leaves.filter((l) => l.state === s).length;
+  return {
+    total: leaves.filter((l) => l.state !== 'unsent').length,
+    spooled: count('spooled'),
+    failed: count('failed'),
+    expired: count('expired'),
+    pending: count('pending'),
+    unsent: count('unsent'),
+    ids: leaves.flatMap((l) => (l.jobId ? [l.jobId] : [])),
+  };
+}
+
+/** Sums a number over the leaves. */
+export function sum(leaves: LeafResult[], f: (l: LeafResult) => number): number {
+  return leaves.reduce((acc, l) => acc + f(l), 0);
+}
+
+/** The lowest remaining-credits figure the service reported (the latest, as credits only go down within a run). */
+export function lastRemaining(leaves: LeafResult[]): number | null {
+  const known = leaves.map((l) => l.remaining).filter((r): r is number => r !== null);
+  return known.length ? Math.min(...known) : null;
+}
+
+/** Join statistics of a run that wrote nothing (--no-wait with jobs still running). */
+export function emptyStats(): JoinStats {
+  return {
+    statuses: { enriched: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
+    fill: {},
+    outputRows: 0,
+  };
+}
+
+/** The exit code of a finished run (DESIGN.md section 4). */
+export function exitCodeFor(
+  stats: JoinStats,
+  jobs: RunSummary['jobs'],
+  stop: { code: string } | undefined,
+): number {
+  if (stop && (stop.code === 'AUTH_INVALID' || stop.code === 'AUTH_FORBIDDEN')) return 4;
+  if (
+    stop &&
+    ['NETWORK', 'TIMEOUT', 'SERVER_ERROR', 'RATE_LIMITED'].includes(stop.code) &&
+    jobs.spooled === 0
+  )
+    return 6;
+  if (stop?.code === 'CREDITS_EXHAUSTED') return 5;
+  if (jobs.failed + jobs.expired + jobs.pending + jobs.unsent > 0 || stats.statuses.expired > 0)
+    return 3;
+  return 0;
+}
