@@ -4,7 +4,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { EnrichError } from '../errors.js';
-import { stringify } from 'csv-stringify';
+import { stringify } from 'csv-stringify/sync';
 import { escapeFormula, type FormulaEscape } from './formula-escape.js';
 import { removeStaleTemps, tempNameFor } from './stale-temps.js';
 import type { InputRow } from './read.js';
@@ -131,30 +131,34 @@ function drained(stream: Writable, wrote: boolean): Promise<void> | undefined {
   return wrote ? undefined : new Promise<void>((ok) => stream.once('drain', ok));
 }
 
-/** CSV/TSV: one csv-stringify stream for the whole file, piped into `out`. */
+/**
+ * CSV/TSV through csv-stringify, rows gathered in blocks of 500: one call per row cost
+ * more than the row (the library normalises its options on every call), one stream
+ * write per row cost a callback and often an await.
+ */
 function csvSink(o: OutputWriterOptions, out: Writable): Sink {
   const cells = csvCells(o);
-  const stringifier = stringify({
+  const options = {
     delimiter: o.delimiter ?? (o.format === 'tsv' ? '\t' : ','),
     record_delimiter: '\n',
-    bom: o.bom === true,
     // A lone CR (or LF) inside a cell must be quoted too, or a reader would split the row there.
     quoted_match: /[\r\n]/,
-  });
-  stringifier.pipe(out, { end: false });
-  const done = new Promise<void>((ok, fail) => {
-    stringifier.once('end', ok);
-    stringifier.once('error', fail);
-  });
-  stringifier.write(cells.header);
+  };
+  let block: string[][] = [cells.header];
+  let first = true;
+  const flush = async () => {
+    const text = stringify(block, { ...options, bom: first && o.bom === true });
+    first = false;
+    block = [];
+    await drained(out, out.write(text));
+  };
   return {
     async write(row) {
-      await drained(stringifier, stringifier.write(cells.row(row)));
+      block.push(cells.row(row));
+      if (block.length >= 500) await flush();
     },
     async end() {
-      stringifier.end();
-      await done;
-      await drained(out, out.writableLength === 0 || !out.writableNeedDrain);
+      await flush();
     },
   };
 }
