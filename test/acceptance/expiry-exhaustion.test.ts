@@ -34,24 +34,24 @@ const statuses = (csv: string) => {
 const count = (s: (readonly [string, string])[], status: string) =>
   s.filter(([x]) => x === status).length;
 
+/** A temp config/state and input for a CLI run against sandbox `s`; every file it writes is scanned for the key. */
+async function cliRun(s: SandboxHandle, rows: string[][], apiKey = s.apiKey) {
+  const env: Record<string, string> = {
+    ...(await tempEnv()),
+    ENRICH_BASE_URL: s.url,
+    ENRICH_API_KEY: apiKey,
+  };
+  const dir = await tempDir();
+  written.dirs.push(env.ENRICH_STATE_DIR as string, dir);
+  written.keys.push(env.ENRICH_API_KEY as string);
+  const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+  return { env, dir, file, out: join(dir, 'out.csv') };
+}
+
 describe('expiry and exhaustion through the CLI (acceptance)', () => {
   it('credits running out mid-run: exit 5, enriched rows kept, the rest failed with the reason; topped up, the same command finishes without paying twice', async () => {
     const s = (sb = await startSandbox({ port: 0, credits: 150 }));
-    const env: Record<string, string> = {
-      ...(await tempEnv()),
-      ENRICH_BASE_URL: s.url,
-      ENRICH_API_KEY: s.apiKey,
-    };
-    const dir = await tempDir();
-    written.dirs.push(env.ENRICH_STATE_DIR as string, dir);
-    written.keys.push(env.ENRICH_API_KEY as string);
-    const file = await writeCsv(
-      dir,
-      'in.csv',
-      CONTACT_HEADER,
-      contactRows(500, { invalidEvery: 50 }),
-    );
-    const out = join(dir, 'out.csv');
+    const { env, file, out } = await cliRun(s, contactRows(500, { invalidEvery: 50 }));
     const args = ['contacts', file, '-o', out, '--batch-size', '100', '--concurrency', '1'];
     const first = await runCli(args, { env });
     expect(first.code).toBe(5);
@@ -100,21 +100,7 @@ describe('expiry and exhaustion through the CLI (acceptance)', () => {
 
   it('results expiring before download: rows expired, exit 3, output written; --restart buys them again', async () => {
     const s = (sb = await startSandbox({ port: 0, jobMs: 1_000, ttlMs: 2_000 }));
-    const env: Record<string, string> = {
-      ...(await tempEnv()),
-      ENRICH_BASE_URL: s.url,
-      ENRICH_API_KEY: s.apiKey,
-    };
-    const dir = await tempDir();
-    written.dirs.push(env.ENRICH_STATE_DIR as string, dir);
-    written.keys.push(env.ENRICH_API_KEY as string);
-    const file = await writeCsv(
-      dir,
-      'in.csv',
-      CONTACT_HEADER,
-      contactRows(60, { invalidEvery: 20 }),
-    );
-    const out = join(dir, 'out.csv');
+    const { env, file, out } = await cliRun(s, contactRows(60, { invalidEvery: 20 }));
     const args = ['contacts', file, '-o', out, '--batch-size', '20'];
     const submitted = await runCli([...args, '--no-wait'], { env });
     expect(submitted.code).toBe(0);
@@ -135,16 +121,7 @@ describe('expiry and exhaustion through the CLI (acceptance)', () => {
   it('a key revoked mid-run: exit 4, enriched rows kept, resumable with a new key', async () => {
     const s = (sb = await startSandbox({ port: 0, faults: { latency_ms: 20 } }));
     const key = s.admin.createKey({ name: 'cron' });
-    const env: Record<string, string> = {
-      ...(await tempEnv()),
-      ENRICH_BASE_URL: s.url,
-      ENRICH_API_KEY: key.api_key,
-    };
-    const dir = await tempDir();
-    written.dirs.push(env.ENRICH_STATE_DIR as string, dir);
-    written.keys.push(env.ENRICH_API_KEY as string);
-    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(200));
-    const out = join(dir, 'out.csv');
+    const { env, file, out } = await cliRun(s, contactRows(200), key.api_key);
     const args = ['contacts', file, '-o', out, '--batch-size', '20', '--concurrency', '1'];
     const { spawn } = await import('node:child_process');
     const { fileURLToPath } = await import('node:url');
