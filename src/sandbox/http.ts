@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
 
 /** An error body of the service: `{status, error, message}` plus optional extras (e.g. `errors`). */
@@ -13,22 +13,6 @@ export function errorBody(
 /** Serialises a JSON answer with its Content-Length. */
 export function jsonPayload(body: unknown): Buffer {
   return Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
-}
-
-/** Sends a complete JSON answer. */
-export function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const payload = jsonPayload(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': String(payload.length),
-    ...headers,
-  });
-  res.end(payload);
 }
 
 /** The outcome of reading a body: the text, or why it was refused. */
