@@ -1,7 +1,7 @@
-import { open, rename } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve } from 'node:path';
+import { extname } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { usageError } from '../errors.js';
+import { writeFileAtomic } from '../io/atomic-write.js';
 import { escapeFormula } from '../io/formula-escape.js';
 import {
   companyColumns,
@@ -84,7 +84,7 @@ export async function fetchJobResults(o: {
       format,
     );
     if (!o.output || o.output === '-') process.stdout.write(text);
-    else await writeAtomically(o.output, text);
+    else await writeFileAtomic(o.output, text);
     if (!o.globals.quiet && o.output) {
       process.stderr.write(
         `enrich: ${answer.records.length} records of job ${o.jobId} written to ${o.output}\n`,
@@ -94,17 +94,4 @@ export async function fetchJobResults(o: {
   } finally {
     await service.close();
   }
-}
-
-async function writeAtomically(target: string, text: string): Promise<void> {
-  const path = resolve(target);
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const fh = await open(temp, 'w', 0o644);
-  try {
-    await fh.writeFile(text);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(temp, path);
 }

@@ -23,11 +23,10 @@ export function processAlive(pid: number): boolean {
 }
 
 /**
- * Removes temp files of `name` in `dir` left by writers that no longer run (a SIGKILL or
+ * Removes temp files of `name` (of any name when omitted) in `dir` left by writers that no longer run (a SIGKILL or
  * power cut between open and rename). Temps of a live process are never touched.
  */
-export async function removeStaleTemps(dir: string, name: string): Promise<void> {
-  const prefix = `.${name}.`;
+export async function removeStaleTemps(dir: string, name?: string): Promise<void> {
   let entries: string[];
   try {
     entries = await readdir(dir);
@@ -35,10 +34,9 @@ export async function removeStaleTemps(dir: string, name: string): Promise<void>
     return; // the open that follows reports an unusable directory
   }
   for (const entry of entries) {
-    if (!entry.startsWith(prefix) || !entry.endsWith('.tmp')) continue;
-    const m = /^([0-9a-f]{8})[0-9a-f]{8}$/.exec(entry.slice(prefix.length, -'.tmp'.length));
-    if (!m) continue;
-    const pid = parseInt(m[1] as string, 16);
+    const m = /^\.(.+)\.([0-9a-f]{8})[0-9a-f]{8}\.tmp$/.exec(entry);
+    if (!m || (name !== undefined && m[1] !== name)) continue;
+    const pid = parseInt(m[2] as string, 16);
     if (pid !== process.pid && !processAlive(pid)) await rm(join(dir, entry), { force: true });
   }
 }

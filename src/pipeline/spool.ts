@@ -1,11 +1,12 @@
-import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnrichError } from '../errors.js';
-import { processAlive } from '../io/stale-temps.js';
+import { writeFileAtomic } from '../io/atomic-write.js';
+import { removeStaleTemps } from '../io/stale-temps.js';
 
 /**
  * Downloaded results are written to the run's directory as soon as they arrive,
- * one file per batch, atomically (temp file, fsync, rename), so a crash after a
+ * one file per batch, atomically (writeFileAtomic), so a crash after a
  * download never costs the download, and a half-written spool is never read.
  */
 
@@ -23,32 +24,16 @@ export async function writeSpool(
   batchId: string,
   records: readonly unknown[] | string,
 ): Promise<void> {
-  const target = spoolPath(runDir, batchId);
-  const temp = `${target}.${process.pid}.tmp`;
-  await sweepDeadTemps(runDir);
-  const handle = await open(temp, 'w', 0o600);
-  try {
-    await handle.writeFile(typeof records === 'string' ? records : JSON.stringify(records));
-    await handle.datasync();
-  } finally {
-    await handle.close();
+  if (!swept.has(runDir)) {
+    // Once per run directory and process: temps of writers killed before their rename.
+    swept.add(runDir);
+    await removeStaleTemps(runDir);
   }
-  await rename(temp, target);
+  const data = typeof records === 'string' ? records : JSON.stringify(records);
+  await writeFileAtomic(spoolPath(runDir, batchId), data, { mode: 0o600, sweep: false });
 }
 
 const swept = new Set<string>();
-
-/** Once per run directory and process: removes spool temps of writers killed before their rename. */
-async function sweepDeadTemps(runDir: string): Promise<void> {
-  if (swept.has(runDir)) return;
-  swept.add(runDir);
-  for (const entry of await readdir(runDir).catch(() => [] as string[])) {
-    const m = /^results-.+\.json\.(\d+)\.tmp$/.exec(entry);
-    const pid = m ? Number(m[1]) : undefined;
-    if (pid !== undefined && pid !== process.pid && !processAlive(pid))
-      await rm(join(runDir, entry), { force: true });
-  }
-}
 
 /**
  * Reads the records of a batch back from its spool file: an array of records, or a
@@ -75,9 +60,4 @@ export async function readSpool(runDir: string, batchId: string, key?: string): 
       },
     );
   }
-}
-
-/** Removes a run's spool directory (after `--restart` or `enrich jobs` clean-up). */
-export async function removeSpool(runDir: string): Promise<void> {
-  await rm(runDir, { recursive: true, force: true });
 }

@@ -1,21 +1,22 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { processAlive, tempNameFor } from '../../src/io/stale-temps.js';
 import { readSpool, writeSpool } from '../../src/pipeline/spool.js';
 
-/** The pid of a process that has already exited. */
+/** A pid no process has (a finished child's pid can be reused at once on a busy machine). */
 function deadPid(): number {
-  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
-  return Number(r.stdout.toString());
+  let pid = 4_194_303;
+  while (processAlive(pid)) pid--;
+  return pid;
 }
 
-describe('spool temp files (regression: a SIGKILL mid-spool left results-*.json.<pid>.tmp in the state dir)', () => {
+describe('spool temp files (regression: a SIGKILL mid-spool left a results temp file in the state dir)', () => {
   it('the next spool write of the run removes temps of dead writers, keeping live ones', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'enrich-spool-'));
-    const dead = `results-3.json.${deadPid()}.tmp`;
-    const live = `results-4.json.${process.ppid}.tmp`;
+    const dead = tempNameFor('results-3.json', deadPid(), 'abcd0123');
+    const live = tempNameFor('results-3.json', process.ppid, 'abcd0123');
     await writeFile(join(dir, dead), '[{"half');
     await writeFile(join(dir, live), '[');
     await writeFile(join(dir, 'journal.jsonl'), '');
