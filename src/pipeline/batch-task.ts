@@ -151,8 +151,7 @@ export async function runBatch(
         return splitAndRun(ctx, id, items, size, onAccepted);
       }
       onAccepted();
-      const code = isEnrichError(err) ? err.code : 'INTERNAL';
-      const message = err instanceof Error ? err.message : String(err);
+      const { code, message } = failureOf(err);
       await journal.append({ t: 'failed', batch: id, code, message });
       if (STOP_CODES.has(code)) ctx.stop(code, message);
       return [{ ...base, state: 'failed', code, error: `not enriched: ${message}`, submits }];
@@ -190,6 +189,13 @@ async function splitAndRun(
   return parts.flat();
 }
 
+function failureOf(err: unknown): { code: string; message: string } {
+  return {
+    code: isEnrichError(err) ? err.code : 'INTERNAL',
+    message: err instanceof Error ? err.message : String(err),
+  };
+}
+
 function expiredMessage(jobId: string | undefined): string {
   return `results of job ${jobId ?? '?'} expired before they were downloaded; re-run with --restart to enrich these rows again (costs credits)`;
 }
@@ -206,12 +212,10 @@ async function pollAndSpool(
   const fetch = () => ctx.limit(() => ctx.api.results(ctx.kind, jobId, url));
   let outcome;
   try {
-    outcome = ctx.wait
-      ? await pollJob(fetch, { deadline: ctx.deadline, env: ctx.env })
-      : await pollJob(fetch, { deadline: 0, env: ctx.env });
+    // --no-wait: one look at the job (a deadline already passed), no waiting.
+    outcome = await pollJob(fetch, { deadline: ctx.wait ? ctx.deadline : 0, env: ctx.env });
   } catch (err) {
-    const code = isEnrichError(err) ? err.code : 'INTERNAL';
-    const message = err instanceof Error ? err.message : String(err);
+    const { code, message } = failureOf(err);
     if (code === 'INTERRUPTED') throw err;
     if (STOP_CODES.has(code)) ctx.stop(code, message);
     return {
