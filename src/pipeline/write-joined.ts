@@ -90,23 +90,15 @@ export async function writeJoined(o: {
   const cached = new Map<number, RowOutcome<AnyRecord>>();
   const remaining = new Map(o.dupCounts);
   let leafAt = 0;
-  let lookup: { leaf: LeafResult; data?: BatchLookup } | undefined;
+  let lookup: { leaf: LeafResult; data: BatchLookup } | undefined;
   const blank = fieldColumns.map(() => null);
 
   const outcomeOfRep = async (index: number, row: InputRow): Promise<RowOutcome<AnyRecord>> => {
     while (leafAt < o.leaves.length && (o.leaves[leafAt] as LeafResult).last < index) leafAt++;
     const leaf = o.leaves[leafAt];
-    if (!leaf || leaf.first > index) return failed(o.notSent);
-    if (leaf.state === 'expired') {
-      const expired: RowOutcome<AnyRecord> = {
-        status: 'expired',
-        error: leaf.error ?? '',
-        creditCharged: null,
-        records: [],
-      };
-      return expired;
-    }
-    if (leaf.state !== 'spooled') return failed(leaf.error ?? o.notSent);
+    if (!leaf || leaf.first > index) return noRecords('failed', o.notSent);
+    if (leaf.state === 'expired') return noRecords('expired', leaf.error ?? '');
+    if (leaf.state !== 'spooled') return noRecords('failed', leaf.error ?? o.notSent);
     if (lookup?.leaf !== leaf) {
       let records = (await readSpool(o.journalDir, leaf.id, o.kind)) as AnyRecord[];
       // Credit retries of the batch: their records join those that ran out of credits.
@@ -115,7 +107,7 @@ export async function writeJoined(o: {
       const belongs = (r: number) => r >= leaf.first && r <= leaf.last && o.reps.get(r) === r;
       lookup = { leaf, data: indexBatch(records, belongs, (f) => keyOfFields(o.kind, f)) };
     }
-    const data = lookup.data as BatchLookup;
+    const { data } = lookup;
     let key = '';
     if (!data.byRow.has(index) && data.byKey.size > 0) {
       const v = validateRow(o.kind, o.mapping, row, o.validate);
@@ -131,12 +123,7 @@ export async function writeJoined(o: {
       if (rep === undefined || rep < 0) {
         const v = validateRow(o.kind, o.mapping, row, o.validate);
         if (!v.ok) await rejects?.write(row, v);
-        outcome = {
-          status: 'invalid',
-          error: v.ok ? 'invalid' : invalidMessage(v),
-          creditCharged: null,
-          records: [],
-        };
+        outcome = noRecords('invalid', v.ok ? 'invalid' : invalidMessage(v));
       } else if (rep === row.index) {
         outcome = await outcomeOfRep(row.index, row);
         if (remaining.has(rep)) cached.set(rep, outcome);
@@ -190,6 +177,7 @@ export async function writeJoined(o: {
   return stats;
 }
 
-function failed(error: string): RowOutcome<AnyRecord> {
-  return { status: 'failed', error, creditCharged: null, records: [] };
+/** The outcome of a row that has no record: nothing was charged for it. */
+function noRecords(status: RowStatus, error: string): RowOutcome<AnyRecord> {
+  return { status, error, creditCharged: null, records: [] };
 }
