@@ -140,11 +140,14 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
   let batchNo = 0;
   let overBudget = 0;
 
-  const targetSize = () => journal.state.batches.get(String(batchNo))?.count ?? o.batchSize;
+  // What an earlier run journaled of the batch being filled: a resumed run rebuilds
+  // each batch with the same rows, whatever --batch-size or --max-credits say now.
+  let journaled = journal.state.batches.get('0');
   const flush = async () => {
     if (batch.length === 0) return;
     const items = batch;
     const id = String(batchNo++);
+    journaled = journal.state.batches.get(String(batchNo));
     batch = [];
     progress.jobsTotal++;
     // Wait for a free submission slot before reading on: this bounds memory to
@@ -186,7 +189,6 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
       }
     }
     reps.push(row.index);
-    const journaled = journal.state.batches.get(String(batchNo));
     if (!journaled && budget < costPerRow) {
       overBudget++;
       continue; // beyond --max-credits: never sent
@@ -195,7 +197,7 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
     const customFields: Record<string, unknown> = { [ROW_FIELD]: row.index };
     if (o.idColumn !== undefined) customFields[ID_FIELD] = row.cells[o.idColumn] ?? '';
     batch.push({ index: row.index, element: { ...v.fields, custom_fields: customFields } });
-    if (batch.length >= targetSize()) await flush();
+    if (batch.length >= (journaled?.count ?? o.batchSize)) await flush();
   }
   await flush();
   if (overBudget > 0) ctx.stop('CREDITS_EXHAUSTED', `--max-credits ${o.maxCredits} reached`);
