@@ -3,6 +3,7 @@ import { parseDuration } from '../config/duration.js';
 import { usageError } from '../errors.js';
 import type { Settings } from '../config/settings.js';
 import type { ReadOptions } from '../io/read.js';
+import type { MappingOptions } from '../pipeline/plan.js';
 
 export type BulkKind = 'contacts' | 'companies';
 export type FileFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
@@ -266,4 +267,9 @@ export function readOptionsOf(o: BulkOptions): ReadOptions {
     encoding: o.encoding,
     headerRow: o.headerRow,
   };
+}
+
+/** The mapping options the flags ask for (--map, --mapping, --save-mapping). */
+export function mappingOptionsOf(kind: BulkKind, o: BulkOptions): MappingOptions {
+  return { kind, map: o.map, mappingFile: o.mappingFile, saveMapping: o.saveMapping };
 }

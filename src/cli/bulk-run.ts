@@ -13,6 +13,7 @@ import { resolveMapping } from '../pipeline/plan.js';
 import { runBulk, runsDirOf, type RunSummary } from '../pipeline/run.js';
 import {
   bulkMetadata,
+  mappingOptionsOf,
   readOptionsOf,
   settingFlags,
   type BulkKind,
@@ -76,12 +77,7 @@ export async function runBulkCommand(
   let service: Awaited<ReturnType<typeof openService>> | undefined;
   const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
   try {
-    const resolved = await resolveMapping(source, {
-      kind,
-      map: options.map,
-      mappingFile: options.mappingFile,
-      saveMapping: options.saveMapping,
-    });
+    const resolved = await resolveMapping(source, mappingOptionsOf(kind, options));
     const idColumn =
       options.idColumn === undefined
         ? undefined

@@ -88,15 +88,12 @@ export async function runDryRun(
   const { openInput } = await import('../io/read.js');
   const { planBulk } = await import('../pipeline/plan.js');
   const { resolveSettings } = await import('../config/settings.js');
-  const { readOptionsOf, settingFlags } = await import('./bulk-options.js');
+  const { mappingOptionsOf, readOptionsOf, settingFlags } = await import('./bulk-options.js');
   const { batchSize } = resolveSettings({ globals, flags: settingFlags(options) });
   const source = await openInput(input, readOptionsOf(options));
   try {
     const plan = await planBulk(source, {
-      kind,
-      map: options.map,
-      mappingFile: options.mappingFile,
-      saveMapping: options.saveMapping,
+      ...mappingOptionsOf(kind, options),
       dedupe: options.dedupe,
       batchSize,
       topMatches: options.top,
