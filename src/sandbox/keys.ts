@@ -3,9 +3,13 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 /** The prefix of every sandbox API key, so a leaked one is recognisable. */
 export const KEY_PREFIX = 'sk_sbx_';
 
-/** A new random API key, e.g. `sk_sbx_3q2...`. */
+/**
+ * A new random API key, e.g. `sk_sbx_3f9a…` (128 random bits in hex). Hex, not base64url:
+ * a `_` or `-` among the first random characters made the masked form (`sk_sbx_…a1b2`)
+ * lose its prefix now and then.
+ */
 export function newApiKey(): string {
-  return KEY_PREFIX + randomBytes(24).toString('base64url');
+  return KEY_PREFIX + randomBytes(16).toString('hex');
 }
 
 /** A new random admin token. */

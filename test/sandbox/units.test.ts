@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { maskKey as maskCliKey } from '../../src/config/mask-key.js';
 import { newBucket, rateLimitHeaders, takeToken } from '../../src/sandbox/rate-limit.js';
 import { formatPath, issuesToFieldErrors } from '../../src/sandbox/validation.js';
 import { bearerToken, hashSecret, maskKey, newApiKey, sameHash } from '../../src/sandbox/keys.js';
@@ -53,13 +54,19 @@ describe('field paths', () => {
 describe('keys', () => {
   it('are random, stored as SHA-256 hashes, compared in constant time, listed masked', () => {
     const k = newApiKey();
-    expect(k).toMatch(/^sk_sbx_[A-Za-z0-9_-]{32}$/);
+    expect(k).toMatch(/^sk_sbx_[0-9a-f]{32}$/);
     expect(newApiKey()).not.toBe(k);
     expect(hashSecret(k)).toMatch(/^[0-9a-f]{64}$/);
     expect(sameHash(hashSecret(k), hashSecret(k))).toBe(true);
     expect(sameHash(hashSecret(k), hashSecret(`${k}x`))).toBe(false);
     expect(sameHash('', '')).toBe(false);
     expect(maskKey('sk_sbx_abcdefa1b2')).toBe('sk_sbx_…a1b2');
+    // Regression: base64url keys with a `_` or `-` early in the random part lost the prefix
+    // when masked by the CLI (`…a1b2`); every new key now masks as sk_sbx_…<last 4>.
+    for (let i = 0; i < 2000; i++) {
+      const key = newApiKey();
+      expect(maskCliKey(key)).toBe(`sk_sbx_…${key.slice(-4)}`);
+    }
   });
 
   it('reads bearer tokens only', () => {
