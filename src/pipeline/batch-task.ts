@@ -65,6 +65,8 @@ export interface BatchContext {
   stopped(): string | undefined;
   /** Called when a failure must stop the whole run (auth, network, credits). */
   stop(code: string, message: string): void;
+  /** Hands the records of a batch just spooled to the join (which then need not read them back). */
+  spooled?: (spoolId: string, records: Record<string, unknown>[]) => void;
 }
 
 /** The idempotency key of a batch: stable across re-runs of the same run, new after --restart. */
@@ -257,6 +259,7 @@ async function pollAndSpool(
     },
     { durable: true },
   );
+  ctx.spooled?.(id, records);
   if (creditError) ctx.stop('CREDITS_EXHAUSTED', 'the account ran out of credits');
   return {
     state: 'spooled',

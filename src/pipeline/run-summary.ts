@@ -22,6 +22,11 @@ export interface RunSummary extends JoinStats {
   creditsCharged: number;
   remainingCredits: number | null;
   written: boolean;
+  /**
+   * The first row (0-based) the join wrote in a second pass over the input, or null when
+   * every row was written in one pass as its batch came back (see stream-join.ts).
+   */
+  secondPassFrom: number | null;
   stopReason?: { code: string; message: string };
   exitCode: number;
 }

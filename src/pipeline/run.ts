@@ -25,9 +25,11 @@ import {
   sum,
   type RunSummary,
 } from './run-summary.js';
-import { writeJoined, type JoinOutput } from './write-joined.js';
+import { openJoinWriter, type JoinOutput } from './join-writer.js';
+import { createStreamJoin, type StreamJoinOptions } from './stream-join.js';
 
 export { exitCodeFor, type RunSummary } from './run-summary.js';
+export type { JoinOutput } from './join-writer.js';
 
 /** Everything a bulk run needs, resolved by the caller (the CLI or a library user). */
 export interface RunOptions {
@@ -56,6 +58,8 @@ export interface RunOptions {
   api: BulkApi;
   env: PollEnv;
   onProgress?: (p: RunProgress) => void;
+  /** Tuning of the one-pass join (defaults suit any service; tests make it spill). */
+  join?: Partial<Omit<StreamJoinOptions, 'disabled'>>;
 }
 
 /** Progress as the run goes. */
@@ -106,147 +110,186 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
     rowsWritten: 0,
   };
   const emit = () => o.onProgress?.({ ...progress });
-  let stopReason: { code: string; message: string } | undefined;
-  const ctx: BatchContext = {
-    kind: o.kind,
-    metadata: o.metadata,
-    journal,
-    api: o.api,
-    env: o.env,
-    deadline: started + o.timeoutMs,
-    wait: o.wait,
-    limit: createLimiter(o.concurrency),
-    stopped: () =>
-      o.env.signal?.aborted
-        ? 'not sent: the run was interrupted'
-        : stopReason && `not sent: ${stopReason.message}`,
-    stop: (code, message) => {
-      stopReason ??= { code, message };
-    },
-  };
-
-  // Pass 1: read, validate, dedupe, batch and submit as batches fill. At most
-  // `concurrency` batches are held in memory waiting for their POST.
   const reps = new RowIndex();
-  const dupCounts = new Map<number, number>();
-  const deduper = createDeduper();
-  const tasks: Promise<LeafResult[]>[] = [];
-  const submitting = createSemaphore(o.concurrency);
-  let valid = 0;
-  let duplicates = 0;
-  let budget = o.maxCredits ?? Infinity;
-  const costPerRow = o.kind === 'companies' ? Number(o.metadata.top_matches_returned ?? 1) : 1;
-  let batch: BatchItem[] = [];
-  let batchNo = 0;
-  let overBudget = 0;
-
-  // What an earlier run journaled of the batch being filled: a resumed run rebuilds
-  // each batch with the same rows, whatever --batch-size or --max-credits say now.
-  let journaled = journal.state.batches.get('0');
-  const flush = async () => {
-    if (batch.length === 0) return;
-    const items = batch;
-    const id = String(batchNo++);
-    journaled = journal.state.batches.get(String(batchNo));
-    batch = [];
-    progress.jobsTotal++;
-    // Wait for a free submission slot before reading on: this bounds memory to
-    // `concurrency` batches awaiting their POST. The slot frees once it is accepted.
-    await submitting.acquire();
-    let released = false;
-    const release = () => {
-      if (!released) submitting.release();
-      released = true;
+  const joinSource = { ...o, journalDir: journal.dir, reps };
+  const openOutput = () =>
+    openJoinWriter({
+      ...o,
+      onRow: () => {
+        progress.rowsWritten++;
+        if (progress.rowsWritten % 10_000 === 0) emit();
+      },
+    });
+  // Waiting for the results, rows are written as their batches come back (the one-pass
+  // join, see stream-join.ts); --no-wait writes only if every job is done at the end.
+  let out = o.wait ? await openOutput() : undefined;
+  const join =
+    out &&
+    createStreamJoin(joinSource, out, {
+      windowRows: Math.max(8192, 2 * o.batchSize),
+      keepOutcomes: Math.max(2048, o.batchSize),
+      headWaitMs: 5000,
+      ...o.join,
+    });
+  try {
+    let stopReason: { code: string; message: string } | undefined;
+    const ctx: BatchContext = {
+      kind: o.kind,
+      metadata: o.metadata,
+      journal,
+      api: o.api,
+      env: o.env,
+      deadline: started + o.timeoutMs,
+      wait: o.wait,
+      limit: createLimiter(o.concurrency),
+      stopped: () =>
+        o.env.signal?.aborted
+          ? 'not sent: the run was interrupted'
+          : stopReason && `not sent: ${stopReason.message}`,
+      stop: (code, message) => {
+        stopReason ??= { code, message };
+      },
+      spooled: join && ((id, records) => join.spooled(id, records)),
     };
-    tasks.push(
-      runBatch(ctx, id, items, release)
-        .finally(release)
-        .then((leaves) => {
-          progress.jobsDone++;
-          for (const l of leaves) progress.creditsCharged += l.credits;
-          emit();
-          return leaves;
-        }),
-    );
-  };
 
-  for await (const row of o.source.rows()) {
-    progress.rowsRead++;
-    if (progress.rowsRead % 10_000 === 0) emit();
-    const v = validateRow(o.kind, o.mapping, row, o.validate);
-    if (!v.ok) {
-      reps.push(INVALID);
-      continue;
-    }
-    valid++;
-    if (o.dedupe) {
-      const first = deduper.check(v.key, row.index);
-      if (first !== undefined) {
-        reps.push(first);
-        dupCounts.set(first, (dupCounts.get(first) ?? 0) + 1);
-        duplicates++;
+    // Pass 1: read, validate, dedupe, batch and submit as batches fill. At most
+    // `concurrency` batches are held in memory waiting for their POST.
+    const dupCounts = new Map<number, number>();
+    const deduper = createDeduper();
+    const tasks: Promise<LeafResult[]>[] = [];
+    const submitting = createSemaphore(o.concurrency);
+    let valid = 0;
+    let duplicates = 0;
+    let budget = o.maxCredits ?? Infinity;
+    const costPerRow = o.kind === 'companies' ? Number(o.metadata.top_matches_returned ?? 1) : 1;
+    let batch: BatchItem[] = [];
+    let batchNo = 0;
+    let overBudget = 0;
+
+    // What an earlier run journaled of the batch being filled: a resumed run rebuilds
+    // each batch with the same rows, whatever --batch-size or --max-credits say now.
+    let journaled = journal.state.batches.get('0');
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const items = batch;
+      const no = batchNo++;
+      journaled = journal.state.batches.get(String(batchNo));
+      batch = [];
+      progress.jobsTotal++;
+      // Wait for a free submission slot before reading on: this bounds memory to
+      // `concurrency` batches awaiting their POST. The slot frees once it is accepted.
+      await submitting.acquire();
+      let released = false;
+      const release = () => {
+        if (!released) submitting.release();
+        released = true;
+      };
+      const task = runBatch(ctx, String(no), items, release)
+        .finally(release)
+        .then(
+          (leaves) => {
+            progress.jobsDone++;
+            for (const l of leaves) progress.creditsCharged += l.credits;
+            join?.batchDone(no, leaves);
+            emit();
+            return leaves;
+          },
+          (err: unknown) => {
+            // The run fails with this error (Promise.all below); the join must not wait for it.
+            join?.batchDone(no, []);
+            throw err;
+          },
+        );
+      // Handled here too: a batch failing while pass 1 still reads is an error of the run,
+      // reported by Promise.all below, not an unhandled rejection that kills the process.
+      task.catch(() => undefined);
+      tasks.push(task);
+    };
+
+    for await (const row of o.source.rows()) {
+      progress.rowsRead++;
+      if (progress.rowsRead % 10_000 === 0) emit();
+      if (join?.full()) await join.room();
+      const v = validateRow(o.kind, o.mapping, row, o.validate);
+      if (!v.ok) {
+        reps.push(INVALID);
+        join?.invalid(row, v);
         continue;
       }
+      valid++;
+      if (o.dedupe) {
+        const first = deduper.check(v.key, row.index);
+        if (first !== undefined) {
+          reps.push(first);
+          dupCounts.set(first, (dupCounts.get(first) ?? 0) + 1);
+          duplicates++;
+          join?.duplicate(row, first);
+          continue;
+        }
+      }
+      reps.push(row.index);
+      if (!journaled && budget < costPerRow) {
+        overBudget++;
+        join?.sent(row, -1);
+        continue; // beyond --max-credits: never sent
+      }
+      if (!journaled) budget -= costPerRow;
+      join?.sent(row, batchNo);
+      const customFields: Record<string, unknown> = { [ROW_FIELD]: row.index };
+      if (o.idColumn !== undefined) customFields[ID_FIELD] = row.cells[o.idColumn] ?? '';
+      batch.push({ index: row.index, element: { ...v.fields, custom_fields: customFields } });
+      if (batch.length >= (journaled?.count ?? o.batchSize)) await flush();
     }
-    reps.push(row.index);
-    if (!journaled && budget < costPerRow) {
-      overBudget++;
-      continue; // beyond --max-credits: never sent
+    await flush();
+    if (overBudget > 0) ctx.stop('CREDITS_EXHAUSTED', `--max-credits ${o.maxCredits} reached`);
+    progress.phase = 'waiting';
+    emit();
+
+    const leaves = (await Promise.all(tasks)).flat().sort((a, b) => a.first - b.first);
+    if (o.env.signal?.aborted) {
+      throw new EnrichError('INTERRUPTED', 'interrupted; the journal is saved', {
+        hint: `resume with: ${o.command}`,
+      });
     }
-    if (!journaled) budget -= costPerRow;
-    const customFields: Record<string, unknown> = { [ROW_FIELD]: row.index };
-    if (o.idColumn !== undefined) customFields[ID_FIELD] = row.cells[o.idColumn] ?? '';
-    batch.push({ index: row.index, element: { ...v.fields, custom_fields: customFields } });
-    if (batch.length >= (journaled?.count ?? o.batchSize)) await flush();
+
+    const jobs = countJobs(leaves);
+    const base = {
+      runKey: key,
+      journal: journal.path,
+      resumed: journal.resumed,
+      rows: reps.length,
+      valid,
+      duplicates,
+      jobs,
+      requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
+      creditsCharged: sum(leaves, (l) => l.credits),
+      remainingCredits: lastRemaining(leaves),
+      stopReason,
+    };
+
+    // --no-wait: finish only when every job is already done; else report the jobs.
+    if (!o.wait && jobs.pending > 0) {
+      return { ...base, ...emptyStats(), written: false, secondPassFrom: null, exitCode: 0 };
+    }
+
+    progress.phase = 'writing';
+    emit();
+    out ??= await openOutput();
+    const final = {
+      leaves,
+      dupCounts,
+      notSent: stopReason ? `not sent: ${stopReason.message}` : 'not sent',
+    };
+    const stats = await (
+      join ?? createStreamJoin(joinSource, out, { windowRows: 0, keepOutcomes: 0, disabled: true })
+    ).finish(final);
+    out = undefined; // closed: nothing to abort any more
+    await journal.append({ t: 'done', output: o.output.target });
+    return { ...base, ...stats, written: true, exitCode: exitCodeFor(stats, jobs, stopReason) };
+  } catch (err) {
+    await out?.abort().catch(() => undefined);
+    throw err;
   }
-  await flush();
-  if (overBudget > 0) ctx.stop('CREDITS_EXHAUSTED', `--max-credits ${o.maxCredits} reached`);
-  progress.phase = 'waiting';
-  emit();
-
-  const leaves = (await Promise.all(tasks)).flat().sort((a, b) => a.first - b.first);
-  if (o.env.signal?.aborted) {
-    throw new EnrichError('INTERRUPTED', 'interrupted; the journal is saved', {
-      hint: `resume with: ${o.command}`,
-    });
-  }
-
-  const jobs = countJobs(leaves);
-  const base = {
-    runKey: key,
-    journal: journal.path,
-    resumed: journal.resumed,
-    rows: reps.length,
-    valid,
-    duplicates,
-    jobs,
-    requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
-    creditsCharged: sum(leaves, (l) => l.credits),
-    remainingCredits: lastRemaining(leaves),
-    stopReason,
-  };
-
-  // --no-wait: finish only when every job is already done; else report the jobs.
-  if (!o.wait && jobs.pending > 0) {
-    return { ...base, ...emptyStats(), written: false, exitCode: 0 };
-  }
-
-  progress.phase = 'writing';
-  emit();
-  const stats = await writeJoined({
-    ...o,
-    journalDir: journal.dir,
-    reps,
-    dupCounts,
-    leaves,
-    notSent: stopReason ? `not sent: ${stopReason.message}` : 'not sent',
-    onRow: () => {
-      progress.rowsWritten++;
-      if (progress.rowsWritten % 10_000 === 0) emit();
-    },
-  });
-  await journal.append({ t: 'done', output: o.output.target });
-  return { ...base, ...stats, written: true, exitCode: exitCodeFor(stats, jobs, stopReason) };
 }
 
 /** The directory of run journals under a state dir. */

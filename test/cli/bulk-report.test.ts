@@ -14,6 +14,7 @@ const summary: RunSummary = {
   creditsCharged: 6,
   remainingCredits: 94,
   written: true,
+  secondPassFrom: null,
   exitCode: 0,
   statuses: { enriched: 8, failed: 1, invalid: 1, missing: 0, expired: 0 },
   fill: {

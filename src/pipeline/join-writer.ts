@@ -1,0 +1,142 @@
+import type { InputRow, InputSource } from '../io/read.js';
+import { createOutputWriter } from '../io/write.js';
+import type { BulkKind } from './batch-task.js';
+import type { RowOutcome, RowStatus } from './join.js';
+import {
+  companyColumns,
+  contactColumns,
+  flattenCompany,
+  flattenContact,
+} from './output-columns.js';
+import { invalidMessage, openRejects } from './rejects.js';
+import type { InvalidRow } from './validate.js';
+
+/** Where and how the joined output is written. */
+export interface JoinOutput {
+  target: string;
+  format: 'csv' | 'tsv' | 'json' | 'jsonl';
+  delimiter?: string;
+  bom: boolean;
+  formulaEscape: 'auto' | 'always' | 'never';
+  explode: boolean;
+  prefix: string;
+  /** `--rejects file`: the invalid rows again, with their reason and line. */
+  rejects?: string;
+}
+
+/** Counts of the written output. */
+export interface JoinStats {
+  statuses: Record<RowStatus, number>;
+  /** Enriched rows that got a value, per enriched column. */
+  fill: Record<string, number>;
+  outputRows: number;
+}
+
+type AnyRecord = Record<string, unknown>;
+
+/** The output side of the join: rows go in, in order, with their outcome; counts come out. */
+export interface JoinWriter {
+  /** Writes one input row with its outcome (several rows with --explode). */
+  write(row: InputRow, outcome: RowOutcome<AnyRecord>): Promise<void>;
+  /** Writes an invalid row, to the output and to the `--rejects` file. */
+  writeInvalid(row: InputRow, v: InvalidRow): Promise<void>;
+  readonly stats: JoinStats;
+  /** Flushes and renames the output (and rejects) into place. */
+  close(): Promise<JoinStats>;
+  /** Removes what was written: the output is never left half-made. */
+  abort(): Promise<void>;
+}
+
+/** Opens the output (and `--rejects`) of a bulk run. `onRow` fires after each input row. */
+export async function openJoinWriter(o: {
+  kind: BulkKind;
+  source: InputSource;
+  output: JoinOutput;
+  onRow: () => void;
+}): Promise<JoinWriter> {
+  const fieldColumns =
+    o.kind === 'contacts' ? contactColumns(o.output.prefix) : companyColumns(o.output.prefix);
+  const flatten = (r: AnyRecord) =>
+    o.kind === 'contacts' ? flattenContact(r as never) : flattenCompany(r as never);
+  // One row per match only in CSV/TSV; JSON already carries every match in `records`.
+  const explode = o.output.explode && (o.output.format === 'csv' || o.output.format === 'tsv');
+  const writer = await createOutputWriter({
+    target: o.output.target,
+    format: o.output.format,
+    inputHeader: o.source.rawHeader,
+    jsonKeys: o.source.header,
+    extraColumns: [...(explode ? ['enrich_match_rank'] : []), ...fieldColumns],
+    recordKey: o.kind === 'companies' ? 'records' : 'record',
+    delimiter: o.output.delimiter,
+    bom: o.output.bom,
+    formulaEscape: o.output.formulaEscape,
+  });
+  let rejects: Awaited<ReturnType<typeof openRejects>> | undefined;
+  try {
+    rejects = o.output.rejects ? await openRejects(o.source, o.output.rejects) : undefined;
+  } catch (err) {
+    await writer.abort();
+    throw err;
+  }
+  const stats: JoinStats = {
+    statuses: { enriched: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
+    fill: Object.fromEntries(fieldColumns.map((c) => [c, 0])),
+    outputRows: 0,
+  };
+  const blank = fieldColumns.map(() => null);
+
+  const write = async (row: InputRow, outcome: RowOutcome<AnyRecord>) => {
+    stats.statuses[outcome.status]++;
+    const records = explode ? outcome.records : outcome.records.slice(0, 1);
+    const firstValues = records[0] ? flatten(records[0]) : blank;
+    if (outcome.status === 'enriched') {
+      for (let i = 0; i < firstValues.length; i++) {
+        const v = firstValues[i];
+        if (v !== null && v !== '') stats.fill[fieldColumns[i] as string]!++;
+      }
+    }
+    const common = {
+      row: row.index + 1,
+      input: row,
+      status: outcome.status,
+      error: outcome.error,
+      creditCharged: outcome.creditCharged,
+      record: o.kind === 'companies' ? outcome.records : (outcome.records[0] ?? null),
+    };
+    if (records.length <= 1) {
+      const values = explode ? [records.length ? 1 : null, ...firstValues] : firstValues;
+      await writer.write({ ...common, values });
+      stats.outputRows++;
+    } else {
+      for (let r = 0; r < records.length; r++) {
+        const values = r === 0 ? firstValues : flatten(records[r] as AnyRecord);
+        await writer.write({ ...common, values: [r + 1, ...values] });
+        stats.outputRows++;
+      }
+    }
+    o.onRow();
+  };
+
+  return {
+    write,
+    async writeInvalid(row, v) {
+      await rejects?.write(row, v);
+      await write(row, noRecords('invalid', invalidMessage(v)));
+    },
+    stats,
+    async close() {
+      await rejects?.close();
+      await writer.close();
+      return stats;
+    },
+    async abort() {
+      await rejects?.abort();
+      await writer.abort();
+    },
+  };
+}
+
+/** The outcome of a row that has no record: nothing was charged for it. */
+export function noRecords(status: RowStatus, error: string): RowOutcome<AnyRecord> {
+  return { status, error, creditCharged: null, records: [] };
+}

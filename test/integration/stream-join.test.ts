@@ -1,0 +1,148 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { toBulkApi } from '../../src/api/bulk-api.js';
+import type { BulkApi } from '../../src/pipeline/batch-task.js';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import {
+  CONTACT_HEADER,
+  contactRows,
+  fastClient,
+  runFile,
+  tempDir,
+  writeCsv,
+} from './bulk-harness.js';
+
+// The one-pass join writes rows as their batches come back; when it cannot (a slow job
+// at the head of a full window, a duplicate of a row already forgotten) it "spills" and
+// a second pass over the input writes the rest. Either way the bytes must be the same.
+
+let sb: SandboxHandle | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+/** The API with the results of the `nth` submitted job held back for `ms`. */
+function slowNthJob(s: SandboxHandle, nth: number, ms: number): BulkApi {
+  const real = toBulkApi(fastClient(s));
+  const slow = new Set<string>();
+  let submitted = 0;
+  return {
+    async submit(...args) {
+      const job = await real.submit(...args);
+      if (++submitted === nth) slow.add(job.job_id);
+      return job;
+    },
+    async results(kind, jobId, url) {
+      if (slow.has(jobId)) await new Promise((r) => setTimeout(r, ms));
+      return real.results(kind, jobId, url);
+    },
+  };
+}
+
+describe('one-pass join with a second-pass fallback', () => {
+  it('writes the same output and rejects when a slow job makes it spill mid-file', async () => {
+    sb = await startSandbox({ port: 0 });
+    const dir = await tempDir();
+    const rows = contactRows(2000, { dupEvery: 7, invalidEvery: 13, noMatchEvery: 11 });
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+    const onePass = await runFile(sb, file, {
+      runsDir: join(dir, 'a'),
+      output: { rejects: join(dir, 'rejects-a.csv') },
+    });
+    expect(onePass.summary.secondPassFrom).toBeNull();
+
+    const spilled = await runFile(sb, file, {
+      runsDir: join(dir, 'b'),
+      // Other jobs come back in milliseconds; the 5th only after the window gave up on it.
+      api: slowNthJob(sb, 5, 2500),
+      join: { windowRows: 300, headWaitMs: 800 },
+      output: { rejects: join(dir, 'rejects-b.csv') },
+    });
+    // Rows before the slow batch went out in one pass, the rest in the second.
+    expect(spilled.summary.secondPassFrom).toBeGreaterThan(0);
+    expect(spilled.summary.secondPassFrom).toBeLessThan(2000);
+    expect(spilled.output).toBe(onePass.output);
+    expect(spilled.summary.statuses).toEqual(onePass.summary.statuses);
+    expect(spilled.summary.fill).toEqual(onePass.summary.fill);
+    const rejectsA = await readFile(join(dir, 'rejects-a.csv'), 'utf8');
+    expect(await readFile(join(dir, 'rejects-b.csv'), 'utf8')).toBe(rejectsA);
+    expect(rejectsA.trim().split('\n')).toHaveLength(1 + Math.floor(2000 / 13));
+  });
+
+  it('spills at a duplicate whose first occurrence was written and forgotten', async () => {
+    sb = await startSandbox({ port: 0 });
+    const dir = await tempDir();
+    // Rows 1000-1099 repeat rows 0-99: far behind a window that keeps 10 outcomes.
+    const unique = contactRows(1000);
+    const rows = [...unique, ...unique.slice(0, 100).map((r, i) => [`D${i}`, ...r.slice(1)])];
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+    const kept = await runFile(sb, file, { runsDir: join(dir, 'a') });
+    expect(kept.summary.secondPassFrom).toBeNull();
+    expect(kept.summary.duplicates).toBe(100);
+
+    const forgot = await runFile(sb, file, { runsDir: join(dir, 'b'), join: { keepOutcomes: 10 } });
+    expect(forgot.summary.secondPassFrom).not.toBeNull();
+    expect(forgot.summary.secondPassFrom).toBeLessThanOrEqual(1000);
+    expect(forgot.output).toBe(kept.output);
+    expect(sb.admin.stats().credits_charged).toBe(2000); // 1,000 unique rows, twice
+  });
+
+  it('companies with --explode, to CSV and JSON, are the same through either path', async () => {
+    sb = await startSandbox({ port: 0 });
+    const dir = await tempDir();
+    const lines = ['Company,Website,Notes'];
+    for (let i = 0; i < 600; i++) lines.push(`Company ${i},company${i}.com,n${i}`);
+    const file = join(dir, 'co.csv');
+    await writeFile(file, `${lines.join('\n')}\n`);
+    for (const format of ['csv', 'json'] as const) {
+      const common = {
+        kind: 'companies' as const,
+        metadata: { top_matches_returned: 3 },
+        output: { explode: true, format },
+      };
+      const a = await runFile(sb, file, { ...common, runsDir: join(dir, `a-${format}`) });
+      const b = await runFile(sb, file, {
+        ...common,
+        runsDir: join(dir, `b-${format}`),
+        api: slowNthJob(sb, 3, 2500),
+        join: { windowRows: 150, headWaitMs: 800 },
+      });
+      expect(a.summary.secondPassFrom).toBeNull();
+      expect(b.summary.secondPassFrom).toBeGreaterThan(0);
+      expect(b.output).toBe(a.output);
+      if (format === 'csv') expect(a.summary.outputRows).toBeGreaterThan(600);
+    }
+  });
+
+  it('waits for a job at the head of a full window when it comes back in time', async () => {
+    sb = await startSandbox({ port: 0 });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(1500));
+    const run = await runFile(sb, file, {
+      runsDir: dir,
+      api: slowNthJob(sb, 1, 100),
+      join: { windowRows: 200, headWaitMs: 30_000 },
+    });
+    expect(run.summary.secondPassFrom).toBeNull();
+    expect(run.summary.statuses.enriched).toBe(1500);
+  });
+
+  it('a file that turns out malformed half-way leaves no output, not even a partial one', async () => {
+    sb = await startSandbox({ port: 0 });
+    const dir = await tempDir();
+    const good = await readFile(
+      await writeCsv(dir, 'good.csv', CONTACT_HEADER, contactRows(1500)),
+      'utf8',
+    );
+    const file = join(dir, 'bad.csv');
+    await writeFile(file, `${good}R999999,"never closed,x,y@z.com,Co,n\r\n`);
+    const outputPath = join(dir, 'out.csv');
+    await expect(runFile(sb, file, { runsDir: join(dir, 'runs'), outputPath })).rejects.toThrow(
+      /never closed|quoted field/,
+    );
+    // Rows were written in one pass before the bad one was read: all of it is gone.
+    expect((await readdir(dir)).filter((f) => f.startsWith('out'))).toEqual([]);
+  });
+});
