@@ -1,12 +1,25 @@
 import { createHash } from 'node:crypto';
 
-/** JSON with object keys sorted at every level: equal bodies give equal text. */
+/**
+ * JSON with object keys sorted at every level: equal bodies give equal text. Every key
+ * used anywhere in the value, sorted, is JSON.stringify's property list: it then writes
+ * each object's keys in that order itself (several times faster than building the text).
+ */
 export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+  const keys = new Set<string>();
+  const collect = (v: unknown): void => {
+    if (v === null || typeof v !== 'object') return;
+    if (Array.isArray(v)) {
+      for (const item of v) collect(item);
+      return;
+    }
+    for (const k of Object.keys(v)) {
+      keys.add(k);
+      collect((v as Record<string, unknown>)[k]);
+    }
+  };
+  collect(value);
+  return JSON.stringify(value, [...keys].sort()) ?? 'null';
 }
 
 /** SHA-256 of the canonical JSON of a body: how Idempotency-Key reuse is compared. */

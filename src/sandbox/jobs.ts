@@ -10,9 +10,6 @@ import type { Account, Job } from './store.js';
 
 type Raw = Record<string, unknown>;
 
-/** Serialised results per job: built once, reused by every download without faults. */
-const serialised = new WeakMap<Job, string>();
-
 /**
  * Creates a bulk job: records are generated and credits charged now, in submission order.
  * A repeated Idempotency-Key with the same body replays the job; with another body, 422.
@@ -68,7 +65,7 @@ export function submitBulk(
     ready_at: now + ctx.options.jobMs,
     expires_at: expires,
     total: items.length,
-    records,
+    results: JSON.stringify(records),
     response: {
       job_id: id,
       download_url: `${ctx.baseUrl}/${kind}/results/${id}.json`,
@@ -137,14 +134,11 @@ export function jobResults(
         : 0;
   const lose = f.drop_records ?? 0;
   if (!f.shuffle_results && drop === 0 && lose === 0) {
-    let text = serialised.get(job);
-    if (text === undefined) {
-      text = JSON.stringify(job.records);
-      serialised.set(job, text);
-    }
-    return { status: 200, body: `{"${kind}":${text}${tail}` };
+    return { status: 200, body: `{"${kind}":${job.results}${tail}` };
   }
-  let records = lose > 0 ? job.records.filter(() => ctx.random() >= lose) : job.records.slice();
+  // Faults change what comes back: only then are the records objects again.
+  let records = JSON.parse(job.results) as unknown[];
+  if (lose > 0) records = records.filter(() => ctx.random() >= lose);
   if (f.shuffle_results) shuffle(records, ctx.random);
   if (drop > 0) records = records.map((r) => (ctx.random() < drop ? withoutCustomFields(r) : r));
   return { status: 200, body: `{"${kind}":${JSON.stringify(records)}${tail}` };

@@ -31,7 +31,12 @@ export interface Job {
   expires_at: number;
   /** Input records submitted. */
   total: number;
-  records: unknown[];
+  /**
+   * The result records as JSON array text, serialised once when the job is made: a
+   * download (or a replay) only joins strings, and the heap holds one flat string per
+   * job instead of thousands of record objects for the GC to walk.
+   */
+  results: string;
   /** The submission answer, replayed for a repeated Idempotency-Key. */
   response: { job_id: string; download_url: string; expiration_date: number };
   idempotency?: { key: string; body_hash: string };
@@ -178,7 +183,13 @@ export class Store {
     s.clockOffset = data.clock_offset;
     for (const a of data.accounts) s.accounts.set(a.id, a);
     for (const k of data.keys) s.keys.set(k.id, k);
-    for (const j of data.jobs) s.addJob(j);
+    for (const j of data.jobs) {
+      // State saved before results were kept as text held the record objects.
+      const old = j as Job & { records?: unknown[] };
+      if (typeof old.results !== 'string') old.results = JSON.stringify(old.records ?? []);
+      delete old.records;
+      s.addJob(old);
+    }
     return s;
   }
 }
