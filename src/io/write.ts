@@ -141,8 +141,9 @@ function csvSink(o: OutputWriterOptions, out: Writable): Sink {
   const options = {
     delimiter: o.delimiter ?? (o.format === 'tsv' ? '\t' : ','),
     record_delimiter: '\n',
-    // A lone CR (or LF) inside a cell must be quoted too, or a reader would split the row there.
-    quoted_match: /[\r\n]/,
+    // A lone CR (or LF) inside a cell must be quoted too, or a reader would split the row
+    // there: csv-stringify's own check for them (two indexOf) rather than a RegExp per cell.
+    quote_record_delimiter: true,
   };
   let block: string[][] = [cells.header];
   let first = true;
@@ -188,10 +189,6 @@ function jsonSink(o: OutputWriterOptions, out: Writable): Sink {
   };
 }
 
-/** Missing trailing values (a row with no record) become empty cells, so every row has every column. */
-const padTo = <T>(values: T[], n: number): (T | null)[] =>
-  values.length >= n ? values : [...values, ...Array<null>(n - values.length).fill(null)];
-
 interface Encoder {
   row(row: OutputRow, first: boolean): string;
   end(first: boolean): string;
@@ -228,20 +225,20 @@ function csvCells(o: OutputWriterOptions): { header: string[]; row(r: OutputRow)
   return {
     header: [...o.inputHeader, ...STATUS_COLUMNS, ...tail],
     row(r) {
+      // One array filled in place: this runs for every row of the output.
+      const out = new Array<string>(width + STATUS_COLUMNS.length + tail.length);
       // Input cells go back exactly as read; a ragged row is aligned (its error names any extra cells).
-      const cells =
-        r.input.cells.length === width
-          ? r.input.cells
-          : Array.from({ length: width }, (_, i) => r.input.cells[i] ?? '');
-      return [
-        ...cells,
-        r.status,
-        escapeFormula(r.error, r.status === 'invalid' ? 'never' : mode),
-        text(r.creditCharged),
-        ...padTo(r.values, tail.length).map((v) =>
-          typeof v === 'string' ? escapeFormula(v, mode) : text(v),
-        ),
-      ];
+      const input = r.input.cells;
+      for (let i = 0; i < width; i++) out[i] = input[i] ?? '';
+      out[width] = r.status;
+      out[width + 1] = escapeFormula(r.error, r.status === 'invalid' ? 'never' : mode);
+      out[width + 2] = text(r.creditCharged);
+      // Missing trailing values (a row with no record) are empty cells: every row has every column.
+      for (let j = 0, at = width + STATUS_COLUMNS.length; j < tail.length; j++) {
+        const v = r.values[j];
+        out[at + j] = typeof v === 'string' ? escapeFormula(v, mode) : text(v);
+      }
+      return out;
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { InputRow, InputSource } from '../io/read.js';
-import { createOutputWriter } from '../io/write.js';
+import { createOutputWriter, type OutputRow } from '../io/write.js';
 import type { BulkKind } from './batch-task.js';
 import type { RowOutcome, RowStatus } from './join.js';
 import {
@@ -87,30 +87,36 @@ export async function openJoinWriter(o: {
 
   const write = async (row: InputRow, outcome: RowOutcome<AnyRecord>) => {
     stats.statuses[outcome.status]++;
-    const records = explode ? outcome.records : outcome.records.slice(0, 1);
-    const firstValues = records[0] ? flatten(records[0]) : blank;
+    const all = outcome.records;
+    const first = all[0];
+    const firstValues = first ? flatten(first) : blank;
     if (outcome.status === 'enriched') {
       for (let i = 0; i < firstValues.length; i++) {
         const v = firstValues[i];
         if (v !== null && v !== '') stats.fill[fieldColumns[i] as string]!++;
       }
     }
-    const common = {
+    // Built in place (no spreads): this runs for every row of the output.
+    const out: OutputRow = {
       row: row.index + 1,
       input: row,
       status: outcome.status,
       error: outcome.error,
       creditCharged: outcome.creditCharged,
-      record: o.kind === 'companies' ? outcome.records : (outcome.records[0] ?? null),
+      values: firstValues,
+      record: o.kind === 'companies' ? all : (first ?? null),
     };
-    if (records.length <= 1) {
-      const values = explode ? [records.length ? 1 : null, ...firstValues] : firstValues;
-      await writer.write({ ...common, values });
+    if (!explode) {
+      await writer.write(out);
+      stats.outputRows++;
+    } else if (all.length <= 1) {
+      out.values = [first ? 1 : null, ...firstValues];
+      await writer.write(out);
       stats.outputRows++;
     } else {
-      for (let r = 0; r < records.length; r++) {
-        const values = r === 0 ? firstValues : flatten(records[r] as AnyRecord);
-        await writer.write({ ...common, values: [r + 1, ...values] });
+      for (let r = 0; r < all.length; r++) {
+        const values = r === 0 ? firstValues : flatten(all[r] as AnyRecord);
+        await writer.write({ ...out, values: [r + 1, ...values] });
         stats.outputRows++;
       }
     }
