@@ -126,8 +126,10 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
   const join =
     out &&
     createStreamJoin(joinSource, out, {
-      windowRows: Math.max(8192, 2 * o.batchSize),
-      keepOutcomes: Math.max(2048, o.batchSize),
+      // Room for the batches in flight plus two being filled: the reader keeps the service
+      // busy without holding more rows (memory) than that.
+      windowRows: Math.min(32_768, Math.max(4096, (o.concurrency + 2) * o.batchSize)),
+      keepOutcomes: Math.max(1024, o.batchSize),
       headWaitMs: 5000,
       ...o.join,
     });
