@@ -1,5 +1,6 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
+import { afterEach } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toBulkApi } from '../../src/api/bulk-api.js';
@@ -8,7 +9,17 @@ import { openInput } from '../../src/io/read.js';
 import type { BulkApi } from '../../src/pipeline/batch-task.js';
 import { resolveMapping } from '../../src/pipeline/plan.js';
 import { runBulk, type RunOptions, type RunSummary } from '../../src/pipeline/run.js';
-import type { SandboxHandle } from '../../src/sandbox/index.js';
+import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.js';
+
+/** Call once in a test file: starts a sandbox for a test on 127.0.0.1 port 0, closed after it. */
+export function sandboxPerTest(): (o?: SandboxOptions) => Promise<SandboxHandle> {
+  let sb: SandboxHandle | undefined;
+  afterEach(async () => {
+    await sb?.close();
+    sb = undefined;
+  });
+  return async (o = {}) => (sb = await startSandbox({ port: 0, ...o }));
+}
 
 /** A fresh temp directory. */
 export function tempDir(prefix = 'enrich-bulk-'): Promise<string> {

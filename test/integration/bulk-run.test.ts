@@ -1,6 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
 import type { BulkApi } from '../../src/pipeline/batch-task.js';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import {
@@ -9,20 +8,12 @@ import {
   fastClient,
   parseCsv,
   runFile,
+  sandboxPerTest,
   tempDir,
   writeCsv,
 } from './bulk-harness.js';
 
-let sb: SandboxHandle | undefined;
-afterEach(async () => {
-  await sb?.close();
-  sb = undefined;
-});
-
-async function sandbox(o: SandboxOptions = {}) {
-  sb = await startSandbox({ port: 0, ...o });
-  return sb;
-}
+const sandbox = sandboxPerTest();
 
 /** The first line where two outputs differ (a short failure message instead of a 1,500-line diff). */
 function firstDifference(a: string, b: string): string | undefined {

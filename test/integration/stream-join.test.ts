@@ -1,14 +1,15 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import type { BulkApi } from '../../src/pipeline/batch-task.js';
-import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import type { SandboxHandle } from '../../src/sandbox/index.js';
 import {
   CONTACT_HEADER,
   contactRows,
   fastClient,
   runFile,
+  sandboxPerTest,
   tempDir,
   writeCsv,
 } from './bulk-harness.js';
@@ -17,11 +18,7 @@ import {
 // at the head of a full window, a duplicate of a row already forgotten) it "spills" and
 // a second pass over the input writes the rest. Either way the bytes must be the same.
 
-let sb: SandboxHandle | undefined;
-afterEach(async () => {
-  await sb?.close();
-  sb = undefined;
-});
+const sandbox = sandboxPerTest();
 
 /** The API with the results of the `nth` submitted job held back for `ms`. */
 function slowNthJob(s: SandboxHandle, nth: number, ms: number): BulkApi {
@@ -43,7 +40,7 @@ function slowNthJob(s: SandboxHandle, nth: number, ms: number): BulkApi {
 
 describe('one-pass join with a second-pass fallback', () => {
   it('writes the same output and rejects when a slow job makes it spill mid-file', async () => {
-    sb = await startSandbox({ port: 0 });
+    const sb = await sandbox();
     const dir = await tempDir();
     const rows = contactRows(2000, { dupEvery: 7, invalidEvery: 13, noMatchEvery: 11 });
     const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
@@ -72,7 +69,7 @@ describe('one-pass join with a second-pass fallback', () => {
   });
 
   it('spills at a duplicate whose first occurrence was written and forgotten', async () => {
-    sb = await startSandbox({ port: 0 });
+    const sb = await sandbox();
     const dir = await tempDir();
     // Rows 1000-1099 repeat rows 0-99: far behind a window that keeps 10 outcomes.
     const unique = contactRows(1000);
@@ -90,7 +87,7 @@ describe('one-pass join with a second-pass fallback', () => {
   });
 
   it('companies with --explode, to CSV and JSON, are the same through either path', async () => {
-    sb = await startSandbox({ port: 0 });
+    const sb = await sandbox();
     const dir = await tempDir();
     const lines = ['Company,Website,Notes'];
     for (let i = 0; i < 600; i++) lines.push(`Company ${i},company${i}.com,n${i}`);
@@ -117,7 +114,7 @@ describe('one-pass join with a second-pass fallback', () => {
   });
 
   it('waits for a job at the head of a full window when it comes back in time', async () => {
-    sb = await startSandbox({ port: 0 });
+    const sb = await sandbox();
     const dir = await tempDir();
     const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(1500));
     const run = await runFile(sb, file, {
@@ -130,7 +127,7 @@ describe('one-pass join with a second-pass fallback', () => {
   });
 
   it('a file that turns out malformed half-way leaves no output, not even a partial one', async () => {
-    sb = await startSandbox({ port: 0 });
+    const sb = await sandbox();
     const dir = await tempDir();
     const good = await readFile(
       await writeCsv(dir, 'good.csv', CONTACT_HEADER, contactRows(1500)),
