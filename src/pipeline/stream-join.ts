@@ -232,6 +232,8 @@ export function createStreamJoin(
         if (spillAsked || window.length - head <= opts.windowRows) return;
         const p = window[head] as Pending;
         if (!resolvable(p)) {
+          // A row never sent (past --max-credits) is only written at the end: no use waiting.
+          if (p.kind === 1 && p.ref < 0) return spill();
           // A service that keeps pass 1 waiting this long is slow: stop holding rows.
           if (!(await headWithin(opts.headWaitMs ?? 0))) return spill();
           continue;

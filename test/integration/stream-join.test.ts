@@ -126,6 +126,23 @@ describe('one-pass join with a second-pass fallback', () => {
     expect(run.summary.statuses.enriched).toBe(1500);
   });
 
+  it('does not wait for rows past --max-credits: they are written at the end', async () => {
+    const sb = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(1000));
+    const started = Date.now();
+    // A head wait of 30 s would show if the window waited on rows that are never sent.
+    const run = await runFile(sb, file, {
+      runsDir: dir,
+      maxCredits: 100,
+      join: { windowRows: 200, headWaitMs: 30_000 },
+    });
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(run.summary.secondPassFrom).toBe(100);
+    expect(run.summary.statuses).toMatchObject({ enriched: 100, failed: 900 });
+    expect(run.summary.exitCode).toBe(5);
+  });
+
   it('a file that turns out malformed half-way leaves no output, not even a partial one', async () => {
     const sb = await sandbox();
     const dir = await tempDir();
