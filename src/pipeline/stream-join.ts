@@ -161,7 +161,7 @@ export function createStreamJoin(
   };
 
   const kick = () => {
-    if (pumping || spilled) return;
+    if (pumping || spilled || failure !== undefined) return;
     pumping = pump()
       .catch((err: unknown) => {
         failure ??= err;
@@ -170,7 +170,7 @@ export function createStreamJoin(
         pumping = undefined;
         // A row handed over while the pump was on its way out must not wait for the next event.
         const p = window[head];
-        if (p && resolvable(p)) kick();
+        if (failure === undefined && p && resolvable(p)) kick();
       });
   };
 
@@ -180,7 +180,7 @@ export function createStreamJoin(
     if (!spilled) doSpill();
   };
 
-  /** Waits until a batch is done (true) or `ms` pass (false, and never again). */
+  /** Waits until a batch is done (true) or `ms` pass (false). */
   const headWithin = (ms: number) =>
     new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
