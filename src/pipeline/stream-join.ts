@@ -1,15 +1,9 @@
 import type { InputRow, InputSource } from '../io/read.js';
 import type { LeafResult } from './batch-task.js';
-import type { BatchLookup, RowOutcome } from './join.js';
+import type { RowOutcome } from './join.js';
 import { noRecords, type JoinStats, type JoinWriter } from './join-writer.js';
 import type { InvalidRow } from './validate.js';
-import {
-  duplicateOutcome,
-  loadLookup,
-  outcomeOfLeafRow,
-  writeJoinedFrom,
-  type JoinSource,
-} from './write-joined.js';
+import { duplicateOutcome, leafJoiner, writeJoinedFrom, type JoinSource } from './write-joined.js';
 
 type AnyRecord = Record<string, unknown>;
 
@@ -90,7 +84,7 @@ export function createStreamJoin(
 
   const batches = new Map<number, LeafResult[]>();
   const fresh = new Map<string, AnyRecord[]>();
-  let lookup: { leaf: LeafResult; data: BatchLookup } | undefined;
+  let joinLeaf = leafJoiner(s, fresh);
   let lookupBatch = -1;
   // Outcomes of the last rows written (for duplicates yet to be read), and of rows
   // whose duplicates are in the window (until those are written).
@@ -109,7 +103,7 @@ export function createStreamJoin(
     fresh.clear();
     recent.clear();
     held.clear();
-    lookup = undefined;
+    joinLeaf = leafJoiner(s, fresh); // drops the lookup it held
   };
 
   const outcomeOfSent = async (p: Pending): Promise<RowOutcome<AnyRecord>> => {
@@ -118,13 +112,9 @@ export function createStreamJoin(
       batches.delete(lookupBatch);
       lookupBatch = p.ref;
     }
-    const leaves = batches.get(p.ref) ?? [];
     const index = p.row.index;
-    const leaf = leaves.find((l) => l.first <= index && index <= l.last);
-    if (leaf?.state === 'spooled' && lookup?.leaf !== leaf)
-      lookup = { leaf, data: await loadLookup(s, leaf, fresh) };
-    const data = lookup && lookup.leaf === leaf ? lookup.data : undefined;
-    return outcomeOfLeafRow(s, leaf, data, p.row, finished?.notSent ?? 'not sent');
+    const leaf = batches.get(p.ref)?.find((l) => l.first <= index && index <= l.last);
+    return joinLeaf(leaf, p.row, finished?.notSent ?? 'not sent');
   };
 
   const writeOne = async (p: Pending) => {

@@ -32,7 +32,7 @@ export interface JoinSource {
  * The records of one leaf batch, indexed for the join: those handed over in memory
  * (`fresh`, taken out of it) or else read back from the spool, plus its credit retries.
  */
-export async function loadLookup(
+async function loadLookup(
   s: JoinSource,
   leaf: LeafResult,
   fresh?: Map<string, AnyRecord[]>,
@@ -50,7 +50,7 @@ export async function loadLookup(
 }
 
 /** The outcome of a sent row from its leaf batch's state and (when spooled) its records. */
-export function outcomeOfLeafRow(
+function outcomeOfLeafRow(
   s: JoinSource,
   leaf: LeafResult | undefined,
   lookup: BatchLookup | undefined,
@@ -66,6 +66,20 @@ export function outcomeOfLeafRow(
     key = v.ok ? v.key : '';
   }
   return outcomeFromRecords(recordsForRow(lookup, row.index, key, s.dedupe && key !== ''));
+}
+
+/**
+ * The outcome of a sent row given its leaf batch, keeping the lookup of the last leaf
+ * (rows come in order, so each leaf's records are loaded and indexed once).
+ */
+export function leafJoiner(s: JoinSource, fresh?: Map<string, AnyRecord[]>) {
+  let lookup: { leaf: LeafResult; data: BatchLookup } | undefined;
+  return async (leaf: LeafResult | undefined, row: InputRow, notSent: string) => {
+    if (leaf?.state === 'spooled' && leaf.first <= row.index && lookup?.leaf !== leaf)
+      lookup = { leaf, data: await loadLookup(s, leaf, fresh) };
+    const data = lookup && lookup.leaf === leaf ? lookup.data : undefined;
+    return outcomeOfLeafRow(s, leaf, data, row, notSent);
+  };
 }
 
 /** A duplicate shares the one request that was sent; its credit was charged once, there. */
@@ -92,16 +106,11 @@ export async function writeJoinedFrom(
   const cached = new Map<number, RowOutcome<AnyRecord>>();
   const remaining = new Map(s.dupCounts);
   let leafAt = 0;
-  let lookup: { leaf: LeafResult; data: BatchLookup } | undefined;
+  const joinLeaf = leafJoiner(s);
 
-  const outcomeOfRep = async (row: InputRow): Promise<RowOutcome<AnyRecord>> => {
-    const index = row.index;
-    while (leafAt < s.leaves.length && (s.leaves[leafAt] as LeafResult).last < index) leafAt++;
-    const leaf = s.leaves[leafAt];
-    if (leaf?.state === 'spooled' && leaf.first <= index && lookup?.leaf !== leaf)
-      lookup = { leaf, data: await loadLookup(s, leaf) };
-    const data = lookup && lookup.leaf === leaf ? lookup.data : undefined;
-    return outcomeOfLeafRow(s, leaf, data, row, s.notSent);
+  const outcomeOfRep = (row: InputRow): Promise<RowOutcome<AnyRecord>> => {
+    while (leafAt < s.leaves.length && (s.leaves[leafAt] as LeafResult).last < row.index) leafAt++;
+    return joinLeaf(s.leaves[leafAt], row, s.notSent);
   };
 
   for await (const row of s.source.rows()) {
