@@ -175,7 +175,7 @@ export function createClient(options: ClientOptions): EnrichClient {
     // again. Not enumerable: a wrapper that rebuilds the answer ({...answer, records})
     // drops it, and the run then spools the records it was given.
     Object.defineProperty(done, 'text', { value: raw.text, enumerable: false });
-    return done as typeof done & { text?: string };
+    return done;
   };
 
   return {

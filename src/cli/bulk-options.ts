@@ -250,13 +250,9 @@ export function resolveOutputFormat(o: BulkOptions, inputFormat: FileFormat): Fi
 
 /** The settings the command line gave explicitly (flags win over env, config and defaults). */
 export function settingFlags(o: BulkOptions): Partial<Settings> {
-  const flags: Partial<Settings> = {};
-  if (o.batchSize !== undefined) flags.batchSize = o.batchSize;
-  if (o.concurrency !== undefined) flags.concurrency = o.concurrency;
-  if (o.prefix !== undefined) flags.prefix = o.prefix;
-  if (o.formulaEscape !== undefined) flags.formulaEscape = o.formulaEscape;
-  if (o.timeoutMs !== undefined) flags.timeoutMs = o.timeoutMs;
-  return flags;
+  // Unset flags stay undefined, which resolveSettings skips.
+  const { batchSize, concurrency, prefix, formulaEscape, timeoutMs } = o;
+  return { batchSize, concurrency, prefix, formulaEscape, timeoutMs };
 }
 
 /** The reader options the flags ask for (--input-format, --delimiter, --encoding, --header-row). */

@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { toBulkApi } from '../api/bulk-api.js';
 import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
-import { openInput, type InputSource } from '../io/read.js';
-import type { OutputFormat } from '../io/write.js';
+import { openInput } from '../io/read.js';
 import { resolveColumn } from '../pipeline/map-columns.js';
 import { resolveMapping } from '../pipeline/plan.js';
 import { runBulk, runsDirOf, type RunSummary } from '../pipeline/run.js';
@@ -15,6 +14,7 @@ import {
   bulkMetadata,
   mappingOptionsOf,
   readOptionsOf,
+  resolveOutputFormat,
   settingFlags,
   type BulkKind,
   type BulkOptions,
@@ -23,11 +23,6 @@ import { summaryJson, summaryText } from './bulk-report.js';
 import { openService } from './context.js';
 import type { GlobalOptions } from './globals.js';
 import { createProgress } from './progress.js';
-
-/** Output format: --format, else the -o extension (resolved in BulkOptions), else the input's. */
-function outputFormat(options: BulkOptions, source: InputSource): OutputFormat {
-  return options.format ?? source.format;
-}
 
 /** The command line that resumes this run (the same command, without --restart). */
 export function resumeCommand(argv: readonly string[]): string {
@@ -86,6 +81,7 @@ export async function runBulkCommand(
     const s = service.settings;
     const command = resumeCommand(process.argv.slice(2));
     boundHeapGrowth();
+    const format = resolveOutputFormat(options, source.format);
     const summary = await runBulk({
       kind,
       source,
@@ -110,11 +106,9 @@ export async function runBulkCommand(
       command,
       output: {
         target: options.output ?? '-',
-        format: outputFormat(options, source),
+        format,
         delimiter:
-          source.format === 'csv' && outputFormat(options, source) === 'csv'
-            ? source.dialect.delimiter
-            : undefined,
+          source.format === 'csv' && format === 'csv' ? source.dialect.delimiter : undefined,
         bom: options.bom,
         formulaEscape: s.formulaEscape,
         explode: options.explode,

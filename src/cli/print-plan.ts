@@ -1,6 +1,12 @@
 import type { InputSource } from '../io/read.js';
 import type { Plan } from '../pipeline/plan.js';
-import type { BulkKind, BulkOptions } from './bulk-options.js';
+import {
+  mappingOptionsOf,
+  readOptionsOf,
+  settingFlags,
+  type BulkKind,
+  type BulkOptions,
+} from './bulk-options.js';
 import type { GlobalOptions } from './globals.js';
 
 /** The `--dry-run --json` object of DESIGN.md section 4, exactly. */
@@ -85,10 +91,11 @@ export async function runDryRun(
   options: BulkOptions,
   globals: GlobalOptions,
 ): Promise<number> {
-  const { openInput } = await import('../io/read.js');
-  const { planBulk } = await import('../pipeline/plan.js');
-  const { resolveSettings } = await import('../config/settings.js');
-  const { mappingOptionsOf, readOptionsOf, settingFlags } = await import('./bulk-options.js');
+  const [{ openInput }, { planBulk }, { resolveSettings }] = await Promise.all([
+    import('../io/read.js'),
+    import('../pipeline/plan.js'),
+    import('../config/settings.js'),
+  ]);
   const { batchSize } = resolveSettings({ globals, flags: settingFlags(options) });
   const source = await openInput(input, readOptionsOf(options));
   try {
