@@ -1,7 +1,7 @@
 import type { InputRow, InputSource } from '../io/read.js';
 import { createOutputWriter, type OutputRow } from '../io/write.js';
 import type { BulkKind } from './batch-task.js';
-import type { RowOutcome, RowStatus } from './join.js';
+import { noRecords, type RowOutcome, type RowStatus } from './join.js';
 import {
   companyColumns,
   contactColumns,
@@ -40,7 +40,6 @@ export interface JoinWriter {
   write(row: InputRow, outcome: RowOutcome<AnyRecord>): Promise<void>;
   /** Writes an invalid row, to the output and to the `--rejects` file. */
   writeInvalid(row: InputRow, v: InvalidRow): Promise<void>;
-  readonly stats: JoinStats;
   /** Flushes and renames the output (and rejects) into place. */
   close(): Promise<JoinStats>;
   /** Removes what was written: the output is never left half-made. */
@@ -129,7 +128,6 @@ export async function openJoinWriter(o: {
       await rejects?.write(row, v);
       await write(row, noRecords('invalid', invalidMessage(v)));
     },
-    stats,
     async close() {
       await rejects?.close();
       await writer.close();
@@ -140,9 +138,4 @@ export async function openJoinWriter(o: {
       await writer.abort();
     },
   };
-}
-
-/** The outcome of a row that has no record: nothing was charged for it. */
-export function noRecords(status: RowStatus, error: string): RowOutcome<AnyRecord> {
-  return { status, error, creditCharged: null, records: [] };
 }

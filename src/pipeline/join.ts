@@ -116,14 +116,8 @@ function errorOf(record: AnyRecord): string {
 export function outcomeFromRecords(
   records: readonly AnyRecord[] | undefined,
 ): RowOutcome<AnyRecord> {
-  if (!records || records.length === 0) {
-    return {
-      status: 'missing',
-      error: 'the job returned no result for this row',
-      creditCharged: null,
-      records: [],
-    };
-  }
+  if (!records || records.length === 0)
+    return noRecords('missing', 'the job returned no result for this row');
   const good = records.filter((r) => errorOf(r) === '');
   const charged = records.some((r) => r.credit_charged === true);
   if (good.length > 0)
@@ -134,6 +128,11 @@ export function outcomeFromRecords(
     creditCharged: charged,
     records: [],
   };
+}
+
+/** The outcome of a row that has no record: nothing was charged for it. */
+export function noRecords(status: RowStatus, error: string): RowOutcome<AnyRecord> {
+  return { status, error, creditCharged: null, records: [] };
 }
 
 /** True when a record's error says the account ran out of credits. */

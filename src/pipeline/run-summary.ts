@@ -1,5 +1,5 @@
 import type { LeafResult } from './batch-task.js';
-import type { JoinStats } from './write-joined.js';
+import type { JoinStats } from './join-writer.js';
 
 /** What a run did. `exitCode` follows DESIGN.md section 4. */
 export interface RunSummary extends JoinStats {

@@ -26,7 +26,8 @@ import {
   type RunSummary,
 } from './run-summary.js';
 import { openJoinWriter, type JoinOutput } from './join-writer.js';
-import { createStreamJoin, type StreamJoinOptions } from './stream-join.js';
+import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from './stream-join.js';
+import { writeJoinedFrom } from './write-joined.js';
 
 export { exitCodeFor, type RunSummary } from './run-summary.js';
 export type { JoinOutput } from './join-writer.js';
@@ -59,7 +60,7 @@ export interface RunOptions {
   env: PollEnv;
   onProgress?: (p: RunProgress) => void;
   /** Tuning of the one-pass join (defaults suit any service; tests make it spill). */
-  join?: Partial<Omit<StreamJoinOptions, 'disabled'>>;
+  join?: Partial<StreamJoinOptions>;
 }
 
 /** Progress as the run goes. */
@@ -282,9 +283,13 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
       dupCounts,
       notSent: stopReason ? `not sent: ${stopReason.message}` : 'not sent',
     };
-    const stats = await (
-      join ?? createStreamJoin(joinSource, out, { windowRows: 0, keepOutcomes: 0, disabled: true })
-    ).finish(final);
+    let stats: Awaited<ReturnType<StreamJoin['finish']>>;
+    if (join) stats = await join.finish(final);
+    else {
+      // --no-wait with every job done: the whole output in one pass over the input.
+      await writeJoinedFrom({ ...joinSource, ...final }, out, 0);
+      stats = { ...(await out.close()), secondPassFrom: 0 };
+    }
     out = undefined; // closed: nothing to abort any more
     await journal.append({ t: 'done', output: o.output.target });
     return { ...base, ...stats, written: true, exitCode: exitCodeFor(stats, jobs, stopReason) };

@@ -1,7 +1,7 @@
 import type { InputRow, InputSource } from '../io/read.js';
 import type { LeafResult } from './batch-task.js';
-import type { RowOutcome } from './join.js';
-import { noRecords, type JoinStats, type JoinWriter } from './join-writer.js';
+import { noRecords, type RowOutcome } from './join.js';
+import type { JoinStats, JoinWriter } from './join-writer.js';
 import type { InvalidRow } from './validate.js';
 import { duplicateOutcome, leafJoiner, writeJoinedFrom, type JoinSource } from './write-joined.js';
 
@@ -62,8 +62,6 @@ export interface StreamJoinOptions {
    * it spills (a fast service answers in well under a second; a slow one is not waited for).
    */
   headWaitMs?: number;
-  /** Start spilled (e.g. --no-wait): every row goes to the second pass. */
-  disabled?: boolean;
 }
 
 export function createStreamJoin(
@@ -74,8 +72,8 @@ export function createStreamJoin(
   let window: Pending[] = [];
   let head = 0;
   let written = 0; // rows written so far = the index of the next row to write
-  let spillAsked = opts.disabled === true;
-  let spilled = spillAsked;
+  let spillAsked = false;
+  let spilled = false;
   let fromRow = 0;
   let finished: { notSent: string } | undefined;
   let failure: unknown;
@@ -121,8 +119,11 @@ export function createStreamJoin(
     if (p.kind === 0) return out.writeInvalid(p.row, p.invalid as InvalidRow);
     if (p.kind === 1) {
       const outcome = await outcomeOfSent(p);
-      recent.set(p.row.index, outcome);
-      if (recent.size > opts.keepOutcomes) recent.delete(recent.keys().next().value as number);
+      // Only duplicates read later ask for an outcome already written.
+      if (s.dedupe) {
+        recent.set(p.row.index, outcome);
+        if (recent.size > opts.keepOutcomes) recent.delete(recent.keys().next().value as number);
+      }
       const h = held.get(p.row.index);
       if (h) h.outcome = outcome;
       return out.write(p.row, outcome);

@@ -3,17 +3,16 @@ import type { BulkKind, LeafResult } from './batch-task.js';
 import {
   indexBatch,
   outcomeFromRecords,
+  noRecords,
   recordsForRow,
   type BatchLookup,
   type RowOutcome,
 } from './join.js';
-import { noRecords, type JoinWriter } from './join-writer.js';
+import type { JoinWriter } from './join-writer.js';
 import type { ColumnMapping } from './map-columns.js';
 import type { RowIndex } from './row-index.js';
 import { readSpool } from './spool.js';
 import { keyOfFields, validateRow, type ValidateOptions } from './validate.js';
-
-export { type JoinOutput, type JoinStats } from './join-writer.js';
 
 type AnyRecord = Record<string, unknown>;
 

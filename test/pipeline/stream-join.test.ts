@@ -9,7 +9,9 @@ const row = (index: number): InputRow => ({ index, line: index + 2, cells: [`r${
 /** A writer that records what it is given and fails from the `failAt`-th row on. */
 function fakeWriter(failAt = Infinity) {
   const rows: { index: number; status: string }[] = [];
-  const stats = { statuses: {}, fill: {}, outputRows: 0 } as unknown as JoinWriter['stats'];
+  const stats = { statuses: {}, fill: {}, outputRows: 0 } as unknown as Awaited<
+    ReturnType<JoinWriter['close']>
+  >;
   const put = async (r: InputRow, status: string) => {
     await Promise.resolve();
     if (rows.length >= failAt) throw new Error('ENOSPC: no space left on device');
@@ -18,7 +20,6 @@ function fakeWriter(failAt = Infinity) {
   const writer: JoinWriter = {
     write: (r, outcome) => put(r, outcome.status),
     writeInvalid: (r) => put(r, 'invalid'),
-    stats,
     close: async () => stats,
     abort: async () => undefined,
   };
