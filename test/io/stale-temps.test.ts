@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -6,12 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { removeStaleTemps, tempNameFor } from '../../src/io/stale-temps.js';
 import { createOutputWriter } from '../../src/io/write.js';
-
-/** The pid of a process that has already exited. */
-function deadPid(): number {
-  const r = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
-  return Number(r.stdout.toString());
-}
+import { deadPid } from '../helpers/pids.js';
 
 describe('stale output temp files (regression: a SIGKILL during the write left .out.csv.*.tmp behind)', () => {
   it('names temps after the writer pid', () => {

@@ -3,7 +3,7 @@ import { mkdtemp, mkdir, readFile, appendFile, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { processAlive as isAlive } from '../../src/io/stale-temps.js';
+import { deadPid } from '../helpers/pids.js';
 import {
   foldEvents,
   listRuns,
@@ -148,10 +148,7 @@ describe('journal', () => {
     ).rejects.toMatchObject({
       code: 'RUN_IN_PROGRESS',
     });
-    // A pid that no process has: a finished child's pid could be reused at once on a busy machine.
-    let dead = 4_194_303;
-    while (isAlive(dead)) dead--;
-    await writeFile(lock, String(dead));
+    await writeFile(lock, String(deadPid()));
     const j = await openJournal({ runsDir, key: 'k5', header, restart: false, now });
     expect(await readFile(lock, 'utf8')).toBe(String(process.pid));
     await j.close();

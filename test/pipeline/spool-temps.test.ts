@@ -2,15 +2,9 @@ import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { processAlive, tempNameFor } from '../../src/io/stale-temps.js';
+import { tempNameFor } from '../../src/io/stale-temps.js';
 import { readSpool, writeSpool } from '../../src/pipeline/spool.js';
-
-/** A pid no process has (a finished child's pid can be reused at once on a busy machine). */
-function deadPid(): number {
-  let pid = 4_194_303;
-  while (processAlive(pid)) pid--;
-  return pid;
-}
+import { deadPid } from '../helpers/pids.js';
 
 describe('spool temp files (regression: a SIGKILL mid-spool left a results temp file in the state dir)', () => {
   it('the next spool write of the run removes temps of dead writers, keeping live ones', async () => {

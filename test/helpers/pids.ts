@@ -1,0 +1,8 @@
+import { processAlive } from '../../src/io/stale-temps.js';
+
+/** A pid no process has (a finished child's pid can be reused at once on a busy machine). */
+export function deadPid(): number {
+  let pid = 4_194_303;
+  while (processAlive(pid)) pid--;
+  return pid;
+}
