@@ -58,7 +58,6 @@ describe('chaos (acceptance)', () => {
     expect(b.summary.exitCode).toBe(0);
     expect(b.output.length).toBeGreaterThan(1_000_000);
     expect(firstDifference(b.output, a.output)).toBeUndefined();
-    expect(b.output === a.output).toBe(true);
 
     const unique = a.summary.valid - a.summary.duplicates;
     const batches = Math.ceil(unique / 100);

@@ -166,8 +166,14 @@ const CASES: Case[] = [
     { enriched: 1 },
     {
       check: (r) => {
-        expect(Object.keys(r[0]?.input ?? {})).toEqual(['email', '__proto__', 'constructor']);
-        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        const input = r[0]?.input ?? {};
+        expect(Object.keys(input)).toEqual(['email', '__proto__', 'constructor']);
+        // Written back as plain data (the CLI ran in another process: its prototypes are
+        // checked by what it wrote, not by this process's).
+        expect(Object.getOwnPropertyDescriptor(input, '__proto__')?.value).toEqual({
+          polluted: 'yes',
+        });
+        expect(Object.keys(r[0] ?? {})).not.toContain('polluted');
       },
     },
   ),

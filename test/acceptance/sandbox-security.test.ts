@@ -228,7 +228,9 @@ describe('sandbox security (acceptance)', () => {
       clearInterval(drip);
     }
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(slowBody.text()).toMatch(/^HTTP\/1\.1 408|^$/);
+    // The slow body is answered 408 (its headers were complete); the slow headers may
+    // just be closed, as Node does when no request was ever read.
+    expect(slowBody.text()).toMatch(/^HTTP\/1\.1 408/);
     await goodClientWorks(s);
   });
 });

@@ -135,21 +135,27 @@ describe('enrich contacts / companies (e2e)', () => {
     const batches = clean.admin.stats().jobs_submitted;
     await clean.close();
 
+    let killed = 0;
     for (const killAt of [150, 350, 600, 900]) {
       const s = (sb = await startSandbox({ port: 0, jobMs: 300, faults: { latency_ms: 15 } }));
       const env = await serviceEnv(s);
       const out = join(dir, `out-${killAt}.csv`);
-      await runAndKill(args(out), env, killAt);
+      if ((await runAndKill(args(out), env, killAt)) === null) killed++;
       // Never a half-written output: either absent or complete, and no temp file left behind.
       if (existsSync(out)) expect(await readFile(out, 'utf8')).toBe(expected);
       const r = await runCli(args(out), { env });
       expect(r.code).toBe(0);
       expect(await readFile(out, 'utf8')).toBe(expected);
       expect(s.admin.stats().jobs_submitted).toBe(batches);
+      // A replayed Idempotency-Key is not a new job: count the POSTs (at most --concurrency 2 again).
+      expect((s.admin.stats().requests_by_path['/contacts'] ?? 0) - batches).toBeLessThanOrEqual(2);
       expect(readdirSync(dirname(out)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
       await s.close();
       sb = undefined;
     }
+    // The kills landed mid-run (20 jobs of >= 300 ms each): a run that ended first would
+    // only have tested a re-run of a finished job.
+    expect(killed).toBeGreaterThanOrEqual(3);
   });
 
   it('SIGINT stops, keeps the journal, exits 130 and says how to resume', async () => {
