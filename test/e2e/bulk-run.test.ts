@@ -158,40 +158,43 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(killed).toBeGreaterThanOrEqual(3);
   });
 
-  it('SIGINT stops, keeps the journal, exits 130 and says how to resume', async () => {
-    const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
-    const env = await serviceEnv(s);
-    const dir = await tempDir();
-    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(60));
-    const child = spawn(
-      process.execPath,
-      [bin, 'contacts', file, '-o', join(dir, 'out.csv'), '--batch-size', '20'],
-      {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    // Wait until every job is submitted (the run is then polling), then interrupt.
-    while (s.admin.stats().jobs_submitted < 3) await new Promise((r) => setTimeout(r, 50));
-    child.kill('SIGINT');
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect(code).toBe(130);
-    expect(stderr).toMatch(
-      /Resume with:\n\s+enrich contacts .*in\.csv -o .*out\.csv --batch-size 20/,
-    );
-    s.admin.advanceClock(60_000);
-    const again = await runCli(
-      ['contacts', file, '-o', join(dir, 'out.csv'), '--batch-size', '20'],
-      { env },
-    );
-    expect(again.code).toBe(0);
-    expect(again.stderr).toMatch(/\(resumed\)/);
-    expect(s.admin.stats().jobs_submitted).toBe(3);
-  });
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    '%s stops, keeps the journal, exits 130 and says how to resume',
+    async (signal) => {
+      const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
+      const env = await serviceEnv(s);
+      const dir = await tempDir();
+      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(60));
+      const child = spawn(
+        process.execPath,
+        [bin, 'contacts', file, '-o', join(dir, 'out.csv'), '--batch-size', '20'],
+        {
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+      });
+      // Wait until every job is submitted (the run is then polling), then interrupt.
+      while (s.admin.stats().jobs_submitted < 3) await new Promise((r) => setTimeout(r, 50));
+      child.kill(signal);
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      expect(code).toBe(130);
+      expect(stderr).toMatch(
+        /Resume with:\n\s+enrich contacts .*in\.csv -o .*out\.csv --batch-size 20/,
+      );
+      s.admin.advanceClock(60_000);
+      const again = await runCli(
+        ['contacts', file, '-o', join(dir, 'out.csv'), '--batch-size', '20'],
+        { env },
+      );
+      expect(again.code).toBe(0);
+      expect(again.stderr).toMatch(/\(resumed\)/);
+      expect(s.admin.stats().jobs_submitted).toBe(3);
+    },
+  );
 
   it('exits 4 without a key and 2 on a bad flag, before reading or sending anything', async () => {
     const env = await tempEnv();
