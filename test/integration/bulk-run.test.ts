@@ -317,6 +317,26 @@ describe('bulk run against the sandbox', () => {
     expect(s.admin.stats().jobs_submitted).toBe(2);
   });
 
+  it("--id-column sends each row's own id in custom_fields next to the row number", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(30));
+    const real = toBulkApi(fastClient(s));
+    const sent: unknown[] = [];
+    const api: BulkApi = {
+      ...real,
+      submit: (kind, body, idem) => {
+        sent.push(...body.items);
+        return real.submit(kind, body, idem);
+      },
+    };
+    const run = await runFile(s, file, { runsDir: dir, api, idColumn: 0 });
+    expect(run.summary.statuses.enriched).toBe(30);
+    expect(sent).toHaveLength(30);
+    expect(sent[0]).toMatchObject({ custom_fields: { enrich_row: 0, enrich_id: 'R000000' } });
+    expect(sent[29]).toMatchObject({ custom_fields: { enrich_row: 29, enrich_id: 'R000029' } });
+  });
+
   it('rows whose records the job did not return end missing, never attached to another row', async () => {
     const s = await sandbox({
       faults: { drop_records: 0.2, shuffle_results: true, drop_custom_fields: 0.3 },
