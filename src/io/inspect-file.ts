@@ -55,35 +55,50 @@ export function formatOf(name: string, text: string): InputFormat {
   return 'csv';
 }
 
-/** Path, size and streamed SHA-256 of the file (the resume journal's identity of an input). */
-export async function fileIdentity(
-  filePath: string,
-): Promise<{ path: string; size: number; sha256: string }> {
-  const hash = createHash('sha256');
-  let size = 0;
-  for await (const chunk of createReadStream(filePath) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    size += chunk.length;
-  }
-  return { path: filePath, size, sha256: hash.digest('hex') };
+/** What one read of the whole file tells: its identity for the journal, and two facts the sample cannot. */
+export interface FileScan {
+  path: string;
+  size: number;
+  sha256: string;
+  /**
+   * Valid UTF-8 throughout. The 64 KiB sample can look like UTF-8 while a Windows-1252
+   * "é" waits further down; decoding that as UTF-8 would silently corrupt it.
+   */
+  utf8: boolean;
+  /** Holds a CR byte (memchr-fast); no CR byte means no CR character in any supported encoding. */
+  hasCr: boolean;
 }
 
 /**
- * True when the whole file is valid UTF-8. The 64 KiB sample can look like UTF-8 while a
- * Windows-1252 "é" waits further down; decoding that as UTF-8 would silently corrupt it.
+ * Reads the file once for its size and SHA-256 (the run's identity), whether it is
+ * UTF-8 throughout and whether it holds a CR: a large input is read once before its
+ * rows, not once per question.
  */
-export async function isFileUtf8(filePath: string, start: number): Promise<boolean> {
+export async function scanFile(filePath: string): Promise<FileScan> {
+  const hash = createHash('sha256');
+  let size = 0;
+  let utf8 = true;
+  let hasCr = false;
   let carry = Buffer.alloc(0);
   for await (const chunk of createReadStream(filePath, {
-    start,
     highWaterMark: 1024 * 1024,
   }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    size += chunk.length;
+    if (!hasCr && chunk.includes(13)) hasCr = true;
+    if (!utf8) continue;
     const buf = carry.length ? Buffer.concat([carry, chunk]) : chunk;
     const cut = incompleteTail(buf);
-    if (!isUtf8(buf.subarray(0, buf.length - cut))) return false;
+    utf8 = isUtf8(buf.subarray(0, buf.length - cut));
     carry = Buffer.from(buf.subarray(buf.length - cut));
   }
-  return carry.length === 0;
+  return {
+    path: filePath,
+    size,
+    sha256: hash.digest('hex'),
+    utf8: utf8 && carry.length === 0,
+    hasCr,
+  };
 }
 
 /** Bytes at the end of `buf` that start a multi-byte character not finished in it. */
@@ -97,14 +112,4 @@ function incompleteTail(buf: Buffer): number {
     return 0;
   }
   return 0;
-}
-
-/** True when the file holds a CR byte (memchr-fast); no CR byte means no CR character in any supported encoding. */
-export async function fileHasCr(filePath: string): Promise<boolean> {
-  for await (const chunk of createReadStream(filePath, {
-    highWaterMark: 1024 * 1024,
-  }) as AsyncIterable<Buffer>) {
-    if (chunk.includes(13)) return true;
-  }
-  return false;
 }

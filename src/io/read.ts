@@ -3,14 +3,7 @@ import iconv from 'iconv-lite';
 import { EnrichError } from '../errors.js';
 import { assertNotBinary, canonicalEncoding, detectEncoding } from './detect-encoding.js';
 import { uniqueHeader } from './header.js';
-import {
-  fileHasCr,
-  fileIdentity,
-  formatOf,
-  isFileUtf8,
-  readSample,
-  type InputFormat,
-} from './inspect-file.js';
+import { formatOf, readSample, scanFile, type InputFormat } from './inspect-file.js';
 import { readCsvRecords } from './read-csv.js';
 import { jsonCell, readJsonArray, readJsonLines, type JsonRecord } from './read-json.js';
 import { sniffDialect } from './sniff-dialect.js';
@@ -101,13 +94,16 @@ async function inspect(
   }
   const { sample, size } = await readSample(name, filePath);
   const truncated = size > sample.length;
+  // One read of the whole file answers every question the sample cannot, and the run's identity.
+  let scanned: ReturnType<typeof scanFile> | undefined;
+  const scan = () => (scanned ??= scanFile(filePath));
   let enc = detectEncoding(sample, truncated, options.encoding);
   if (
     truncated &&
     !options.encoding &&
     !enc.bom &&
     enc.encoding === 'utf-8' &&
-    !(await isFileUtf8(filePath, 0))
+    !(await scan()).utf8
   ) {
     enc = { encoding: 'windows-1252', bom: false, bomLength: 0 };
   }
@@ -123,10 +119,10 @@ async function inspect(
   );
   const format = options.format ?? formatOf(name, text);
   // stdin's spool path changes every run: its identity is '-' plus its content hash.
-  const identify = async () => ({
-    ...(await fileIdentity(filePath)),
-    ...(name === '-' ? { path: '-' } : {}),
-  });
+  const identify = async () => {
+    const { path, size, sha256 } = await scan();
+    return { path: name === '-' ? '-' : path, size, sha256 };
+  };
   const base = { name, filePath, format, identity: identify };
   const readOpts = { name, encoding: enc.encoding, bomLength: enc.bomLength };
 
@@ -161,7 +157,7 @@ async function inspect(
     ...readOpts,
     delimiter: sniffed.delimiter,
     headerLine: sniffed.headerLine,
-    lfOnly: !sample.includes(13) && !(truncated && (await fileHasCr(filePath))),
+    lfOnly: !sample.includes(13) && !(truncated && (await scan()).hasCr),
   };
   let rawHeader: string[] | undefined;
   for await (const rec of readCsvRecords(filePath, csvOpts)) {

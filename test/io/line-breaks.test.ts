@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fileHasCr } from '../../src/io/inspect-file.js';
+import { scanFile } from '../../src/io/inspect-file.js';
 import { openInput, type InputRow } from '../../src/io/read.js';
 
 let dir: string;
@@ -28,7 +28,7 @@ describe('line breaks past the sample', () => {
   it('LF-only files parse the same with the LF-only fast path', async () => {
     const path = join(dir, 'lf.csv');
     await writeFile(path, `a,b,c\n${body}\n`);
-    expect(await fileHasCr(path)).toBe(false);
+    expect((await scanFile(path)).hasCr).toBe(false);
     const rows = await rowsOf(path);
     expect(rows).toHaveLength(3000);
     expect(rows[2999]).toMatchObject({
@@ -41,7 +41,7 @@ describe('line breaks past the sample', () => {
   it('a CRLF or lone CR after the sample still ends a row', async () => {
     const path = join(dir, 'mixed.csv');
     await writeFile(path, `a,b,c\n${body}\nlate,crlf,row\r\nlone,cr,row\rlast,lf,row\n`);
-    expect(await fileHasCr(path)).toBe(true);
+    expect((await scanFile(path)).hasCr).toBe(true);
     const rows = await rowsOf(path);
     expect(rows.slice(-3).map((r) => r.cells)).toEqual([
       ['late', 'crlf', 'row'],

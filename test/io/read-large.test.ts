@@ -72,7 +72,7 @@ describe('encoding detection beyond the sample', () => {
   });
 
   it('a UTF-8 character split across read chunks stays UTF-8', async () => {
-    const { isFileUtf8 } = await import('../../src/io/inspect-file.js');
+    const { scanFile } = await import('../../src/io/inspect-file.js');
     const dir = await mkdtemp(join(tmpdir(), 'enrich-utf8-'));
     try {
       const file = join(dir, 'split.csv');
@@ -80,9 +80,9 @@ describe('encoding detection beyond the sample', () => {
         file,
         Buffer.concat([Buffer.alloc(1024 * 1024 - 1, 0x61), Buffer.from('é€😀', 'utf8')]),
       );
-      expect(await isFileUtf8(file, 0)).toBe(true);
+      expect((await scanFile(file)).utf8).toBe(true);
       await writeFile(file, Buffer.concat([Buffer.alloc(10, 0x61), Buffer.from([0xe2, 0x82])]));
-      expect(await isFileUtf8(file, 0)).toBe(false);
+      expect((await scanFile(file)).utf8).toBe(false);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
