@@ -2,11 +2,12 @@ import type { Command } from 'commander';
 import { parseDuration } from '../config/duration.js';
 import { usageError } from '../errors.js';
 import type { Settings } from '../config/settings.js';
+import { formatOfExtension, type FileFormat } from '../io/file-format.js';
 import type { ReadOptions } from '../io/read.js';
 import type { MappingOptions } from '../pipeline/plan.js';
 
 export type BulkKind = 'contacts' | 'companies';
-export type FileFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
+export type { FileFormat };
 export type FormulaEscapeMode = 'auto' | 'always' | 'never';
 
 /** Every bulk flag, checked and normalised once (DESIGN.md section 4, plus --header-row/--input-format). */
@@ -160,13 +161,6 @@ export function parseMapFlags(values: readonly string[]): Record<string, string>
   return out;
 }
 
-function extFormat(path: string): FileFormat | undefined {
-  const m = /\.(csv|tsv|tab|json|jsonl|ndjson)$/i.exec(path);
-  if (!m) return undefined;
-  const ext = m[1]!.toLowerCase();
-  return ext === 'tab' ? 'tsv' : ext === 'ndjson' ? 'jsonl' : (ext as FileFormat);
-}
-
 type Raw = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
@@ -177,7 +171,7 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
     raw.format !== undefined
       ? oneOf('--format', raw.format, FORMATS)
       : output
-        ? extFormat(output)
+        ? formatOfExtension(output)
         : undefined;
   const mobile = raw.mobile === true;
   const requireMobile = raw.requireMobile === true;

@@ -2,10 +2,10 @@ import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import { extname } from 'node:path';
 import { EnrichError } from '../errors.js';
+import { formatOfExtension, type FileFormat } from './file-format.js';
 
-export type InputFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
+export type InputFormat = FileFormat;
 
 const SAMPLE_BYTES = 64 * 1024;
 
@@ -44,11 +44,8 @@ export async function readSample(
 
 /** Format from the extension, else from the first character (stdin, .txt). */
 export function formatOf(name: string, text: string): InputFormat {
-  const ext = extname(name).toLowerCase();
-  if (ext === '.tsv' || ext === '.tab') return 'tsv';
-  if (ext === '.json') return 'json';
-  if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
-  if (ext === '.csv') return 'csv';
+  const named = formatOfExtension(name);
+  if (named) return named;
   const first = text.replace(/^\uFEFF/, '').trimStart()[0];
   if (first === '[') return 'json';
   if (first === '{') return 'jsonl';

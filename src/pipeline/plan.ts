@@ -1,6 +1,4 @@
-import { extname } from 'node:path';
 import type { InputRow, InputSource } from '../io/read.js';
-import type { OutputFormat } from '../io/write.js';
 import { createDeduper } from './dedupe.js';
 import {
   detectMapping,
@@ -159,13 +157,4 @@ export async function planBulk(source: InputSource, options: PlanOptions): Promi
     batches: countBatches(toSend, options.batchSize ?? 1000),
     max_credits: toSend * perRow,
   };
-}
-
-/** Format of an output path from its extension (CSV when unknown). */
-export function formatOfPath(path: string): OutputFormat {
-  const ext = extname(path).toLowerCase();
-  if (ext === '.tsv' || ext === '.tab') return 'tsv';
-  if (ext === '.json') return 'json';
-  if (ext === '.jsonl' || ext === '.ndjson') return 'jsonl';
-  return 'csv';
 }

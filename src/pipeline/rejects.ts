@@ -1,6 +1,6 @@
 import type { InputRow, InputSource } from '../io/read.js';
 import { createOutputWriter, type OutputWriter } from '../io/write.js';
-import { formatOfPath } from './plan.js';
+import { formatOfPath } from '../io/file-format.js';
 import type { InvalidRow } from './validate.js';
 
 /** The message of an invalid row, naming its column when one is at fault. */
