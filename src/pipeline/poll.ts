@@ -31,6 +31,31 @@ export function nextPollDelay(
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
+/**
+ * How long before a job's expiry its results must be downloaded by. A poll planned
+ * for the last second would lose the results to any of: `expiration_date`'s whole-second
+ * resolution, a clock that differs from the service's by a few seconds or tens of
+ * seconds, the client's own retries of one failed poll (seconds of backoff), and the
+ * download of a large result set. A minute covers all of these at the cost of a few
+ * more polls near the end of a job's life.
+ */
+export const EXPIRY_MARGIN_MS = 60_000;
+
+/**
+ * Fits a poll delay to the job's expiry (epoch ms): the next poll never lands after the
+ * download-by moment EXPIRY_MARGIN_MS before it; from that moment on, and past the
+ * expiry (only the service can tell, with a 404, that the results are gone), polls come
+ * at the minimum cadence, or sooner when the delay (a Retry-After) is shorter.
+ */
+export function capPollDelayByExpiry(
+  delay: number,
+  now: number,
+  expires: number | null | undefined,
+): number {
+  if (expires === null || expires === undefined || !Number.isFinite(expires)) return delay;
+  return Math.min(delay, Math.max(expires - EXPIRY_MARGIN_MS - now, POLL_MIN_MS));
+}
+
 /** Environment of a poll loop: injected clock, sleep and randomness. */
 export interface PollEnv {
   now(): number;
@@ -41,11 +66,12 @@ export interface PollEnv {
 
 /**
  * Polls one job until its results are ready, the run's deadline passes, or the
- * results are gone (404 after expiry). Other errors propagate.
+ * results are gone (404 after expiry), scheduling the polls to download before
+ * `expires` (epoch ms, when known). Other errors propagate.
  */
 export async function pollJob<R>(
   fetchResults: () => Promise<ResultsAnswer<R>>,
-  opts: { deadline: number; env: PollEnv },
+  opts: { deadline: number; env: PollEnv; expires?: number | null | undefined },
 ): Promise<PollOutcome<R>> {
   const { env } = opts;
   for (let attempt = 0; ; attempt++) {
@@ -68,8 +94,13 @@ export async function pollJob<R>(
         ...(answer.text !== undefined ? { text: answer.text } : {}),
       };
     }
-    const delay = nextPollDelay(attempt, answer.retryAfterMs, env.random);
-    if (env.now() + delay > opts.deadline) return { state: 'timeout', polls: attempt + 1 };
+    const now = env.now();
+    const delay = capPollDelayByExpiry(
+      nextPollDelay(attempt, answer.retryAfterMs, env.random),
+      now,
+      opts.expires,
+    );
+    if (now + delay > opts.deadline) return { state: 'timeout', polls: attempt + 1 };
     await env.sleep(delay, env.signal);
   }
 }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import {
+  EXPIRY_MARGIN_MS,
   POLL_MAX_MS,
+  capPollDelayByExpiry,
   nextPollDelay,
   pollJob,
   type ResultsAnswer,
@@ -99,5 +101,125 @@ describe('pollJob', () => {
         env: { ...env, signal: ac.signal },
       }),
     ).rejects.toMatchObject({ code: 'INTERRUPTED' });
+  });
+});
+
+describe('capPollDelayByExpiry', () => {
+  const margin = EXPIRY_MARGIN_MS;
+  it('leaves the delay alone when the expiry is unknown or the poll lands before the download-by moment', () => {
+    expect(capPollDelayByExpiry(30_000, 0, undefined)).toBe(30_000);
+    expect(capPollDelayByExpiry(30_000, 0, null)).toBe(30_000);
+    expect(capPollDelayByExpiry(30_000, 0, Number.NaN)).toBe(30_000);
+    expect(capPollDelayByExpiry(30_000, 0, margin + 30_000)).toBe(30_000);
+  });
+  it('brings a poll that would land after the download-by moment forward to it', () => {
+    expect(capPollDelayByExpiry(30_000, 0, margin + 20_000)).toBe(20_000);
+    expect(capPollDelayByExpiry(30_000, 5000, margin + 20_000)).toBe(15_000);
+  });
+  it('polls about every second inside the margin and past the expiry, sooner if told', () => {
+    expect(capPollDelayByExpiry(30_000, 0, 20_000)).toBe(1000);
+    expect(capPollDelayByExpiry(30_000, 0, margin + 400)).toBe(1000);
+    expect(capPollDelayByExpiry(30_000, 50_000, 20_000)).toBe(1000);
+    expect(capPollDelayByExpiry(300, 0, 20_000)).toBe(300);
+    expect(capPollDelayByExpiry(0, 0, 20_000)).toBe(0);
+  });
+});
+
+describe('pollJob with an expiry', () => {
+  const gone = new ApiError('API_NOT_FOUND', {
+    status: 404,
+    method: 'GET',
+    path: '/contacts/results/j.json',
+    message: 'gone',
+  });
+  /** A job ready at `readyAt` whose results are deleted at `goneAt` (fake clock), answering Retry-After `retryAfterMs` until ready. */
+  function job(now: () => number, o: { readyAt: number; goneAt: number; retryAfterMs?: number }) {
+    const polls: number[] = [];
+    const fetch = async (): Promise<ResultsAnswer<number>> => {
+      polls.push(now());
+      if (now() >= o.goneAt) throw gone;
+      if (now() < o.readyAt) return { state: 'pending', retryAfterMs: o.retryAfterMs };
+      return { state: 'done', records: [1], remainingCredits: 5 };
+    };
+    return { polls, fetch };
+  }
+
+  it('Retry-After 30 s with the results expiring in 20 s: polls every second and downloads them', async () => {
+    const { env, sleeps } = fakeEnv();
+    const j = job(env.now, { readyAt: 5000, goneAt: 20_000, retryAfterMs: 30_000 });
+    const out = await pollJob(j.fetch, { deadline: 1e9, env, expires: 20_000 });
+    expect(out).toMatchObject({ state: 'done', records: [1], polls: 6 });
+    expect(sleeps).toEqual([1000, 1000, 1000, 1000, 1000]);
+  });
+
+  it('Retry-After 30 s: the poll lands on the download-by moment, then every second', async () => {
+    const { env, sleeps } = fakeEnv();
+    const expires = EXPIRY_MARGIN_MS + 20_000;
+    const j = job(env.now, { readyAt: 22_000, goneAt: expires, retryAfterMs: 30_000 });
+    const out = await pollJob(j.fetch, { deadline: 1e9, env, expires });
+    expect(out).toMatchObject({ state: 'done', polls: 4 });
+    expect(j.polls).toEqual([0, 20_000, 21_000, 22_000]);
+    expect(sleeps).toEqual([20_000, 1000, 1000]);
+  });
+
+  it('caps the backoff (no Retry-After) at the download-by moment likewise', async () => {
+    const { env, sleeps } = fakeEnv();
+    const expires = EXPIRY_MARGIN_MS + 5000;
+    const j = job(env.now, { readyAt: 7000, goneAt: expires });
+    const out = await pollJob(j.fetch, { deadline: 1e9, env, expires });
+    expect(out).toMatchObject({ state: 'done', polls: 6 });
+    // 1000, 1600, then 2560 would pass the moment at 5000: 2400; then every second.
+    expect(sleeps).toEqual([1000, 1600, 2400, 1000, 1000]);
+  });
+
+  it('keeps the schedule of a job without a known expiry', async () => {
+    for (const expires of [undefined, null]) {
+      const { env, sleeps } = fakeEnv();
+      const j = job(env.now, { readyAt: 50_000, goneAt: Infinity, retryAfterMs: 30_000 });
+      const out = await pollJob(j.fetch, { deadline: 1e9, env, expires });
+      expect(out).toMatchObject({ state: 'done', polls: 3 });
+      expect(sleeps).toEqual([30_000, 30_000]);
+    }
+  });
+
+  it('past the expiry by its own clock it still asks: the service decides', async () => {
+    const late = fakeEnv();
+    const stillThere = job(late.env.now, { readyAt: 1000, goneAt: Infinity, retryAfterMs: 30_000 });
+    expect(
+      await pollJob(stillThere.fetch, { deadline: 1e9, env: late.env, expires: -5000 }),
+    ).toMatchObject({ state: 'done', polls: 2 });
+    expect(late.sleeps).toEqual([1000]);
+
+    const { env } = fakeEnv();
+    const deleted = job(env.now, { readyAt: 0, goneAt: -5000 });
+    expect(await pollJob(deleted.fetch, { deadline: 1e9, env, expires: -5000 })).toEqual({
+      state: 'expired',
+      polls: 1,
+    });
+    expect(deleted.polls).toEqual([0]);
+  });
+
+  it('a 404 inside the margin gives expired', async () => {
+    const { env } = fakeEnv();
+    const j = job(env.now, { readyAt: 30_000, goneAt: 3000, retryAfterMs: 30_000 });
+    const out = await pollJob(j.fetch, { deadline: 1e9, env, expires: 10_000 });
+    expect(out).toEqual({ state: 'expired', polls: 4 });
+    expect(j.polls).toEqual([0, 1000, 2000, 3000]);
+  });
+
+  it('still gives up at the deadline, and --no-wait (deadline passed) still looks only once', async () => {
+    const { env, sleeps } = fakeEnv();
+    const j = job(env.now, { readyAt: Infinity, goneAt: Infinity, retryAfterMs: 30_000 });
+    expect(await pollJob(j.fetch, { deadline: 2500, env, expires: 20_000 })).toEqual({
+      state: 'timeout',
+      polls: 3,
+    });
+    expect(sleeps).toEqual([1000, 1000]);
+    const once = fakeEnv();
+    const k = job(once.env.now, { readyAt: Infinity, goneAt: Infinity, retryAfterMs: 30_000 });
+    expect(await pollJob(k.fetch, { deadline: 0, env: once.env, expires: 20_000 })).toEqual({
+      state: 'timeout',
+      polls: 1,
+    });
   });
 });
