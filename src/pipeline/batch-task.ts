@@ -202,6 +202,18 @@ function expiredMessage(jobId: string | undefined): string {
   return `results of job ${jobId ?? '?'} expired before they were downloaded; re-run with --restart to enrich these rows again (costs credits)`;
 }
 
+/**
+ * When a still-pending job must be fetched by, for the messages that say to run again:
+ * the results are deleted at the expiry, so a later run would find them gone.
+ */
+function resumeBy(expires: number | null | undefined, now: number): string {
+  if (expires === null || expires === undefined) return '';
+  const at = new Date(expires).toISOString().replace(/\.000Z$/, 'Z');
+  return expires > now
+    ? ` before ${at}, when the job's results expire`
+    : ` (the job's results were due to expire at ${at})`;
+}
+
 type PollPart = Omit<LeafResult, 'id' | 'first' | 'last' | 'count' | 'submits'>;
 
 async function pollAndSpool(
@@ -212,10 +224,12 @@ async function pollAndSpool(
 ): Promise<PollPart> {
   const none = { credits: 0, remaining: null, creditError: false };
   const fetch = () => ctx.limit(() => ctx.api.results(ctx.kind, jobId, url));
+  const expires = ctx.journal.state.batches.get(id)?.expires;
   let outcome;
   try {
     // --no-wait: one look at the job (a deadline already passed), no waiting.
-    outcome = await pollJob(fetch, { deadline: ctx.wait ? ctx.deadline : 0, env: ctx.env });
+    const deadline = ctx.wait ? ctx.deadline : 0;
+    outcome = await pollJob(fetch, { deadline, env: ctx.env, expires });
   } catch (err) {
     const { code, message } = failureOf(err);
     if (code === 'INTERRUPTED') throw err;
@@ -224,7 +238,7 @@ async function pollAndSpool(
       ...none,
       state: 'pending',
       code,
-      error: `results of job ${jobId} not downloaded: ${message}; run the same command again to resume`,
+      error: `results of job ${jobId} not downloaded: ${message}; run the same command again to resume${resumeBy(expires, ctx.env.now())}`,
       polls: 1,
     };
   }
@@ -233,9 +247,10 @@ async function pollAndSpool(
     return { ...none, state: 'expired', error: expiredMessage(jobId), polls: outcome.polls };
   }
   if (outcome.state === 'timeout') {
+    const by = resumeBy(expires, ctx.env.now());
     const msg = ctx.wait
-      ? `job ${jobId} was still running at --timeout; run the same command again to resume`
-      : `job ${jobId} is still running; run the same command again to fetch its results`;
+      ? `job ${jobId} was still running at --timeout; run the same command again to resume${by}`
+      : `job ${jobId} is still running; run the same command again to fetch its results${by}`;
     return { ...none, state: 'pending', code: 'TIMEOUT', error: msg, polls: outcome.polls };
   }
   const records = outcome.records;

@@ -1,0 +1,235 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { openInput } from '../../src/io/read.js';
+import { runBatch, type BatchContext, type BulkApi } from '../../src/pipeline/batch-task.js';
+import { openJournal } from '../../src/pipeline/journal.js';
+import { resolveMapping } from '../../src/pipeline/plan.js';
+import type { PollEnv } from '../../src/pipeline/poll.js';
+import { runBulk } from '../../src/pipeline/run.js';
+import { tempDir } from '../integration/bulk-harness.js';
+
+// The sandbox cannot play this service: its 202 Retry-After is always the time left until
+// the job is ready, so a client that honours it never sleeps past results that are ready.
+// This one asks for 30 s whatever is left, as a real service may.
+
+const T0 = Date.UTC(2026, 10, 21, 19, 0, 0);
+
+/** A fake clock: sleeping advances it at once. */
+function fakeClock(): PollEnv & { advance(ms: number): void } {
+  let t = T0;
+  return {
+    now: () => t,
+    sleep: async (ms) => void (t += ms),
+    random: () => 0.5,
+    advance: (ms) => void (t += ms),
+  };
+}
+
+/**
+ * A bulk service whose jobs are ready `readyMs` after submission, answer 202 with
+ * Retry-After `retryAfterMs` until then, and whose results expire (`expiration_date`)
+ * `ttlMs` after submission; it deletes them (404) `lagMs` later, as a server whose
+ * clock is behind ours would.
+ */
+function expiringService(
+  now: () => number,
+  o: { readyMs: number; ttlMs: number; retryAfterMs: number; lagMs?: number },
+) {
+  const jobs = new Map<string, { at: number; records: Record<string, unknown>[] }>();
+  const polls: number[] = [];
+  const api: BulkApi = {
+    async submit(_kind, body) {
+      const id = `job-${jobs.size}`;
+      const records = (body.items as Record<string, unknown>[]).map((item) => ({
+        error: '',
+        credit_charged: true,
+        email: `found:${String(item.business_email)}`,
+        custom_fields: item.custom_fields,
+      }));
+      jobs.set(id, { at: now(), records });
+      const expires = Math.floor((now() + o.ttlMs) / 1000);
+      return { job_id: id, download_url: `http://fake/${id}`, expiration_date: String(expires) };
+    },
+    async results(kind, jobId) {
+      const job = jobs.get(jobId) as { at: number; records: Record<string, unknown>[] };
+      polls.push(now() - job.at);
+      if (now() >= job.at + o.ttlMs + (o.lagMs ?? 0)) {
+        const path = `/${kind}/results/${jobId}.json`;
+        throw new ApiError('API_NOT_FOUND', { status: 404, method: 'GET', path, message: 'gone' });
+      }
+      if (now() < job.at + o.readyMs) return { state: 'pending', retryAfterMs: o.retryAfterMs };
+      return { state: 'done', records: job.records, remainingCredits: 100 };
+    },
+  };
+  return { api, polls };
+}
+
+interface OutRow {
+  row: number;
+  status: string;
+  error: string;
+  record: { email?: string } | null;
+}
+
+/** One bulk run over three valid rows and an invalid one (one job), output as JSONL. */
+async function run(
+  dir: string,
+  api: BulkApi,
+  env: PollEnv,
+  o: { wait?: boolean; timeoutMs?: number } = {},
+) {
+  const file = join(dir, 'in.csv');
+  await writeFile(file, 'Email,Note\na@x.io,1\nb@x.io,2\n,3\nc@x.io,4\n');
+  const source = await openInput(file);
+  try {
+    const { mapping, names } = await resolveMapping(source, {
+      kind: 'contacts',
+      map: { business_email: 'Email' },
+    });
+    const target = join(dir, 'out.jsonl');
+    const summary = await runBulk({
+      kind: 'contacts',
+      source,
+      mapping,
+      mappingJson: names,
+      validate: { header: source.header },
+      metadata: {},
+      batchSize: 10,
+      concurrency: 1,
+      dedupe: true,
+      timeoutMs: o.timeoutMs ?? 2 * 3_600_000,
+      wait: o.wait ?? true,
+      restart: false,
+      runsDir: join(dir, 'runs'),
+      baseUrl: 'http://fake',
+      command: 'enrich contacts in.csv',
+      api,
+      env,
+      output: {
+        target,
+        format: 'jsonl',
+        bom: false,
+        formulaEscape: 'never',
+        explode: false,
+        prefix: 'enriched_',
+      },
+    });
+    const rows = summary.written
+      ? (await readFile(target, 'utf8'))
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as OutRow)
+      : [];
+    return { summary, rows };
+  } finally {
+    await source.close();
+  }
+}
+
+describe('polls scheduled by the results expiry', () => {
+  it('Retry-After 30 s, results ready at 5 s and expiring at 20 s: the rows come out enriched', async () => {
+    const env = fakeClock();
+    const service = expiringService(env.now, {
+      readyMs: 5000,
+      ttlMs: 20_000,
+      retryAfterMs: 30_000,
+    });
+    const { summary, rows } = await run(await tempDir('enrich-expiry-'), service.api, env);
+    expect(rows.map((r) => r.status)).toEqual(['enriched', 'enriched', 'invalid', 'enriched']);
+    expect(rows[3]?.record?.email).toBe('found:c@x.io');
+    expect(summary.statuses.expired).toBe(0);
+    expect(summary.exitCode).toBe(0);
+    // Every poll came before the expiry, about a second apart.
+    expect(service.polls).toEqual([0, 1000, 2000, 3000, 4000, 5000]);
+  });
+
+  it('a re-run after --no-wait schedules by the journaled expiry', async () => {
+    const env = fakeClock();
+    const dir = await tempDir('enrich-expiry-');
+    // Results expire at 90 s; ready at 75 s. Honouring Retry-After alone, the re-run at
+    // 40 s would poll at 40, 70 and 100 s: too late.
+    const service = expiringService(env.now, {
+      readyMs: 75_000,
+      ttlMs: 90_000,
+      retryAfterMs: 30_000,
+    });
+    const first = await run(dir, service.api, env, { wait: false });
+    expect(first.summary.jobs.pending).toBe(1);
+    env.advance(40_000);
+    const { summary, rows } = await run(dir, service.api, env);
+    expect(rows.map((r) => r.status)).toEqual(['enriched', 'enriched', 'invalid', 'enriched']);
+    expect(summary.exitCode).toBe(0);
+    expect(service.polls.every((at) => at < 90_000)).toBe(true);
+    expect(service.polls.at(-1)).toBe(75_000);
+  });
+
+  it('at --timeout the rows say by when to run the command again', async () => {
+    const env = fakeClock();
+    const service = expiringService(env.now, {
+      readyMs: Infinity,
+      ttlMs: 3_600_000,
+      retryAfterMs: 30_000,
+    });
+    const { summary, rows } = await run(await tempDir('enrich-expiry-'), service.api, env, {
+      timeoutMs: 600_000,
+    });
+    expect(summary.exitCode).toBe(3);
+    expect(rows[0]?.status).toBe('failed');
+    expect(rows[0]?.error).toBe(
+      "job job-0 was still running at --timeout; run the same command again to resume before 2026-11-21T20:00:00Z, when the job's results expire",
+    );
+  });
+});
+
+describe('the --no-wait message of a pending job', () => {
+  it('names the expiry, or says it passed when the service still has the job after it', async () => {
+    const env = fakeClock();
+    const service = expiringService(env.now, {
+      readyMs: Infinity,
+      ttlMs: 90_000,
+      retryAfterMs: 30_000,
+      lagMs: 60_000,
+    });
+    const journal = await openJournal({
+      runsDir: await tempDir('enrich-expiry-'),
+      key: 'k',
+      header: {
+        kind: 'contacts',
+        input: { path: '/in.csv', size: 1, sha256: 'ab'.repeat(32) },
+        options: {},
+        command: 'enrich contacts in.csv --no-wait',
+      },
+      restart: false,
+      now: env.now,
+    });
+    const ctx: BatchContext = {
+      kind: 'contacts',
+      metadata: {},
+      journal,
+      api: service.api,
+      env,
+      deadline: 0,
+      wait: false,
+      limit: (task) => task(),
+      stopped: () => undefined,
+      stop: () => undefined,
+    };
+    const items = [{ index: 0, element: { business_email: 'a@x.io' } }];
+    try {
+      const [first] = await runBatch(ctx, '0', items, () => undefined);
+      expect(first).toMatchObject({ state: 'pending', code: 'TIMEOUT' });
+      expect(first?.error).toBe(
+        "job job-0 is still running; run the same command again to fetch its results before 2026-11-21T19:01:30Z, when the job's results expire",
+      );
+      env.advance(120_000);
+      const [late] = await runBatch(ctx, '0', items, () => undefined);
+      expect(late?.error).toBe(
+        "job job-0 is still running; run the same command again to fetch its results (the job's results were due to expire at 2026-11-21T19:01:30Z)",
+      );
+    } finally {
+      await journal.close();
+    }
+  });
+});
