@@ -45,7 +45,8 @@ export const EXPIRY_MARGIN_MS = 60_000;
  * Fits a poll delay to the job's expiry (epoch ms): the next poll never lands after the
  * download-by moment EXPIRY_MARGIN_MS before it; from that moment on, and past the
  * expiry (only the service can tell, with a 404, that the results are gone), polls come
- * at the minimum cadence, or sooner when the delay (a Retry-After) is shorter.
+ * at the minimum cadence, or sooner when the delay (a Retry-After) is shorter, until a
+ * margin past the expiry, when the usual schedule resumes.
  */
 export function capPollDelayByExpiry(
   delay: number,
@@ -53,6 +54,9 @@ export function capPollDelayByExpiry(
   expires: number | null | undefined,
 ): number {
   if (expires === null || expires === undefined || !Number.isFinite(expires)) return delay;
+  // Well past the expiry (the margin again, for clock skew) a service still answering 202
+  // keeps the results: polling it every second until --timeout would only add load.
+  if (now > expires + EXPIRY_MARGIN_MS) return delay;
   return Math.min(delay, Math.max(expires - EXPIRY_MARGIN_MS - now, POLL_MIN_MS));
 }
 

@@ -123,6 +123,10 @@ describe('capPollDelayByExpiry', () => {
     expect(capPollDelayByExpiry(300, 0, 20_000)).toBe(300);
     expect(capPollDelayByExpiry(0, 0, 20_000)).toBe(0);
   });
+  it('goes back to the usual schedule a margin past the expiry (the service still has the job)', () => {
+    expect(capPollDelayByExpiry(30_000, 20_000 + margin, 20_000)).toBe(1000);
+    expect(capPollDelayByExpiry(30_000, 20_001 + margin, 20_000)).toBe(30_000);
+  });
 });
 
 describe('pollJob with an expiry', () => {
