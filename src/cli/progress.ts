@@ -24,16 +24,26 @@ export async function createProgress(opts: {
   quiet: boolean;
   enabled: boolean;
   now?: () => number;
+  /** Where progress goes; process.stderr unless a test stands in a terminal of its own. */
+  stream?: NodeJS.WriteStream;
 }): Promise<ProgressView> {
   const now = opts.now ?? Date.now;
+  const stream = opts.stream ?? process.stderr;
   const start = now();
   if (opts.quiet || !opts.enabled) return { update() {}, stop() {} };
-  // A terminal that reports no width (some pseudo-TTYs) would make the spinner redraw forever.
-  const tty = process.stderr.isTTY === true && (process.stderr.columns ?? 0) > 0 && !process.env.CI;
+  // A terminal that reports no width (some pseudo-TTYs) would make the spinner redraw forever;
+  // a dumb one cannot move its cursor back over the line.
+  const tty =
+    stream.isTTY === true &&
+    (stream.columns ?? 0) > 0 &&
+    !process.env.CI &&
+    process.env.TERM !== 'dumb';
   if (tty) {
     const { default: ora } = await import('ora');
-    // discardStdin off: stdin may be the input itself, and a run must not fight over the terminal.
-    const spinner = ora({ stream: process.stderr, text: 'starting', discardStdin: false }).start();
+    // isEnabled: the choice is made above; ora's own test (any CI variable, even empty) could
+    // disagree and print one "- starting" line, then nothing. discardStdin off: stdin may be
+    // the input itself, and a run must not fight over the terminal.
+    const spinner = ora({ stream, text: 'starting', isEnabled: true, discardStdin: false }).start();
     return {
       update: (p) => {
         spinner.text = describe(p, now() - start);
@@ -47,7 +57,7 @@ export async function createProgress(opts: {
       const t = now();
       if (t - last < PLAIN_EVERY_MS) return;
       last = t;
-      process.stderr.write(`enrich: ${describe(p, t - start)}\n`);
+      stream.write(`enrich: ${describe(p, t - start)}\n`);
     },
     stop() {},
   };

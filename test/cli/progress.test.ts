@@ -1,5 +1,10 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { readFile, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProgress } from '../../src/cli/progress.js';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 
 const p = {
   phase: 'reading' as const,
@@ -10,7 +15,11 @@ const p = {
   rowsWritten: 0,
 };
 
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllEnvs();
+  vi.restoreAllMocks();
+});
 
 describe('progress when stderr is not a terminal', () => {
   it('prints one plain line at most every 5 seconds', async () => {
@@ -42,5 +51,227 @@ describe('progress when stderr is not a terminal', () => {
       view.stop();
     }
     expect(write).not.toHaveBeenCalled();
+  });
+});
+
+/**
+ * A stand-in for a terminal on stderr: keeps the screen that ora's writes and cursor moves
+ * would leave on a real one, so a test reads what a person would see.
+ */
+class FakeTerminal {
+  readonly isTTY = true;
+  readonly writes: string[] = [];
+  cursorMoves = 0;
+  cursorHidden = false;
+  private screen: string[] = [''];
+  private row = 0;
+  private col = 0;
+
+  constructor(readonly columns: number | undefined) {}
+
+  write(chunk: string | Uint8Array, ...rest: unknown[]): boolean {
+    const raw = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+    this.writes.push(raw);
+    if (raw.includes('\u001B[?25l')) this.cursorHidden = true;
+    if (raw.includes('\u001B[?25h')) this.cursorHidden = false;
+    for (const [i, part] of stripVTControlCharacters(raw).split('\n').entries()) {
+      if (i > 0) {
+        this.row++;
+        this.col = 0;
+      }
+      const line = (this.screen[this.row] ?? '').padEnd(this.col);
+      this.screen[this.row] = line.slice(0, this.col) + part + line.slice(this.col + part.length);
+      this.col += part.length;
+    }
+    const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+    done?.();
+    return true;
+  }
+
+  cursorTo(x: number): boolean {
+    this.cursorMoves++;
+    this.col = x;
+    return true;
+  }
+
+  moveCursor(dx: number, dy: number): boolean {
+    this.cursorMoves++;
+    this.col = Math.max(0, this.col + dx);
+    this.row = Math.max(0, this.row + dy);
+    return true;
+  }
+
+  clearLine(dir: -1 | 0 | 1): boolean {
+    this.cursorMoves++;
+    const line = this.screen[this.row] ?? '';
+    this.screen[this.row] =
+      dir === 1
+        ? line.slice(0, this.col)
+        : dir === -1
+          ? ' '.repeat(this.col) + line.slice(this.col)
+          : '';
+    return true;
+  }
+
+  /** The non-empty lines on the screen now, as a person would read them. */
+  visible(): string[] {
+    return this.screen.map((l) => l.trimEnd()).filter((l) => l !== '');
+  }
+
+  asStream(): NodeJS.WriteStream {
+    return this as unknown as NodeJS.WriteStream;
+  }
+}
+
+/** A terminal session: not CI, a terminal that can move its cursor. */
+function onTerminal(): void {
+  vi.useFakeTimers();
+  vi.stubEnv('CI', undefined);
+  vi.stubEnv('TERM', 'xterm-256color');
+}
+
+describe('progress on a terminal', () => {
+  it('shows an ora spinner line with rows, jobs, credits and elapsed time, redraws it in place, and clears it on stop', async () => {
+    onTerminal();
+    const term = new FakeTerminal(120);
+    let t = 1_000_000;
+    const view = await createProgress({
+      quiet: false,
+      enabled: true,
+      now: () => t,
+      stream: term.asStream(),
+    });
+    expect(term.visible()).toEqual([expect.stringMatching(/^\S starting$/)]);
+    expect(term.cursorHidden).toBe(true);
+
+    t += 5_000;
+    view.update(p);
+    await vi.advanceTimersByTimeAsync(250);
+    expect(term.visible()).toEqual([
+      expect.stringMatching(/^\S reading: 12,000 rows, jobs 1\/3, credits 900, 5\.0s$/),
+    ]);
+
+    t += 4_000;
+    view.update({ ...p, phase: 'writing', jobsDone: 3, creditsCharged: 2_700, rowsWritten: 6_000 });
+    await vi.advanceTimersByTimeAsync(250);
+    // Redrawn over the same line, not appended below it (the plain path appends).
+    expect(term.visible()).toEqual([
+      expect.stringMatching(/^\S writing: 6,000 of 12,000 rows, jobs 3\/3, credits 2700, 9\.0s$/),
+    ]);
+    expect(term.writes.join('')).not.toContain('enrich: ');
+
+    view.stop();
+    expect(term.visible()).toEqual([]);
+    expect(term.cursorHidden).toBe(false);
+    // Stopped means stopped: no more frames drawn later.
+    const written = term.writes.length;
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(term.writes.length).toBe(written);
+  });
+
+  it('prints plain lines instead of a spinner when CI is set, or the terminal is dumb', async () => {
+    for (const [name, value] of [
+      ['CI', 'true'],
+      ['TERM', 'dumb'],
+    ] as const) {
+      onTerminal();
+      vi.stubEnv(name, value);
+      const term = new FakeTerminal(120);
+      let t = 1_000_000;
+      const view = await createProgress({
+        quiet: false,
+        enabled: true,
+        now: () => t,
+        stream: term.asStream(),
+      });
+      t += 5_000;
+      view.update(p);
+      await vi.advanceTimersByTimeAsync(1_000);
+      view.stop();
+      expect(term.writes, `${name}=${value}`).toEqual([
+        'enrich: reading: 12,000 rows, jobs 1/3, credits 900, 5.0s\n',
+      ]);
+      expect(term.cursorMoves).toBe(0);
+      vi.unstubAllEnvs();
+      vi.useRealTimers();
+    }
+  });
+
+  it('prints plain lines on a terminal that reports no width', async () => {
+    for (const columns of [undefined, 0]) {
+      onTerminal();
+      const term = new FakeTerminal(columns);
+      let t = 1_000_000;
+      const view = await createProgress({
+        quiet: false,
+        enabled: true,
+        now: () => t,
+        stream: term.asStream(),
+      });
+      t += 5_000;
+      view.update(p);
+      await vi.advanceTimersByTimeAsync(1_000);
+      view.stop();
+      expect(term.writes, `columns ${columns}`).toEqual([
+        'enrich: reading: 12,000 rows, jobs 1/3, credits 900, 5.0s\n',
+      ]);
+      expect(term.cursorMoves).toBe(0);
+      vi.useRealTimers();
+    }
+  });
+
+  it('stays silent on a terminal with --quiet', async () => {
+    onTerminal();
+    const term = new FakeTerminal(120);
+    const view = await createProgress({
+      quiet: true,
+      enabled: true,
+      now: () => 1e9,
+      stream: term.asStream(),
+    });
+    view.update(p);
+    await vi.advanceTimersByTimeAsync(1_000);
+    view.stop();
+    expect(term.writes).toEqual([]);
+  });
+});
+
+describe('progress of a real bulk run, stderr a pipe (e2e, built CLI)', () => {
+  beforeAll(ensureBuilt, 120_000);
+  const input = fileURLToPath(new URL('../../fixtures/contacts.csv', import.meta.url));
+  // The 25-row fixture finishes in well under 5 s: the first update prints, later ones wait.
+  const LINE =
+    /^enrich: (reading: 25 rows|waiting for results: 25 rows|writing: \d+ of 25 rows), jobs [01]\/1, credits \d+, \d[\w. ]*$/;
+
+  async function run(flags: string[]) {
+    const env = await tempEnv();
+    const root = dirname(env.ENRICH_STATE_DIR ?? '');
+    try {
+      const out = join(root, 'out.csv');
+      const r = await runCli(['contacts', input, '--sandbox', '-o', out, ...flags], { env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe('');
+      expect((await readFile(out, 'utf8')).trimEnd().split('\n')).toHaveLength(26);
+      return r.stderr.split('\n').filter((l) => l !== '');
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  }
+
+  it('prints the plain progress line before the summary', async () => {
+    const lines = await run([]);
+    const progress = lines.filter((l) => l.startsWith('enrich: '));
+    expect(progress).toHaveLength(1);
+    expect(progress[0]).toMatch(LINE);
+    expect(lines.join('\n')).not.toContain('\u001B');
+    const summary = lines.findIndex((l) => l.startsWith('rows: 25 '));
+    expect(summary).toBeGreaterThan(lines.indexOf(progress[0] ?? ''));
+  });
+
+  it('prints nothing on stderr with --quiet, and the summary alone with --no-progress', async () => {
+    expect(await run(['--quiet'])).toEqual([]);
+    const lines = await run(['--no-progress']);
+    expect(lines.filter((l) => l.startsWith('enrich: '))).toEqual([]);
+    expect(lines[0]).toMatch(/^rows: 25 /);
   });
 });
