@@ -10,6 +10,7 @@ import { openInput } from '../io/read.js';
 import { resolveColumn } from '../pipeline/map-columns.js';
 import { resolveMapping } from '../pipeline/plan.js';
 import { runBulk, runsDirOf, type RunSummary } from '../pipeline/run.js';
+import { resumeBy } from '../pipeline/poll.js';
 import {
   bulkMetadata,
   mappingOptionsOf,
@@ -148,17 +149,18 @@ function report(
   command: string,
   prefix: string,
 ): number {
+  const by = resumeBy(s.jobs.pendingExpire, Date.now(), "the first job's results");
   if (!s.written) {
-    // --no-wait with jobs still running: say which, and how to finish.
+    // --no-wait with jobs still running: say which, how to finish, and by when.
     if (globals.json) {
       process.stdout.write(
-        `${JSON.stringify({ jobs: s.jobs.ids, pending: s.jobs.pending, done: s.jobs.spooled, resume: command }, null, 2)}\n`,
+        `${JSON.stringify({ jobs: s.jobs.ids, pending: s.jobs.pending, done: s.jobs.spooled, resume: command, resume_before: isoOrNull(s.jobs.pendingExpire) }, null, 2)}\n`,
       );
     } else {
       process.stdout.write(s.jobs.ids.map((id) => `${id}\n`).join(''));
       if (!globals.quiet) {
         process.stderr.write(
-          `enrich: ${s.jobs.pending} job(s) submitted and still running; run the same command again to fetch the results:\n  ${command}\n`,
+          `enrich: ${s.jobs.pending} job(s) submitted and still running; run the same command again${by} to fetch the results:\n  ${command}\n`,
         );
       }
     }
@@ -168,9 +170,11 @@ function report(
   if (globals.json && options.output)
     process.stdout.write(`${JSON.stringify(summaryJson(s, elapsedMs), null, 2)}\n`);
   if (s.exitCode === 3 && !globals.quiet)
-    process.stderr.write(`enrich: some rows are not done; resume with:\n  ${command}\n`);
+    process.stderr.write(`enrich: some rows are not done; resume${by} with:\n  ${command}\n`);
   return s.exitCode;
 }
+
+const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /**
  * A bulk run makes a few KB of short-lived objects per row (parsed results, cells), and

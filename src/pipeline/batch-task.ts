@@ -3,7 +3,7 @@ import { expirationToMs } from '../contract/index.js';
 import { isEnrichError } from '../errors.js';
 import type { Journal } from './journal.js';
 import { isCreditError } from './join.js';
-import { pollJob, type PollEnv, type ResultsAnswer } from './poll.js';
+import { pollJob, resumeBy, type PollEnv, type ResultsAnswer } from './poll.js';
 import { retryCreditFailures } from './credit-retry.js';
 import { writeSpool } from './spool.js';
 import { isBatchTooLarge } from './submit.js';
@@ -200,18 +200,6 @@ function failureOf(err: unknown): { code: string; message: string } {
 
 function expiredMessage(jobId: string | undefined): string {
   return `results of job ${jobId ?? '?'} expired before they were downloaded; re-run with --restart to enrich these rows again (costs credits)`;
-}
-
-/**
- * When a still-pending job must be fetched by, for the messages that say to run again:
- * the results are deleted at the expiry, so a later run would find them gone.
- */
-function resumeBy(expires: number | null | undefined, now: number): string {
-  if (expires === null || expires === undefined) return '';
-  const at = new Date(expires).toISOString().replace(/\.000Z$/, 'Z');
-  return expires > now
-    ? ` before ${at}, when the job's results expire`
-    : ` (the job's results were due to expire at ${at})`;
 }
 
 type PollPart = Omit<LeafResult, 'id' | 'first' | 'last' | 'count' | 'submits'>;

@@ -60,6 +60,22 @@ export function capPollDelayByExpiry(
   return Math.min(delay, Math.max(expires - EXPIRY_MARGIN_MS - now, POLL_MIN_MS));
 }
 
+/**
+ * When a still-pending job must be fetched by, for the messages that say to run again:
+ * the results are deleted at the expiry, so a later run would find them gone.
+ */
+export function resumeBy(
+  expires: number | null | undefined,
+  now: number,
+  whose = "the job's results",
+): string {
+  if (expires === null || expires === undefined) return '';
+  const at = new Date(expires).toISOString().replace(/\.000Z$/, 'Z');
+  return expires > now
+    ? ` before ${at}, when ${whose} expire`
+    : ` (${whose} were due to expire at ${at})`;
+}
+
 /** Environment of a poll loop: injected clock, sleep and randomness. */
 export interface PollEnv {
   now(): number;

@@ -17,6 +17,8 @@ export interface RunSummary extends JoinStats {
     pending: number;
     unsent: number;
     ids: string[];
+    /** When the first still-pending job's results expire (epoch ms), when known: the re-run must come before. */
+    pendingExpire: number | null;
   };
   requests: { submits: number; polls: number };
   creditsCharged: number;
@@ -31,9 +33,16 @@ export interface RunSummary extends JoinStats {
   exitCode: number;
 }
 
-/** Counts the jobs of a run by how they ended. */
-export function countJobs(leaves: LeafResult[]): RunSummary['jobs'] {
+/** Counts the jobs of a run by how they ended; `expiresOf` gives a batch's journaled expiry. */
+export function countJobs(
+  leaves: LeafResult[],
+  expiresOf: (batch: string) => number | null | undefined = () => null,
+): RunSummary['jobs'] {
   const count = (s: LeafResult['state']) => leaves.filter((l) => l.state === s).length;
+  const pendingExpires = leaves
+    .filter((l) => l.state === 'pending')
+    .map((l) => expiresOf(l.id))
+    .filter((e): e is number => typeof e === 'number' && Number.isFinite(e));
   return {
     total: leaves.filter((l) => l.state !== 'unsent').length,
     spooled: count('spooled'),
@@ -42,6 +51,7 @@ export function countJobs(leaves: LeafResult[]): RunSummary['jobs'] {
     pending: count('pending'),
     unsent: count('unsent'),
     ids: leaves.flatMap((l) => (l.jobId ? [l.jobId] : [])),
+    pendingExpire: pendingExpires.length ? Math.min(...pendingExpires) : null,
   };
 }
 

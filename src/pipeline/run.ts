@@ -255,7 +255,7 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
       });
     }
 
-    const jobs = countJobs(leaves);
+    const jobs = countJobs(leaves, (b) => journal.state.batches.get(b)?.expires);
     const base = {
       runKey: key,
       journal: journal.path,

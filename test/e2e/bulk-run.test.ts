@@ -252,10 +252,20 @@ describe('enrich contacts / companies (e2e)', () => {
       jobs: string[];
       pending: number;
       resume: string;
+      resume_before: string;
     };
     expect(submitted.jobs).toHaveLength(1);
     expect(submitted.pending).toBe(1);
     expect(submitted.resume).toContain('--no-wait');
+    // The job's expiry, as the service gave it: the re-run must come before it.
+    const expiry = Date.parse(submitted.resume_before);
+    expect(expiry).toBeGreaterThan(Date.now());
+    const again = await runCli(args, { env });
+    expect(again.code).toBe(0);
+    expect(again.stdout.trim()).toBe(submitted.jobs[0]);
+    expect(again.stderr).toContain(
+      `run the same command again before ${new Date(expiry).toISOString().replace(/\.000Z$/, 'Z')}, when the first job's results expire`,
+    );
     expect(existsSync(out)).toBe(false);
     s.admin.advanceClock(60_000);
     const second = await runCli(args, { env });

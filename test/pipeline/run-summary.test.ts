@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { exitCodeFor } from '../../src/pipeline/run-summary.js';
+import type { LeafResult } from '../../src/pipeline/batch-task.js';
+import { countJobs, exitCodeFor } from '../../src/pipeline/run-summary.js';
 
 const stats = {
   statuses: { enriched: 5, failed: 0, invalid: 1, missing: 0, expired: 0 },
@@ -14,6 +15,7 @@ const jobs = {
   pending: 0,
   unsent: 0,
   ids: ['a', 'b'],
+  pendingExpire: null,
 };
 
 describe('exitCodeFor', () => {
@@ -34,5 +36,34 @@ describe('exitCodeFor', () => {
   });
   it('calls a network stop partial (3) once some jobs were downloaded', () => {
     expect(exitCodeFor(stats, { ...jobs, failed: 1 }, { code: 'NETWORK' })).toBe(3);
+  });
+});
+
+describe('countJobs', () => {
+  const leaf = (id: string, state: LeafResult['state']): LeafResult => ({
+    id,
+    first: 0,
+    last: 0,
+    count: 1,
+    state,
+    jobId: `job-${id}`,
+    credits: 0,
+    remaining: null,
+    creditError: false,
+    polls: 0,
+    submits: 0,
+  });
+  it('gives the earliest expiry of the jobs still pending, the deadline of a re-run', () => {
+    const expires: Record<string, number | null> = { a: 5000, b: 9000, c: 7000, d: null };
+    const leaves = [
+      leaf('a', 'spooled'),
+      leaf('b', 'pending'),
+      leaf('c', 'pending'),
+      leaf('d', 'pending'),
+    ];
+    const jobs = countJobs(leaves, (id) => expires[id]);
+    expect(jobs).toMatchObject({ total: 4, spooled: 1, pending: 3, pendingExpire: 7000 });
+    expect(countJobs(leaves).pendingExpire).toBeNull();
+    expect(countJobs([leaf('a', 'spooled')], (id) => expires[id]).pendingExpire).toBeNull();
   });
 });
