@@ -56,7 +56,7 @@ export interface ClientOptions {
 /** Bulk results: still processing, or done with the records (and the body they were parsed from). */
 export type ResultsState<R> =
   | { state: 'pending'; retryAfterMs?: number; processed?: number; total?: number }
-  | { state: 'done'; records: R[]; remainingCredits: number; text?: string };
+  | { state: 'done'; records: R[]; remainingCredits: number; body?: Uint8Array };
 
 /** The typed client: one method per endpoint of api-spec.md section 4. */
 export interface EnrichClient {
@@ -171,10 +171,10 @@ export function createClient(options: ClientOptions): EnrichClient {
       records: pick(data),
       remainingCredits: (data as { remaining_credits: number }).remaining_credits,
     };
-    // The body the records came from, so the bulk run can spool it without stringifying
-    // again. Not enumerable: a wrapper that rebuilds the answer ({...answer, records})
-    // drops it, and the run then spools the records it was given.
-    Object.defineProperty(done, 'text', { value: raw.text, enumerable: false });
+    // The body the records came from, as it came, so the bulk run can spool it without
+    // stringifying and encoding again. Not enumerable: a wrapper that rebuilds the answer
+    // ({...answer, records}) drops it, and the run then spools the records it was given.
+    Object.defineProperty(done, 'body', { value: raw.bytes, enumerable: false });
     return done;
   };
 

@@ -29,6 +29,8 @@ export interface RawResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  /** The body as it came (UTF-8), `text` decoded: what the bulk run spools, with no re-encoding. */
+  bytes: Buffer;
 }
 
 /** An attempt that failed: the error to report, and what the retry rules need. */
@@ -183,11 +185,8 @@ export async function performExchange(init: {
       }
       chunks.push(chunk);
     }
-    return {
-      status: res.statusCode,
-      headers: res.headers,
-      text: Buffer.concat(chunks).toString('utf8'),
-    };
+    const bytes = Buffer.concat(chunks);
+    return { status: res.statusCode, headers: res.headers, text: bytes.toString('utf8'), bytes };
   } catch (err) {
     if (err instanceof AttemptFailure) throw err;
     if (init.signal?.aborted) {

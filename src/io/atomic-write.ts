@@ -10,7 +10,7 @@ import { removeStaleTemps, tempNameFor } from './stale-temps.js';
  */
 export async function writeFileAtomic(
   target: string,
-  data: string,
+  data: string | Uint8Array,
   options: { mode?: number; sweep?: boolean } = {},
 ): Promise<void> {
   const path = resolve(target);

@@ -250,7 +250,7 @@ async function pollAndSpool(
   }
   // The response text re-parses to exactly these records (the schemas only check, never
   // transform), so it is spooled as is rather than stringified again.
-  await writeSpool(ctx.journal.dir, id, outcome.text ?? records);
+  await writeSpool(ctx.journal.dir, id, outcome.body ?? records);
   await ctx.journal.append(
     {
       t: 'spooled',

@@ -3,11 +3,11 @@ import { EnrichError, isEnrichError } from '../errors.js';
 /** What a results request answered, as the pipeline needs it. */
 export type ResultsAnswer<R> =
   | { state: 'pending'; retryAfterMs?: number; processed?: number; total?: number }
-  | { state: 'done'; records: R[]; remainingCredits: number; text?: string };
+  | { state: 'done'; records: R[]; remainingCredits: number; body?: Uint8Array };
 
 /** How a job's polling ended (`text`: the validated response body, to spool as is). */
 export type PollOutcome<R> =
-  | { state: 'done'; records: R[]; remainingCredits: number; polls: number; text?: string }
+  | { state: 'done'; records: R[]; remainingCredits: number; polls: number; body?: Uint8Array }
   | { state: 'expired'; polls: number }
   | { state: 'timeout'; polls: number };
 
@@ -111,7 +111,7 @@ export async function pollJob<R>(
         records: answer.records,
         remainingCredits: answer.remainingCredits,
         polls: attempt + 1,
-        ...(answer.text !== undefined ? { text: answer.text } : {}),
+        ...(answer.body !== undefined ? { body: answer.body } : {}),
       };
     }
     const now = env.now();

@@ -17,19 +17,19 @@ export function spoolPath(runDir: string, batchId: string): string {
 
 /**
  * Writes the results of a batch to its spool file: the records, or (cheaper: no
- * JSON.stringify of what was just parsed) the validated response text as it came.
+ * JSON.stringify of what was just parsed, no encoding) the validated response body as it came.
  */
 export async function writeSpool(
   runDir: string,
   batchId: string,
-  records: readonly unknown[] | string,
+  records: readonly unknown[] | Uint8Array,
 ): Promise<void> {
   if (!swept.has(runDir)) {
     // Once per run directory and process: temps of writers killed before their rename.
     swept.add(runDir);
     await removeStaleTemps(runDir);
   }
-  const data = typeof records === 'string' ? records : JSON.stringify(records);
+  const data = records instanceof Uint8Array ? records : JSON.stringify(records);
   await writeFileAtomic(spoolPath(runDir, batchId), data, { mode: 0o600, sweep: false });
 }
 

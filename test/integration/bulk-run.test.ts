@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BulkApi } from '../../src/pipeline/batch-task.js';
 import { toBulkApi } from '../../src/api/bulk-api.js';
@@ -69,6 +70,25 @@ describe('bulk run against the sandbox', () => {
     expect(email[9]).toBe(email[8]);
     expect([charged[8], charged[9]]).toEqual(['true', 'false']);
     expect(col(out, 'enrich_error')[49]).toMatch(/needs at least one of/);
+  });
+
+  it("spools each job's results byte for byte as the service sent them", async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(250));
+    const { summary } = await runFile(s, file, { runsDir: dir });
+    expect(summary.jobs.ids).toHaveLength(3);
+    const runDir = dirname(summary.journal);
+    const spools = (await readdir(runDir)).filter((f) => /^results-.*\.json$/.test(f)).sort();
+    expect(spools).toEqual(['results-0.json', 'results-1.json', 'results-2.json']);
+    for (const [i, jobId] of summary.jobs.ids.entries()) {
+      const res = await fetch(`${s.url}/contacts/results/${jobId}.json`, {
+        headers: { authorization: `Bearer ${s.apiKey}` },
+      });
+      expect(res.status).toBe(200);
+      const sent = Buffer.from(await res.arrayBuffer());
+      expect((await readFile(join(runDir, `results-${i}.json`))).equals(sent)).toBe(true);
+    }
   });
 
   it('produces failed, invalid, enriched and expired rows, each with its reason', async () => {

@@ -23,13 +23,13 @@ describe('spool', () => {
 
   it('stores a response body as it came and reads its records under the kind', async () => {
     const body = JSON.stringify({ contacts: records, remaining_credits: 7 });
-    await writeSpool(dir, '4.1', body);
+    await writeSpool(dir, '4.1', Buffer.from(body));
     expect(await readFile(spoolPath(dir, '4.1'), 'utf8')).toBe(body);
     expect(await readSpool(dir, '4.1', 'contacts')).toEqual(records);
   });
 
   it('refuses a spool without the records it should hold', async () => {
-    await writeSpool(dir, '5', JSON.stringify({ companies: records }));
+    await writeSpool(dir, '5', Buffer.from(JSON.stringify({ companies: records })));
     await expect(readSpool(dir, '5', 'contacts')).rejects.toMatchObject({ code: 'INTERNAL' });
     await expect(readSpool(dir, '5')).rejects.toThrow(/not an array/);
   });
