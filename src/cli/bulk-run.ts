@@ -7,8 +7,7 @@ import { toBulkApi } from '../api/bulk-api.js';
 import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
 import { openInput } from '../io/read.js';
-import { resolveColumn } from '../pipeline/map-columns.js';
-import { resolveMapping } from '../pipeline/plan.js';
+import { resolveIdColumn, resolveMapping } from '../pipeline/plan.js';
 import { runBulk, runsDirOf, type RunSummary } from '../pipeline/run.js';
 import { resumeBy } from '../pipeline/poll.js';
 import {
@@ -74,10 +73,7 @@ export async function runBulkCommand(
   const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
   try {
     const resolved = await resolveMapping(source, mappingOptionsOf(kind, options));
-    const idColumn =
-      options.idColumn === undefined
-        ? undefined
-        : resolveColumn(source.header, options.idColumn, '--id-column');
+    const idColumn = resolveIdColumn(source, options.idColumn);
     service = await openService(globals, { flags: settingFlags(options) });
     const s = service.settings;
     const command = resumeCommand(process.argv.slice(2));

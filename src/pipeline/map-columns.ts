@@ -40,7 +40,9 @@ export function resolveColumn(header: readonly string[], name: string, field: st
     `${field} is mapped to column "${name}", which the input does not have; its columns are: ${header.map((h) => `"${h}"`).join(', ')}`,
     {
       location: { column: name },
-      hint: 'Fix the name with --map field=Column, or re-create the mapping file with --save-mapping.',
+      hint: field.startsWith('--')
+        ? `Give ${field} one of the columns above.`
+        : 'Fix the name with --map field=Column, or re-create the mapping file with --save-mapping.',
     },
   );
 }

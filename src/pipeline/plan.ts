@@ -1,3 +1,4 @@
+import { EnrichError } from '../errors.js';
 import type { InputRow, InputSource } from '../io/read.js';
 import { createDeduper } from './dedupe.js';
 import {
@@ -71,12 +72,16 @@ export async function resolveMapping(
   }
   const fromFile = options.mappingFile ? await loadMapping(options.mappingFile) : {};
   const overrides = { ...fromFile, ...(options.map ?? {}) };
-  const mapping = detectMapping(
-    options.kind,
-    source.header,
-    head.map((r) => r.cells),
-    overrides,
-    { auto: !options.mappingFile },
+  const mapping = inFile(source, () =>
+    detectMapping(
+      options.kind,
+      source.header,
+      head.map((r) => r.cells),
+      overrides,
+      {
+        auto: !options.mappingFile,
+      },
+    ),
   );
   if (options.saveMapping)
     await saveMapping(options.saveMapping, options.kind, mapping, source.header);
@@ -85,6 +90,29 @@ export async function resolveMapping(
     names: mappingToJson(mapping, source.header),
     samples: sampleValues(mapping, head),
   };
+}
+
+/** The column of `--id-column name`; MAPPING_INVALID naming the file and its columns when absent. */
+export function resolveIdColumn(source: InputSource, name: string | undefined): number | undefined {
+  return name === undefined
+    ? undefined
+    : inFile(source, () => resolveColumn(source.header, name, '--id-column'));
+}
+
+/** Runs a step of mapping `source`, naming the file in the error of a column it lacks or cannot tell apart. */
+function inFile<T>(source: InputSource, step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    if (!(err instanceof EnrichError) || !err.code.startsWith('MAPPING_') || err.location?.file)
+      throw err;
+    throw new EnrichError(err.code, err.message, {
+      cause: err.cause,
+      hint: err.hint,
+      details: err.details,
+      location: { ...err.location, file: source.name },
+    });
+  }
 }
 
 function sampleValues(
@@ -124,10 +152,7 @@ export async function planBulk(source: InputSource, options: PlanOptions): Promi
         samples: {},
       }
     : await resolveMapping(source, options);
-  const idColumn =
-    options.idColumn === undefined
-      ? undefined
-      : resolveColumn(source.header, options.idColumn, '--id-column');
+  const idColumn = resolveIdColumn(source, options.idColumn);
   const validateOptions = { idColumn, header: source.header };
   const rejects = options.rejects ? await openRejects(source, options.rejects) : undefined;
   const deduper = options.dedupe === false ? undefined : createDeduper();

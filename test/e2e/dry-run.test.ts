@@ -140,7 +140,7 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('"Email", "Email (2)"');
     expect(r.stderr).toContain('--map business_email="Email"');
-    expect(r.stderr).toContain('[MAPPING_AMBIGUOUS]');
+    expect(r.stderr).toContain(`(${file}) [MAPPING_AMBIGUOUS]`);
   });
 
   it.each([
@@ -170,7 +170,11 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
     ],
     [
       ['contacts', 'fixtures/contacts.csv', '--dry-run', '--map', 'business_email=Nope'],
-      /column "Nope".*\[MAPPING_INVALID\]/,
+      /column "Nope".*\(fixtures\/contacts\.csv, column "Nope"\) \[MAPPING_INVALID\]/,
+    ],
+    [
+      ['contacts', 'fixtures/contacts.csv', '--dry-run', '--id-column', 'Nope'],
+      /\(fixtures\/contacts\.csv, column "Nope"\) \[MAPPING_INVALID\]\nhint: Give --id-column one of the columns above\./,
     ],
   ])('%j exits 2 with a clear message', async (args, message) => {
     const r = await runCli(args, { env: await tempEnv() });
