@@ -1,33 +1,32 @@
-// `npm run bench [-- --quick] [-- --runs N] [-- --sizes 100000,1000000]`: the benchmarks of
-// issue 6, against the BUILT code (dist/ is rebuilt first when a source file is newer).
-// Prints a human summary on stderr and one JSON object on stdout; never fails on timing.
+// `npm run bench [-- --quick] [-- --runs N] [-- --sizes 100000,1000000] [-- --no-build]`: the
+// benchmarks of issue 6, against the BUILT code (dist/ is rebuilt first when a source file is
+// newer, unless --no-build). Prints a human summary on stderr and one JSON object on stdout;
+// never fails on timing, but fails when a client run does not write every row.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, URL } from 'node:url';
-import { benchSandbox } from './sandbox.js';
+import { countCsvRecords } from './lib/count-rows.js';
+import { parseBenchFlags } from './lib/flags.js';
 import { writeContacts } from './lib/gen-contacts.js';
 import { measureNode, median } from './lib/measure.js';
 import { startSandboxProcess } from './lib/sandbox-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/enrich.js');
-const argv = process.argv.slice(2);
-const quick = argv.includes('--quick');
-const opt = (name, dflt) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : dflt;
-};
-const runs = Number(opt('--runs', quick ? 1 : 3));
-const sizes = opt('--sizes', quick ? '10000,50000' : '100000,1000000')
-  .split(',')
-  .map(Number);
-const singleRows = Number(opt('--single-rows', quick ? 1000 : 10000));
-// `--before <dir>`: a built checkout of an older version, run on the smallest size too,
-// interleaved with the current one, for before/after numbers under the same load.
-const beforeDir = opt('--before', undefined);
 const log = (s) => process.stderr.write(`${s}\n`);
+let flags;
+try {
+  flags = parseBenchFlags(process.argv.slice(2));
+} catch (err) {
+  log(`bench: ${err.message}`);
+  process.exit(2);
+}
+const { quick, runs, sizes, singleRows, beforeDir } = flags;
+// A signal becomes an exit, so the exit hook of lib/sandbox-process.js stops the sandboxes.
+process.once('SIGINT', () => process.exit(130));
+process.once('SIGTERM', () => process.exit(143));
 
 function newestMtime(dir) {
   let newest = 0;
@@ -38,9 +37,13 @@ function newestMtime(dir) {
   return newest;
 }
 
-/** Rebuilds dist/ when any file of src/ is newer than the built CLI. */
-function ensureBuilt() {
+/** Rebuilds dist/ when any file of src/ is newer than the built CLI (with `build` false, only checks there is one). */
+function ensureBuilt(build) {
   const built = join(ROOT, 'dist/cli/main.js');
+  if (!build) {
+    if (!existsSync(built)) throw new Error('dist/ is not built: run `npm run build` first');
+    return;
+  }
   if (existsSync(built) && statSync(built).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
   log('dist/ is stale: building (tsc -p tsconfig.build.json)...');
   execFileSync(
@@ -55,8 +58,8 @@ function ensureBuilt() {
 
 const ratio = (a, b) => Math.round((a / b) * 100) / 100;
 
-/** One client run of `enrich contacts` against a fresh sandbox process; returns numbers and request counts. */
-async function clientRun(work, input, label, bin = BIN) {
+/** One client run of `enrich contacts` against a fresh sandbox process; returns numbers, rows written and request counts. */
+async function clientRun(work, input, rows, label, bin = BIN) {
   const sb = await startSandboxProcess();
   const state = mkdtempSync(join(work, `state-${label}-`));
   try {
@@ -66,10 +69,14 @@ async function clientRun(work, input, label, bin = BIN) {
       ENRICH_STATE_DIR: join(state, 'state'),
       ENRICH_CONFIG_DIR: join(state, 'config'),
     };
-    const r = await measureNode(bin, ['contacts', input, '-o', join(state, 'out.csv'), '--quiet'], {
-      env,
-    });
+    const out = join(state, 'out.csv');
+    const r = await measureNode(bin, ['contacts', input, '-o', out, '--quiet'], { env });
     if (r.code !== 0) throw new Error(`enrich contacts exited ${r.code}: ${r.stderr.slice(-2000)}`);
+    // A run that drops rows is no benchmark: its numbers would flatter it.
+    const outputRows = await countCsvRecords(out);
+    if (outputRows !== rows) {
+      throw new Error(`enrich contacts (${label}) wrote ${outputRows} rows of ${rows}`);
+    }
     const stats = await sb.stats();
     const byPath = stats.requests_by_path ?? {};
     const sum = (pred) =>
@@ -79,6 +86,7 @@ async function clientRun(work, input, label, bin = BIN) {
     return {
       ...r,
       stderr: undefined,
+      output_rows: outputRows,
       sandbox_cpu_ms: sb.cpuMs(),
       requests: {
         submits: sum((p) => p === '/contacts'),
@@ -105,7 +113,7 @@ async function throughput(work) {
     for (let k = 0; k < runs; k++) {
       if (withBefore) {
         const bin = join(beforeDir, 'bin/enrich.js');
-        before.push(await clientRun(work, input, `before-${rows}`, bin));
+        before.push(await clientRun(work, input, rows, `before-${rows}`, bin));
       }
       // Interleaved, so drifting machine load hits both alike.
       const b = await measureNode(join(ROOT, 'bench/baseline-copy.js'), [
@@ -114,7 +122,7 @@ async function throughput(work) {
       ]);
       if (b.code !== 0) throw new Error(`baseline copy failed: ${b.stderr}`);
       base.push(b);
-      client.push(await clientRun(work, input, String(rows)));
+      client.push(await clientRun(work, input, rows, String(rows)));
       log(
         `  ${rows} rows, run ${k + 1}/${runs}: baseline ${b.wall_ms} ms, client ${client[k].wall_ms} ms wall / ${client[k].cpu_ms} ms CPU / ${client[k].rss_mb} MB`,
       );
@@ -122,7 +130,8 @@ async function throughput(work) {
     const med = (xs, f) => median(xs.map(f));
     const row = {
       rows,
-      file_mb: Math.round(statSync(input).size / 1e5) / 10,
+      // Three decimals: a smoke run's file of a few thousand rows is well under 0.1 MB.
+      file_mb: Math.round(statSync(input).size / 1e3) / 1e3,
       baseline: {
         wall_ms: med(base, (x) => x.wall_ms),
         cpu_ms: med(base, (x) => x.cpu_ms),
@@ -134,6 +143,7 @@ async function throughput(work) {
         rss_mb: med(client, (x) => x.rss_mb),
         rss_mb_max: Math.max(...client.map((x) => x.rss_mb)),
         sandbox_cpu_ms: med(client, (x) => x.sandbox_cpu_ms ?? NaN),
+        output_rows: Math.min(...client.map((x) => x.output_rows)),
       },
       requests: client[0].requests,
     };
@@ -182,30 +192,45 @@ async function singleVsBulk(work) {
   const input = join(work, `contacts-single-${singleRows}.csv`);
   await writeContacts(input, singleRows);
   const sb = await startSandboxProcess();
+  const output = join(work, 'single.csv');
   let single;
+  let requests;
   try {
-    single = await measureNode(
-      join(ROOT, 'bench/single-loop.js'),
-      [input, join(work, 'single.csv')],
-      {
-        env: { ENRICH_BASE_URL: sb.baseUrl, ENRICH_API_KEY: sb.apiKey },
-      },
-    );
+    single = await measureNode(join(ROOT, 'bench/single-loop.js'), [input, output], {
+      env: { ENRICH_BASE_URL: sb.baseUrl, ENRICH_API_KEY: sb.apiKey },
+    });
     if (single.code !== 0) throw new Error(`single loop failed: ${single.stderr}`);
+    // Counted by the sandbox, not assumed: one POST /contact per row.
+    requests = (await sb.stats()).requests_by_path?.['/contact'] ?? 0;
   } finally {
     await sb.close();
   }
-  const bulk = await clientRun(work, input, 'single');
+  const loopRows = await countCsvRecords(output);
+  if (loopRows !== singleRows)
+    throw new Error(`single loop wrote ${loopRows} rows of ${singleRows}`);
+  const bulk = await clientRun(work, input, singleRows, 'single');
   rmSync(input, { force: true });
   return {
     rows: singleRows,
-    single_loop: { wall_ms: single.wall_ms, cpu_ms: single.cpu_ms, requests: singleRows },
-    bulk: { wall_ms: bulk.wall_ms, cpu_ms: bulk.cpu_ms, requests: bulk.requests.total },
+    single_loop: {
+      wall_ms: single.wall_ms,
+      cpu_ms: single.cpu_ms,
+      requests,
+      output_rows: loopRows,
+    },
+    bulk: {
+      wall_ms: bulk.wall_ms,
+      cpu_ms: bulk.cpu_ms,
+      requests: bulk.requests.total,
+      output_rows: bulk.output_rows,
+    },
     ratio_wall: ratio(single.wall_ms, bulk.wall_ms),
   };
 }
 
-ensureBuilt();
+ensureBuilt(flags.build);
+// Loaded only now: it imports dist/, which ensureBuilt may just have rebuilt.
+const { benchSandbox } = await import('./sandbox.js');
 const work = mkdtempSync(join(tmpdir(), 'enrich-bench-'));
 const machine = {
   cpus: cpus().length,

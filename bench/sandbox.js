@@ -37,7 +37,7 @@ function perSecond(count, fn) {
 }
 
 async function singleContactRps(seconds) {
-  const sb = await startSandbox({ port: 0 });
+  const sb = await startSandbox({ port: 0, host: '127.0.0.1' });
   const pool = new Pool(sb.url, { connections: 4, pipelining: 1 });
   const headers = { authorization: `Bearer ${sb.apiKey}`, 'content-type': 'application/json' };
   const deadline = performance.now() + seconds * 1000;

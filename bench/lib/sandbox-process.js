@@ -8,6 +8,13 @@ import { fetch } from 'undici';
 
 const BIN = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
 
+// Sandboxes still running: killed when this process exits, however it exits (an uncaught
+// error, or a signal that bench/run.js turns into an exit), so no server outlives the bench.
+const live = new Set();
+process.on('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 /** Starts a zero-latency, unlimited sandbox; resolves {baseUrl, apiKey, stats(), close()}. */
 export async function startSandboxProcess(extraArgs = []) {
   const child = spawn(
@@ -17,6 +24,8 @@ export async function startSandboxProcess(extraArgs = []) {
       'sandbox',
       '--port',
       '0',
+      '--host',
+      '127.0.0.1',
       '--json',
       '--job-ms',
       '0',
@@ -28,13 +37,21 @@ export async function startSandboxProcess(extraArgs = []) {
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
+  live.add(child);
+  child.once('exit', () => live.delete(child));
   const lines = createInterface({ input: child.stdout });
+  let early;
   const first = await new Promise((res, rej) => {
+    early = (c) => rej(new Error(`sandbox exited with ${c}`));
     child.on('error', rej);
-    child.on('exit', (c) => rej(new Error(`sandbox exited with ${c}`)));
+    child.on('exit', early);
     lines.once('line', res);
   });
   const info = JSON.parse(first);
+  if (new URL(info.base_url).hostname !== '127.0.0.1') {
+    child.kill('SIGKILL');
+    throw new Error(`the bench sandbox must listen on 127.0.0.1 only, got ${info.base_url}`);
+  }
   const stats = async () => {
     const r = await fetch(`${info.base_url}/_sandbox/stats`, {
       headers: { authorization: `Bearer ${info.admin_token}` },
@@ -51,7 +68,8 @@ export async function startSandboxProcess(extraArgs = []) {
     }
   };
   const close = async () => {
-    child.removeAllListeners('exit');
+    child.off('exit', early);
+    if (child.exitCode !== null || child.signalCode !== null) return;
     const gone = new Promise((res) => child.once('exit', res));
     child.kill('SIGTERM');
     await gone;
