@@ -2,6 +2,9 @@
 // unnoticed: every section of its JSON is there, every number finite and positive, every
 // client run wrote every row. Timings are never compared with anything.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -9,6 +12,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RUN = fileURLToPath(new URL('../../bench/run.js', import.meta.url));
 
 let child: ChildProcess | undefined;
+let scratch: string | undefined;
 
 /** True while any process of the group (the harness and whatever it started) is alive. */
 function groupAlive(pgid: number): boolean {
@@ -25,6 +29,9 @@ afterEach(() => {
   // The harness runs in a process group of its own: pass or fail, nothing it started survives.
   if (child?.pid !== undefined && groupAlive(child.pid)) process.kill(-child.pid, 'SIGKILL');
   child = undefined;
+  // The harness's temporary files: left behind when it was killed before its own cleanup.
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  scratch = undefined;
 });
 
 /** Runs bench/run.js in its own process group; resolves its exit and output. */
@@ -33,7 +40,8 @@ function runBench(args: string[]) {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
   };
-  if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;
+  scratch = mkdtempSync(join(tmpdir(), 'enrich-bench-smoke-'));
+  env.TMPDIR = scratch;
   const c = spawn(process.execPath, [RUN, ...args], {
     cwd: ROOT,
     env,
