@@ -1,9 +1,9 @@
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stripVTControlCharacters } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProgress } from '../../src/cli/progress.js';
+import { FakeTerminal } from '../helpers/fake-terminal.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 
 const p = {
@@ -53,75 +53,6 @@ describe('progress when stderr is not a terminal', () => {
     expect(write).not.toHaveBeenCalled();
   });
 });
-
-/**
- * A stand-in for a terminal on stderr: keeps the screen that ora's writes and cursor moves
- * would leave on a real one, so a test reads what a person would see.
- */
-class FakeTerminal {
-  readonly isTTY = true;
-  readonly writes: string[] = [];
-  cursorMoves = 0;
-  cursorHidden = false;
-  private screen: string[] = [''];
-  private row = 0;
-  private col = 0;
-
-  constructor(readonly columns: number | undefined) {}
-
-  write(chunk: string | Uint8Array, ...rest: unknown[]): boolean {
-    const raw = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
-    this.writes.push(raw);
-    if (raw.includes('\u001B[?25l')) this.cursorHidden = true;
-    if (raw.includes('\u001B[?25h')) this.cursorHidden = false;
-    for (const [i, part] of stripVTControlCharacters(raw).split('\n').entries()) {
-      if (i > 0) {
-        this.row++;
-        this.col = 0;
-      }
-      const line = (this.screen[this.row] ?? '').padEnd(this.col);
-      this.screen[this.row] = line.slice(0, this.col) + part + line.slice(this.col + part.length);
-      this.col += part.length;
-    }
-    const done = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
-    done?.();
-    return true;
-  }
-
-  cursorTo(x: number): boolean {
-    this.cursorMoves++;
-    this.col = x;
-    return true;
-  }
-
-  moveCursor(dx: number, dy: number): boolean {
-    this.cursorMoves++;
-    this.col = Math.max(0, this.col + dx);
-    this.row = Math.max(0, this.row + dy);
-    return true;
-  }
-
-  clearLine(dir: -1 | 0 | 1): boolean {
-    this.cursorMoves++;
-    const line = this.screen[this.row] ?? '';
-    this.screen[this.row] =
-      dir === 1
-        ? line.slice(0, this.col)
-        : dir === -1
-          ? ' '.repeat(this.col) + line.slice(this.col)
-          : '';
-    return true;
-  }
-
-  /** The non-empty lines on the screen now, as a person would read them. */
-  visible(): string[] {
-    return this.screen.map((l) => l.trimEnd()).filter((l) => l !== '');
-  }
-
-  asStream(): NodeJS.WriteStream {
-    return this as unknown as NodeJS.WriteStream;
-  }
-}
 
 /** A terminal session: not CI, a terminal that can move its cursor. */
 function onTerminal(): void {
