@@ -48,6 +48,8 @@ export interface LeafResult {
   submits: number;
   /** Spools of this batch's credit retries, read by the join after its own. */
   extra?: string[];
+  /** How the job of this batch's latest credit retry ended when it did not finish. */
+  retryState?: 'failed' | 'expired' | 'pending' | 'unsent';
 }
 
 /** Shared, read-mostly context of every batch task of a run. */

@@ -69,7 +69,14 @@ export async function retryCreditFailures(
       if (retry.length === 0) return { ...leaf, credits, remaining, creditError: false, extra };
       if (!known && ctx.stopped()) break;
       const parts = await runBatch(ctx, child, retry, () => {});
-      if (parts.some((p) => p.state !== 'spooled')) break;
+      const unfinished = parts.find((p) => p.state !== 'spooled');
+      // Still running at --timeout, failed or expired: the run is partial (the same command
+      // picks it up again), not out of credits, unless the rows ran dry again (stopped).
+      if (unfinished && !ctx.stopped()) {
+        const retryState = unfinished.state as NonNullable<LeafResult['retryState']>;
+        return { ...leaf, credits, remaining, creditError: true, extra, retryState };
+      }
+      if (unfinished) break;
     }
     // Read back from the journal and spool, whichever run downloaded them.
     for (const part of childLeaves(ctx, child)) {

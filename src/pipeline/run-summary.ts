@@ -38,13 +38,17 @@ export function countJobs(
   leaves: LeafResult[],
   expiresOf: (batch: string) => number | null | undefined = () => null,
 ): RunSummary['jobs'] {
-  const count = (s: LeafResult['state']) => leaves.filter((l) => l.state === s).length;
+  // A spooled batch whose credit retry did not finish counts as that retry's job.
+  const count = (s: LeafResult['state']) =>
+    leaves.filter((l) => l.state === s || l.retryState === s).length;
   const pendingExpires = leaves
     .filter((l) => l.state === 'pending')
     .map((l) => expiresOf(l.id))
     .filter((e): e is number => typeof e === 'number' && Number.isFinite(e));
   return {
-    total: leaves.filter((l) => l.state !== 'unsent').length,
+    total:
+      leaves.filter((l) => l.state !== 'unsent').length +
+      leaves.filter((l) => l.retryState !== undefined && l.retryState !== 'unsent').length,
     spooled: count('spooled'),
     failed: count('failed'),
     expired: count('expired'),

@@ -155,6 +155,31 @@ describe('bulk run against the sandbox', () => {
     expect([...errors].every((e) => /credits/i.test(e))).toBe(true);
   });
 
+  it('a credit retry still running at --timeout ends the run resumable (exit 3), not out of credits (5)', async () => {
+    let t = Date.now();
+    const s = await sandbox({ credits: 150, jobMs: 3_600_000, now: () => t });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(200));
+    const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
+    const o = { runsDir: dir, batchSize: 100, concurrency: 1, env, timeoutMs: 7_200_000 };
+    const first = await runFile(s, file, o);
+    expect(first.summary.exitCode).toBe(5);
+    expect(first.summary.statuses).toMatchObject({ enriched: 150, failed: 50 });
+    // Topped up: the 50 rows that ran out are sent again, and that job outlives --timeout.
+    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    const second = await runFile(s, file, { ...o, timeoutMs: 600_000 });
+    expect(second.summary.stopReason).toBeUndefined();
+    expect(second.summary.jobs).toMatchObject({ total: 3, spooled: 2, pending: 1 });
+    expect(second.summary.exitCode).toBe(3);
+    expect(s.admin.stats().jobs_submitted).toBe(3);
+    t += 3_600_000;
+    const third = await runFile(s, file, o);
+    expect(third.summary.exitCode).toBe(0);
+    expect(third.summary.statuses.enriched).toBe(200);
+    expect(s.admin.stats().jobs_submitted).toBe(3);
+    expect(s.admin.stats().credits_charged).toBe(200);
+  });
+
   it('never spends more than --max-credits and resumes with a larger budget without paying twice', async () => {
     const s = await sandbox();
     const dir = await tempDir();

@@ -66,4 +66,14 @@ describe('countJobs', () => {
     expect(countJobs(leaves).pendingExpire).toBeNull();
     expect(countJobs([leaf('a', 'spooled')], (id) => expires[id]).pendingExpire).toBeNull();
   });
+  it("counts a spooled batch's unfinished credit retry as a job of its own", () => {
+    const retried = { ...leaf('a', 'spooled'), retryState: 'pending' as const };
+    const dry = { ...leaf('b', 'spooled'), retryState: 'unsent' as const };
+    expect(countJobs([retried, dry])).toMatchObject({
+      total: 3,
+      spooled: 2,
+      pending: 1,
+      unsent: 1,
+    });
+  });
 });
