@@ -100,55 +100,28 @@ describe('progress on a terminal', () => {
     expect(term.writes.length).toBe(written);
   });
 
-  it('prints plain lines instead of a spinner when CI is set, or the terminal is dumb', async () => {
-    for (const [name, value] of [
-      ['CI', 'true'],
-      ['TERM', 'dumb'],
-    ] as const) {
-      onTerminal();
-      vi.stubEnv(name, value);
-      const term = new FakeTerminal(120);
-      let t = 1_000_000;
-      const view = await createProgress({
-        quiet: false,
-        enabled: true,
-        now: () => t,
-        stream: term.asStream(),
-      });
-      t += 5_000;
-      view.update(p);
-      await vi.advanceTimersByTimeAsync(1_000);
-      view.stop();
-      expect(term.writes, `${name}=${value}`).toEqual([
-        'enrich: reading: 12,000 rows, jobs 1/3, credits 900, 5.0s\n',
-      ]);
-      expect(term.cursorMoves).toBe(0);
-      vi.unstubAllEnvs();
-      vi.useRealTimers();
-    }
-  });
-
-  it('prints plain lines on a terminal that reports no width', async () => {
-    for (const columns of [undefined, 0]) {
-      onTerminal();
-      const term = new FakeTerminal(columns);
-      let t = 1_000_000;
-      const view = await createProgress({
-        quiet: false,
-        enabled: true,
-        now: () => t,
-        stream: term.asStream(),
-      });
-      t += 5_000;
-      view.update(p);
-      await vi.advanceTimersByTimeAsync(1_000);
-      view.stop();
-      expect(term.writes, `columns ${columns}`).toEqual([
-        'enrich: reading: 12,000 rows, jobs 1/3, credits 900, 5.0s\n',
-      ]);
-      expect(term.cursorMoves).toBe(0);
-      vi.useRealTimers();
-    }
+  it.each([
+    { why: 'CI is set', env: { CI: 'true' }, columns: 120 },
+    { why: 'the terminal is dumb', env: { TERM: 'dumb' }, columns: 120 },
+    { why: 'the terminal reports no width', env: {}, columns: undefined },
+    { why: 'the terminal reports a width of 0', env: {}, columns: 0 },
+  ])('prints plain lines instead of a spinner when $why', async ({ env, columns }) => {
+    onTerminal();
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+    const term = new FakeTerminal(columns);
+    let t = 1_000_000;
+    const view = await createProgress({
+      quiet: false,
+      enabled: true,
+      now: () => t,
+      stream: term.asStream(),
+    });
+    t += 5_000;
+    view.update(p);
+    await vi.advanceTimersByTimeAsync(1_000);
+    view.stop();
+    expect(term.writes).toEqual(['enrich: reading: 12,000 rows, jobs 1/3, credits 900, 5.0s\n']);
+    expect(term.cursorMoves).toBe(0);
   });
 
   it('stays silent on a terminal with --quiet', async () => {
