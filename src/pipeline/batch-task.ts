@@ -250,8 +250,8 @@ async function pollAndSpool(
     if (r.credit_charged === true) credits++;
     if (!creditError && isCreditError(r)) creditError = true;
   }
-  // The response text re-parses to exactly these records (the schemas only check, never
-  // transform), so it is spooled as is rather than stringified again.
+  // The response body re-parses to exactly these records (the schemas only check, never
+  // transform), so its bytes are spooled as they came rather than stringified again.
   await writeSpool(ctx.journal.dir, id, outcome.body ?? records);
   await ctx.journal.append(
     {

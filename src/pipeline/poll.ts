@@ -5,7 +5,7 @@ export type ResultsAnswer<R> =
   | { state: 'pending'; retryAfterMs?: number; processed?: number; total?: number }
   | { state: 'done'; records: R[]; remainingCredits: number; body?: Uint8Array };
 
-/** How a job's polling ended (`text`: the validated response body, to spool as is). */
+/** How a job's polling ended (`body`: the validated response body as it came, to spool as is). */
 export type PollOutcome<R> =
   | { state: 'done'; records: R[]; remainingCredits: number; polls: number; body?: Uint8Array }
   | { state: 'expired'; polls: number }
