@@ -2,36 +2,43 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { ApiError, usageError } from '../errors.js';
 import { VERSION } from '../version.js';
-import {
-  Paths,
-  bulkJobSchema,
-  companiesResponseSchema,
-  contactResponseSchema,
-  contactsResultsResponseSchema,
-  emailVerificationResponseSchema,
-  pendingResultsSchema,
-  type BulkCompaniesRequest,
-  type BulkContactsRequest,
-  type BulkJob,
-  type CompaniesResponse,
-  type CompanyRecord,
-  type CompanyRequest,
-  type ContactRecord,
-  type ContactRequest,
-  type ContactResponse,
-  type EmailVerificationResponse,
-  type JobKind,
+import { Paths, type JobKind } from '../contract/paths.js';
+import type * as ResponsesModule from '../contract/responses.js';
+import type {
+  BulkCompaniesRequest,
+  BulkContactsRequest,
+  BulkJob,
+  CompaniesResponse,
+  CompanyRecord,
+  CompanyRequest,
+  ContactRecord,
+  ContactRequest,
+  ContactResponse,
+  EmailVerificationResponse,
 } from '../contract/index.js';
 import { createDispatcher } from './dispatcher.js';
 import { DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy } from './retry.js';
 import { joinBasePath, resolveResultsTarget } from './results-path.js';
 import { parseBaseUrl } from './base-url.js';
 import { parseBody } from './parse-body.js';
-import { isCompaniesResults, isContactsResults } from './results-check.js';
+import {
+  isBulkJob,
+  isCompaniesResults,
+  isContactsResults,
+  pendingProgressOf,
+} from './results-check.js';
 import { realSleep, sendWithRetry, type SendContext } from './send.js';
 import type { Exchange } from './transport.js';
 
 export type { RetryPolicy } from './retry.js';
+
+type Responses = typeof ResponsesModule;
+// zod and the response schemas are loaded on first need: the bodies of a bulk run pass the
+// checks of results-check.ts, so a bulk run never loads them (about 8 MB of RSS and 80 ms).
+let responses: Promise<Responses> | undefined;
+function schemaOf<S>(pick: (r: Responses) => S): () => Promise<S> {
+  return async () => pick(await (responses ??= import('../contract/responses.js')));
+}
 
 /** How to build a client. */
 export interface ClientOptions {
@@ -118,8 +125,9 @@ export function createClient(options: ClientOptions): EnrichClient {
   const post = async <S extends z.ZodType>(
     endpoint: string,
     body: unknown,
-    schema: S,
+    schema: () => Promise<S>,
     idempotencyKey?: string,
+    accepts?: (json: unknown) => boolean,
   ): Promise<z.infer<S>> => {
     const ex: Exchange = {
       method: 'POST',
@@ -132,13 +140,14 @@ export function createClient(options: ClientOptions): EnrichClient {
       },
       body: JSON.stringify(body),
     };
-    return parseBody(await sendWithRetry(ctx, ex, Boolean(idempotencyKey)), ex, schema);
+    const raw = await sendWithRetry(ctx, ex, Boolean(idempotencyKey));
+    return parseBody(raw, ex, schema, accepts);
   };
 
   const results = async <S extends z.ZodType>(
     kind: JobKind,
     jobId: string,
-    schema: S,
+    schema: () => Promise<S>,
     pick: (data: z.infer<S>) => unknown[],
     downloadUrl?: string,
     accepts?: (json: unknown) => boolean,
@@ -152,8 +161,7 @@ export function createClient(options: ClientOptions): EnrichClient {
     if (raw.status === 202) {
       let progress: { processed?: number; total?: number } = {};
       try {
-        const p = pendingResultsSchema.safeParse(JSON.parse(raw.text));
-        if (p.success) progress = { processed: p.data.processed, total: p.data.total };
+        progress = pendingProgressOf(JSON.parse(raw.text));
       } catch {
         // The spec does not show a 202 body; none, or any, is fine.
       }
@@ -165,7 +173,7 @@ export function createClient(options: ClientOptions): EnrichClient {
         ...(progress.total !== undefined ? { total: progress.total } : {}),
       };
     }
-    const data = parseBody(raw, ex, schema, accepts);
+    const data = await parseBody(raw, ex, schema, accepts);
     const done = {
       state: 'done' as const,
       records: pick(data),
@@ -179,18 +187,45 @@ export function createClient(options: ClientOptions): EnrichClient {
   };
 
   return {
-    enrichContact: (body) => post(Paths.contact, body, contactResponseSchema),
-    enrichCompany: (body) => post(Paths.company, body, companiesResponseSchema),
+    enrichContact: (body) =>
+      post(
+        Paths.contact,
+        body,
+        schemaOf((r) => r.contactResponseSchema),
+      ),
+    enrichCompany: (body) =>
+      post(
+        Paths.company,
+        body,
+        schemaOf((r) => r.companiesResponseSchema),
+      ),
     verifyEmail: (email) =>
-      post(Paths.emailVerification, { email }, emailVerificationResponseSchema),
-    submitContacts: (body, opts) => post(Paths.contacts, body, bulkJobSchema, opts.idempotencyKey),
+      post(
+        Paths.emailVerification,
+        { email },
+        schemaOf((r) => r.emailVerificationResponseSchema),
+      ),
+    submitContacts: (body, opts) =>
+      post(
+        Paths.contacts,
+        body,
+        schemaOf((r) => r.bulkJobSchema),
+        opts.idempotencyKey,
+        isBulkJob,
+      ),
     submitCompanies: (body, opts) =>
-      post(Paths.companies, body, bulkJobSchema, opts.idempotencyKey),
+      post(
+        Paths.companies,
+        body,
+        schemaOf((r) => r.bulkJobSchema),
+        opts.idempotencyKey,
+        isBulkJob,
+      ),
     getContactsResults: (jobId, opts) =>
       results(
         'contacts',
         jobId,
-        contactsResultsResponseSchema,
+        schemaOf((r) => r.contactsResultsResponseSchema),
         (d) => d.contacts,
         opts?.downloadUrl,
         isContactsResults,
@@ -199,14 +234,19 @@ export function createClient(options: ClientOptions): EnrichClient {
       results(
         'companies',
         jobId,
-        companiesResponseSchema,
+        schemaOf((r) => r.companiesResponseSchema),
         (d) => d.companies,
         opts?.downloadUrl,
         isCompaniesResults,
       ) as Promise<ResultsState<CompanyRecord>>,
     async checkKey() {
       try {
-        await results('contacts', randomUUID(), contactsResultsResponseSchema, (d) => d.contacts);
+        await results(
+          'contacts',
+          randomUUID(),
+          schemaOf((r) => r.contactsResultsResponseSchema),
+          (d) => d.contacts,
+        );
         return { ok: true };
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { ApiError, type ErrorCode, type FieldError } from '../errors.js';
-import { errorBodySchema } from '../contract/index.js';
+import { errorBodyOf } from './results-check.js';
 
 /** The stable error code for an HTTP error status. */
 export function codeForStatus(status: number): ErrorCode {
@@ -32,11 +32,11 @@ export function readErrorBody(text: string): { message?: string; fieldErrors: Fi
     const plain = text.trim().slice(0, 200);
     return plain ? { message: plain, fieldErrors: [] } : { fieldErrors: [] };
   }
-  const parsed = errorBodySchema.safeParse(json);
-  if (parsed.success) {
+  const body = errorBodyOf(json);
+  if (body) {
     return {
-      message: parsed.data.message,
-      fieldErrors: (parsed.data.errors ?? []).map((e) => ({ path: e.path, message: e.message })),
+      message: body.message,
+      fieldErrors: body.errors.map((e) => ({ path: e.path, message: e.message })),
     };
   }
   const loose = json as { message?: unknown; error?: unknown } | null;

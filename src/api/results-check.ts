@@ -1,13 +1,14 @@
 /**
- * Quick shape checks of bulk results bodies. zod checks every record by building a
- * copy of it (a second object tree per ~1.5 KB record, the largest allocation of a
- * bulk run); these predicates only read. They are conservative: true only when the
+ * Quick shape checks of the bodies a bulk run reads: results, submitted jobs, 202
+ * progress and error bodies. zod checks every record by building a copy of it (a second
+ * object tree per ~1.5 KB record, the largest allocation of a bulk run), and loading it
+ * costs ~8 MB; these predicates only read. They are conservative: true only when the
  * schema in src/contract/responses.ts would accept the value unchanged (property-tested
  * in test/api/results-check.test.ts), so a false sends the body to zod for its verdict
  * and its precise message.
  */
 
-import { COMPANY_RECORD_FIELDS } from '../contract/index.js';
+import { COMPANY_RECORD_FIELDS } from '../contract/limits.js';
 
 type Obj = Record<string, unknown>;
 
@@ -85,3 +86,52 @@ export const isContactsResults = resultsCheck('contacts', isContactRecord);
 
 /** True when a GET /companies/results (or POST /company) body matches its schema as is. */
 export const isCompaniesResults = resultsCheck('companies', isCompanyRecord);
+
+const isFiniteNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isFilled = (v: unknown) => typeof v === 'string' && v.length > 0;
+
+/** True when a POST /contacts or /companies body is a job the schema accepts as is. */
+export function isBulkJob(body: unknown): boolean {
+  return (
+    isObj(body) &&
+    isFilled(body.job_id) &&
+    isFilled(body.download_url) &&
+    (typeof body.expiration_date === 'string' || isFiniteNumber(body.expiration_date))
+  );
+}
+
+/**
+ * The progress a 202 results body reports, when it has the shape the sandbox sends
+ * (`{status, processed, total}`, every part optional); nothing for any other body.
+ */
+export function pendingProgressOf(body: unknown): { processed?: number; total?: number } {
+  if (!isObj(body) || !(body.status === undefined || typeof body.status === 'string')) return {};
+  const { processed, total } = body;
+  if (processed !== undefined && !isFiniteNumber(processed)) return {};
+  if (total !== undefined && !isFiniteNumber(total)) return {};
+  return {
+    ...(processed !== undefined ? { processed } : {}),
+    ...(total !== undefined ? { total } : {}),
+  };
+}
+
+/** An error body of api-spec.md (`{status, error, message, errors?}`), when it has that shape. */
+export function errorBodyOf(
+  body: unknown,
+): { message: string; errors: { path: string; message: string }[] } | undefined {
+  if (
+    !isObj(body) ||
+    !isFiniteNumber(body.status) ||
+    typeof body.error !== 'string' ||
+    typeof body.message !== 'string'
+  )
+    return undefined;
+  const errors = body.errors;
+  if (errors === undefined) return { message: body.message, errors: [] };
+  if (
+    !Array.isArray(errors) ||
+    !errors.every((e) => isObj(e) && typeof e.path === 'string' && typeof e.message === 'string')
+  )
+    return undefined;
+  return { message: body.message, errors: errors as { path: string; message: string }[] };
+}

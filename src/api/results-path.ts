@@ -1,4 +1,4 @@
-import { Paths, type JobKind } from '../contract/index.js';
+import { Paths, type JobKind } from '../contract/paths.js';
 
 /** Where to fetch a job's results, and the path shown in messages. */
 export interface ResultsTarget {

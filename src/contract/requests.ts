@@ -1,36 +1,14 @@
 import { z } from 'zod';
+import { Limits, type CompanyInputField, type ContactInputField } from './limits.js';
 import {
-  CONTACT_COMBINATIONS,
-  Limits,
-  type CompanyInputField,
-  type ContactInputField,
-} from './limits.js';
+  companyCombinationError,
+  contactCombinationError,
+  mobileDependencyError,
+} from './rules.js';
 
 const max = Limits.fieldMaxLength;
 const boundedString = z.string().max(max);
 const nonEmptyBounded = z.string().min(1).max(max);
-
-/** True when a field holds a non-blank string: blank values do not satisfy a combination. */
-function present(value: unknown): boolean {
-  return typeof value === 'string' && value.trim() !== '';
-}
-
-/** Returns the combination rule message when a contact satisfies none of them. */
-export function contactCombinationError(
-  input: Partial<Record<ContactInputField, unknown>>,
-): string | undefined {
-  const ok = CONTACT_COMBINATIONS.some((combo) => combo.every((f) => present(input[f])));
-  if (ok) return undefined;
-  return 'needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name';
-}
-
-/** Returns the company rule message when neither name nor website is present. */
-export function companyCombinationError(
-  input: Partial<Record<CompanyInputField, unknown>>,
-): string | undefined {
-  if (present(input.company_name) || present(input.company_website)) return undefined;
-  return 'needs at least one of: company_website; company_name';
-}
 
 /** Contact identifying fields (api-spec.md 4.1 / 4.3 element). */
 export const contactFieldsShape = {
@@ -47,16 +25,6 @@ const contactMetadataShape = {
   mobile_phone_enrichment: z.boolean().optional(),
   mobile_phone_exists: z.boolean().optional(),
 };
-
-type MobileMeta = { mobile_phone_enrichment?: boolean; mobile_phone_exists?: boolean };
-
-/** The `mobile_phone_exists` dependency: only together with `mobile_phone_enrichment` = true. */
-export function mobileDependencyError(meta: MobileMeta | undefined): string | undefined {
-  if (meta?.mobile_phone_exists !== undefined && meta.mobile_phone_enrichment !== true) {
-    return 'mobile_phone_exists may be given only together with mobile_phone_enrichment = true';
-  }
-  return undefined;
-}
 
 /** Metadata of POST /contact. */
 export const contactMetadataSchema = z.strictObject(contactMetadataShape).superRefine((m, ctx) => {

@@ -79,37 +79,6 @@ export const companyRecordSchema = z.looseObject({
 });
 export type CompanyRecord = z.infer<typeof companyRecordSchema>;
 
-/** The company record fields in the order of api-spec.md 2.1 (used for output columns). */
-export const COMPANY_RECORD_FIELDS = [
-  'website',
-  'name',
-  'phone',
-  'employees_category',
-  'employees_number',
-  'revenue_category',
-  'revenue_number',
-  'sic_code',
-  'naics_code',
-  'industry',
-  'prof_network',
-  'social_a',
-  'social_b',
-  'video_channel',
-  'curated_lists',
-  'number_of_available_locations',
-  'description',
-  'year_founded',
-  'recent_funding_date',
-  'recent_funding_amount',
-  'recent_funding_round',
-  'hq_address_1',
-  'hq_address_2',
-  'hq_city',
-  'hq_state',
-  'hq_zip_code',
-  'hq_country',
-] as const;
-
 const remaining = z.number();
 
 /** 200 of POST /contact. */
@@ -170,11 +139,3 @@ export const errorBodySchema = z.looseObject({
   errors: z.array(z.looseObject({ path: z.string(), message: z.string() })).optional(),
 });
 export type ErrorBody = z.infer<typeof errorBodySchema>;
-
-/** Converts `expiration_date` (seconds since the epoch, string or number) to epoch ms. */
-export function expirationToMs(value: string | number): number | undefined {
-  const n = typeof value === 'number' ? value : Number(value.trim());
-  if (!Number.isFinite(n) || n <= 0) return undefined;
-  // Tolerate a service that sends milliseconds instead of seconds.
-  return n > 1e12 ? n : n * 1000;
-}

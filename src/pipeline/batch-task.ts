@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { expirationToMs } from '../contract/index.js';
+import { expirationToMs } from '../contract/rules.js';
 import { isEnrichError } from '../errors.js';
 import type { Journal } from './journal.js';
 import { isCreditError } from './join.js';

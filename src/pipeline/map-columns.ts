@@ -1,4 +1,4 @@
-import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../contract/index.js';
+import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../contract/limits.js';
 import { EnrichError } from '../errors.js';
 import { nameStrength } from './column-synonyms.js';
 import { mappingCoverageError } from './mapping-coverage.js';

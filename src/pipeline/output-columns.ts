@@ -1,8 +1,5 @@
-import {
-  COMPANY_RECORD_FIELDS,
-  type CompanyRecord,
-  type ContactRecord,
-} from '../contract/index.js';
+import type { CompanyRecord, ContactRecord } from '../contract/index.js';
+import { COMPANY_RECORD_FIELDS } from '../contract/limits.js';
 
 export { STATUS_COLUMNS } from '../io/write.js';
 

@@ -1,9 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isCompaniesResults, isContactsResults } from '../../src/api/results-check.js';
 import {
+  errorBodyOf,
+  isBulkJob,
+  isCompaniesResults,
+  isContactsResults,
+  pendingProgressOf,
+} from '../../src/api/results-check.js';
+import {
+  bulkJobSchema,
   companiesResponseSchema,
   contactsResultsResponseSchema,
+  errorBodySchema,
+  pendingResultsSchema,
 } from '../../src/contract/index.js';
 import { generateCompanies, generateContacts } from '../../src/sandbox/index.js';
 
@@ -122,5 +131,112 @@ describe('quick results checks', () => {
       false,
     );
     expect(isCompaniesResults({ contacts: [], remaining_credits: 1 })).toBe(false);
+  });
+});
+
+// Small bodies of the other answers a bulk run reads, valid or not, field by field.
+const scalar = fc.oneof(
+  fc.constant(undefined),
+  fc.constant(null),
+  fc.string({ maxLength: 3 }),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant([]),
+  fc.constant({}),
+);
+const sometimes = <T>(arb: fc.Arbitrary<T>) => fc.oneof(arb, scalar);
+const shaped = <T>(arb: fc.Arbitrary<T>) => fc.oneof(arb, scalar as fc.Arbitrary<unknown>);
+
+describe('quick checks of the other bodies a bulk run reads, against their schemas', () => {
+  it('a submitted job (POST /contacts, /companies): only what bulkJobSchema accepts unchanged', () => {
+    let yes = 0;
+    fc.assert(
+      fc.property(
+        shaped(
+          fc.record({
+            job_id: sometimes(fc.string({ maxLength: 3 })),
+            download_url: sometimes(fc.string({ maxLength: 3 })),
+            expiration_date: sometimes(fc.oneof(fc.integer(), fc.string({ maxLength: 3 }))),
+            extra: scalar,
+          }),
+        ),
+        (b) => {
+          const parsed = bulkJobSchema.safeParse(b);
+          expect(isBulkJob(b)).toBe(parsed.success);
+          if (!parsed.success) return;
+          yes++;
+          expect(parsed.data).toEqual(b);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    expect(yes).toBeGreaterThan(50);
+  });
+
+  it("a 202's progress: read exactly when pendingResultsSchema accepts the body", () => {
+    fc.assert(
+      fc.property(
+        shaped(
+          fc.record(
+            {
+              status: sometimes(fc.string({ maxLength: 3 })),
+              processed: sometimes(fc.nat()),
+              total: sometimes(fc.nat()),
+            },
+            { requiredKeys: [] },
+          ),
+        ),
+        (b) => {
+          const parsed = pendingResultsSchema.safeParse(b);
+          const want = parsed.success
+            ? Object.fromEntries(
+                (['processed', 'total'] as const)
+                  .filter((k) => parsed.data[k] !== undefined)
+                  .map((k) => [k, parsed.data[k]]),
+              )
+            : {};
+          expect(pendingProgressOf(b)).toEqual(want);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('an error body: message and field errors read exactly when errorBodySchema accepts it', () => {
+    const fieldError = fc.record({
+      path: sometimes(fc.string({ maxLength: 3 })),
+      message: sometimes(fc.string({ maxLength: 3 })),
+    });
+    fc.assert(
+      fc.property(
+        shaped(
+          fc.record(
+            {
+              status: sometimes(fc.integer()),
+              error: sometimes(fc.string({ maxLength: 3 })),
+              message: sometimes(fc.string({ maxLength: 3 })),
+              errors: sometimes(fc.array(shaped(fieldError), { maxLength: 3 })),
+            },
+            { requiredKeys: ['status', 'error', 'message'] },
+          ),
+        ),
+        (b) => {
+          const parsed = errorBodySchema.safeParse(b);
+          expect(errorBodyOf(b)).toEqual(
+            parsed.success
+              ? {
+                  message: parsed.data.message,
+                  errors: (parsed.data.errors ?? []).map((e) => ({
+                    path: e.path,
+                    message: e.message,
+                  })),
+                }
+              : undefined,
+          );
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -231,6 +231,33 @@ describe('enrich contacts / companies (e2e)', () => {
     expect((await plan()).batches).toBe(3);
   });
 
+  it('a bulk run never loads zod (its bodies pass the hand-written checks); a single lookup does', async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const dir = await tempDir();
+    const hook = fileURLToPath(new URL('../helpers/record-modules.mjs', import.meta.url));
+    const modulesOf = async (args: string[], name: string) => {
+      const list = join(dir, `${name}.txt`);
+      const env = {
+        ...(await serviceEnv(s)),
+        NODE_OPTIONS: `--import=${hook}`,
+        ENRICH_TEST_MODULES_OUT: list,
+      };
+      const r = await runCli(args, { env });
+      expect(r.code, r.stderr).toBe(0);
+      return (await readFile(list, 'utf8')).split('\n');
+    };
+    const zod = (url: string) => url.includes('/node_modules/zod/');
+    const bulk = await modulesOf(
+      ['contacts', join(fixtures, 'contacts.csv'), '-o', join(dir, 'out.csv')],
+      'bulk',
+    );
+    expect(bulk.some((u) => u.endsWith('/dist/pipeline/run.js'))).toBe(true);
+    expect(bulk.filter(zod)).toEqual([]);
+    // The recording sees zod when it is loaded: the single lookup checks its answer with it.
+    const single = await modulesOf(['contact', '--email', 'ada@example.com'], 'single');
+    expect(single.some(zod)).toBe(true);
+  });
+
   it('writes --rejects in a real run, and --no-wait --json prints the jobs then finishes later', async () => {
     const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
     const env = await serviceEnv(s);

@@ -1,0 +1,46 @@
+/**
+ * The request rules and conversions of api-spec.md that need no schema library: the
+ * bulk run checks every row with them, and loads zod (the schemas of requests.ts and
+ * responses.ts) only when a response fails a hand-written check.
+ */
+import { CONTACT_COMBINATIONS, type CompanyInputField, type ContactInputField } from './limits.js';
+
+/** True when a field holds a non-blank string: blank values do not satisfy a combination. */
+function present(value: unknown): boolean {
+  return typeof value === 'string' && value.trim() !== '';
+}
+
+/** Returns the combination rule message when a contact satisfies none of them. */
+export function contactCombinationError(
+  input: Partial<Record<ContactInputField, unknown>>,
+): string | undefined {
+  const ok = CONTACT_COMBINATIONS.some((combo) => combo.every((f) => present(input[f])));
+  if (ok) return undefined;
+  return 'needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name';
+}
+
+/** Returns the company rule message when neither name nor website is present. */
+export function companyCombinationError(
+  input: Partial<Record<CompanyInputField, unknown>>,
+): string | undefined {
+  if (present(input.company_name) || present(input.company_website)) return undefined;
+  return 'needs at least one of: company_website; company_name';
+}
+
+type MobileMeta = { mobile_phone_enrichment?: boolean; mobile_phone_exists?: boolean };
+
+/** The `mobile_phone_exists` dependency: only together with `mobile_phone_enrichment` = true. */
+export function mobileDependencyError(meta: MobileMeta | undefined): string | undefined {
+  if (meta?.mobile_phone_exists !== undefined && meta.mobile_phone_enrichment !== true) {
+    return 'mobile_phone_exists may be given only together with mobile_phone_enrichment = true';
+  }
+  return undefined;
+}
+
+/** Converts `expiration_date` (seconds since the epoch, string or number) to epoch ms. */
+export function expirationToMs(value: string | number): number | undefined {
+  const n = typeof value === 'number' ? value : Number(value.trim());
+  if (!Number.isFinite(n) || n <= 0) return undefined;
+  // Tolerate a service that sends milliseconds instead of seconds.
+  return n > 1e12 ? n : n * 1000;
+}
