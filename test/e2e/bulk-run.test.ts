@@ -258,6 +258,26 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(single.some(zod)).toBe(true);
   });
 
+  it('--timeout: exit 3, the output written, and the resume command with the time to run it by', async () => {
+    const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
+    const env = await serviceEnv(s);
+    const dir = await tempDir();
+    const out = join(dir, 'out.csv');
+    const r = await runCli(
+      ['contacts', join(fixtures, 'contacts.csv'), '-o', out, '--timeout', '500ms'],
+      { env },
+    );
+    expect(r.code).toBe(3);
+    expect(existsSync(out)).toBe(true);
+    const by =
+      /resume before (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ), when the first job's results expire with:\n {2}enrich contacts /;
+    const m = by.exec(r.stderr);
+    expect(m, r.stderr).not.toBeNull();
+    // The sandbox's default time to live is a day: the time given is the job's own expiry.
+    expect(Date.parse(m![1]!) - Date.now()).toBeGreaterThan(23 * 3_600_000);
+    expect(await readFile(out, 'utf8')).toContain('still running at --timeout');
+  });
+
   it('writes --rejects in a real run, and --no-wait --json prints the jobs then finishes later', async () => {
     const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
     const env = await serviceEnv(s);
