@@ -2,10 +2,11 @@
  * Quick shape checks of the bodies a bulk run reads: results, submitted jobs, 202
  * progress and error bodies. zod checks every record by building a copy of it (a second
  * object tree per ~1.5 KB record, the largest allocation of a bulk run), and loading it
- * costs ~8 MB; these predicates only read. They are conservative: true only when the
- * schema in src/contract/responses.ts would accept the value unchanged (property-tested
- * in test/api/results-check.test.ts), so a false sends the body to zod for its verdict
- * and its precise message.
+ * costs ~8 MB; these predicates only read. The `is…` checks are conservative: true only
+ * when the schema in src/contract/responses.ts would accept the value unchanged, so a
+ * false sends the body to zod for its verdict and its precise message. The `…Of` readers
+ * have no zod behind them and must agree with their schema exactly. Both are
+ * property-tested against the schemas in test/api/results-check.test.ts.
  */
 
 import { COMPANY_RECORD_FIELDS } from '../contract/limits.js';

@@ -37,10 +37,15 @@ export function mobileDependencyError(meta: MobileMeta | undefined): string | un
   return undefined;
 }
 
+/** The largest time a JavaScript Date holds (ECMA-262: 100,000,000 days after 1970). */
+const MAX_DATE_MS = 8.64e15;
+
 /** Converts `expiration_date` (seconds since the epoch, string or number) to epoch ms. */
 export function expirationToMs(value: string | number): number | undefined {
   const n = typeof value === 'number' ? value : Number(value.trim());
   if (!Number.isFinite(n) || n <= 0) return undefined;
   // Tolerate a service that sends milliseconds instead of seconds.
-  return n > 1e12 ? n : n * 1000;
+  const ms = n > 1e12 ? n : n * 1000;
+  // Past what a Date can hold (a "never" sentinel, nanoseconds): no usable expiry.
+  return ms <= MAX_DATE_MS ? ms : undefined;
 }

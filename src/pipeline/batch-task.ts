@@ -48,8 +48,14 @@ export interface LeafResult {
   submits: number;
   /** Spools of this batch's credit retries, read by the join after its own. */
   extra?: string[];
-  /** How the job of this batch's latest credit retry ended when it did not finish. */
-  retryState?: 'failed' | 'expired' | 'pending' | 'unsent';
+  /** This batch's latest credit retry, when its job did not finish (a job of its own). */
+  retry?: {
+    state: 'failed' | 'expired' | 'pending' | 'unsent';
+    batch: string;
+    jobId?: string;
+    /** What became of the retry, for the rows it holds. */
+    error?: string;
+  };
 }
 
 /** Shared, read-mostly context of every batch task of a run. */

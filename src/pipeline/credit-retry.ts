@@ -61,24 +61,9 @@ export async function retryCreditFailures(
   let records = (await readSpool(ctx.journal.dir, id, ctx.kind)) as Record<string, unknown>[];
   const extra: string[] = [];
   let { credits, remaining } = leaf;
-  for (let n = 1; ; n++) {
-    const child = creditRetryId(id, n);
-    const known = ctx.journal.state.batches.get(child);
-    if (!known?.spooled) {
-      const retry = creditFailedItems(ctx.kind, records, items);
-      if (retry.length === 0) return { ...leaf, credits, remaining, creditError: false, extra };
-      if (!known && ctx.stopped()) break;
-      const parts = await runBatch(ctx, child, retry, () => {});
-      const unfinished = parts.find((p) => p.state !== 'spooled');
-      // Still running at --timeout, failed or expired: the run is partial (the same command
-      // picks it up again), not out of credits, unless the rows ran dry again (stopped).
-      if (unfinished && !ctx.stopped()) {
-        const retryState = unfinished.state as NonNullable<LeafResult['retryState']>;
-        return { ...leaf, credits, remaining, creditError: true, extra, retryState };
-      }
-      if (unfinished) break;
-    }
-    // Read back from the journal and spool, whichever run downloaded them.
+  // The spooled parts of a retry, read back from the journal and spool, whichever run
+  // downloaded them: their rows are paid for and join the output.
+  const readBack = async (child: string) => {
     for (const part of childLeaves(ctx, child)) {
       records = records.concat(
         (await readSpool(ctx.journal.dir, part, ctx.kind)) as Record<string, unknown>[],
@@ -88,10 +73,41 @@ export async function retryCreditFailures(
       remaining = spooled?.remaining ?? remaining;
       extra.push(part);
     }
+  };
+  for (let n = 1; ; n++) {
+    const child = creditRetryId(id, n);
+    const known = ctx.journal.state.batches.get(child);
+    if (!known?.spooled) {
+      const retry = creditFailedItems(ctx.kind, records, items);
+      if (retry.length === 0) return { ...leaf, credits, remaining, creditError: false, extra };
+      // Stopped before this retry was sent (the account ran dry again, or any other stop,
+      // whose code gives the exit): the rows still out of credits stay failed.
+      if (!known && ctx.stopped()) break;
+      const parts = await runBatch(ctx, child, retry, () => {});
+      const unfinished = parts.find((p) => p.state !== 'spooled');
+      if (unfinished) {
+        await readBack(child); // the parts of a split retry that did finish
+        // A 402 on the retry's POST: the account is dry again (exit 5).
+        if (unfinished.code === 'CREDITS_EXHAUSTED')
+          ctx.stop('CREDITS_EXHAUSTED', 'the account ran out of credits');
+        // Otherwise still running at --timeout, failed or expired: the run is partial and
+        // the same command picks the retry's job up again (exit 3, or the stop's own code).
+        const { state, jobId, error } = unfinished as LeafResult & { state: RetryState };
+        const retryOf = {
+          state,
+          batch: unfinished.id,
+          ...(jobId ? { jobId } : {}),
+          ...(error ? { error } : {}),
+        };
+        return { ...leaf, credits, remaining, creditError: true, extra, retry: retryOf };
+      }
+    }
+    await readBack(child);
   }
-  ctx.stop('CREDITS_EXHAUSTED', 'the account ran out of credits');
   return { ...leaf, credits, remaining, creditError: true, extra };
 }
+
+type RetryState = NonNullable<LeafResult['retry']>['state'];
 
 /** The spooled leaf ids of a child batch (itself, or its parts when it was split). */
 function childLeaves(ctx: BatchContext, child: string): string[] {

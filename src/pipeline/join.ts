@@ -137,5 +137,10 @@ export function noRecords(status: RowStatus, error: string): RowOutcome<AnyRecor
 
 /** True when a record's error says the account ran out of credits. */
 export function isCreditError(record: AnyRecord): boolean {
-  return /credit/i.test(errorOf(record));
+  return isCreditMessage(errorOf(record));
+}
+
+/** True when an error message says the account ran out of credits. */
+export function isCreditMessage(message: string): boolean {
+  return /credit/i.test(message);
 }

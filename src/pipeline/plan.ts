@@ -107,7 +107,7 @@ function inFile<T>(source: InputSource, step: () => T): T {
     if (!(err instanceof EnrichError) || !err.code.startsWith('MAPPING_') || err.location?.file)
       throw err;
     throw new EnrichError(err.code, err.message, {
-      cause: err.cause,
+      cause: err,
       hint: err.hint,
       details: err.details,
       location: { ...err.location, file: source.name },

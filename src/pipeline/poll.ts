@@ -13,10 +13,12 @@ export type PollOutcome<R> =
 
 export const POLL_MIN_MS = 1000;
 export const POLL_MAX_MS = 30_000;
+/** The shortest wait between two polls of a job, whatever Retry-After says (0 would spin). */
+export const POLL_FLOOR_MS = 250;
 
 /**
  * The wait before the next poll: the server's Retry-After when it gave one (capped
- * at the maximum), else exponential backoff from about 1 s to 30 s with +-20% jitter
+ * at the maximum, and at least POLL_FLOOR_MS), else exponential backoff from about 1 s to 30 s with +-20% jitter
  * so many jobs do not poll in lockstep.
  */
 export function nextPollDelay(
@@ -25,7 +27,7 @@ export function nextPollDelay(
   random: () => number,
 ): number {
   if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
-    return Math.min(retryAfterMs, POLL_MAX_MS);
+    return Math.max(POLL_FLOOR_MS, Math.min(retryAfterMs, POLL_MAX_MS));
   }
   const base = Math.min(POLL_MIN_MS * 1.6 ** attempt, POLL_MAX_MS);
   return Math.round(base * (0.8 + 0.4 * random()));
@@ -69,7 +71,8 @@ export function resumeBy(
   now: number,
   whose = "the job's results",
 ): string {
-  if (expires === null || expires === undefined) return '';
+  if (expires === null || expires === undefined || Number.isNaN(new Date(expires).getTime()))
+    return '';
   const at = new Date(expires).toISOString().replace(/\.000Z$/, 'Z');
   return expires > now
     ? ` before ${at}, when ${whose} expire`

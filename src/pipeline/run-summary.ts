@@ -40,21 +40,27 @@ export function countJobs(
 ): RunSummary['jobs'] {
   // A spooled batch whose credit retry did not finish counts as that retry's job.
   const count = (s: LeafResult['state']) =>
-    leaves.filter((l) => l.state === s || l.retryState === s).length;
+    leaves.filter((l) => l.state === s || l.retry?.state === s).length;
   const pendingExpires = leaves
-    .filter((l) => l.state === 'pending')
-    .map((l) => expiresOf(l.id))
-    .filter((e): e is number => typeof e === 'number' && Number.isFinite(e));
+    .flatMap((l) => [
+      ...(l.state === 'pending' ? [l.id] : []),
+      ...(l.retry?.state === 'pending' ? [l.retry.batch] : []),
+    ])
+    .map((batch) => expiresOf(batch))
+    .filter((e): e is number => typeof e === 'number' && !Number.isNaN(new Date(e).getTime()));
   return {
     total:
       leaves.filter((l) => l.state !== 'unsent').length +
-      leaves.filter((l) => l.retryState !== undefined && l.retryState !== 'unsent').length,
+      leaves.filter((l) => l.retry !== undefined && l.retry.state !== 'unsent').length,
     spooled: count('spooled'),
     failed: count('failed'),
     expired: count('expired'),
     pending: count('pending'),
     unsent: count('unsent'),
-    ids: leaves.flatMap((l) => (l.jobId ? [l.jobId] : [])),
+    ids: leaves.flatMap((l) => [
+      ...(l.jobId ? [l.jobId] : []),
+      ...(l.retry?.jobId ? [l.retry.jobId] : []),
+    ]),
     pendingExpire: pendingExpires.length ? Math.min(...pendingExpires) : null,
   };
 }

@@ -2,6 +2,7 @@ import type { InputRow, InputSource } from '../io/read.js';
 import type { BulkKind, LeafResult } from './batch-task.js';
 import {
   indexBatch,
+  isCreditMessage,
   outcomeFromRecords,
   noRecords,
   recordsForRow,
@@ -64,7 +65,17 @@ function outcomeOfLeafRow(
     const v = validateRow(s.kind, s.mapping, row, s.validate);
     key = v.ok ? v.key : '';
   }
-  return outcomeFromRecords(recordsForRow(lookup, row.index, key, s.dedupe && key !== ''));
+  const outcome = outcomeFromRecords(recordsForRow(lookup, row.index, key, s.dedupe && key !== ''));
+  // A row that ran out of credits and was sent again after a top-up, in a retry whose job
+  // did not finish: what became of the retry is its news, not the old shortage.
+  const retry = leaf.retry;
+  if (retry?.error && outcome.status === 'failed' && isCreditMessage(outcome.error))
+    return {
+      ...outcome,
+      status: retry.state === 'expired' ? 'expired' : 'failed',
+      error: retry.error,
+    };
+  return outcome;
 }
 
 /**

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BulkApi } from '../../src/pipeline/batch-task.js';
 import { toBulkApi } from '../../src/api/bulk-api.js';
+import { ApiError } from '../../src/errors.js';
 import {
   CONTACT_HEADER,
   contactRows,
@@ -170,7 +171,17 @@ describe('bulk run against the sandbox', () => {
     const second = await runFile(s, file, { ...o, timeoutMs: 600_000 });
     expect(second.summary.stopReason).toBeUndefined();
     expect(second.summary.jobs).toMatchObject({ total: 3, spooled: 2, pending: 1 });
+    expect(second.summary.jobs.ids).toHaveLength(3);
+    // The run must come back before the retry's results expire (the sandbox's day).
+    expect(second.summary.jobs.pendingExpire).toBeGreaterThan(t + 23 * 3_600_000);
     expect(second.summary.exitCode).toBe(3);
+    // The 50 rows sent again say what became of that, not that credits ran out.
+    const errors = col(parseCsv(second.output), 'enrich_error');
+    const retried = errors.filter((e) =>
+      /still running at --timeout; run the same command/.test(e),
+    );
+    expect(retried).toHaveLength(50);
+    expect(errors.filter((e) => /credits/i.test(e))).toEqual([]);
     expect(s.admin.stats().jobs_submitted).toBe(3);
     t += 3_600_000;
     const third = await runFile(s, file, o);
@@ -179,6 +190,38 @@ describe('bulk run against the sandbox', () => {
     expect(s.admin.stats().jobs_submitted).toBe(3);
     expect(s.admin.stats().credits_charged).toBe(200);
   });
+
+  it.each([
+    { answer: 402, code: 'CREDITS_EXHAUSTED', exit: 5, why: 'the account is dry again' },
+    { answer: 503, code: 'SERVER_ERROR', exit: 3, why: 'the run is partial and resumable' },
+  ] as const)(
+    'a credit retry whose POST gets $answer ends with exit $exit: $why',
+    async ({ answer, code, exit }) => {
+      const s = await sandbox({ credits: 150 });
+      const dir = await tempDir();
+      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(200));
+      const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
+      expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      // The only POST of the second run is the retry of the 50 rows that ran out.
+      const refusing: BulkApi = {
+        ...toBulkApi(fastClient(s)),
+        submit: () =>
+          Promise.reject(
+            new ApiError(code, {
+              status: answer,
+              method: 'POST',
+              path: '/contacts',
+              message: 'no',
+            }),
+          ),
+      };
+      const second = await runFile(s, file, { ...o, api: refusing });
+      expect(second.summary.exitCode).toBe(exit);
+      expect(second.summary.jobs).toMatchObject({ spooled: 2, failed: 1 });
+      expect(second.summary.statuses).toMatchObject({ enriched: 150, failed: 50 });
+    },
+  );
 
   it('never spends more than --max-credits and resumes with a larger budget without paying twice', async () => {
     const s = await sandbox();

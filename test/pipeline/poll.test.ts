@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import {
   EXPIRY_MARGIN_MS,
+  POLL_FLOOR_MS,
   POLL_MAX_MS,
   capPollDelayByExpiry,
   nextPollDelay,
@@ -28,7 +29,9 @@ function fakeEnv() {
 describe('nextPollDelay', () => {
   it("honours the server's Retry-After, capped at 30 s", () => {
     expect(nextPollDelay(0, 2000, () => 0.5)).toBe(2000);
-    expect(nextPollDelay(0, 0, () => 0.5)).toBe(0);
+    // Retry-After: 0 on a job still running would poll in a tight loop: a floor instead.
+    expect(nextPollDelay(0, 0, () => 0.5)).toBe(POLL_FLOOR_MS);
+    expect(nextPollDelay(0, 100, () => 0.5)).toBe(POLL_FLOOR_MS);
     expect(nextPollDelay(0, 600_000, () => 0.5)).toBe(POLL_MAX_MS);
   });
   it('backs off from about 1 s to 30 s with jitter', () => {

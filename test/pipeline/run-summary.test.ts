@@ -67,13 +67,20 @@ describe('countJobs', () => {
     expect(countJobs([leaf('a', 'spooled')], (id) => expires[id]).pendingExpire).toBeNull();
   });
   it("counts a spooled batch's unfinished credit retry as a job of its own", () => {
-    const retried = { ...leaf('a', 'spooled'), retryState: 'pending' as const };
-    const dry = { ...leaf('b', 'spooled'), retryState: 'unsent' as const };
-    expect(countJobs([retried, dry])).toMatchObject({
+    const retried = {
+      ...leaf('a', 'spooled'),
+      retry: { state: 'pending' as const, batch: 'a.c1', jobId: 'job-a.c1' },
+    };
+    const dry = { ...leaf('b', 'spooled'), retry: { state: 'unsent' as const, batch: 'b.c1' } };
+    const expires: Record<string, number> = { a: 9000, 'a.c1': 4000 };
+    expect(countJobs([retried, dry], (id) => expires[id])).toMatchObject({
       total: 3,
       spooled: 2,
       pending: 1,
       unsent: 1,
+      // The running job is the retry's: its id is listed, and its expiry is the one to beat.
+      ids: ['job-a', 'job-a.c1', 'job-b'],
+      pendingExpire: 4000,
     });
   });
 });
