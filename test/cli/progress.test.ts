@@ -124,6 +124,23 @@ describe('progress on a terminal', () => {
     expect(term.cursorMoves).toBe(0);
   });
 
+  it('draws the spinner when CI is set but empty (ora alone would refuse)', async () => {
+    onTerminal();
+    vi.stubEnv('CI', '');
+    const term = new FakeTerminal(120);
+    const view = await createProgress({
+      quiet: false,
+      enabled: true,
+      now: () => 1e9,
+      stream: term.asStream(),
+    });
+    view.update(p);
+    await vi.advanceTimersByTimeAsync(250);
+    expect(term.visible()).toEqual([expect.stringMatching(/^\S reading: 12,000 rows/)]);
+    view.stop();
+    expect(term.cursorMoves).toBeGreaterThan(0);
+  });
+
   it('stays silent on a terminal with --quiet', async () => {
     onTerminal();
     const term = new FakeTerminal(120);
@@ -165,8 +182,9 @@ describe('progress of a real bulk run, stderr a pipe (e2e, built CLI)', () => {
   it('prints the plain progress line before the summary', async () => {
     const lines = await run([]);
     const progress = lines.filter((l) => l.startsWith('enrich: '));
-    expect(progress).toHaveLength(1);
-    expect(progress[0]).toMatch(LINE);
+    // One line, or more on a machine so loaded that the run outlasts the 5 s interval.
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    for (const l of progress) expect(l).toMatch(LINE);
     expect(lines.join('\n')).not.toContain('\u001B');
     const summary = lines.findIndex((l) => l.startsWith('rows: 25 '));
     expect(summary).toBeGreaterThan(lines.indexOf(progress[0] ?? ''));

@@ -173,6 +173,11 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
       /column "Nope".*\(fixtures\/contacts\.csv, column "Nope"\) \[MAPPING_INVALID\]/,
     ],
     [
+      // A real run, not only the dry run, names the file (before any service is needed).
+      ['contacts', 'fixtures/contacts.csv', '-o', 'never.csv', '--id-column', 'Nope'],
+      /\(fixtures\/contacts\.csv, column "Nope"\) \[MAPPING_INVALID\]/,
+    ],
+    [
       ['contacts', 'fixtures/contacts.csv', '--dry-run', '--id-column', 'Nope'],
       /\(fixtures\/contacts\.csv, column "Nope"\) \[MAPPING_INVALID\]\nhint: Give --id-column one of the columns above\./,
     ],

@@ -61,7 +61,7 @@ describe('client endpoints against the sandbox', () => {
     const pending = await rig.client.getContactsResults(job.job_id, {
       downloadUrl: job.download_url,
     });
-    expect(pending.state).toBe('pending');
+    expect(pending).toMatchObject({ state: 'pending', processed: 0, total: 1 });
     if (pending.state === 'pending') expect(pending.retryAfterMs).toBeGreaterThan(0);
     rig.sandbox.admin.advanceClock(60_000);
     const done = await rig.client.getContactsResults(job.job_id, { downloadUrl: job.download_url });
@@ -173,6 +173,27 @@ describe('client against a misbehaving server', () => {
     expect(e2.code).toBe('MALFORMED_RESPONSE');
     await c.close();
     expect(srv.seen).toHaveLength(2);
+  });
+
+  it('checks bulk bodies that fail the quick checks against the schemas, loaded when needed', async () => {
+    const bodies = [
+      JSON.stringify({ job_id: '', download_url: 'http://x/y', expiration_date: 1 }),
+      JSON.stringify({ contacts: [{ email: 3 }], remaining_credits: 1 }),
+    ];
+    const srv = await serve((_req, res) => res.end(bodies.shift()));
+    const c = client(srv.url);
+    const submit = await failure(() =>
+      c.submitContacts(
+        { contacts: [{ business_email: 'a@b.co', custom_fields: {} }] },
+        { idempotencyKey: 'k' },
+      ),
+    );
+    expect(submit.code).toBe('MALFORMED_RESPONSE');
+    expect(submit.message).toMatch(/does not match the contract: job_id/);
+    const results = await failure(() => c.getContactsResults(randomUUID()));
+    expect(results.code).toBe('MALFORMED_RESPONSE');
+    expect(results.message).toMatch(/does not match the contract: contacts\.0\.email/);
+    await c.close();
   });
 
   it('times out a body that stalls, and refuses an oversized body', async () => {
