@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../api/harness.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RUN = fileURLToPath(new URL('../../bench/run.js', import.meta.url));
@@ -96,6 +97,9 @@ interface BenchJson {
     bulk: { requests: number; output_rows: number };
   };
 }
+
+// --no-build measures dist/ as it is: make sure it is the code under test.
+beforeAll(ensureBuilt, 120_000);
 
 describe('npm run bench (smoke, tiny sizes)', () => {
   it('prints one JSON object with every section, positive numbers and every row written', async () => {
