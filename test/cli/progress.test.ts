@@ -61,17 +61,22 @@ function onTerminal(): void {
   vi.stubEnv('TERM', 'xterm-256color');
 }
 
+/** The progress view of a run drawing on `term` (a terminal session unless told otherwise). */
+function viewOn(term: FakeTerminal, o: { quiet?: boolean; now?: () => number } = {}) {
+  return createProgress({
+    quiet: o.quiet ?? false,
+    enabled: true,
+    now: o.now ?? (() => 1e9),
+    stream: term.asStream(),
+  });
+}
+
 describe('progress on a terminal', () => {
   it('shows an ora spinner line with rows, jobs, credits and elapsed time, redraws it in place, and clears it on stop', async () => {
     onTerminal();
     const term = new FakeTerminal(120);
     let t = 1_000_000;
-    const view = await createProgress({
-      quiet: false,
-      enabled: true,
-      now: () => t,
-      stream: term.asStream(),
-    });
+    const view = await viewOn(term, { now: () => t });
     expect(term.visible()).toEqual([expect.stringMatching(/^\S starting$/)]);
     expect(term.cursorHidden).toBe(true);
 
@@ -110,12 +115,7 @@ describe('progress on a terminal', () => {
     for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
     const term = new FakeTerminal(columns);
     let t = 1_000_000;
-    const view = await createProgress({
-      quiet: false,
-      enabled: true,
-      now: () => t,
-      stream: term.asStream(),
-    });
+    const view = await viewOn(term, { now: () => t });
     t += 5_000;
     view.update(p);
     await vi.advanceTimersByTimeAsync(1_000);
@@ -128,12 +128,7 @@ describe('progress on a terminal', () => {
     onTerminal();
     vi.stubEnv('CI', '');
     const term = new FakeTerminal(120);
-    const view = await createProgress({
-      quiet: false,
-      enabled: true,
-      now: () => 1e9,
-      stream: term.asStream(),
-    });
+    const view = await viewOn(term);
     view.update(p);
     await vi.advanceTimersByTimeAsync(250);
     expect(term.visible()).toEqual([expect.stringMatching(/^\S reading: 12,000 rows/)]);
@@ -144,12 +139,7 @@ describe('progress on a terminal', () => {
   it('stays silent on a terminal with --quiet', async () => {
     onTerminal();
     const term = new FakeTerminal(120);
-    const view = await createProgress({
-      quiet: true,
-      enabled: true,
-      now: () => 1e9,
-      stream: term.asStream(),
-    });
+    const view = await viewOn(term, { quiet: true });
     view.update(p);
     await vi.advanceTimersByTimeAsync(1_000);
     view.stop();
