@@ -87,9 +87,12 @@ export interface HarnessRun {
   outputPath: string;
 }
 
-/** Runs a bulk enrichment of `file` against the sandbox, with instant polling. */
+/**
+ * Runs a bulk enrichment of `file` against the sandbox, with instant polling; or, with
+ * `api` and no sandbox, against that fake service.
+ */
 export async function runFile(
-  sb: SandboxHandle,
+  sb: SandboxHandle | undefined,
   file: string,
   o: Partial<Omit<RunOptions, 'output'>> & {
     kind?: 'contacts' | 'companies';
@@ -103,7 +106,8 @@ export async function runFile(
 ): Promise<HarnessRun> {
   const kind = o.kind ?? 'contacts';
   const source = await openInput(file);
-  const client = o.client ?? fastClient(sb);
+  if (!sb && !o.api) throw new Error('runFile needs a sandbox or an api');
+  const client = o.client ?? (o.api ? undefined : fastClient(sb as SandboxHandle));
   const outputPath =
     o.outputPath ?? join(o.runsDir, `out-${Math.random().toString(36).slice(2)}.csv`);
   try {
@@ -124,9 +128,9 @@ export async function runFile(
       timeoutMs: 3_600_000,
       wait: true,
       restart: false,
-      baseUrl: sb.url,
+      baseUrl: sb?.url ?? 'http://127.0.0.1:9',
       command: 'enrich contacts test.csv',
-      api: o.api ?? toBulkApi(client),
+      api: o.api ?? toBulkApi(client as EnrichClient),
       env: {
         now: Date.now,
         sleep: async (ms) => o.onSleep?.(ms),
@@ -147,7 +151,7 @@ export async function runFile(
     return { summary, output, outputPath };
   } finally {
     await source.close();
-    if (!o.client) await client.close();
+    if (!o.client) await client?.close();
   }
 }
 

@@ -1,14 +1,11 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { openInput } from '../../src/io/read.js';
 import { runBatch, type BatchContext, type BulkApi } from '../../src/pipeline/batch-task.js';
 import { openJournal } from '../../src/pipeline/journal.js';
-import { resolveMapping } from '../../src/pipeline/plan.js';
 import type { PollEnv } from '../../src/pipeline/poll.js';
-import { runBulk } from '../../src/pipeline/run.js';
-import { tempDir } from '../integration/bulk-harness.js';
+import { runFile, tempDir } from '../integration/bulk-harness.js';
 
 // The sandbox cannot play this service: its 202 Retry-After is always the time left until
 // the job is ready, so a client that honours it never sleeps past results that are ready.
@@ -82,50 +79,23 @@ async function run(
 ) {
   const file = join(dir, 'in.csv');
   await writeFile(file, 'Email,Note\na@x.io,1\nb@x.io,2\n,3\nc@x.io,4\n');
-  const source = await openInput(file);
-  try {
-    const { mapping, names } = await resolveMapping(source, {
-      kind: 'contacts',
-      map: { business_email: 'Email' },
-    });
-    const target = join(dir, 'out.jsonl');
-    const summary = await runBulk({
-      kind: 'contacts',
-      source,
-      mapping,
-      mappingJson: names,
-      validate: { header: source.header },
-      metadata: {},
-      batchSize: 10,
-      concurrency: 1,
-      dedupe: true,
-      timeoutMs: o.timeoutMs ?? 2 * 3_600_000,
-      wait: o.wait ?? true,
-      restart: false,
-      runsDir: join(dir, 'runs'),
-      baseUrl: 'http://fake',
-      command: 'enrich contacts in.csv',
-      api,
-      env,
-      output: {
-        target,
-        format: 'jsonl',
-        bom: false,
-        formulaEscape: 'never',
-        explode: false,
-        prefix: 'enriched_',
-      },
-    });
-    const rows = summary.written
-      ? (await readFile(target, 'utf8'))
-          .trim()
-          .split('\n')
-          .map((l) => JSON.parse(l) as OutRow)
-      : [];
-    return { summary, rows };
-  } finally {
-    await source.close();
-  }
+  const { summary, output } = await runFile(undefined, file, {
+    runsDir: join(dir, 'runs'),
+    outputPath: join(dir, 'out.jsonl'),
+    output: { format: 'jsonl', formulaEscape: 'never' },
+    batchSize: 10,
+    concurrency: 1,
+    timeoutMs: o.timeoutMs ?? 2 * 3_600_000,
+    wait: o.wait ?? true,
+    api,
+    env,
+  });
+  const rows = output
+    .trim()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as OutRow);
+  return { summary, rows };
 }
 
 describe('polls scheduled by the results expiry', () => {
