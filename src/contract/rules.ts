@@ -47,5 +47,10 @@ export function expirationToMs(value: string | number): number | undefined {
   // Tolerate a service that sends milliseconds instead of seconds.
   const ms = n > 1e12 ? n : n * 1000;
   // Past what a Date can hold (a "never" sentinel, nanoseconds): no usable expiry.
-  return ms <= MAX_DATE_MS ? ms : undefined;
+  return isDateTime(ms) ? ms : undefined;
+}
+
+/** True for a time (epoch ms) a Date can hold: an expiry that can be planned by and shown. */
+export function isDateTime(ms: unknown): ms is number {
+  return typeof ms === 'number' && Math.abs(ms) <= MAX_DATE_MS;
 }

@@ -1,4 +1,5 @@
 import { EnrichError, isEnrichError } from '../errors.js';
+import { isDateTime } from '../contract/rules.js';
 
 /** What a results request answered, as the pipeline needs it. */
 export type ResultsAnswer<R> =
@@ -55,7 +56,7 @@ export function capPollDelayByExpiry(
   now: number,
   expires: number | null | undefined,
 ): number {
-  if (expires === null || expires === undefined || !Number.isFinite(expires)) return delay;
+  if (!isDateTime(expires)) return delay;
   // Well past the expiry (the margin again, for clock skew) a service still answering 202
   // keeps the results: polling it every second until --timeout would only add load.
   if (now > expires + EXPIRY_MARGIN_MS) return delay;
@@ -71,8 +72,7 @@ export function resumeBy(
   now: number,
   whose = "the job's results",
 ): string {
-  if (expires === null || expires === undefined || Number.isNaN(new Date(expires).getTime()))
-    return '';
+  if (!isDateTime(expires)) return '';
   const at = new Date(expires).toISOString().replace(/\.000Z$/, 'Z');
   return expires > now
     ? ` before ${at}, when ${whose} expire`

@@ -1,4 +1,5 @@
 import type { LeafResult } from './batch-task.js';
+import { isDateTime } from '../contract/rules.js';
 import type { JoinStats } from './join-writer.js';
 
 /** What a run did. `exitCode` follows DESIGN.md section 4. */
@@ -47,7 +48,7 @@ export function countJobs(
       ...(l.retry?.state === 'pending' ? [l.retry.batch] : []),
     ])
     .map((batch) => expiresOf(batch))
-    .filter((e): e is number => typeof e === 'number' && !Number.isNaN(new Date(e).getTime()));
+    .filter(isDateTime);
   return {
     total:
       leaves.filter((l) => l.state !== 'unsent').length +
