@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Test temp dirs live under one root that is removed after the run.
+    globalSetup: ['test/global-setup.ts'],
   },
 });
