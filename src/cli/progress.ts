@@ -19,6 +19,12 @@ function describe(p: RunProgress, elapsedMs: number): string {
   return `${what}, jobs ${p.jobsDone}/${p.jobsTotal}, credits ${p.creditsCharged}, ${formatDuration(elapsedMs)}`;
 }
 
+/** True under CI: `CI` set to anything but empty, `0` or `false` (as `CI=false npm test` means). */
+export function inCi(env: NodeJS.ProcessEnv): boolean {
+  const ci = env.CI?.trim().toLowerCase();
+  return ci !== undefined && ci !== '' && ci !== '0' && ci !== 'false';
+}
+
 /** Creates the progress view for this run (silent when quiet or --no-progress). */
 export async function createProgress(opts: {
   quiet: boolean;
@@ -36,7 +42,7 @@ export async function createProgress(opts: {
   const tty =
     stream.isTTY === true &&
     (stream.columns ?? 0) > 0 &&
-    !process.env.CI &&
+    !inCi(process.env) &&
     process.env.TERM !== 'dumb';
   if (tty) {
     const { default: ora } = await import('ora');

@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createProgress } from '../../src/cli/progress.js';
+import { createProgress, inCi } from '../../src/cli/progress.js';
 import { FakeTerminal } from '../helpers/fake-terminal.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 
@@ -124,16 +124,25 @@ describe('progress on a terminal', () => {
     expect(term.cursorMoves).toBe(0);
   });
 
-  it('draws the spinner when CI is set but empty (ora alone would refuse)', async () => {
-    onTerminal();
-    vi.stubEnv('CI', '');
-    const term = new FakeTerminal(120);
-    const view = await viewOn(term);
-    view.update(p);
-    await vi.advanceTimersByTimeAsync(250);
-    expect(term.visible()).toEqual([expect.stringMatching(/^\S reading: 12,000 rows/)]);
-    view.stop();
-    expect(term.cursorMoves).toBeGreaterThan(0);
+  it.each(['', 'false', '0', 'FALSE'])(
+    'draws the spinner when CI is %j (not a CI run; ora alone would refuse)',
+    async (ci) => {
+      onTerminal();
+      vi.stubEnv('CI', ci);
+      const term = new FakeTerminal(120);
+      const view = await viewOn(term);
+      view.update(p);
+      await vi.advanceTimersByTimeAsync(250);
+      expect(term.visible()).toEqual([expect.stringMatching(/^\S reading: 12,000 rows/)]);
+      view.stop();
+      expect(term.cursorMoves).toBeGreaterThan(0);
+    },
+  );
+
+  it('reads CI the way CI services and `CI=false` mean it', () => {
+    expect(inCi({})).toBe(false);
+    for (const off of ['', ' ', '0', 'false', 'False']) expect(inCi({ CI: off })).toBe(false);
+    for (const on of ['true', '1', 'yes', 'woodpecker']) expect(inCi({ CI: on })).toBe(true);
   });
 
   it('stays silent on a terminal with --quiet', async () => {
