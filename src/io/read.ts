@@ -54,6 +54,11 @@ export interface InputSource {
   rows(): AsyncIterable<InputRow>;
   /** For the resume journal: absolute path ('-' for stdin), size and streamed SHA-256. */
   identity(): Promise<{ path: string; size: number; sha256: string }>;
+  /**
+   * Reads the whole file once and throws the error a malformed part would give (an open
+   * quote at line 9,000), so a run can refuse the file before it spends a credit on its start.
+   */
+  check(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -145,6 +150,8 @@ async function inspect(
       header,
       rawHeader: header,
       rows: () => mapRows(read(filePath, readOpts), toRow),
+      // The pass above that collected the keys has already read (and so checked) every record.
+      check: async () => undefined,
     };
   }
 
@@ -184,6 +191,10 @@ async function inspect(
     header: uniqueHeader(rawHeader),
     rawHeader,
     rows: () => readCsvRecords(filePath, csvOpts, csvRowShaper(width)),
+    check: async () => {
+      // A shape that keeps nothing: csv-parse still reads every record and throws where one is malformed.
+      for await (const _ of readCsvRecords(filePath, csvOpts, () => undefined));
+    },
   };
 }
 
