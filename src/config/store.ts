@@ -33,6 +33,14 @@ export function checkProfileName(name: string): string {
   return name;
 }
 
+/** ` at line L, column C` of the position a JSON.parse error names, or '' when it names none. */
+function lineAndColumn(err: unknown, text: string): string {
+  const m = / at position (\d+)/.exec(err instanceof Error ? err.message : '');
+  if (!m) return '';
+  const before = text.slice(0, Number(m[1])).split('\n');
+  return ` at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
+}
+
 /**
  * Opens `config.json` in `configDir` with conf (file 0600, directory 0700, both checked
  * and repaired on every open).
@@ -40,11 +48,12 @@ export function checkProfileName(name: string): string {
 export function openConfigStore(configDir: string): ConfigStore {
   const path = join(configDir, 'config.json');
   const repairs = secureConfigFiles(configDir, path);
-  const damaged = (err: unknown) =>
-    new EnrichError('CONFIG_INVALID', `config file is not valid JSON: ${(err as Error).message}`, {
+  // The parser's message quotes a piece of the file, which may be the key: only its
+  // position is used, and the parser error is not kept as the cause.
+  const damaged = (err: unknown, text: string) =>
+    new EnrichError('CONFIG_INVALID', `config file is not valid JSON${lineAndColumn(err, text)}`, {
       location: { file: path },
       hint: `fix or delete ${path}, then run \`enrich auth login\` again`,
-      cause: err,
     });
   // conf costs ~100 ms to load, so reads parse the file directly and conf (which writes
   // atomically with the file mode) is loaded only when something is written.
@@ -81,7 +90,7 @@ export function openConfigStore(configDir: string): ConfigStore {
     try {
       profiles = (JSON.parse(text) as { profiles?: unknown } | null)?.profiles;
     } catch (err) {
-      throw damaged(err);
+      throw damaged(err, text);
     }
     if (profiles === undefined) return {};
     if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) {

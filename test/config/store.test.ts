@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openConfigStore } from '../../src/config/store.js';
+import { EnrichError } from '../../src/errors.js';
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 const tempDir = () => join(mkdtempSync(join(tmpdir(), 'enrich-store-')), 'cfg');
@@ -51,5 +52,56 @@ describe('openConfigStore', () => {
     expect(() => openConfigStore(dir).readProfile('default')).toThrow(
       expect.objectContaining({ code: 'CONFIG_INVALID' }),
     );
+  });
+
+  describe('a damaged file never shows its content', () => {
+    const secret = 'sk_live_SECRET123abcdef';
+    // Every 6-character piece of the key: none may reach the message, hint or cause.
+    const pieces = Array.from({ length: secret.length - 5 }, (_, i) => secret.slice(i, i + 6));
+    const failure = (text: string) => {
+      const dir = tempDir();
+      const store = openConfigStore(dir);
+      writeFileSync(store.path, text, { mode: 0o600 });
+      try {
+        store.readProfile('default');
+      } catch (err) {
+        return { err: err as EnrichError, path: store.path };
+      }
+      throw new Error('expected readProfile to throw');
+    };
+    const cases: [string, string, RegExp][] = [
+      [
+        'an unquoted key',
+        `{"profiles":{"default":{"api_key":${secret}}}}`,
+        /not valid JSON( at line 1, column 35)?$/,
+      ],
+      [
+        'a missing comma after the key, on line 3',
+        `{"profiles": {\n  "default": {\n    "api_key": "${secret}" "base_url": "x"}}}`,
+        /not valid JSON at line 3, column 42$/,
+      ],
+      [
+        'a key cut short',
+        `{"profiles":{"default":{"api_key":"${secret}`,
+        /not valid JSON at line 1, column 59$/,
+      ],
+      [
+        'a BOM before the key',
+        `\ufeff{"profiles":{"default":{"api_key":"${secret}"}}}`,
+        /not valid JSON/,
+      ],
+    ];
+    it.each(cases)('%s', (_name, text, message) => {
+      const { err, path } = failure(text);
+      expect(err).toBeInstanceOf(EnrichError);
+      expect(err.code).toBe('CONFIG_INVALID');
+      expect(err.exitCode).toBe(2);
+      expect(err.location).toEqual({ file: path });
+      const shown = [err.message, err.hint ?? '', err.stack ?? '', String(err.cause ?? '')].join(
+        '\n',
+      );
+      for (const piece of pieces) expect(shown).not.toContain(piece);
+      expect(err.message).toMatch(message);
+    });
   });
 });
