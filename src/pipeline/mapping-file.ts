@@ -1,5 +1,6 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { EnrichError } from '../errors.js';
+import { writeFileAtomic } from '../io/atomic-write.js';
 import type { ColumnMapping, Kind } from './mapping-types.js';
 
 const FIELD_ORDER = [
@@ -70,5 +71,37 @@ export async function saveMapping(
   mapping: ColumnMapping,
   header: readonly string[],
 ): Promise<void> {
-  await writeFile(path, `${JSON.stringify(mappingToJson(mapping, header), null, 2)}\n`);
+  const text = `${JSON.stringify(mappingToJson(mapping, header), null, 2)}\n`;
+  try {
+    // Checked first: the atomic write would create its temp beside a directory and fail only at the rename.
+    if ((await stat(path).catch(() => undefined))?.isDirectory())
+      throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    await writeFileAtomic(path, text);
+  } catch (err) {
+    throw new EnrichError('USAGE', `cannot write ${path}: ${whyUnwritable(err)}`, {
+      cause: err,
+      location: { file: path },
+    });
+  }
+}
+
+/** Why a file could not be written, in words (the raw message names the temp file, not the user's). */
+function whyUnwritable(err: unknown): string {
+  switch ((err as NodeJS.ErrnoException).code) {
+    case 'ENOENT':
+      return 'its directory does not exist';
+    case 'ENOTDIR':
+      return 'a part of its path is not a directory';
+    case 'EISDIR':
+      return 'it is a directory';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EROFS':
+      return 'read-only file system';
+    case 'ENOSPC':
+      return 'no space left on the device';
+    default:
+      return (err as Error).message;
+  }
 }
