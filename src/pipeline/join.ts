@@ -110,8 +110,10 @@ function errorOf(record: AnyRecord): string {
 
 /**
  * The outcome of a row from its records: enriched when at least one record came
- * back without an error (others dropped), failed with the first error otherwise,
- * missing when nothing came back.
+ * back without an error, failed with the first error otherwise, missing when nothing
+ * came back. Records with an error beside good ones (a company whose `--top 3` matches
+ * ran out of credits after the first) are dropped, and the row's error says so: the row
+ * is enriched but incomplete, which must not pass for complete.
  */
 export function outcomeFromRecords(
   records: readonly AnyRecord[] | undefined,
@@ -120,8 +122,13 @@ export function outcomeFromRecords(
     return noRecords('missing', 'the job returned no result for this row');
   const good = records.filter((r) => errorOf(r) === '');
   const charged = records.some((r) => r.credit_charged === true);
-  if (good.length > 0)
-    return { status: 'enriched', error: '', creditCharged: charged, records: good };
+  if (good.length > 0) {
+    const bad = records.find((r) => errorOf(r) !== '');
+    const error = bad
+      ? `${records.length - good.length} of ${records.length} matches not returned: ${errorOf(bad)}`
+      : '';
+    return { status: 'enriched', error, creditCharged: charged, records: good };
+  }
   return {
     status: 'failed',
     error: errorOf(records[0] as AnyRecord),

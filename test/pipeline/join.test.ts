@@ -42,5 +42,11 @@ describe('join', () => {
     });
     const companies = outcomeFromRecords([{ error: 'x' }, { error: '', name: 'A' }, { name: 'B' }]);
     expect(companies.records.map((r) => r.name)).toEqual(['A', 'B']);
+    // Enriched, but the match that came back with an error is not silently dropped.
+    expect(companies).toMatchObject({
+      status: 'enriched',
+      error: '1 of 3 matches not returned: x',
+    });
+    expect(outcomeFromRecords([{ error: '', name: 'A' }, { name: 'B' }]).error).toBe('');
   });
 });
