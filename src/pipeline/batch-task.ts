@@ -58,6 +58,16 @@ export interface LeafResult {
   };
 }
 
+/** What `--max-credits` still lets this run commit to new submissions. */
+export interface Budget {
+  /** `--max-credits` as given (for messages); undefined when the run has no limit. */
+  limit?: number;
+  /** Credits left to commit (Infinity without a limit). */
+  left: number;
+  /** What one row may cost: 1 for contacts, `--top` for companies. */
+  perRow: number;
+}
+
 /** Shared, read-mostly context of every batch task of a run. */
 export interface BatchContext {
   kind: BulkKind;
@@ -67,6 +77,8 @@ export interface BatchContext {
   env: PollEnv;
   deadline: number;
   wait: boolean;
+  /** Shared by every batch of the run: taken when rows are read, or before a POST (see runBatch). */
+  budget: Budget;
   /** Bounds the HTTP requests in flight. */
   limit: <T>(task: () => Promise<T>) => Promise<T>;
   /** Returns the reason new submissions must not be made, if any. */
@@ -95,13 +107,18 @@ const STOP_CODES = new Set([
  * Takes one batch from wherever the journal left it to spooled results: submits it
  * (journaled before and after the POST), splits it when the service says it is too
  * large, polls, and spools. `onAccepted` fires once the POST is safely journaled,
- * so the caller can release the batch's memory and read on.
+ * so the caller can release the batch's memory and read on. `prepaid`: the reader
+ * already took these rows' credits from the budget (a batch new to the journal);
+ * otherwise (a batch an earlier run journaled, a credit retry) its credits are taken
+ * just before its POST, all or nothing, since a journaled batch must be sent again
+ * exactly as it was (same body, same idempotency key) or not at all.
  */
 export async function runBatch(
   ctx: BatchContext,
   id: string,
   items: BatchItem[],
   onAccepted: () => void,
+  prepaid = false,
 ): Promise<LeafResult[]> {
   const first = (items[0] as BatchItem).index;
   const last = (items[items.length - 1] as BatchItem).index;
@@ -119,7 +136,7 @@ export async function runBatch(
   const { journal } = ctx;
   let state = journal.state.batches.get(id);
 
-  if (state?.splitSize) return splitAndRun(ctx, id, items, state.splitSize, onAccepted);
+  if (state?.splitSize) return splitAndRun(ctx, id, items, state.splitSize, onAccepted, prepaid);
   if (state?.spooled) {
     onAccepted();
     const { credits, remaining, creditError } = state.spooled;
@@ -134,7 +151,7 @@ export async function runBatch(
 
   let submits = 0;
   if (!state?.job) {
-    const reason = ctx.stopped();
+    const reason = ctx.stopped() ?? (prepaid ? undefined : takeCredits(ctx, items.length));
     if (reason) {
       onAccepted();
       return [{ ...base, state: 'unsent', error: reason }];
@@ -158,7 +175,8 @@ export async function runBatch(
       if (isBatchTooLarge(err) && items.length > 1) {
         const size = Math.ceil(items.length / 2);
         await journal.append({ t: 'split', batch: id, size }, { durable: true });
-        return splitAndRun(ctx, id, items, size, onAccepted);
+        // The parts' credits are this batch's, already taken.
+        return splitAndRun(ctx, id, items, size, onAccepted, true);
       }
       onAccepted();
       const { code, message } = failureOf(err);
@@ -179,12 +197,28 @@ function pick(base: Omit<LeafResult, 'state'>) {
   return { id: base.id, first: base.first, last: base.last, count: base.count };
 }
 
+/**
+ * Takes the credits of `rows` rows from the run's budget before they are sent; when they
+ * do not fit, stops the run (exit 5) and returns why the rows are not sent.
+ */
+function takeCredits(ctx: BatchContext, rows: number): string | undefined {
+  const cost = rows * ctx.budget.perRow;
+  if (cost <= ctx.budget.left) {
+    ctx.budget.left -= cost;
+    return undefined;
+  }
+  const message = `--max-credits ${ctx.budget.limit} reached`;
+  ctx.stop('CREDITS_EXHAUSTED', message);
+  return `not sent: ${message}`;
+}
+
 async function splitAndRun(
   ctx: BatchContext,
   id: string,
   items: BatchItem[],
   size: number,
   onAccepted: () => void,
+  prepaid: boolean,
 ): Promise<LeafResult[]> {
   const parts: LeafResult[][] = [];
   let pending = Math.ceil(items.length / size);
@@ -193,7 +227,13 @@ async function splitAndRun(
   };
   for (let k = 0; k * size < items.length; k++) {
     parts.push(
-      await runBatch(ctx, `${id}.${k}`, items.slice(k * size, (k + 1) * size), partAccepted),
+      await runBatch(
+        ctx,
+        `${id}.${k}`,
+        items.slice(k * size, (k + 1) * size),
+        partAccepted,
+        prepaid,
+      ),
     );
   }
   return parts.flat();

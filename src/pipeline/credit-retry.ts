@@ -78,11 +78,21 @@ export async function retryCreditFailures(
     const child = creditRetryId(id, n);
     const known = ctx.journal.state.batches.get(child);
     if (!known?.spooled) {
-      const retry = creditFailedItems(ctx.kind, records, items);
+      let retry = creditFailedItems(ctx.kind, records, items);
       if (retry.length === 0) return { ...leaf, credits, remaining, creditError: false, extra };
       // Stopped before this retry was sent (the account ran dry again, or any other stop,
       // whose code gives the exit): the rows still out of credits stay failed.
       if (!known && ctx.stopped()) break;
+      if (!known) {
+        // Sending again is new spending: a new retry takes only the rows --max-credits still
+        // pays for (the rest stay failed, for a later run); runBatch then takes their credits.
+        const fit = Math.floor(ctx.budget.left / ctx.budget.perRow);
+        if (fit === 0) {
+          ctx.stop('CREDITS_EXHAUSTED', `--max-credits ${ctx.budget.limit} reached`);
+          break;
+        }
+        retry = retry.slice(0, fit);
+      }
       const parts = await runBatch(ctx, child, retry, () => {});
       const unfinished = parts.find((p) => p.state !== 'spooled');
       if (unfinished) {

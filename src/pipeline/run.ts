@@ -5,6 +5,7 @@ import {
   runBatch,
   type BatchContext,
   type BatchItem,
+  type Budget,
   type BulkApi,
   type BulkKind,
   type LeafResult,
@@ -77,6 +78,10 @@ const INVALID = -1;
 
 /** Runs a bulk enrichment end to end: plan, submit, poll, spool, join, write. */
 export async function runBulk(o: RunOptions): Promise<RunSummary> {
+  // Batches are sent while the file is still being read: a malformed line near its end
+  // would stop the run after paying for the rows above it, and fixing the file makes a
+  // new run that pays for them again. So the whole file is read once before anything is sent.
+  await o.source.check();
   const identity = await o.source.identity();
   const requestOptions = {
     service: new URL(o.baseUrl).origin,
@@ -136,6 +141,14 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
     });
   try {
     let stopReason: { code: string; message: string } | undefined;
+    // --max-credits: new rows take their credits as they are read (rows past the limit are
+    // never sent); batches an earlier run journaled, and credit retries, take theirs just
+    // before their POST (runBatch). A batch already accepted by the service costs nothing more.
+    const budget: Budget = {
+      limit: o.maxCredits,
+      left: o.maxCredits ?? Infinity,
+      perRow: o.kind === 'companies' ? Number(o.metadata.top_matches_returned ?? 1) : 1,
+    };
     const ctx: BatchContext = {
       kind: o.kind,
       metadata: o.metadata,
@@ -144,6 +157,7 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
       env: o.env,
       deadline: started + o.timeoutMs,
       wait: o.wait,
+      budget,
       limit: createLimiter(o.concurrency),
       stopped: () =>
         o.env.signal?.aborted
@@ -163,8 +177,6 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
     const submitting = createSemaphore(o.concurrency);
     let valid = 0;
     let duplicates = 0;
-    let budget = o.maxCredits ?? Infinity;
-    const costPerRow = o.kind === 'companies' ? Number(o.metadata.top_matches_returned ?? 1) : 1;
     let batch: BatchItem[] = [];
     let batchNo = 0;
     let overBudget = 0;
@@ -175,6 +187,8 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
     const flush = async () => {
       if (batch.length === 0) return;
       const items = batch;
+      // A batch new to the journal: its rows took their credits as they were read.
+      const prepaid = !journaled;
       const no = batchNo++;
       journaled = journal.state.batches.get(String(batchNo));
       batch = [];
@@ -187,7 +201,7 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
         if (!released) submitting.release();
         released = true;
       };
-      const task = runBatch(ctx, String(no), items, release)
+      const task = runBatch(ctx, String(no), items, release, prepaid)
         .finally(release)
         .then(
           (leaves) => {
@@ -231,12 +245,12 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
         }
       }
       reps.push(row.index);
-      if (!journaled && budget < costPerRow) {
+      if (!journaled && budget.left < budget.perRow) {
         overBudget++;
         join?.sent(row, -1);
         continue; // beyond --max-credits: never sent
       }
-      if (!journaled) budget -= costPerRow;
+      if (!journaled) budget.left -= budget.perRow;
       join?.sent(row, batchNo);
       const customFields: Record<string, unknown> = { [ROW_FIELD]: row.index };
       if (o.idColumn !== undefined) customFields[ID_FIELD] = row.cells[o.idColumn] ?? '';

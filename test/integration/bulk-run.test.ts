@@ -1,9 +1,9 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { appendFile, readFile, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BulkApi } from '../../src/pipeline/batch-task.js';
 import { toBulkApi } from '../../src/api/bulk-api.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError, EnrichError } from '../../src/errors.js';
 import {
   CONTACT_HEADER,
   contactRows,
@@ -223,6 +223,60 @@ describe('bulk run against the sandbox', () => {
     },
   );
 
+  it('refuses a file malformed near its end before sending anything', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(2500));
+    // A quote never closed on the last line: csv-parse can only tell at the end of the file.
+    await appendFile(file, 'R9,"Broken,Row,broken@acme.com,Acme,x\r\n');
+    await expect(runFile(s, file, { runsDir: dir, batchSize: 500 })).rejects.toMatchObject({
+      code: 'INPUT_INVALID',
+      location: { line: 2502 },
+    });
+    // Before, five batches of 500 were paid for before the error; fixing the file then
+    // made a new run that paid for them again.
+    expect(s.admin.stats().jobs_submitted).toBe(0);
+    expect(s.admin.stats().credits_charged).toBe(0);
+  });
+
+  it('counts a batch an earlier run journaled but never got accepted against --max-credits', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(300));
+    const o = { runsDir: dir, batchSize: 100, concurrency: 1, maxCredits: 250 };
+    const down: BulkApi = {
+      ...toBulkApi(fastClient(s)),
+      submit: () => Promise.reject(new EnrichError('NETWORK', 'connection reset')),
+    };
+    // Batch 0 is journaled, then its POST fails: nothing is charged.
+    expect((await runFile(s, file, { ...o, api: down })).summary.exitCode).toBe(6);
+    expect(s.admin.stats().credits_charged).toBe(0);
+    // The re-run sends batch 0 again: that is new spending, within the same 250.
+    const second = await runFile(s, file, o);
+    expect(s.admin.stats().credits_charged).toBe(250);
+    expect(second.summary.statuses).toMatchObject({ enriched: 250, failed: 50 });
+    expect(second.summary.exitCode).toBe(5);
+  });
+
+  it('sends credit retries only within --max-credits', async () => {
+    const s = await sandbox({ credits: 150 });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(300));
+    const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
+    expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+    expect(s.admin.stats().credits_charged).toBe(150);
+    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    // 150 rows are left (50 that ran out, 100 never sent): this run may pay for 100 of them.
+    const second = await runFile(s, file, { ...o, maxCredits: 100 });
+    expect(s.admin.stats().credits_charged).toBe(250);
+    expect(second.summary.statuses).toMatchObject({ enriched: 250, failed: 50 });
+    expect(second.summary.exitCode).toBe(5);
+    const third = await runFile(s, file, o);
+    expect(third.summary.exitCode).toBe(0);
+    expect(third.summary.statuses.enriched).toBe(300);
+    expect(s.admin.stats().credits_charged).toBe(300);
+  });
+
   it('never spends more than --max-credits and resumes with a larger budget without paying twice', async () => {
     const s = await sandbox();
     const dir = await tempDir();
@@ -312,6 +366,35 @@ describe('bulk run against the sandbox', () => {
     ]);
     expect(summary.statuses).toMatchObject({ enriched: 2, invalid: 1, failed: 1 });
     expect(col(out, 'enriched_name')[0]).not.toBe('');
+  });
+
+  it("says so when credits ran out part-way through a company's matches", async () => {
+    const s = await sandbox({ credits: 4 });
+    const dir = await tempDir();
+    const rows = [
+      ['Acme', 'https://acme.com'],
+      ['Globex', 'https://globex.com'],
+    ];
+    const file = await writeCsv(dir, 'co.csv', ['Company', 'Website'], rows);
+    const { summary, output } = await runFile(s, file, {
+      kind: 'companies',
+      runsDir: dir,
+      metadata: { top_matches_returned: 3 },
+      output: { explode: true },
+    });
+    expect(summary.exitCode).toBe(5);
+    const out = parseCsv(output);
+    expect(out.slice(1).map((r) => [r[0], r[2], r[3], r[5]])).toEqual([
+      ['Acme', 'enriched', '', '1'],
+      ['Acme', 'enriched', '', '2'],
+      ['Acme', 'enriched', '', '3'],
+      [
+        'Globex',
+        'enriched',
+        '2 of 3 matches not returned: Insufficient credits: the account has no enrichment credits left',
+        '1',
+      ],
+    ]);
   });
 
   it('--no-wait submits and returns the job ids; the same run later writes the output', async () => {

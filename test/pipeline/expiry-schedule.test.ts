@@ -182,6 +182,7 @@ describe('the --no-wait message of a pending job', () => {
       env,
       deadline: 0,
       wait: false,
+      budget: { left: Infinity, perRow: 1 },
       limit: (task) => task(),
       stopped: () => undefined,
       stop: () => undefined,
