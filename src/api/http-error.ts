@@ -2,12 +2,27 @@ import { STATUS_CODES } from 'node:http';
 import { ApiError, type ErrorCode, type FieldError } from '../errors.js';
 import { errorBodyOf } from './results-check.js';
 
-/** The stable error code for an HTTP error status. */
-export function codeForStatus(status: number): ErrorCode {
+/**
+ * Error-body codes that mean the account ran out of credits. The service answers
+ * POST /email-verification with 403 `verification_credits_exhausted` when verification
+ * credits are gone: that is not an auth problem, and DESIGN.md section 4 gives it
+ * exit 5, not 4.
+ */
+const CREDIT_BODY_CODES: ReadonlySet<string> = new Set(['verification_credits_exhausted']);
+
+/**
+ * The stable error code for an HTTP error status, refined by the error body's `code`
+ * where the status alone is ambiguous (403: forbidden, or out of credits).
+ */
+export function codeForStatus(status: number, bodyCode?: string): ErrorCode {
   if (status === 400) return 'API_VALIDATION';
   if (status === 401) return 'AUTH_INVALID';
   if (status === 402) return 'CREDITS_EXHAUSTED';
-  if (status === 403) return 'AUTH_FORBIDDEN';
+  if (status === 403) {
+    return bodyCode !== undefined && CREDIT_BODY_CODES.has(bodyCode)
+      ? 'CREDITS_EXHAUSTED'
+      : 'AUTH_FORBIDDEN';
+  }
   if (status === 404) return 'API_NOT_FOUND';
   if (status === 409 || status === 422) return 'API_CONFLICT';
   if (status === 413) return 'API_PAYLOAD_TOO_LARGE';
@@ -23,8 +38,15 @@ export function statusLine(status: number): string {
   return text ? `${status} ${text}` : String(status);
 }
 
-/** Reads the server's message and field errors from an error body, whatever its shape. */
-export function readErrorBody(text: string): { message?: string; fieldErrors: FieldError[] } {
+/** What an error body says: the server's message, field errors and machine-readable code. */
+export interface ErrorBodyInfo {
+  message?: string;
+  fieldErrors: FieldError[];
+  code?: string;
+}
+
+/** Reads the server's message, field errors and code from an error body, whatever its shape. */
+export function readErrorBody(text: string): ErrorBodyInfo {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -32,21 +54,24 @@ export function readErrorBody(text: string): { message?: string; fieldErrors: Fi
     const plain = text.trim().slice(0, 200);
     return plain ? { message: plain, fieldErrors: [] } : { fieldErrors: [] };
   }
+  const loose = json as { message?: unknown; error?: unknown; code?: unknown } | null;
+  // `code` is an extra the contract's error body does not list, so it is read loosely.
+  const code = typeof loose?.code === 'string' ? { code: loose.code } : {};
   const body = errorBodyOf(json);
   if (body) {
     return {
       message: body.message,
       fieldErrors: body.errors.map((e) => ({ path: e.path, message: e.message })),
+      ...code,
     };
   }
-  const loose = json as { message?: unknown; error?: unknown } | null;
   const message =
     typeof loose?.message === 'string'
       ? loose.message
       : typeof loose?.error === 'string'
         ? loose.error
         : undefined;
-  return message ? { message, fieldErrors: [] } : { fieldErrors: [] };
+  return message ? { message, fieldErrors: [], ...code } : { fieldErrors: [], ...code };
 }
 
 /** Builds the ApiError for an error status: `POST /contact: 401 Unauthorized: <server message>`. */
@@ -64,7 +89,7 @@ export function errorForStatus(init: {
   if (status >= 300 && status < 400) {
     detail = `: redirects are not followed${init.location ? ` (Location: ${init.location})` : ''}`;
   }
-  return new ApiError(codeForStatus(status), {
+  return new ApiError(codeForStatus(status, body.code), {
     status,
     method,
     path,

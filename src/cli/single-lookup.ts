@@ -6,6 +6,8 @@ import {
 } from '../contract/index.js';
 import { getPaths } from '../config/paths.js';
 import { writeCreditsMemo, type CreditsMemo } from '../config/credits-memo.js';
+import { EnrichError } from '../errors.js';
+import { isCreditMessage } from '../pipeline/join.js';
 import { openService, type Service } from './context.js';
 import type { GlobalOptions } from './globals.js';
 import { printJson, printKeyValues, say } from './output.js';
@@ -47,6 +49,25 @@ const COMPANY_FLAGS = {
   company_website: '--website',
   top_matches_returned: '--top',
 };
+
+/**
+ * The error a lookup ends with when its records came back unenriched because the account
+ * ran out of credits, or undefined when none did. The service says so in-band (a 200 whose
+ * record carries `error`, api-spec.md section 7), so without this the command would exit 0;
+ * DESIGN.md section 4 makes credits exhausted exit 5. Other in-band errors (no match) are data.
+ */
+export function creditsExhaustedError(
+  kind: 'contact' | 'company',
+  errors: readonly (string | null | undefined)[],
+): EnrichError | undefined {
+  const credit = errors.filter((e): e is string => typeof e === 'string' && isCreditMessage(e));
+  if (credit.length === 0) return undefined;
+  const what =
+    errors.length === 1
+      ? `${kind} not enriched`
+      : `${credit.length} of ${errors.length} ${kind} matches not enriched`;
+  return new EnrichError('CREDITS_EXHAUSTED', `${what}: ${credit[0]}`);
+}
 
 /** Runs `fn` against the service and closes it, remembering the credits it reports. */
 async function withService<T>(
@@ -94,6 +115,9 @@ export async function runContact(flags: ContactFlags, globals: GlobalOptions): P
   );
   if (globals.json) printJson(res);
   else printKeyValues({ ...compact(res.contact), remaining_credits: res.remaining_credits });
+  // The record stays on stdout as data; the credits error goes to stderr with exit 5.
+  const credits = creditsExhaustedError('contact', [res.contact.error]);
+  if (credits) throw credits;
   if (res.contact.error) say(globals.quiet, `enrich: contact not enriched: ${res.contact.error}`);
   return 0;
 }
@@ -119,19 +143,29 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
     (s) => s.client.enrichCompany(body),
     (r) => ({ remaining_credits: r.remaining_credits }),
   );
+  // Any match left unenriched for lack of credits ends the command with exit 5, once
+  // every match (the enriched ones too) is on stdout.
+  const credits = creditsExhaustedError(
+    'company',
+    res.companies.map((c) => c.error),
+  );
   if (globals.json) {
     printJson(res);
+    if (credits) throw credits;
     return 0;
   }
   res.companies.forEach((company, i) => {
     if (i > 0) process.stdout.write('\n');
     const match = res.companies.length > 1 ? { match: `${i + 1} of ${res.companies.length}` } : {};
     printKeyValues({ ...match, ...compact(company) });
-    if (company.error) say(globals.quiet, `enrich: company not enriched: ${company.error}`);
+    // Credits errors are reported once, by the thrown error below.
+    if (company.error && !isCreditMessage(company.error))
+      say(globals.quiet, `enrich: company not enriched: ${company.error}`);
   });
   if (res.companies.length === 0) say(globals.quiet, 'enrich: no matching company');
   process.stdout.write(res.companies.length ? '\n' : '');
   printKeyValues({ remaining_credits: res.remaining_credits });
+  if (credits) throw credits;
   return 0;
 }
 

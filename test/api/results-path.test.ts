@@ -70,6 +70,46 @@ describe('HTTP errors', () => {
     expect(e.exitCode).toBe(2);
   });
 
+  it('maps a 403 whose body code says credits ran out to CREDITS_EXHAUSTED (exit 5)', () => {
+    // The body the sandbox answers POST /email-verification with when verification credits are gone.
+    const body = JSON.stringify({
+      status: 403,
+      error: 'Forbidden',
+      message: 'Verification credits exhausted: the account has no email verification credits left',
+      code: 'verification_credits_exhausted',
+    });
+    const e = errorForStatus({
+      method: 'POST',
+      path: '/email-verification',
+      status: 403,
+      bodyText: body,
+    });
+    expect(e.code).toBe('CREDITS_EXHAUSTED');
+    expect(e.exitCode).toBe(5);
+    expect(e.status).toBe(403);
+    expect(e.message).toBe(
+      'POST /email-verification: 403 Forbidden: Verification credits exhausted: the account has no email verification credits left',
+    );
+    expect(codeForStatus(403, 'verification_credits_exhausted')).toBe('CREDITS_EXHAUSTED');
+    expect(readErrorBody(body).code).toBe('verification_credits_exhausted');
+  });
+
+  it('keeps any other 403 an auth error (exit 4)', () => {
+    const suspended = JSON.stringify({
+      status: 403,
+      error: 'Forbidden',
+      message: 'Account acc_1 is suspended',
+      code: 'account_suspended',
+    });
+    for (const bodyText of [suspended, '', '{"code":42}', 'forbidden']) {
+      const e = errorForStatus({ method: 'POST', path: '/contact', status: 403, bodyText });
+      expect([e.code, e.exitCode]).toEqual(['AUTH_FORBIDDEN', 4]);
+    }
+    // The body code only refines a 403: it does not turn other statuses into credits errors.
+    expect(codeForStatus(401, 'verification_credits_exhausted')).toBe('AUTH_INVALID');
+    expect(codeForStatus(429, 'verification_credits_exhausted')).toBe('RATE_LIMITED');
+  });
+
   it('copes with bodies that are not the contract shape', () => {
     expect(readErrorBody('<html>gateway</html>')).toEqual({
       message: '<html>gateway</html>',

@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 
 beforeAll(ensureBuilt, 120_000);
@@ -59,6 +60,93 @@ describe('enrich contact / company / verify-email (--sandbox)', () => {
     expect(r.code).toBe(0);
     expect(r.stdout.split(/\s/)[0]).toMatch(/^(valid|invalid|unknown)$/);
     expect(r.stdout).toMatch(/^remaining_credits\s+\d+$/m);
+  });
+});
+
+describe('running out of credits (exit 5), against a sandbox started here', () => {
+  let sandbox: SandboxHandle;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  /** The env of a CLI run as the holder of a new account with these credits. */
+  async function envFor(account: {
+    credits?: number;
+    verification_credits?: number;
+    suspended?: boolean;
+  }): Promise<Record<string, string>> {
+    const { suspended, ...credits } = account;
+    const { account_id, api_key } = sandbox.admin.createAccount(credits);
+    if (suspended) sandbox.admin.updateAccount(account_id, { suspended });
+    return { ...(await tempEnv()), ENRICH_BASE_URL: sandbox.url, ENRICH_API_KEY: api_key };
+  }
+
+  it('verify-email: a 403 verification_credits_exhausted exits 5, not 4', async () => {
+    const r = await runCli(['verify-email', 'a@b.com'], {
+      env: await envFor({ verification_credits: 0 }),
+    });
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(
+      /403 Forbidden: Verification credits exhausted.*\[CREDITS_EXHAUSTED\]/,
+    );
+    expect(r.code).toBe(5);
+  });
+
+  it('a 403 for a suspended account still exits 4', async () => {
+    const r = await runCli(['verify-email', 'a@b.com'], { env: await envFor({ suspended: true }) });
+    expect(r.stderr).toMatch(/suspended.*\[AUTH_FORBIDDEN\]/);
+    expect(r.code).toBe(4);
+  });
+
+  it('contact: an in-band credits error prints the record, says why on stderr and exits 5', async () => {
+    const env = await envFor({ credits: 0 });
+    const r = await runCli(['contact', '--email', 'zed@acme.com'], { env });
+    expect(r.stdout).toMatch(/^error\s+Insufficient credits/m);
+    expect(r.stdout).toMatch(/^remaining_credits\s+0$/m);
+    expect(r.stderr).toMatch(
+      /^enrich: contact not enriched: Insufficient credits.* \[CREDITS_EXHAUSTED\]$/m,
+    );
+    expect(r.code).toBe(5);
+
+    const j = await runCli(['contact', '--email', 'zed@acme.com', '--json', '--quiet'], { env });
+    const body = JSON.parse(j.stdout) as { contact: { error: string } };
+    expect(body.contact.error).toMatch(/Insufficient credits/);
+    expect(j.stderr).toMatch(/\[CREDITS_EXHAUSTED\]/);
+    expect(j.code).toBe(5);
+  });
+
+  it('company: any match not enriched for credits exits 5, with or without --json', async () => {
+    const env = await envFor({ credits: 0 });
+    const r = await runCli(['company', '--website', 'acme.com'], { env });
+    expect(r.stdout).toMatch(/^error\s+Insufficient credits/m);
+    expect(r.stdout).toMatch(/^remaining_credits\s+0$/m);
+    expect(r.stderr).toMatch(/company not enriched: Insufficient credits.*\[CREDITS_EXHAUSTED\]/);
+    expect(r.code).toBe(5);
+
+    const j = await runCli(['company', '--name', 'Acme', '--json'], { env });
+    expect((JSON.parse(j.stdout) as { companies: unknown[] }).companies).toHaveLength(1);
+    expect(j.stderr).toMatch(/\[CREDITS_EXHAUSTED\]/);
+    expect(j.code).toBe(5);
+
+    // One credit, three matches: the first is enriched, the other two are not.
+    const partial = await runCli(['company', '--website', 'acme.com', '--top', '3'], {
+      env: await envFor({ credits: 1 }),
+    });
+    expect(partial.stdout).toMatch(/^match\s+3 of 3$/m);
+    expect(partial.stdout).toMatch(/^remaining_credits\s+0$/m);
+    expect(partial.code).toBe(5);
+  });
+
+  it('a record not found is data: exit 0', async () => {
+    const r = await runCli(['contact', '--email', 'nomatch@acme.com'], {
+      env: await envFor({ credits: 10 }),
+    });
+    expect(r.stdout).toMatch(/^error\s+No match found$/m);
+    expect(r.stderr).toBe('enrich: contact not enriched: No match found\n');
+    expect(r.code).toBe(0);
   });
 });
 
