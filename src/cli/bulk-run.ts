@@ -7,6 +7,7 @@ import { toBulkApi } from '../api/bulk-api.js';
 import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
 import { openInput } from '../io/read.js';
+import { checkOutputTarget } from '../io/write.js';
 import { resolveIdColumn, resolveMapping } from '../pipeline/plan.js';
 import { runBulk, runsDirOf, type RunSummary } from '../pipeline/run.js';
 import { resumeBy } from '../pipeline/poll.js';
@@ -51,6 +52,17 @@ export async function runBulkCommand(
   options: BulkOptions,
   globals: GlobalOptions,
 ): Promise<number> {
+  if (globals.sandbox && !options.wait) {
+    // Each --sandbox run starts a new sandbox on a new port (a new service, so a new run):
+    // the jobs of a --no-wait run could never be fetched.
+    throw new EnrichError(
+      'USAGE',
+      '--no-wait cannot be used with --sandbox: the embedded sandbox stops with this command, so its jobs could never be fetched',
+      {
+        hint: 'Drop --no-wait, or start a sandbox with `enrich sandbox` and point ENRICH_BASE_URL at it.',
+      },
+    );
+  }
   const started = Date.now();
   const source = await openInput(input, readOptionsOf(options));
   const aborter = new AbortController();
@@ -72,6 +84,9 @@ export async function runBulkCommand(
   let service: Awaited<ReturnType<typeof openService>> | undefined;
   const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
   try {
+    // Before anything is sent: a target that cannot be written would fail only at the end.
+    await checkOutputTarget(options.output ?? '-');
+    if (options.rejects) await checkOutputTarget(options.rejects);
     const resolved = await resolveMapping(source, mappingOptionsOf(kind, options));
     const idColumn = resolveIdColumn(source, options.idColumn);
     service = await openService(globals, { flags: settingFlags(options) });
@@ -163,9 +178,13 @@ function report(
     return 0;
   }
   if (!globals.quiet) process.stderr.write(`${summaryText(s, elapsedMs, prefix)}\n`);
+  // --quiet silences progress and the summary, never why a run failed: in cron, stderr is
+  // the only place that says it (the summary above already has this line).
+  else if (s.stopReason)
+    process.stderr.write(`enrich: stopped early: ${s.stopReason.message} [${s.stopReason.code}]\n`);
   if (globals.json && options.output)
     process.stdout.write(`${JSON.stringify(summaryJson(s, elapsedMs), null, 2)}\n`);
-  if (s.exitCode === 3 && !globals.quiet)
+  if (s.exitCode === 3)
     process.stderr.write(`enrich: some rows are not done; resume${by} with:\n  ${command}\n`);
   return s.exitCode;
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { EnrichError } from '../errors.js';
@@ -58,8 +58,25 @@ type Cell = string | number | boolean | null | undefined;
 const text = (v: Cell) =>
   v === null || v === undefined ? '' : typeof v === 'boolean' ? (v ? 'true' : 'false') : String(v);
 
+/**
+ * Refuses an output path that names a directory: the rename at the end would fail with
+ * EISDIR after the whole run (and its credits). A bulk run checks its targets before its
+ * first request; the writer checks again when it opens.
+ */
+export async function checkOutputTarget(target: string): Promise<void> {
+  if (target === '-') return;
+  const info = await stat(target).catch(() => undefined);
+  if (info?.isDirectory()) {
+    throw new EnrichError('USAGE', `cannot write ${target}: it is a directory`, {
+      hint: `Name a file in it, for example -o ${join(target, 'enriched.csv')}`,
+      location: { file: target },
+    });
+  }
+}
+
 /** Opens an output writer: CSV/TSV (csv-stringify) or JSON/JSONL, to a temp file renamed into place on close. */
 export async function createOutputWriter(options: OutputWriterOptions): Promise<OutputWriter> {
+  await checkOutputTarget(options.target);
   const toStdout = options.target === '-';
   const finalPath = toStdout ? '' : resolve(options.target);
   const tempPath = toStdout

@@ -212,6 +212,40 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(bad.stderr).toMatch(/--batch-size: expected/);
   });
 
+  it('refuses, before sending anything, an -o that is a directory and --no-wait with --sandbox', async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const dir = await tempDir();
+    const env = await serviceEnv(s);
+    const input = join(fixtures, 'contacts.csv');
+    const intoDir = await runCli(['contacts', input, '-o', dir], { env });
+    expect(intoDir.code).toBe(2);
+    expect(intoDir.stderr).toContain(`cannot write ${dir}: it is a directory`);
+    const rejectsDir = await runCli(
+      ['contacts', input, '-o', join(dir, 'out.csv'), '--rejects', dir],
+      { env },
+    );
+    expect(rejectsDir.code).toBe(2);
+    expect(s.admin.stats().jobs_submitted).toBe(0);
+    const noWait = await runCli(['contacts', input, '--sandbox', '--no-wait'], {
+      env: await tempEnv(),
+    });
+    expect(noWait.code).toBe(2);
+    expect(noWait.stderr).toMatch(/--no-wait cannot be used with --sandbox/);
+  });
+
+  it('-q still says on stderr why a run stopped early (cron reads nothing else)', async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const dir = await tempDir();
+    const env = { ...(await serviceEnv(s)), ENRICH_API_KEY: 'sk_test_not_a_real_key_000000' };
+    const r = await runCli(
+      ['contacts', join(fixtures, 'contacts.csv'), '-o', join(dir, 'out.csv'), '-q'],
+      { env },
+    );
+    expect(r.code).toBe(4);
+    expect(r.stderr).toMatch(/^enrich: stopped early: .+ \[AUTH_INVALID\]$/m);
+    expect(r.stderr).not.toMatch(/rows: /); // the summary itself stays quiet
+  });
+
   it('takes batch size from the config file unless the flag says otherwise', async () => {
     const env = await tempEnv();
     expect((await runCli(['config', 'set', 'batch_size', '10'], { env })).code).toBe(0);
