@@ -118,12 +118,15 @@ export async function pollJob<R>(
       };
     }
     const now = env.now();
+    if (now >= opts.deadline) return { state: 'timeout', polls: attempt + 1 };
     const delay = capPollDelayByExpiry(
       nextPollDelay(attempt, answer.retryAfterMs, env.random),
       now,
       opts.expires,
     );
-    if (now + delay > opts.deadline) return { state: 'timeout', polls: attempt + 1 };
-    await env.sleep(delay, env.signal);
+    // A wait that would end past --timeout is cut short: the job gets one last look at the
+    // deadline itself. (Giving up at once, as before, ended a `--timeout 10s` run after a
+    // fraction of a second when the service asked for 30 s.)
+    await env.sleep(Math.min(delay, opts.deadline - now), env.signal);
   }
 }

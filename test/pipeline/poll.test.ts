@@ -59,14 +59,38 @@ describe('pollJob', () => {
     expect(sleeps).toEqual([3000, 1600]);
   });
 
-  it('gives up at the deadline without sleeping past it', async () => {
+  it('gives up at the deadline without sleeping past it, after a last look at the deadline', async () => {
     const { env, sleeps } = fakeEnv();
     const out = await pollJob(async () => ({ state: 'pending', retryAfterMs: 10_000 }), {
       deadline: 25_000,
       env,
     });
-    expect(out).toEqual({ state: 'timeout', polls: 3 });
-    expect(sleeps).toEqual([10_000, 10_000]);
+    expect(out).toEqual({ state: 'timeout', polls: 4 });
+    expect(sleeps).toEqual([10_000, 10_000, 5_000]);
+  });
+
+  it('waits until --timeout even when the service asks for longer, and takes the results then', async () => {
+    const { env, sleeps } = fakeEnv();
+    const answers: ResultsAnswer<number>[] = [
+      { state: 'pending', retryAfterMs: 30_000 },
+      { state: 'done', records: [7], remainingCredits: 1 },
+    ];
+    const out = await pollJob(async () => answers.shift() as ResultsAnswer<number>, {
+      deadline: 10_000,
+      env,
+    });
+    expect(out).toMatchObject({ state: 'done', records: [7], polls: 2 });
+    expect(sleeps).toEqual([10_000]);
+  });
+
+  it('--no-wait (a deadline already passed) looks once and does not wait', async () => {
+    const { env, sleeps } = fakeEnv();
+    const out = await pollJob(async () => ({ state: 'pending', retryAfterMs: 1_000 }), {
+      deadline: 0,
+      env,
+    });
+    expect(out).toEqual({ state: 'timeout', polls: 1 });
+    expect(sleeps).toEqual([]);
   });
 
   it('reports expiry when the results are gone (404)', async () => {
@@ -219,9 +243,9 @@ describe('pollJob with an expiry', () => {
     const j = job(env.now, { readyAt: Infinity, goneAt: Infinity, retryAfterMs: 30_000 });
     expect(await pollJob(j.fetch, { deadline: 2500, env, expires: 20_000 })).toEqual({
       state: 'timeout',
-      polls: 3,
+      polls: 4,
     });
-    expect(sleeps).toEqual([1000, 1000]);
+    expect(sleeps).toEqual([1000, 1000, 500]);
     const once = fakeEnv();
     const k = job(once.env.now, { readyAt: Infinity, goneAt: Infinity, retryAfterMs: 30_000 });
     expect(await pollJob(k.fetch, { deadline: 0, env: once.env, expires: 20_000 })).toEqual({
