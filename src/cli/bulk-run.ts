@@ -184,8 +184,16 @@ function report(
     process.stderr.write(`enrich: stopped early: ${s.stopReason.message} [${s.stopReason.code}]\n`);
   if (globals.json && options.output)
     process.stdout.write(`${JSON.stringify(summaryJson(s, elapsedMs), null, 2)}\n`);
-  if (s.exitCode === 3)
-    process.stderr.write(`enrich: some rows are not done; resume${by} with:\n  ${command}\n`);
+  if (s.exitCode === 3) {
+    // Only jobs that failed, are still running or were never sent come back on a re-run:
+    // expired results are gone, and running the same command again would not change them.
+    if (s.jobs.failed + s.jobs.pending + s.jobs.unsent > 0)
+      process.stderr.write(`enrich: some rows are not done; resume${by} with:\n  ${command}\n`);
+    if (s.statuses.expired > 0)
+      process.stderr.write(
+        `enrich: ${s.statuses.expired} row(s) expired: their results were deleted before they were downloaded, and running the same command again will not bring them back; --restart runs the whole file again (paying for every row again)\n`,
+      );
+  }
   return s.exitCode;
 }
 

@@ -86,6 +86,27 @@ export function emptyStats(): JoinStats {
   };
 }
 
+// Which reason to stop a run says most about it: a key that is refused, then a service
+// that cannot be reached, then credits; any of them over a reason without a rank.
+const STOP_RANK: Record<string, number> = {
+  AUTH_INVALID: 3,
+  AUTH_FORBIDDEN: 3,
+  NETWORK: 2,
+  TIMEOUT: 2,
+  SERVER_ERROR: 2,
+  RATE_LIMITED: 2,
+  CREDITS_EXHAUSTED: 1,
+};
+
+/**
+ * The run's stop reason after another one: the first, unless the new one ranks higher
+ * (every POST failing on the network after --max-credits was reached is exit 6, not 5).
+ */
+export function strongerStop<T extends { code: string }>(current: T | undefined, next: T): T {
+  if (!current) return next;
+  return (STOP_RANK[next.code] ?? 0) > (STOP_RANK[current.code] ?? 0) ? next : current;
+}
+
 /** The exit code of a finished run (DESIGN.md section 4). */
 export function exitCodeFor(
   stats: JoinStats,

@@ -23,6 +23,7 @@ import {
   emptyStats,
   exitCodeFor,
   lastRemaining,
+  strongerStop,
   sum,
   type RunSummary,
 } from './run-summary.js';
@@ -164,7 +165,7 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
           ? 'not sent: the run was interrupted'
           : stopReason && `not sent: ${stopReason.message}`,
       stop: (code, message) => {
-        stopReason ??= { code, message };
+        stopReason = strongerStop(stopReason, { code, message });
       },
       spooled: join && ((id, records) => join.spooled(id, records)),
     };

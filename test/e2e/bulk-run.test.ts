@@ -246,6 +246,18 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(r.stderr).not.toMatch(/rows: /); // the summary itself stays quiet
   });
 
+  it('says expired rows need --restart, not a resume that would change nothing', async () => {
+    const s = (sb = await startSandbox({ port: 0, jobMs: 0, ttlMs: 1 }));
+    const dir = await tempDir();
+    const r = await runCli(
+      ['contacts', join(fixtures, 'contacts.csv'), '-o', join(dir, 'out.csv'), '-q'],
+      { env: await serviceEnv(s) },
+    );
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/enrich: 23 row\(s\) expired: .* --restart runs the whole file again/);
+    expect(r.stderr).not.toMatch(/resume.* with:/);
+  });
+
   it('takes batch size from the config file unless the flag says otherwise', async () => {
     const env = await tempEnv();
     expect((await runCli(['config', 'set', 'batch_size', '10'], { env })).code).toBe(0);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LeafResult } from '../../src/pipeline/batch-task.js';
-import { countJobs, exitCodeFor } from '../../src/pipeline/run-summary.js';
+import { countJobs, exitCodeFor, strongerStop } from '../../src/pipeline/run-summary.js';
 
 const stats = {
   statuses: { enriched: 5, failed: 0, invalid: 1, missing: 0, expired: 0 },
@@ -36,6 +36,23 @@ describe('exitCodeFor', () => {
   });
   it('calls a network stop partial (3) once some jobs were downloaded', () => {
     expect(exitCodeFor(stats, { ...jobs, failed: 1 }, { code: 'NETWORK' })).toBe(3);
+  });
+});
+
+describe('strongerStop', () => {
+  const credits = { code: 'CREDITS_EXHAUSTED', message: '--max-credits 250 reached' };
+  const network = { code: 'NETWORK', message: 'connection reset' };
+  const auth = { code: 'AUTH_INVALID', message: '401' };
+  it('keeps the first reason unless a later one says more about the run', () => {
+    expect(strongerStop(undefined, credits)).toBe(credits);
+    // Reading ended past --max-credits, then every POST failed: the network is the story.
+    expect(strongerStop(credits, network)).toBe(network);
+    expect(strongerStop(network, credits)).toBe(network);
+    expect(strongerStop(network, auth)).toBe(auth);
+    expect(strongerStop(auth, network)).toBe(auth);
+    const other = { code: 'NETWORK', message: 'another reset' };
+    expect(strongerStop(network, other)).toBe(network);
+    expect(strongerStop({ code: 'SOMETHING', message: 'x' }, credits)).toBe(credits);
   });
 });
 
