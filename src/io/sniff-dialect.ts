@@ -17,6 +17,10 @@ export interface SniffOptions {
 interface ScannedRecord {
   line: number;
   cells: number;
+  /** Cells up to the last one holding more than spaces: a title Excel padded with delimiters fills 1. */
+  filled: number;
+  /** Holds an `@` or `://`: an email or URL is a value, never a column name. */
+  values: boolean;
   blank: boolean;
 }
 
@@ -48,14 +52,31 @@ export function sniffDialect(text: string, options: SniffOptions = {}): SniffedD
       best = { delimiter, cells, score, records };
     }
   }
-  // The header is the first row nearly as wide as the table: a preamble of notes is narrower, while
-  // data rows with a trailing empty cell may be a little wider than their header.
-  const wide = Math.max(2, Math.ceil(best.cells * 0.75));
-  const headerLine =
-    options.headerRow ??
-    best.records.find((r) => !r.blank && (best.cells <= 1 || r.cells >= wide))?.line ??
-    startLine;
+  const headerLine = options.headerRow ?? findHeader(best.records, best.cells) ?? startLine;
   return { delimiter: best.delimiter, headerLine, sepLine };
+}
+
+/**
+ * The header is the first row nearly as wide as the table: a preamble of notes is narrower, while
+ * data rows with a trailing empty cell may be a little wider than their header. Excel pads a title
+ * block to the table's width (`Leads export,,,,`), so width counts the cells up to the last filled
+ * one. Skipping rows for it must never eat data, so it takes a header that holds no email or URL,
+ * above which rows fill at most half as much, and below which most rows fill more than any of them
+ * (or none, under a note with text): a header with unnamed last columns, one of Excel's used range
+ * (`Email,Name,,` over rows as narrow) or one with no names at all (`,,,`) stays the header.
+ */
+function findHeader(records: ScannedRecord[], cells: number): number | undefined {
+  const rows = records.filter((r) => !r.blank);
+  const wide = Math.max(2, Math.ceil(cells * 0.75));
+  const asWide = rows.filter((r) => cells <= 1 || r.cells >= wide);
+  const first = asWide[0];
+  const header = asWide.find((r) => r.filled >= wide);
+  if (!first || !header || header === first || header.values) return first?.line;
+  const notes = Math.max(...rows.filter((r) => r.line < header.line).map((r) => r.filled));
+  const below = rows.filter((r) => r.line > header.line);
+  const fuller = below.filter((r) => r.filled > notes).length;
+  const table = below.length === 0 ? notes > 0 : fuller * 2 > below.length;
+  return notes * 2 <= header.filled && table ? header.line : first.line;
 }
 
 /** The most common cell count among non-blank records; ties go to the wider one (a preamble is narrower than the table). */
@@ -84,11 +105,14 @@ function scanRecords(
   let line = firstLine;
   let recordLine = line;
   let cells = 1;
+  let filled = 0;
+  let values = false;
   let empty = true;
   let inQuote = false;
   let fieldStart = true;
   for (let i = 0; i < text.length && records.length < MAX_RECORDS; i++) {
     const ch = text[i]!;
+    if (ch === '@' || (ch === ':' && text[i + 1] === '/' && text[i + 2] === '/')) values = true;
     if (inQuote) {
       if (ch === '"') {
         if (text[i + 1] === '"') i++;
@@ -99,6 +123,7 @@ function scanRecords(
     if (ch === '"' && fieldStart) {
       inQuote = true;
       empty = false;
+      filled = cells;
       fieldStart = false;
     } else if (ch === delimiter) {
       cells++;
@@ -106,20 +131,25 @@ function scanRecords(
       fieldStart = true;
     } else if (ch === '\r' || ch === '\n') {
       if (ch === '\r' && text[i + 1] === '\n') i++;
-      records.push({ line: recordLine, cells, blank: empty });
+      records.push({ line: recordLine, cells, filled, values, blank: empty });
       line++;
       recordLine = line;
       cells = 1;
+      filled = 0;
+      values = false;
       empty = true;
       fieldStart = true;
     } else {
-      if (ch !== ' ' && ch !== '\t') empty = false;
+      if (ch !== ' ' && ch !== '\t') {
+        empty = false;
+        filled = cells;
+      }
       fieldStart = false;
     }
   }
   // The last record of a cut sample may be incomplete: count it only when the text is whole.
   if (!truncated && !empty && records.length < MAX_RECORDS) {
-    records.push({ line: recordLine, cells, blank: false });
+    records.push({ line: recordLine, cells, filled, values, blank: false });
   }
   return records;
 }
