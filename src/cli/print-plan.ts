@@ -24,19 +24,33 @@ export function planJson(plan: Plan): Record<string, unknown> {
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
+const ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Cell text as the table shows it: line breaks, tabs and other control characters (a
+ * terminal escape sequence, for one) written as escapes, so a cell can neither break the
+ * table's lines nor drive the user's terminal.
+ */
+export function printable(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+    return ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
 /** The mapping as a table: field, column, sample values (for stderr). */
 export function formatMappingTable(plan: Plan, source: InputSource): string {
   const rows: [string, string, string][] = [['field', 'column', 'sample values']];
   const split = plan.mapping.split ? source.header[plan.mapping.split.column] : undefined;
   for (const [field, column] of Object.entries(plan.names)) {
     const samples = (plan.samples[field as keyof Plan['samples']] ?? [])
-      .map((s) => clip(s, 40))
+      .map((s) => clip(printable(s), 40))
       .join(' | ');
     const label =
       split !== undefined && column === split && (field === 'first_name' || field === 'last_name')
         ? `${column} (split)`
         : column;
-    rows.push([field, label, samples]);
+    rows.push([field, printable(label), samples]);
   }
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.max(...rows.map((r) => r[1].length));
@@ -49,7 +63,7 @@ export function formatMappingTable(plan: Plan, source: InputSource): string {
   return [
     `Mapping for ${source.name} (${where}):`,
     ...lines,
-    unused.length ? `  not sent: ${unused.map((u) => `"${u}"`).join(', ')}` : '',
+    unused.length ? `  not sent: ${unused.map((u) => `"${printable(u)}"`).join(', ')}` : '',
   ]
     .filter((l) => l !== '')
     .join('\n');

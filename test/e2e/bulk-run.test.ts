@@ -212,7 +212,7 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(bad.stderr).toMatch(/--batch-size: expected/);
   });
 
-  it('refuses, before sending anything, an -o that is a directory and --no-wait with --sandbox', async () => {
+  it('refuses, before sending anything, an -o that is a directory, --no-wait with --sandbox, and --rejects - with stdout output', async () => {
     const s = (sb = await startSandbox({ port: 0 }));
     const dir = await tempDir();
     const env = await serviceEnv(s);
@@ -231,6 +231,12 @@ describe('enrich contacts / companies (e2e)', () => {
     });
     expect(noWait.code).toBe(2);
     expect(noWait.stderr).toMatch(/--no-wait cannot be used with --sandbox/);
+    const mixed = await runCli(['contacts', input, '--sandbox', '--rejects', '-'], {
+      env: await tempEnv(),
+    });
+    expect(mixed.code).toBe(2);
+    expect(mixed.stderr).toMatch(/--rejects - and the output both go to stdout/);
+    expect(mixed.stdout).toBe('');
   });
 
   it('-q still says on stderr why a run stopped early (cron reads nothing else)', async () => {
