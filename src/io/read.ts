@@ -217,7 +217,10 @@ function csvRowShaper(width: number): (cells: string[], line: number) => InputRo
   };
 }
 
-/** "expected 8 cells, got 9": extra cells are quoted so nothing is silently lost when the row is written back aligned. */
+/**
+ * "expected 8 cells, got 9": a row is written back with the header's width, so its extra cells
+ * live only here, quoted and in full (cutting them would lose data).
+ */
 function raggedMessage(width: number, cells: string[]): string {
   const base = `expected ${width} cells, got ${cells.length}`;
   if (cells.length < width) return base;
@@ -225,5 +228,5 @@ function raggedMessage(width: number, cells: string[]): string {
     .slice(width)
     .map((c) => JSON.stringify(c))
     .join(', ');
-  return `${base} (extra: ${extra.length > 200 ? `${extra.slice(0, 200)}...` : extra})`;
+  return `${base} (extra: ${extra})`;
 }

@@ -37,3 +37,11 @@ describe('a title block padded by Excel to the width of the table', () => {
     ]);
   });
 });
+
+describe('ragged rows', () => {
+  it('keep every extra cell in the error, however long', async () => {
+    const long = 'y'.repeat(300);
+    const { rows } = await read(`email,name\nal@acme.com,Al\njo@acme.com,Jo,${long},z\n`);
+    expect(rows[1]!.error).toBe(`expected 2 cells, got 4 (extra: "${long}", "z")`);
+  });
+});
