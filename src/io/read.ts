@@ -211,10 +211,18 @@ function csvRowShaper(width: number): (cells: string[], line: number) => InputRo
   let index = -1;
   return (cells, line) => {
     if (index++ < 0) return undefined; // the header
+    // Many exporters end each data row with a delimiter the header lacks (`1,2,3,4,`): empty
+    // cells past the header's width hold nothing, so such a row is whole, not ragged.
+    if (cells.length > width && onlyEmptyFrom(cells, width)) cells.length = width;
     const row: InputRow = { index: index - 1, line, cells };
     if (cells.length !== width) row.error = raggedMessage(width, cells);
     return row;
   };
+}
+
+function onlyEmptyFrom(cells: string[], start: number): boolean {
+  for (let i = start; i < cells.length; i++) if (cells[i] !== '') return false;
+  return true;
 }
 
 /**

@@ -44,4 +44,23 @@ describe('ragged rows', () => {
     const { rows } = await read(`email,name\nal@acme.com,Al\njo@acme.com,Jo,${long},z\n`);
     expect(rows[1]!.error).toBe(`expected 2 cells, got 4 (extra: "${long}", "z")`);
   });
+
+  it('a trailing delimiter the header does not have (empty extra cells) is no error', async () => {
+    const { header, rows } = await read(
+      'a,b,c,d\r\n1,2,3,4,\r\n5,6,7,8,,\r\n9,10,11,12,x\r\n13,14,15,16\r\n17,18,19,20,""\r\n',
+    );
+    expect(header).toEqual(['a', 'b', 'c', 'd']);
+    expect(rows.map((r) => [r.cells, r.error])).toEqual([
+      [['1', '2', '3', '4'], undefined],
+      [['5', '6', '7', '8'], undefined],
+      [['9', '10', '11', '12', 'x'], 'expected 4 cells, got 5 (extra: "x")'],
+      [['13', '14', '15', '16'], undefined],
+      [['17', '18', '19', '20'], undefined],
+    ]);
+  });
+
+  it('extra cells holding only spaces are data: the row stays invalid', async () => {
+    const { rows } = await read('a,b\n1,2\n3,4, \n');
+    expect(rows[1]!.error).toBe('expected 2 cells, got 3 (extra: " ")');
+  });
 });
