@@ -1,43 +1,127 @@
-import { open, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { link, open, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { EnrichError } from '../errors.js';
-import { processAlive } from '../io/stale-temps.js';
+import { processAlive, tempNameFor } from '../io/stale-temps.js';
+
+/** A lock (or claim) file as read: the pid it names (NaN when none) and which file it is. */
+interface LockFile {
+  readonly pid: number;
+  readonly text: string;
+  readonly ino: bigint;
+}
 
 /**
  * One run of an input at a time: a `lock` file in the run's directory holds the pid
  * of the process working on it. Two overlapping cron jobs would otherwise poll the
  * same jobs and race to write one output; the second one stops with a clear error.
  * A lock left by a process that died (SIGKILL, power cut) is taken over.
+ *
+ * A lock never exists without its pid (it is written aside, then linked into place),
+ * and is never removed to be taken over: a stale one is replaced in one rename by the
+ * one process that claimed it (see replaceStale), so exactly one contender wins.
  */
 export async function acquireRunLock(dir: string, command: string): Promise<() => Promise<void>> {
   const path = join(dir, 'lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fh = await open(path, 'wx', 0o600);
-      await fh.writeFile(String(process.pid));
-      await fh.close();
-      return () => rm(path, { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const holder = Number((await readFile(path, 'utf8').catch(() => '')).trim());
-    if (
-      Number.isSafeInteger(holder) &&
-      holder > 0 &&
-      holder !== process.pid &&
-      processAlive(holder)
-    ) {
-      throw new EnrichError(
-        'RUN_IN_PROGRESS',
-        `another enrich process (pid ${holder}) is running this same job`,
-        {
-          hint: `wait for it to finish, or stop it; then run again: ${command}`,
-        },
-      );
-    }
-    await rm(path, { force: true }); // its holder is gone
+  const release = () => rm(path, { force: true });
+  for (let attempt = 0; attempt < 4; attempt++) {
+    if (await createExclusive(path)) return release;
+    const seen = await readLock(path);
+    if (seen === undefined) continue; // its holder just released it
+    if (isLive(seen.pid)) throw inProgress(seen.pid, command);
+    if (await replaceStale(path, seen, command, 0)) return release;
   }
   throw new EnrichError('RUN_IN_PROGRESS', `cannot take the run lock ${path}`, {
     hint: 'another enrich process started the same job at the same moment; run again',
   });
+}
+
+/** True when `pid` is another process that still runs (our own pid in a lock is a leftover). */
+function isLive(pid: number): boolean {
+  return Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid);
+}
+
+function inProgress(pid: number, command: string): EnrichError {
+  return new EnrichError(
+    'RUN_IN_PROGRESS',
+    `another enrich process (pid ${pid}) is running this same job`,
+    { hint: `wait for it to finish, or stop it; then run again: ${command}` },
+  );
+}
+
+/**
+ * Replaces the stale file `seen` at `path` (a lock, or a claim whose claimant died) by one naming
+ * us. False when it changed first, so the caller looks again.
+ */
+async function replaceStale(
+  path: string,
+  seen: LockFile,
+  command: string,
+  depth: number,
+): Promise<boolean> {
+  // The claim is named for the stale file itself: of all the processes that saw it stale,
+  // exactly one creates the claim. A claim made after the file was replaced fails the check below.
+  const claim = `${path}.stale-${seen.ino}`;
+  if (!(await createExclusive(claim))) {
+    const other = await readLock(claim);
+    if (other === undefined) return false; // its claimant is done: look again
+    if (isLive(other.pid)) throw inProgress(other.pid, command);
+    // Its claimant died between claiming and replacing: take the claim over the same way.
+    if (depth >= 8 || !(await replaceStale(claim, other, command, depth + 1))) return false;
+  }
+  const now = await readLock(path);
+  if (now?.ino !== seen.ino || now.text !== seen.text) {
+    await rm(claim, { force: true });
+    return false;
+  }
+  // Atomic, so there is never a moment without a lock for a newcomer to create one in.
+  await rename(claim, path);
+  return true;
+}
+
+/** Creates `path` holding our pid, never seen empty; false when it exists. */
+async function createExclusive(path: string): Promise<boolean> {
+  const temp = join(
+    dirname(path),
+    tempNameFor(basename(path), process.pid, randomBytes(4).toString('hex')),
+  );
+  await writeFile(temp, String(process.pid), { flag: 'wx', mode: 0o600 });
+  try {
+    await link(temp, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    // No hard links on this file system (FAT, some network shares): create it in place.
+    return createInPlace(path);
+  } finally {
+    await rm(temp, { force: true });
+  }
+}
+
+async function createInPlace(path: string): Promise<boolean> {
+  try {
+    await writeFile(path, String(process.pid), { flag: 'wx', mode: 0o600 });
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+/** Reads a lock or claim file; undefined when there is none. */
+async function readLock(path: string): Promise<LockFile | undefined> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const { ino } = await fh.stat({ bigint: true });
+    const text = await fh.readFile('utf8');
+    return { pid: Number(text.trim()), text, ino };
+  } finally {
+    await fh.close();
+  }
 }
