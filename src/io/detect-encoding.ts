@@ -26,7 +26,13 @@ export function detectEncoding(
 ): DetectedEncoding {
   const bom = BOMS.find((b) => startsWith(sample, b.bytes));
   if (forced) {
-    const encoding = canonicalEncoding(forced);
+    let encoding = canonicalEncoding(forced);
+    // Plain "utf-16" says nothing of byte order: the BOM (else the bytes) does, and the BOM is then
+    // skipped like any other, instead of reaching the first header cell as U+FEFF.
+    if (encoding === 'utf-16')
+      encoding = bom?.encoding.startsWith('utf-16')
+        ? bom.encoding
+        : (utf16WithoutBom(sample) ?? 'utf-16le');
     const matches = bom && bom.encoding === encoding;
     return { encoding, bom: !!matches, bomLength: matches ? bom.bytes.length : 0 };
   }
@@ -37,21 +43,25 @@ export function detectEncoding(
   return { encoding, bom: false, bomLength: 0 };
 }
 
-/** Normalises user spellings (`utf8`, `UTF-16LE`, `cp1252`, `latin1`) to the names used here. */
+// Keyed by the name without case or punctuation, as iconv-lite compares them.
+const ALIASES: Record<string, string> = {
+  utf8: 'utf-8',
+  utf16le: 'utf-16le',
+  utf16be: 'utf-16be',
+  // iconv-lite's "utf-16" reads a BOM or guesses; detectEncoding settles the byte order itself.
+  utf16: 'utf-16',
+  // UCS-2 is what Windows calls UTF-16LE (iconv-lite: an alias of it).
+  ucs2: 'utf-16le',
+  ucs2le: 'utf-16le',
+  cp1252: 'windows-1252',
+  windows1252: 'windows-1252',
+  win1252: 'windows-1252',
+};
+
+/** Normalises user spellings (`utf8`, `UTF-16LE`, `utf16`, `ucs2`, `cp1252`, `latin1`) to the names used here. */
 export function canonicalEncoding(name: string): string {
   const n = name.trim().toLowerCase().replace(/_/g, '-');
-  const aliases: Record<string, string> = {
-    utf8: 'utf-8',
-    'utf-8': 'utf-8',
-    utf16le: 'utf-16le',
-    'utf-16le': 'utf-16le',
-    utf16be: 'utf-16be',
-    'utf-16be': 'utf-16be',
-    cp1252: 'windows-1252',
-    'windows-1252': 'windows-1252',
-    win1252: 'windows-1252',
-  };
-  return aliases[n] ?? n;
+  return ALIASES[n.replace(/[^a-z0-9]/g, '')] ?? n;
 }
 
 /** UTF-16 without a BOM shows up as a NUL in every other byte of ASCII text. */

@@ -1,6 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import iconv from 'iconv-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput, type ReadOptions } from '../../src/io/read.js';
 import { allRows } from './read-helpers.js';
@@ -62,5 +63,32 @@ describe('ragged rows', () => {
   it('extra cells holding only spaces are data: the row stays invalid', async () => {
     const { rows } = await read('a,b\n1,2\n3,4, \n');
     expect(rows[1]!.error).toBe('expected 2 cells, got 3 (extra: " ")');
+  });
+});
+
+describe('--encoding names of UTF-16', () => {
+  const text = 'email,name\r\njosé@acme.com,José\r\n';
+  const le = Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(text, 'utf-16le')]);
+  const be = Buffer.concat([Buffer.from([0xfe, 0xff]), iconv.encode(text, 'utf-16be')]);
+
+  it.each([
+    ['utf16', le, 'utf-16le'],
+    ['ucs2', le, 'utf-16le'],
+    ['UCS-2', le, 'utf-16le'],
+    ['utf-16', le, 'utf-16le'],
+    ['utf-16', be, 'utf-16be'],
+    ['UTF16', be, 'utf-16be'],
+  ])('--encoding %s reads the file, its BOM not left in the header', async (name, bytes, enc) => {
+    const { source, header, rows } = await read(bytes, { encoding: name });
+    expect(header).toEqual(['email', 'name']);
+    expect(source.rawHeader[0]).toBe('email');
+    expect(source.dialect).toMatchObject({ encoding: enc, bom: true });
+    expect(rows.map((r) => r.cells)).toEqual([['josé@acme.com', 'José']]);
+  });
+
+  it('--encoding utf-16 without a BOM tells LE from BE by the bytes', async () => {
+    const { header, rows } = await read(iconv.encode(text, 'utf-16be'), { encoding: 'utf-16' });
+    expect(header).toEqual(['email', 'name']);
+    expect(rows[0]!.cells).toEqual(['josé@acme.com', 'José']);
   });
 });
