@@ -3,6 +3,8 @@ import type { InputRow, InputSource } from '../io/read.js';
 import { createDeduper } from './dedupe.js';
 import {
   detectMapping,
+  fieldsOf,
+  FULL_NAME,
   loadMapping,
   mappingToJson,
   resolveColumn,
@@ -66,23 +68,27 @@ export async function resolveMapping(
 ): Promise<ResolvedMapping> {
   const head: InputRow[] = [];
   const want = options.sampleRows ?? 50;
+  let rows = 0;
   for await (const row of source.rows()) {
+    rows++;
     if (!row.error) head.push(row);
     if (head.length >= want) break;
   }
   const fromFile = options.mappingFile ? await loadMapping(options.mappingFile) : {};
   const overrides = { ...fromFile, ...(options.map ?? {}) };
-  const mapping = inFile(source, () =>
-    detectMapping(
-      options.kind,
-      source.header,
-      head.map((r) => r.cells),
-      overrides,
-      {
-        auto: !options.mappingFile,
-      },
-    ),
-  );
+  const detect = () =>
+    inFile(source, () =>
+      detectMapping(
+        options.kind,
+        source.header,
+        head.map((r) => r.cells),
+        overrides,
+        {
+          auto: !options.mappingFile,
+        },
+      ),
+    );
+  const mapping = rows === 0 ? mappingWithoutRows(source, options, overrides, detect) : detect();
   if (options.saveMapping)
     await saveMapping(options.saveMapping, options.kind, mapping, source.header);
   return {
@@ -92,9 +98,58 @@ export async function resolveMapping(
   };
 }
 
+/**
+ * The mapping of an input without rows (a nightly export with nothing new): nothing is sent, so
+ * detection finding nothing (a header no name matches, values to look at none) is no error, and a
+ * run ends with an empty output instead of failing cron. What the user said is still checked, as it
+ * would fail the next run too: an unknown field, or a column a known header lacks (renamed). JSON
+ * takes its columns from its records: without records there are none to check names against.
+ * `--save-mapping` still needs a mapping that was found: saving an incomplete one would only make
+ * the next `--mapping` run fail.
+ */
+function mappingWithoutRows(
+  source: InputSource,
+  options: MappingOptions,
+  overrides: Record<string, string>,
+  detect: () => ColumnMapping,
+): ColumnMapping {
+  const known = source.header.length > 0;
+  if (!known && options.saveMapping) {
+    throw new EnrichError(
+      'MAPPING_INVALID',
+      `cannot save a mapping: ${source.name} has no records, so no columns to map; expected at least one record to detect the mapping from`,
+      { location: { file: source.name } },
+    );
+  }
+  const fields = new Set<string>(fieldsOf(options.kind));
+  if (options.kind === 'contacts') fields.add(FULL_NAME);
+  if (Object.keys(overrides).some((f) => !fields.has(f))) {
+    // Columns mapped to nothing: the unknown field is the error, whatever the header holds.
+    const named = Object.fromEntries(Object.keys(overrides).map((f) => [f, '']));
+    return inFile(source, () => detectMapping(options.kind, [], [], named, { auto: false }));
+  }
+  try {
+    return detect();
+  } catch (err) {
+    if (!(err instanceof EnrichError) || !err.code.startsWith('MAPPING_')) throw err;
+    // A column a known header lacks, or a mapping to save; detection's own failures are forgiven.
+    if (known && (options.saveMapping || err.location?.column !== undefined)) throw err;
+  }
+  // What the user mapped, for the plan and the journal (every column was found above).
+  const mapping: ColumnMapping = { fields: {} };
+  for (const [field, column] of Object.entries(known ? overrides : {})) {
+    if (column.trim() === '') continue;
+    const col = resolveColumn(source.header, column, field);
+    if (field === FULL_NAME) mapping.split = { column: col };
+    else mapping.fields[field as ApiField] = col;
+  }
+  return mapping;
+}
+
 /** The column of `--id-column name`; MAPPING_INVALID naming the file and its columns when absent. */
 export function resolveIdColumn(source: InputSource, name: string | undefined): number | undefined {
-  return name === undefined
+  // JSON without records has no columns: there is no row to take an id from either.
+  return name === undefined || source.header.length === 0
     ? undefined
     : inFile(source, () => resolveColumn(source.header, name, '--id-column'));
 }

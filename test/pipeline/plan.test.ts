@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,5 +133,104 @@ describe('resolveMapping', () => {
         resolveMapping(s, { kind: 'contacts', mappingFile: file }),
       ),
     ).rejects.toMatchObject({ code: 'MAPPING_INVALID' });
+  });
+});
+
+describe('an input with no rows (a nightly export with nothing new)', () => {
+  const input = async (name: string, text: string) => {
+    const path = join(dir, name);
+    await writeFile(path, text);
+    return path;
+  };
+
+  it.each([
+    ['empty.json', '[]\n'],
+    ['blank.jsonl', '\n\n'],
+    ['nothing.jsonl', ''],
+    ['unnamed-header-only.csv', 'a,b\r\n'],
+  ])('%s: nothing to send, so no mapping is needed', async (name, text) => {
+    const path = await input(name, text);
+    const plan = await withSource(path, (s) =>
+      planBulk(s, { kind: 'contacts', idColumn: undefined }),
+    );
+    expect(plan.names).toEqual({});
+    expect([plan.rows, plan.valid, plan.batches, plan.max_credits]).toEqual([0, 0, 0, 0]);
+  });
+
+  it('a header-only CSV keeps what --map says when detection finds too little', async () => {
+    const path = await input('partly-named.csv', 'Given,Family,Notes\r\n');
+    const plan = await withSource(path, (s) =>
+      planBulk(s, { kind: 'contacts', map: { first_name: 'Given', last_name: 'Family' } }),
+    );
+    expect(plan.names).toEqual({ first_name: 'Given', last_name: 'Family' });
+    expect(plan.rows).toBe(0);
+  });
+
+  it('a header-only CSV still maps what its header names', async () => {
+    const path = await input('named-header-only.csv', 'Email,First Name\r\n');
+    const resolved = await withSource(path, (s) => resolveMapping(s, { kind: 'contacts' }));
+    expect(resolved.names).toEqual({ business_email: 'Email', first_name: 'First Name' });
+  });
+
+  it('JSON without records has no columns to check --map, --mapping or --id-column against', async () => {
+    const path = await input('empty2.json', '[]');
+    const mappingFile = join(dir, 'empty-map.json');
+    await writeFile(mappingFile, JSON.stringify({ business_email: 'Email' }));
+    const plan = await withSource(path, (s) =>
+      planBulk(s, {
+        kind: 'contacts',
+        mappingFile,
+        map: { company_name: 'Account' },
+        idColumn: 'Contact ID',
+      }),
+    );
+    expect([plan.rows, plan.max_credits]).toEqual([0, 0]);
+  });
+
+  it('a column a known header lacks, or an unknown field, is still an error', async () => {
+    const csv = await input('renamed.csv', 'Work Email,Name\r\n');
+    await expect(
+      withSource(csv, (s) =>
+        resolveMapping(s, { kind: 'contacts', map: { business_email: 'Email' } }),
+      ),
+    ).rejects.toMatchObject({
+      code: 'MAPPING_INVALID',
+      message: expect.stringMatching(/mapped to column "Email", which the input does not have/),
+      location: { file: csv },
+    });
+    await expect(
+      withSource(csv, (s) => planBulk(s, { kind: 'contacts', idColumn: 'Contact ID' })),
+    ).rejects.toMatchObject({ code: 'MAPPING_INVALID' });
+    const json = await input('empty3.json', '[]');
+    await expect(
+      withSource(json, (s) =>
+        resolveMapping(s, {
+          kind: 'contacts',
+          map: { business_email: 'Email', e_mail: 'Email' },
+        }),
+      ),
+    ).rejects.toMatchObject({
+      code: 'MAPPING_INVALID',
+      message: expect.stringMatching(/unknown field "e_mail"/),
+    });
+  });
+
+  it('--save-mapping refuses to save a mapping it could not find', async () => {
+    const saveMapping = join(dir, 'never.json');
+    const json = await input('empty4.json', '[]');
+    await expect(
+      withSource(json, (s) => resolveMapping(s, { kind: 'contacts', saveMapping })),
+    ).rejects.toMatchObject({
+      code: 'MAPPING_INVALID',
+      message: expect.stringMatching(/has no records, so no columns to map/),
+    });
+    const csv = await input('unnamed2.csv', 'a,b\r\n');
+    await expect(
+      withSource(csv, (s) => resolveMapping(s, { kind: 'contacts', saveMapping })),
+    ).rejects.toMatchObject({
+      code: 'MAPPING_INVALID',
+      message: expect.stringMatching(/"a", "b"/),
+    });
+    await expect(readFile(saveMapping)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
