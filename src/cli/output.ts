@@ -31,3 +31,8 @@ export function printKeyValues(value: Record<string, unknown>): void {
 export function say(quiet: boolean, line: string): void {
   if (!quiet) process.stderr.write(`${line}\n`);
 }
+
+/** How an input was read, when the user should know: on stderr even with --quiet (it is about their data). */
+export function warnAbout(warnings: readonly string[]): void {
+  for (const w of warnings) process.stderr.write(`enrich: warning: ${w}\n`);
+}

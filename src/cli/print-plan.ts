@@ -8,6 +8,7 @@ import {
   type BulkOptions,
 } from './bulk-options.js';
 import type { GlobalOptions } from './globals.js';
+import { warnAbout } from './output.js';
 
 /** The `--dry-run --json` object of DESIGN.md section 4, exactly. */
 export function planJson(plan: Plan): Record<string, unknown> {
@@ -112,6 +113,7 @@ export async function runDryRun(
   ]);
   const { batchSize } = resolveSettings({ globals, flags: settingFlags(options) });
   const source = await openInput(input, readOptionsOf(options));
+  warnAbout(source.warnings);
   try {
     const plan = await planBulk(source, {
       ...mappingOptionsOf(kind, options),

@@ -123,3 +123,14 @@ export function assertNotBinary(sample: Uint8Array, encoding: string, file: stri
     );
   }
 }
+
+/**
+ * True when the bytes hold UTF-8 multi-byte characters ("é" as C3 A9), which read as
+ * Windows-1252 turn into pairs like "Ã©": a file with those and a byte that is not UTF-8
+ * is most likely UTF-8 with a few broken bytes (two exports pasted together), not 1252.
+ */
+export function holdsUtf8Characters(bytes: Buffer): boolean {
+  return /[\xC2-\xDF][\x80-\xBF]|[\xE0-\xEF][\x80-\xBF]{2}|[\xF0-\xF4][\x80-\xBF]{3}/.test(
+    bytes.toString('latin1'),
+  );
+}

@@ -1,7 +1,12 @@
 import { resolve } from 'node:path';
 import iconv from 'iconv-lite';
 import { EnrichError } from '../errors.js';
-import { assertNotBinary, canonicalEncoding, detectEncoding } from './detect-encoding.js';
+import {
+  assertNotBinary,
+  canonicalEncoding,
+  detectEncoding,
+  holdsUtf8Characters,
+} from './detect-encoding.js';
 import { uniqueHeader } from './header.js';
 import { formatOf, readSample, scanFile, type InputFormat } from './inspect-file.js';
 import { readCsvRecords } from './read-csv.js';
@@ -52,6 +57,8 @@ export interface InputSource {
   header: string[];
   rawHeader: string[];
   rows(): AsyncIterable<InputRow>;
+  /** What the caller should tell the user about how the file was read (no action needed to go on). */
+  warnings: string[];
   /** For the resume journal: absolute path ('-' for stdin), size and streamed SHA-256. */
   identity(): Promise<{ path: string; size: number; sha256: string }>;
   /**
@@ -112,6 +119,12 @@ async function inspect(
   ) {
     enc = { encoding: 'windows-1252', bom: false, bomLength: 0 };
   }
+  const warnings: string[] = [];
+  if (enc.encoding === 'windows-1252' && !options.encoding && holdsUtf8Characters(sample)) {
+    warnings.push(
+      `${name} is not valid UTF-8 throughout, so it is read as Windows-1252, but it also holds UTF-8 characters, which that shows as pairs like "Ã©"; if it is UTF-8 with a few broken bytes, run again with --encoding utf-8 (the broken bytes become "\uFFFD")`,
+    );
+  }
   assertNotBinary(sample, enc.encoding, name);
   const text = iconv.decode(
     sample.subarray(
@@ -128,7 +141,7 @@ async function inspect(
     const { path, size, sha256 } = await scan();
     return { path: name === '-' ? '-' : path, size, sha256 };
   };
-  const base = { name, filePath, format, identity: identify };
+  const base = { name, filePath, format, warnings, identity: identify };
   const readOpts = { name, encoding: enc.encoding, bomLength: enc.bomLength };
 
   if (format === 'json' || format === 'jsonl') {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -127,6 +127,22 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
     });
     expect(r.code).toBe(0);
     expect(json(r.stdout)).toMatchObject({ mapping, rows, invalid: 0 });
+  });
+
+  it('warns on stderr, even with --quiet, when a file read as Windows-1252 holds UTF-8 characters', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-dry-'));
+    const file = join(dir, 'mixed.csv');
+    // UTF-8 names, then (past the 64 KiB sample) one Windows-1252 byte.
+    const head = Buffer.from(
+      'email,first name,last name,company\n' + 'jo@acme.com,José,Ruiz,Acme\n'.repeat(3000),
+    );
+    await writeFile(file, Buffer.concat([head, Buffer.from('rene@x.co,Ren\xe9,R,X\n', 'latin1')]));
+    const r = await runCli(['contacts', file, '--dry-run', '--json', '--quiet'], {
+      env: await tempEnv(),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^enrich: warning: .*mixed\.csv is not valid UTF-8 throughout/m);
+    expect(JSON.parse(r.stdout)).toMatchObject({ rows: 3001 });
   });
 
   it('an ambiguous mapping is a usage error naming the candidates and the --map to use', async () => {

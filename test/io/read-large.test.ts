@@ -62,10 +62,36 @@ describe('encoding detection beyond the sample', () => {
       );
       const source = await openInput(file);
       expect(source.dialect.encoding).toBe('windows-1252');
+      expect(source.warnings).toEqual([]); // plain 1252: nothing to warn about
       let last: string[] = [];
       for await (const row of source.rows()) last = row.cells;
       expect(last).toEqual(['rené@x.co', 'René']);
       await source.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('warns when a file read as Windows-1252 also holds UTF-8 characters (two exports pasted together)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-mixed-'));
+    try {
+      const file = join(dir, 'mixed.csv');
+      const utf8 = Buffer.from('email,name\n' + 'jose@b.co,José\n'.repeat(8000));
+      // One Windows-1252 "é" (E9) past the 64 KiB sample.
+      await writeFile(file, Buffer.concat([utf8, Buffer.from([0x72, 0x2c, 0x52, 0xe9, 0x0a])]));
+      const source = await openInput(file);
+      expect(source.dialect.encoding).toBe('windows-1252');
+      expect(source.warnings).toEqual([
+        expect.stringMatching(/mixed\.csv is not valid UTF-8 throughout.*"Ã©".*--encoding utf-8/),
+      ]);
+      await source.close();
+      const forced = await openInput(file, { encoding: 'utf-8' });
+      expect(forced.warnings).toEqual([]);
+      const rows: string[][] = [];
+      for await (const row of forced.rows()) rows.push(row.cells);
+      expect(rows[0]).toEqual(['jose@b.co', 'José']);
+      expect(rows.at(-1)).toEqual(['r', 'R\uFFFD']);
+      await forced.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
