@@ -13,6 +13,8 @@ type Raw = Record<string, unknown>;
 /**
  * Creates a bulk job: records are generated and credits charged now, in submission order.
  * A repeated Idempotency-Key with the same body replays the job; with another body, 422.
+ * Every 200 carries the account's `remaining_credits` at answer time (api-spec.md section 4):
+ * a replay reports the balance now, so the stored response never holds a balance.
  */
 export function submitBulk(
   ctx: SandboxContext,
@@ -26,7 +28,8 @@ export function submitBulk(
     ctx.store.purgeExpired(ctx.now());
     const prior = ctx.store.jobForIdempotencyKey(account.id, kind, idempotencyKey);
     if (prior) {
-      if (prior.idempotency?.body_hash === hash) return { status: 200, body: prior.response };
+      if (prior.idempotency?.body_hash === hash)
+        return { status: 200, body: { ...prior.response, remaining_credits: account.credits } };
       return {
         status: 422,
         body: errorBody(
@@ -80,12 +83,15 @@ export function submitBulk(
   ctx.stats.records_submitted += items.length;
   ctx.stats.credits_charged += charged;
   ctx.changed();
-  return { status: 200, body: job.response };
+  return { status: 200, body: { ...job.response, remaining_credits: account.credits } };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Answers a results download: 202 while processing, 200 when done, 404 when unknown, foreign or expired. */
+/**
+ * Answers a results download: 202 while processing, 200 when done, 404 when unknown, foreign
+ * or expired. Both the 200 and the 202 carry `remaining_credits`.
+ */
 export function jobResults(
   ctx: SandboxContext,
   account: Account,
@@ -121,6 +127,7 @@ export function jobResults(
         status: 'processing',
         processed: Math.floor((job.total * (now - job.created_at)) / span),
         total: job.total,
+        remaining_credits: account.credits,
       },
     };
   }

@@ -16,6 +16,10 @@ import {
 
 type Schema = z.ZodType;
 
+// The sandbox's bulk submission and 202 answers also carry remaining_credits (api-spec.md section 4).
+const bulkJobAnswer = bulkJobSchema.extend({ remaining_credits: z.number() });
+const pendingAnswer = pendingResultsSchema.extend({ remaining_credits: z.number() });
+
 const json = (schema: Schema, io: 'input' | 'output') => ({
   'application/json': {
     schema: z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }),
@@ -55,7 +59,7 @@ function results(summary: string, response: Schema) {
         '202': {
           description: 'Still processing; retry after Retry-After seconds',
           headers: { 'Retry-After': { schema: { type: 'string' } } },
-          content: json(pendingResultsSchema, 'output'),
+          content: json(pendingAnswer, 'output'),
         },
         ...errors([400, 401, 403, 404, 429]),
       },
@@ -76,12 +80,12 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
       '/contacts': post(
         'Bulk contact enrichment submission',
         bulkContactsRequestSchema,
-        bulkJobSchema,
+        bulkJobAnswer,
       ),
       '/companies': post(
         'Bulk company enrichment submission',
         bulkCompaniesRequestSchema,
-        bulkJobSchema,
+        bulkJobAnswer,
       ),
       '/contacts/results/{job_id}.json': results(
         'Bulk contact results',

@@ -27,7 +27,12 @@ describe('sandbox bulk jobs', () => {
     const p1 = await call(sb.url, 'GET', path, { key: sb.apiKey });
     expect(p1.status).toBe(202);
     expect(p1.headers['retry-after']).toBe('4');
-    expect(p1.json).toEqual({ status: 'processing', processed: 0, total: 2 });
+    expect(p1.json).toEqual({
+      status: 'processing',
+      processed: 0,
+      total: 2,
+      remaining_credits: 99_998,
+    });
     tick(2500);
     const p2 = await call(sb.url, 'GET', path, { key: sb.apiKey });
     expect(p2.status).toBe(202);
@@ -206,5 +211,29 @@ describe('sandbox bulk jobs', () => {
     expect(noEmail.error).toMatch(/No match/);
     expect(noMobile).toMatchObject({ credit_charged: false, mobile_phone: '' });
     expect(res.json.remaining_credits).toBe(99_999);
+  });
+
+  it('bulk submissions and 202s carry remaining_credits; a replay reports the balance now', async () => {
+    const { sb } = await start({ credits: 10, jobMs: 5000 });
+    const headers = { 'idempotency-key': 'credits-1' };
+    const body = { contacts: [contact(0), contact(1, { first_name: 'nomatch' }), contact(2)] };
+    const a = await call(sb.url, 'POST', '/contacts', { key: sb.apiKey, body, headers });
+    expect(a.status).toBe(200);
+    expect(a.json.remaining_credits).toBe(8);
+    const c = await call(sb.url, 'POST', '/companies', {
+      key: sb.apiKey,
+      body: { companies: [{ company_name: 'Acme', custom_fields: {} }] },
+    });
+    expect(c.json.remaining_credits).toBe(7);
+    const pending = await call(sb.url, 'GET', `/contacts/results/${a.json.job_id}.json`, {
+      key: sb.apiKey,
+    });
+    expect(pending.status).toBe(202);
+    expect(pending.json.remaining_credits).toBe(7);
+    sb.admin.updateAccount(sb.accountId, { credits: 42 });
+    const replay = await call(sb.url, 'POST', '/contacts', { key: sb.apiKey, body, headers });
+    expect(replay.status).toBe(200);
+    expect(replay.json).toEqual({ ...a.json, remaining_credits: 42 });
+    expect(sb.admin.stats().jobs_submitted).toBe(2);
   });
 });
