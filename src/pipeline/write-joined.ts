@@ -42,11 +42,17 @@ async function loadLookup(
     fresh?.delete(id);
     return held ?? ((await readSpool(s.journalDir, id, s.kind)) as AnyRecord[]);
   };
-  let records = await take(leaf.id);
-  // Credit retries of the batch: their records join those that ran out of credits.
-  for (const extra of leaf.extra ?? []) records = records.concat(await take(extra));
   const belongs = (r: number) => r >= leaf.first && r <= leaf.last && s.reps.get(r) === r;
-  return indexBatch(records, belongs, (f) => keyOfFields(s.kind, f));
+  const keyOf = (f: AnyRecord) => keyOfFields(s.kind, f);
+  const lookup = indexBatch(await take(leaf.id), belongs, keyOf);
+  // Credit retries of the batch answer again for the rows they sent: their records replace
+  // those that ran out of credits (beside them, the old errors would read as missing matches).
+  for (const extra of leaf.extra ?? []) {
+    const newer = indexBatch(await take(extra), belongs, keyOf);
+    for (const [row, records] of newer.byRow) lookup.byRow.set(row, records);
+    for (const [key, records] of newer.byKey) lookup.byKey.set(key, records);
+  }
+  return lookup;
 }
 
 /** The outcome of a sent row from its leaf batch's state and (when spooled) its records. */

@@ -275,6 +275,8 @@ describe('bulk run against the sandbox', () => {
     expect(third.summary.exitCode).toBe(0);
     expect(third.summary.statuses.enriched).toBe(300);
     expect(s.admin.stats().credits_charged).toBe(300);
+    // The retries' records replace the shortage they answer: no row still reports one.
+    expect(col(parseCsv(third.output), 'enrich_error').filter((e) => e !== '')).toEqual([]);
   });
 
   it('never spends more than --max-credits and resumes with a larger budget without paying twice', async () => {
