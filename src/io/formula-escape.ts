@@ -3,7 +3,8 @@ export type FormulaEscape = 'auto' | 'always' | 'never';
 
 const TRIGGERS = /^[=+\-@\t\r]/;
 // A phone number ("+1 (415) 555-0100") or a number ("-12.5", "+3e4") is data, not a formula.
-const PHONE = /^\+?[\d\s().-]{6,}$/;
+// Only spaces count as a phone's blanks: a tab or CR at the start is itself a trigger.
+const PHONE = /^\+?[\d ().-]{6,}$/;
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /** Prefixes `'` to a value a spreadsheet would evaluate (`=`, `+`, `-`, `@`, tab, CR at the start). */

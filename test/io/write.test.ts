@@ -51,6 +51,10 @@ describe('escapeFormula', () => {
     ['@SUM(1)', 'auto', "'@SUM(1)"],
     ['\tx', 'auto', "'\tx"],
     ['\rx', 'auto', "'\rx"],
+    // A tab or CR before digits is no phone number: a spreadsheet would still see a trigger.
+    ['\t1234567', 'auto', "'\t1234567"],
+    ['\r-123-4567', 'auto', "'\r-123-4567"],
+    ['+1 415\t555 0100', 'auto', "'+1 415\t555 0100"],
     ['+1 (415) 555-0100', 'auto', '+1 (415) 555-0100'],
     ['-12.5', 'auto', '-12.5'],
     ['+3e4', 'auto', '+3e4'],
