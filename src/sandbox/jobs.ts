@@ -13,8 +13,8 @@ type Raw = Record<string, unknown>;
 /**
  * Creates a bulk job: records are generated and credits charged now, in submission order.
  * A repeated Idempotency-Key with the same body replays the job; with another body, 422.
- * Every 200 carries the account's `remaining_credits` at answer time (api-spec.md section 4):
- * a replay reports the balance now, so the stored response never holds a balance.
+ * The answer is built per reply (see jobAnswer), never stored: a replay reports the balance
+ * now and the download_url of the address the sandbox answers on now.
  */
 export function submitBulk(
   ctx: SandboxContext,
@@ -22,6 +22,7 @@ export function submitBulk(
   kind: Job['kind'],
   body: Raw,
   idempotencyKey: string | undefined,
+  baseUrl: string = ctx.baseUrl,
 ): Reply {
   const hash = idempotencyKey === undefined ? undefined : bodyHash(body);
   if (idempotencyKey !== undefined) {
@@ -29,7 +30,7 @@ export function submitBulk(
     const prior = ctx.store.jobForIdempotencyKey(account.id, kind, idempotencyKey);
     if (prior) {
       if (prior.idempotency?.body_hash === hash)
-        return { status: 200, body: { ...prior.response, remaining_credits: account.credits } };
+        return { status: 200, body: jobAnswer(prior, baseUrl, account) };
       return {
         status: 422,
         body: errorBody(
@@ -69,12 +70,6 @@ export function submitBulk(
     expires_at: expires,
     total: items.length,
     results: JSON.stringify(records),
-    response: {
-      job_id: id,
-      download_url: `${ctx.baseUrl}/${kind}/results/${id}.json`,
-      // Seconds, rounded down: a client never believes results live longer than they do.
-      expiration_date: Math.floor(expires / 1000),
-    },
     idempotency:
       idempotencyKey === undefined ? undefined : { key: idempotencyKey, body_hash: hash as string },
   };
@@ -83,7 +78,21 @@ export function submitBulk(
   ctx.stats.records_submitted += items.length;
   ctx.stats.credits_charged += charged;
   ctx.changed();
-  return { status: 200, body: { ...job.response, remaining_credits: account.credits } };
+  return { status: 200, body: jobAnswer(job, baseUrl, account) };
+}
+
+/**
+ * The answer of a bulk submission (api-spec.md 2.3), plus the account's `remaining_credits`
+ * at answer time (section 4).
+ */
+function jobAnswer(job: Job, baseUrl: string, account: Account) {
+  return {
+    job_id: job.id,
+    download_url: `${baseUrl}/${job.kind}/results/${job.id}.json`,
+    // Seconds, rounded down: a client never believes results live longer than they do.
+    expiration_date: Math.floor(job.expires_at / 1000),
+    remaining_credits: account.credits,
+  };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

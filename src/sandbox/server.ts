@@ -8,6 +8,7 @@ import { errorBody, jsonPayload, parseJsonSafe, readBody } from './http.js';
 import { bearerToken } from './keys.js';
 import { buildOpenApi } from './openapi.js';
 import { newBucket, rateLimitHeaders, takeToken } from './rate-limit.js';
+import { publicBaseUrl } from './public-url.js';
 import { matchRoute, type Route } from './routes.js';
 import { handleService } from './service.js';
 import type { SandboxAdmin } from './types.js';
@@ -68,7 +69,10 @@ async function dispatch(
   if (route.kind === 'admin') return write(res, await handleAdmin(ctx, admin, req, path));
   if (route.kind === 'openapi') {
     if (req.method !== 'GET') return count(ctx, res, '/openapi.json', notAllowed(req, path, 'GET'));
-    return write(res, { status: 200, body: buildOpenApi(ctx.baseUrl) });
+    return write(res, {
+      status: 200,
+      body: buildOpenApi(publicBaseUrl(ctx.baseUrl, req.headers.host)),
+    });
   }
   if (route.kind === 'none') {
     return count(ctx, res, '(unknown)', {
@@ -188,6 +192,7 @@ async function processRequest(
     body,
     jobId: route.jobId,
     idempotencyKey: typeof idem === 'string' && idem !== '' ? idem : undefined,
+    baseUrl: publicBaseUrl(ctx.baseUrl, req.headers.host),
   });
   reply.headers = { ...rateHeaders, ...reply.headers };
   return reply;

@@ -34,6 +34,8 @@ export interface ServiceRequest {
   body: unknown;
   jobId?: string;
   idempotencyKey?: string;
+  /** The base URL answers link to (download_url); default the sandbox's base URL. */
+  baseUrl?: string;
 }
 
 /** A 400 reply naming every offending field. */
@@ -82,7 +84,7 @@ export function handleService(ctx: SandboxContext, r: ServiceRequest): Reply {
       const schema =
         r.route === 'contacts' ? bulkContactsRequestSchema : bulkCompaniesRequestSchema;
       const bad = checkBatch(ctx, r.body, r.route) ?? validate(schema, r.body);
-      return bad ?? submitBulk(ctx, account, r.route, r.body as Raw, r.idempotencyKey);
+      return bad ?? submitBulk(ctx, account, r.route, r.body as Raw, r.idempotencyKey, r.baseUrl);
     }
     case 'contact':
       return validate(contactRequestSchema, r.body) ?? singleContact(ctx, account, r.body as Raw);

@@ -37,8 +37,6 @@ export interface Job {
    * job instead of thousands of record objects for the GC to walk.
    */
   results: string;
-  /** The submission answer, replayed for a repeated Idempotency-Key. */
-  response: { job_id: string; download_url: string; expiration_date: number };
   idempotency?: { key: string; body_hash: string };
 }
 
@@ -184,10 +182,13 @@ export class Store {
     for (const a of data.accounts) s.accounts.set(a.id, a);
     for (const k of data.keys) s.keys.set(k.id, k);
     for (const j of data.jobs) {
-      // State saved before results were kept as text held the record objects.
-      const old = j as Job & { records?: unknown[] };
+      // State saved before results were kept as text held the record objects; before the
+      // submission answer was built per reply, jobs held it (with a download_url on the
+      // address of that run).
+      const old = j as Job & { records?: unknown[]; response?: unknown };
       if (typeof old.results !== 'string') old.results = JSON.stringify(old.records ?? []);
       delete old.records;
+      delete old.response;
       s.addJob(old);
     }
     return s;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -203,5 +203,57 @@ describe('sandbox --state persistence', () => {
     expect(
       (await call(b.url, 'GET', '/_sandbox/clock', { key: b.adminToken })).json.offset_ms,
     ).toBe(1234);
+  });
+  it('an Idempotency-Key replay after a restart gives the download_url of the new address', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enrich-sbx-'));
+    dirs.push(dir);
+    const headers = { 'idempotency-key': 'restart-1' };
+    const body = { contacts: [contact(0)] };
+    const a = await startSandbox({ stateDir: dir });
+    const first = await call(a.url, 'POST', '/contacts', { key: a.apiKey, body, headers });
+    await a.close();
+    // Neither the address nor the balance is frozen into the saved job.
+    const text = readFileSync(join(dir, 'sandbox-state.json'), 'utf8');
+    expect(text).not.toContain('download_url');
+    expect(text).not.toContain('remaining_credits');
+    const b = await start({ stateDir: dir });
+    const replay = await call(b.url, 'POST', '/contacts', { key: b.apiKey, body, headers });
+    expect(replay.status).toBe(200);
+    expect(replay.json.job_id).toBe(first.json.job_id);
+    expect(replay.json.expiration_date).toBe(first.json.expiration_date);
+    expect(replay.json.download_url).toBe(`${b.url}/contacts/results/${first.json.job_id}.json`);
+  });
+
+  it('loads a state file of the previous version (jobs holding their submission answer)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enrich-sbx-'));
+    dirs.push(dir);
+    const headers = { 'idempotency-key': 'old-1' };
+    const body = { companies: [{ company_name: 'Acme', custom_fields: { r: 1 } }] };
+    const a = await startSandbox({ stateDir: dir });
+    const first = await call(a.url, 'POST', '/companies', { key: a.apiKey, body, headers });
+    await a.close();
+    // Rewrite the saved jobs the way the previous version stored them.
+    const file = join(dir, 'sandbox-state.json');
+    const state = JSON.parse(readFileSync(file, 'utf8')) as { jobs: Record<string, unknown>[] };
+    const job = state.jobs[0] as Record<string, unknown>;
+    job.response = {
+      job_id: first.json.job_id,
+      download_url: `http://127.0.0.1:1/companies/results/${first.json.job_id}.json`,
+      expiration_date: first.json.expiration_date,
+    };
+    writeFileSync(file, JSON.stringify(state));
+    const b = await start({ stateDir: dir });
+    const replay = await call(b.url, 'POST', '/companies', { key: b.apiKey, body, headers });
+    expect(replay.json).toEqual({
+      job_id: first.json.job_id,
+      download_url: `${b.url}/companies/results/${first.json.job_id}.json`,
+      expiration_date: first.json.expiration_date,
+      remaining_credits: first.json.remaining_credits,
+    });
+    const res = await call(b.url, 'GET', new URL(replay.json.download_url).pathname, {
+      key: b.apiKey,
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.companies[0].custom_fields).toEqual({ r: 1 });
   });
 });

@@ -7,6 +7,7 @@ import { bearerToken, hashSecret, maskKey, newApiKey, sameHash } from '../../src
 import { parseJsonSafe } from '../../src/sandbox/http.js';
 import { bodyHash, canonicalJson } from '../../src/sandbox/canonical.js';
 import { matchRoute } from '../../src/sandbox/routes.js';
+import { publicBaseUrl } from '../../src/sandbox/public-url.js';
 
 describe('token bucket (injected clock)', () => {
   it('starts full at the burst, refuses when empty, refills at the rate', () => {
@@ -122,5 +123,46 @@ describe('routes', () => {
     expect(matchRoute('/_sandbox/keys').kind).toBe('admin');
     expect(matchRoute('/toString').kind).toBe('none');
     expect(matchRoute('/contacts/results/x').kind).toBe('none');
+  });
+});
+
+describe('publicBaseUrl (the address put in download_url)', () => {
+  it('keeps the base URL of a specific interface whatever the Host header says', () => {
+    expect(publicBaseUrl('http://127.0.0.1:4010', 'evil.example:80')).toBe('http://127.0.0.1:4010');
+    expect(publicBaseUrl('http://[::1]:4010', 'localhost:4010')).toBe('http://[::1]:4010');
+  });
+
+  it('on 0.0.0.0 or :: uses the Host header the client reached the sandbox by', () => {
+    expect(publicBaseUrl('http://0.0.0.0:4010', 'localhost:4010')).toBe('http://localhost:4010');
+    expect(publicBaseUrl('http://0.0.0.0:4010', 'Sandbox.Internal:8080')).toBe(
+      'http://sandbox.internal:8080',
+    );
+    expect(publicBaseUrl('http://0.0.0.0:4010', '10.0.0.5:4010')).toBe('http://10.0.0.5:4010');
+    expect(publicBaseUrl('http://0.0.0.0:4010', 'ci-runner')).toBe('http://ci-runner');
+    expect(publicBaseUrl('http://[::]:4010', '[::1]:4010')).toBe('http://[::1]:4010');
+    expect(publicBaseUrl('http://[::]:4010', '[fe80::1%25eth0]:4010')).toBe('http://[::]:4010');
+  });
+
+  it.each([
+    undefined,
+    '',
+    'a b:4010',
+    'evil.example/x',
+    'user@evil.example',
+    'evil.example:99999',
+    'evil.example:0',
+    'evil.example:80:80',
+    'evil.example:',
+    'evil.example?x',
+    'evil.example#x',
+    '[::1',
+    'a..b',
+    '-a.example',
+    'a_b.example',
+    `${'a'.repeat(64)}.example`,
+    `${'a.'.repeat(130)}example`,
+    'evil.example\\x',
+  ])('on 0.0.0.0 falls back to the base URL for a Host of %j', (host) => {
+    expect(publicBaseUrl('http://0.0.0.0:4010', host)).toBe('http://0.0.0.0:4010');
   });
 });
