@@ -100,6 +100,7 @@ export function createClient(options: ClientOptions): EnrichClient {
     bodyMs: t.bodyMs ?? 120_000,
     totalMs: t.totalMs ?? 600_000,
   };
+  let closing: Promise<void> | undefined;
   const ctx: SendContext = {
     dispatcher: createDispatcher(base, {
       connectMs: timeouts.connectMs,
@@ -256,6 +257,7 @@ export function createClient(options: ClientOptions): EnrichClient {
         throw err;
       }
     },
-    close: () => ctx.dispatcher.close(),
+    // Idempotent: a second close (a finally after an explicit close) is not an error.
+    close: () => (closing ??= ctx.dispatcher.close()),
   };
 }

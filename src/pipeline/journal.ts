@@ -170,7 +170,17 @@ export async function openJournal(opts: {
 }): Promise<Journal> {
   const dir = join(opts.runsDir, opts.key);
   const path = join(dir, 'journal.jsonl');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdir(dir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    // A state dir that is a file, or not ours to write: the user's setup, not a bug.
+    throw new EnrichError(
+      'USAGE',
+      `cannot use the state directory ${opts.runsDir}: ${err.code ?? err.message}`,
+      {
+        cause: err,
+        hint: 'Point ENRICH_STATE_DIR at a directory you can write (run journals and results are kept there).',
+      },
+    );
+  });
   const unlock = await acquireRunLock(dir, opts.header.command);
   if (opts.restart) {
     // Start over, but keep the lock this process holds.

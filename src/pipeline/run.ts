@@ -78,7 +78,23 @@ export interface RunProgress {
 const INVALID = -1;
 
 /** Runs a bulk enrichment end to end: plan, submit, poll, spool, join, write. */
+/** Refuses options no run can work with (a library caller has no CLI checking its flags). */
+function checkRunOptions(o: RunOptions): void {
+  const bad = (what: string) => {
+    throw new EnrichError('USAGE', `runBulk: ${what}`);
+  };
+  if (!Number.isInteger(o.concurrency) || o.concurrency < 1 || o.concurrency > 64)
+    bad(`concurrency must be an integer from 1 to 64, got ${o.concurrency}`);
+  if (!Number.isInteger(o.batchSize) || o.batchSize < 1)
+    bad(`batchSize must be a positive integer, got ${o.batchSize}`);
+  if (!(o.timeoutMs >= 0)) bad(`timeoutMs must be a number of ms >= 0, got ${o.timeoutMs}`);
+  if (o.maxCredits !== undefined && !(Number.isInteger(o.maxCredits) && o.maxCredits >= 0))
+    bad(`maxCredits must be an integer >= 0, got ${o.maxCredits}`);
+  if (!URL.canParse(o.baseUrl)) bad(`baseUrl must be a URL, got ${JSON.stringify(o.baseUrl)}`);
+}
+
 export async function runBulk(o: RunOptions): Promise<RunSummary> {
+  checkRunOptions(o);
   // Batches are sent while the file is still being read: a malformed line near its end
   // would stop the run after paying for the rows above it, and fixing the file makes a
   // new run that pays for them again. So the whole file is read once before anything is sent.

@@ -223,6 +223,32 @@ describe('bulk run against the sandbox', () => {
     },
   );
 
+  it('refuses options no run can work with, and a state directory it cannot use, as usage errors', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(10));
+    for (const [o, why] of [
+      [{ concurrency: 0 }, /concurrency must be an integer from 1 to 64, got 0/],
+      [{ batchSize: 0 }, /batchSize must be a positive integer/],
+      [{ timeoutMs: Number.NaN }, /timeoutMs must be/],
+      [{ maxCredits: -1 }, /maxCredits must be/],
+      [{ baseUrl: 'not a url' }, /baseUrl must be a URL/],
+    ] as const) {
+      // Before, concurrency 0 left the run pending forever, whatever timeoutMs said.
+      await expect(runFile(s, file, { runsDir: dir, ...o })).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(why),
+      });
+    }
+    const notADir = join(dir, 'in.csv');
+    await expect(runFile(s, file, { runsDir: notADir })).rejects.toMatchObject({
+      code: 'USAGE',
+      exitCode: 2,
+      message: expect.stringMatching(/cannot use the state directory .*ENOTDIR/),
+    });
+    expect(s.admin.stats().jobs_submitted).toBe(0);
+  });
+
   it('refuses a file malformed near its end before sending anything', async () => {
     const s = await sandbox();
     const dir = await tempDir();

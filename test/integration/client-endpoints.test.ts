@@ -155,6 +155,7 @@ describe('client against a misbehaving server', () => {
     const c = client(srv.url);
     const err = await failure(() => c.verifyEmail('a@b.co'));
     await c.close();
+    await c.close(); // closing twice (a finally after an explicit close) is not an error
     expect(err.code).toBe('MALFORMED_RESPONSE');
     expect(err.message).toMatch(/302 Found: redirects are not followed/);
     expect(srv.seen).toHaveLength(1);
