@@ -10,19 +10,28 @@ export * from './api/index.js';
 export { toBulkApi } from './api/bulk-api.js';
 
 export { openInput } from './io/read.js';
-export type { InputRow, InputSource, ReadOptions } from './io/read.js';
+export type { InputDialect, InputFormat, InputRow, InputSource, ReadOptions } from './io/read.js';
 export { createOutputWriter } from './io/write.js';
-export type { OutputRow, OutputWriter, OutputWriterOptions } from './io/write.js';
+export type {
+  OutputFormat,
+  OutputRow,
+  OutputWriter,
+  OutputWriterOptions,
+  RowStatus,
+} from './io/write.js';
 
 export { detectMapping, loadMapping, saveMapping, mappingToJson } from './pipeline/map-columns.js';
-export type { ColumnMapping, Kind } from './pipeline/map-columns.js';
+export type { ApiField, ColumnMapping, Kind } from './pipeline/map-columns.js';
 export { planBulk, resolveMapping } from './pipeline/plan.js';
-export type { Plan, PlanOptions } from './pipeline/plan.js';
+export type { MappingOptions, Plan, PlanOptions, ResolvedMapping } from './pipeline/plan.js';
 export { validateRow } from './pipeline/validate.js';
-export { runBulk, runsDirOf } from './pipeline/run.js';
-export type { RunOptions, RunProgress, RunSummary } from './pipeline/run.js';
+export type { InvalidRow, ValidateOptions, ValidRow } from './pipeline/validate.js';
+export { exitCodeFor, runBulk, runsDirOf } from './pipeline/run.js';
+export type { JoinOutput, RunOptions, RunProgress, RunSummary } from './pipeline/run.js';
+export type { PollEnv } from './pipeline/poll.js';
 export type { BulkApi, BulkKind } from './pipeline/batch-task.js';
 export { listJobs } from './pipeline/jobs.js';
+export type { JobInfo } from './pipeline/jobs.js';
 
 export { startSandbox } from './sandbox/index.js';
 export type { SandboxHandle, SandboxOptions, SandboxAdmin, Faults } from './sandbox/index.js';
