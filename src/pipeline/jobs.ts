@@ -16,16 +16,17 @@ export interface JobInfo {
   command: string;
 }
 
-function statusOf(b: BatchState): JobInfo['status'] {
+function statusOf(b: BatchState, now: number): JobInfo['status'] {
   if (b.expired) return 'expired';
   if (b.spooled) return 'done';
-  if (b.job) return 'running';
+  // Not downloaded and past its expiry: the service has deleted the results by now.
+  if (b.job) return typeof b.expires === 'number' && b.expires <= now ? 'expired' : 'running';
   if (b.failed) return 'failed';
   return 'submitting';
 }
 
-/** The jobs of one journaled run, in batch order. */
-export function jobsOfRun(run: JournaledRun): JobInfo[] {
+/** The jobs of one journaled run, in batch order, as they stand at `now`. */
+export function jobsOfRun(run: JournaledRun, now = Date.now()): JobInfo[] {
   const h = run.state.header;
   return [...run.state.batches.values()]
     .filter((b) => b.splitSize === undefined)
@@ -36,7 +37,7 @@ export function jobsOfRun(run: JournaledRun): JobInfo[] {
       kind: h.kind,
       input: h.input.path,
       rows: b.count,
-      status: statusOf(b),
+      status: statusOf(b, now),
       started_at: new Date(h.at).toISOString(),
       expires_at: b.expires ? new Date(b.expires).toISOString() : null,
       credits_charged: b.spooled ? b.spooled.credits : null,
@@ -46,13 +47,17 @@ export function jobsOfRun(run: JournaledRun): JobInfo[] {
 }
 
 /** Every journaled job under `runsDir`, newest run first. */
-export async function listJobs(runsDir: string): Promise<JobInfo[]> {
-  return (await listRuns(runsDir)).flatMap(jobsOfRun);
+export async function listJobs(runsDir: string, now = Date.now()): Promise<JobInfo[]> {
+  return (await listRuns(runsDir)).flatMap((run) => jobsOfRun(run, now));
 }
 
 /** Finds a job by its id, or by a unique prefix of it of at least 4 characters. */
-export async function findJob(runsDir: string, id: string): Promise<JobInfo | undefined> {
-  const jobs = await listJobs(runsDir);
+export async function findJob(
+  runsDir: string,
+  id: string,
+  now = Date.now(),
+): Promise<JobInfo | undefined> {
+  const jobs = await listJobs(runsDir, now);
   const exact = jobs.find((j) => j.job_id === id);
   if (exact) return exact;
   const matches = id.length >= 4 ? jobs.filter((j) => j.job_id?.startsWith(id)) : [];
