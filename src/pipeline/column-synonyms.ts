@@ -1,8 +1,12 @@
 import type { Kind } from './mapping-types.js';
 
-/** A header name with case, spaces and punctuation removed: "E-mail Address" -> "emailaddress". */
+/** A header name with case, accents, spaces and punctuation removed: "E-mail Address" -> "emailaddress", "Prénom" -> "prenom". */
 export function squash(name: string): string {
-  return name.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+  return name
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, '');
 }
 
 // Words some exports put before every column ("Contact Email", "Person Linkedin Url").
@@ -21,6 +25,38 @@ const PREFIXES = [
 // Header synonyms seen in real exports (CRMs, spreadsheets, prospecting tools), squashed, with a
 // strength: 5 = says exactly this field, 4 = the usual generic name, 2 = only a hint (values decide).
 type Table = Record<string, Record<string, number>>;
+
+// Company and website headers of German, French, Spanish, Portuguese, Italian and Dutch
+// exports ("Firma", "Nom de l'entreprise", "Sitio web"), squashed.
+const FOREIGN_COMPANY = [
+  'firma',
+  'firmenname',
+  'unternehmen',
+  'unternehmensname',
+  'entreprise',
+  'nomdelentreprise',
+  'societe',
+  'empresa',
+  'nombredelaempresa',
+  'nomedaempresa',
+  'azienda',
+  'nomeazienda',
+  'ragionesociale',
+  'bedrijf',
+  'bedrijfsnaam',
+];
+const FOREIGN_WEBSITE = [
+  'webseite',
+  'internetseite',
+  'homepageurl',
+  'siteweb',
+  'siteinternet',
+  'sitioweb',
+  'paginaweb',
+  'sitoweb',
+  'dominio',
+  'domaine',
+];
 const s = (strength: number, ...names: string[]) =>
   Object.fromEntries(names.map((n) => [n, strength]));
 
@@ -49,6 +85,16 @@ const CONTACTS: Table = {
       'primaryemail',
       'emailid',
       'emails',
+      // German, French, Spanish, Portuguese, Italian, Dutch.
+      'emailadresse',
+      'mailadresse',
+      'courriel',
+      'adresseemail',
+      'adressemail',
+      'correo',
+      'correoelectronico',
+      'enderecodeemail',
+      'indirizzoemail',
     ),
   },
   first_name: s(
@@ -89,10 +135,21 @@ const CONTACTS: Table = {
       'currentemployer',
       'businessname',
     ),
-    ...s(4, 'account', 'org', 'orgname', 'firm', 'organization1name'),
+    ...s(4, 'account', 'org', 'orgname', 'firm', 'organization1name', ...FOREIGN_COMPANY),
   },
   company_domain: {
-    ...s(5, 'companydomain', 'domain', 'companydomainname', 'websitedomain', 'emaildomain'),
+    ...s(
+      5,
+      'companydomain',
+      'domain',
+      'companydomainname',
+      'websitedomain',
+      'emaildomain',
+      'organizationdomain',
+      'organisationdomain',
+      'accountdomain',
+      'primarydomain',
+    ),
     ...s(
       4,
       'website',
@@ -106,6 +163,10 @@ const CONTACTS: Table = {
       'webaddress',
       'webpage',
       'website1value',
+      'accountwebsite',
+      'organizationwebsite',
+      'organisationwebsite',
+      ...FOREIGN_WEBSITE,
     ),
     ...s(2, 'url'),
   },
@@ -146,7 +207,7 @@ const COMPANIES: Table = {
       'businessname',
       'legalname',
     ),
-    ...s(4, 'account', 'org', 'orgname', 'firm', 'employer'),
+    ...s(4, 'account', 'org', 'orgname', 'firm', 'employer', ...FOREIGN_COMPANY),
   },
   company_website: {
     ...s(
@@ -159,8 +220,27 @@ const COMPANIES: Table = {
       'companyurl',
       'homepage',
       'companywebsiteurl',
+      // HubSpot's label, and CRM "account"/"organization" variants.
+      'companydomainname',
+      'websitedomain',
+      'organizationdomain',
+      'organisationdomain',
+      'accountdomain',
+      'accountwebsite',
+      'organizationwebsite',
+      'organisationwebsite',
+      'primarydomain',
     ),
-    ...s(4, 'web', 'webpage', 'site', 'webaddress', 'domainname', 'website1value'),
+    ...s(
+      4,
+      'web',
+      'webpage',
+      'site',
+      'webaddress',
+      'domainname',
+      'website1value',
+      ...FOREIGN_WEBSITE,
+    ),
     ...s(2, 'url'),
   },
 };

@@ -235,8 +235,51 @@ describe('detectMapping: companies', () => {
       ['Company Name', 'Company Linkedin Url', 'Website URL'],
       { company_name: 'Company Name', company_website: 'Website URL' },
     ],
+    // HubSpot's "Company Domain Name" and CRM account/organization labels.
+    [
+      ['Company name', 'Company Domain Name'],
+      { company_name: 'Company name', company_website: 'Company Domain Name' },
+    ],
+    [
+      ['Organization', 'Organization Domain'],
+      { company_name: 'Organization', company_website: 'Organization Domain' },
+    ],
+    [
+      ['Account', 'Account Website'],
+      { company_name: 'Account', company_website: 'Account Website' },
+    ],
+    // German, French, Spanish, Italian and Dutch exports.
+    [['Firma', 'Webseite'], { company_name: 'Firma', company_website: 'Webseite' }],
+    [
+      ["Nom de l'entreprise", 'Site web'],
+      { company_name: "Nom de l'entreprise", company_website: 'Site web' },
+    ],
+    [['Société', 'Site Internet'], { company_name: 'Société', company_website: 'Site Internet' }],
+    [['Empresa', 'Sitio web'], { company_name: 'Empresa', company_website: 'Sitio web' }],
+    [['Azienda', 'Sito web'], { company_name: 'Azienda', company_website: 'Sito web' }],
+    [['Bedrijfsnaam', 'Website'], { company_name: 'Bedrijfsnaam', company_website: 'Website' }],
   ])('%j', (header, expected) => {
     expect(mapped('companies', header, [])).toEqual(expected);
+  });
+
+  it.each([
+    [['Email', 'Firma', 'Webseite'], { company_name: 'Firma', company_domain: 'Webseite' }],
+    [['E-Mail-Adresse', 'Vorname'], { business_email: 'E-Mail-Adresse', first_name: 'Vorname' }],
+    [
+      ['E-mail', 'Empresa', 'Organization Domain'],
+      { company_name: 'Empresa', company_domain: 'Organization Domain' },
+    ],
+    [
+      ['Prénom', 'Nom', 'Société', 'Courriel'],
+      {
+        first_name: 'Prénom',
+        last_name: 'Nom',
+        company_name: 'Société',
+        business_email: 'Courriel',
+      },
+    ],
+  ])('contacts with a foreign company column: %j', (header, expected) => {
+    expect(mapped('contacts', header, [])).toMatchObject(expected);
   });
 });
 
