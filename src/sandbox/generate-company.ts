@@ -11,7 +11,7 @@ import {
   REVENUE_RANGES,
 } from './data-tables.js';
 import { between, digits, fnv1a, pick } from './hash.js';
-import { nameFromDomain, slug, toDomain } from './normalise.js';
+import { domainLabel, handle as handleOf, nameFromDomain, slug, toDomain } from './normalise.js';
 
 /** What a company is known by: a domain, a name, or both (either may be ""). */
 export interface CompanyIdentity {
@@ -58,15 +58,20 @@ function buildProfile(id: CompanyIdentity, seed: number, rank: number): CompanyP
   const h = fnv1a(rank === 0 ? key : `${key}#${rank}`, seed);
   let name = id.name || (id.domain ? nameFromDomain(id.domain) : '');
   if (!name) name = `${pick(COMPANY_WORDS, h, 1)} ${pick(COMPANY_SUFFIXES, h, 2)}`;
-  if (rank > 0) name = `${name} ${pick(COMPANY_SUFFIXES, h, 3)}`;
-  let website = id.domain || `${slug(name) || 'company'}.com`;
-  if (rank > 0) website = `${slug(name)}.com`;
+  // The handle of the name (a pseudo word for a name without Latin letters); a lesser
+  // match adds its suffix to it, so every company keeps its own website and handles.
+  let handle = handleOf(name);
+  if (rank > 0) {
+    const suffix = pick(COMPANY_SUFFIXES, h, 3);
+    name = `${name} ${suffix}`;
+    handle = slug(`${handle} ${suffix}`);
+  }
+  const website = rank === 0 && id.domain ? id.domain : `${domainLabel(handle)}.com`;
   const place = pick(PLACES, h, 4);
   const industry = pick(INDUSTRIES, h, 5);
   const size = between(h, 6, 0, EMPLOYEE_RANGES.length - 1);
   const emp = EMPLOYEE_RANGES[size] as (typeof EMPLOYEE_RANGES)[number];
   const rev = REVENUE_RANGES[size] as (typeof REVENUE_RANGES)[number];
-  const handle = slug(name);
   const year = between(h, 7, 1950, 2022);
   const fundingYear = Math.max(year, between(h, 8, 2015, 2025));
   return {

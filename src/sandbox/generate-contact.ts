@@ -9,7 +9,7 @@ import {
 } from './data-tables.js';
 import { between, digits, fnv1a, pick } from './hash.js';
 import { companyProfile, type CompanyProfile } from './generate-company.js';
-import { FREE_MAIL, MAGIC, letters, toDomain } from './normalise.js';
+import { FREE_MAIL, MAGIC, localWord, toDomain } from './normalise.js';
 
 /** The identifying fields of a contact (api-spec.md 4.1), as submitted. */
 export interface ContactInput {
@@ -102,9 +102,10 @@ export function lookupContact(input: ContactInput, o: ContactLookupOptions): Con
   );
   const role = pick(ROLES, h, 3);
   const place = pick(PLACES, h, 4);
-  const lf = letters(first);
-  const ll = letters(last);
-  const workEmail = noEmail ? '' : email || `${lf}.${ll}@${company.website}`;
+  // Latin letters of the names, or a pseudo word for a name without any (`李`).
+  const lf = localWord(first);
+  const ll = localWord(last);
+  const workEmail = noEmail ? '' : email || `${emailLocal(lf, ll)}@${company.website}`;
   const mobile = o.mobile && !noMobile ? `${place[4]} ${digits(between(h, 5, 100, 9999), 4)}` : '';
   return {
     error: '',
@@ -164,6 +165,13 @@ function contactLocation(place: (typeof PLACES)[number], zip: number): ContactRe
     locations.set(key, l);
   }
   return l;
+}
+
+/** `first.last`, cut to the 64 characters a local part may hold (RFC 5321). */
+function emailLocal(first: string, last: string): string {
+  if (first.length + last.length < 64) return `${first}.${last}`;
+  const f = first.slice(0, 32);
+  return `${f}.${last.slice(0, 63 - f.length)}`;
 }
 
 function capital(word: string | undefined): string {

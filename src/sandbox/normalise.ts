@@ -1,5 +1,7 @@
 /** Normalising inputs: the same company or person written differently gets the same data. */
 
+import { fnv1a, mix } from './hash.js';
+
 /** Words that force an outcome when any input field contains them (case-insensitive). */
 export const MAGIC = { noMatch: 'nomatch', noEmail: 'noemail', noMobile: 'nomobile' } as const;
 
@@ -25,6 +27,41 @@ export function slug(name: string): string {
 /** Letters only, lower case: the local part of a generated email. */
 export function letters(text: string): string {
   return text.toLowerCase().replace(/[^a-z]/g, '');
+}
+
+// No vowel first (never `invalid…`/`unknown…`, the verification magic) and no `n` (never
+// `nomatch`, `noemail`, `nomobile`): a generated word is never a magic input.
+const CONSONANTS = 'bdfghklmprstvz';
+const VOWELS = 'aeiou';
+
+/**
+ * A pronounceable ASCII word of 8 letters drawn from the hash of `text` (case-insensitive),
+ * e.g. `kotamibu`: stands in for a name with no Latin letters (`李`, `株式会社`), so every
+ * such name still gets its own deterministic email, domain and handle.
+ */
+export function pseudoWord(text: string): string {
+  const h = fnv1a(text.toLowerCase());
+  let out = '';
+  for (let i = 0; i < 4; i++) {
+    const m = mix(h, i);
+    out += `${CONSONANTS[m % CONSONANTS.length]}${VOWELS[(m >>> 8) % VOWELS.length]}`;
+  }
+  return out;
+}
+
+/** The letters of a name for an email local part, or a pseudo word when it has none. */
+export function localWord(text: string): string {
+  return letters(text) || pseudoWord(text);
+}
+
+/** The slug of a name, or a pseudo word when it has no Latin letters or digits: never "". */
+export function handle(name: string): string {
+  return slug(name) || pseudoWord(name);
+}
+
+/** A slug cut to the 63 characters a domain label may hold (RFC 1035). */
+export function domainLabel(slugText: string): string {
+  return slugText.length <= 63 ? slugText : slugText.slice(0, 63).replace(/-+$/, '');
 }
 
 /** A company name read from a domain: `acme-corp.com` -> `Acme Corp`. */

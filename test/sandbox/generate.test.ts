@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { contactRecordSchema, companyRecordSchema } from '../../src/contract/index.js';
+import {
+  contactRecordSchema,
+  companyRecordSchema,
+  type CompanyRecord,
+} from '../../src/contract/index.js';
 import {
   generateCompanies,
   generateContacts,
@@ -180,5 +184,137 @@ describe('employers', () => {
     const free = lookupContact({ business_email: 'jo.ray@gmail.com' }, { seed: 1 });
     expect(free.company?.website).not.toBe('gmail.com');
     expect(free.email).toBe('jo.ray@gmail.com');
+  });
+});
+
+describe('generated values stay valid whatever the script of the input', () => {
+  const LOCAL = /^[a-z0-9]+(?:\.[a-z0-9]+)*$/;
+  const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
+  const DOMAIN = new RegExp(`^${LABEL}(?:\\.${LABEL})+$`);
+  const HANDLE = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+  const expectValidCompany = (r: CompanyRecord) => {
+    expect(r.website).toMatch(DOMAIN);
+    const handle = (r.prof_network ?? '').replace('https://profnet.example/company/', '');
+    expect(handle).toMatch(HANDLE);
+    expect(r.social_a).toBe(`https://social-a.example/${handle}`);
+    expect(r.social_b).toBe(`https://social-b.example/${handle}`);
+    expect(r.video_channel).toBe(`https://video.example/@${handle}`);
+  };
+  const expectValidContact = (r: ReturnType<typeof lookupContact>) => {
+    const [local, domain, ...rest] = r.email?.split('@') ?? [];
+    expect(rest).toEqual([]);
+    expect(local).toMatch(LOCAL);
+    expect(local?.length).toBeLessThanOrEqual(64);
+    expect(domain).toMatch(DOMAIN);
+    expect(r.prof_network).toMatch(
+      /^https:\/\/profnet\.example\/in\/[a-z0-9]+-[a-z0-9]+-[0-9a-f]+$/,
+    );
+  };
+
+  it('a contact with a non-Latin name gets a real local part and profile handle', () => {
+    const r = lookupContact(
+      { first_name: '李', last_name: '王', company_domain: 'acme.com' },
+      { seed: 1 },
+    );
+    expect(r).toMatchObject({ first_name: '李', last_name: '王' });
+    expectValidContact(r);
+    expect(r.email).toMatch(/@acme\.com$/);
+    // Deterministic, and different names get different addresses.
+    expect(
+      lookupContact({ first_name: '李', last_name: '王', company_domain: 'acme.com' }, { seed: 1 }),
+    ).toEqual(r);
+    const other = lookupContact(
+      { first_name: '张', last_name: '王', company_domain: 'acme.com' },
+      { seed: 1 },
+    );
+    expect(other.email).not.toBe(r.email);
+    // Only the part that had no Latin letters is replaced.
+    const mixed = lookupContact(
+      { first_name: 'Ann', last_name: '王', company_domain: 'acme.com' },
+      { seed: 1 },
+    );
+    expect(mixed.email).toMatch(/^ann\.[a-z0-9]+@acme\.com$/);
+  });
+
+  it('a company with a non-Latin name gets its own website and non-empty handles', () => {
+    const a = generateCompanies([{ company_name: '株式会社', custom_fields: {} }], {
+      topMatches: 2,
+    });
+    const b = generateCompanies([{ company_name: '有限会社', custom_fields: {} }], {
+      topMatches: 2,
+    });
+    for (const r of [...a.records, ...b.records]) expectValidCompany(r);
+    const sites = [...a.records, ...b.records].map((r) => r.website);
+    expect(new Set(sites).size).toBe(4);
+    expect(sites).not.toContain('company.com');
+    expect(a.records[0]?.name).toBe('株式会社');
+    expect(
+      generateCompanies([{ company_name: '株式会社', custom_fields: {} }], { topMatches: 2 }),
+    ).toEqual(a);
+    // A contact at that company mails it at the same website.
+    const c = lookupContact(
+      { first_name: 'Ann', last_name: 'Lee', company_name: '株式会社' },
+      { seed: 1 },
+    );
+    expect(c.company?.website).toBe(a.records[0]?.website);
+    expectValidContact(c);
+  });
+
+  it('over-long names still give a local part of at most 64 and domain labels of at most 63', () => {
+    const c = lookupContact(
+      { first_name: 'a'.repeat(255), last_name: 'b'.repeat(255), company_name: 'c'.repeat(255) },
+      { seed: 1 },
+    );
+    expectValidContact(c);
+    const { records } = generateCompanies([{ company_name: 'd'.repeat(255), custom_fields: {} }], {
+      topMatches: 2,
+    });
+    for (const r of records) expectValidCompany(r);
+  });
+
+  it('valid for any text in any script (property)', () => {
+    const text = fc.oneof(
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 20 }),
+      fc.constantFrom('李', '王', '株式会社', 'Ζωή', 'محمد', 'Иван', '---', '  ', '😀'),
+    );
+    fc.assert(
+      fc.property(text, text, text, fc.integer({ min: 1, max: 3 }), (first, last, company, top) => {
+        fc.pre(!`${first}${last}${company}`.toLowerCase().includes('no'));
+        expectValidContact(
+          lookupContact({ first_name: first, last_name: last, company_name: company }, { seed: 1 }),
+        );
+        const { records } = generateCompanies([{ company_name: company, custom_fields: {} }], {
+          topMatches: top,
+        });
+        for (const r of records) expectValidCompany(r);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('leaves the values of names that already had Latin letters as they were', () => {
+    const c = lookupContact(
+      { first_name: 'José', last_name: "O'Brien-Smith", company_name: 'Acme Corp, Inc.' },
+      { seed: 1 },
+    );
+    expect([c.email, c.prof_network]).toEqual([
+      'jos.obriensmith@acme-corp-inc.com',
+      'https://profnet.example/in/jos-obriensmith-de13',
+    ]);
+    const acme = generateCompanies([{ company_name: 'Acme Corp, Inc.', custom_fields: {} }], {
+      topMatches: 2,
+    }).records;
+    expect(acme.map((r) => [r.website, r.social_a])).toEqual([
+      ['acme-corp-inc.com', 'https://social-a.example/acme-corp-inc'],
+      ['acme-corp-inc-technologies.com', 'https://social-a.example/acme-corp-inc-technologies'],
+    ]);
+    const sony = generateCompanies([{ company_name: '株式会社 Sony', custom_fields: {} }], {
+      topMatches: 2,
+    }).records;
+    expect(sony.map((r) => [r.website, r.video_channel])).toEqual([
+      ['sony.com', 'https://video.example/@sony'],
+      ['sony-systems.com', 'https://video.example/@sony-systems'],
+    ]);
   });
 });
