@@ -45,3 +45,19 @@ export function bearerToken(header: string | undefined): string | undefined {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return m ? m[1] : undefined;
 }
+
+const SEND = 'send Authorization: Bearer <API_KEY>';
+
+/**
+ * Why an Authorization header gives no bearer token, for the 401 message. It never quotes
+ * the header: a key sent without `Bearer` would be echoed back.
+ */
+export function bearerProblem(header: string | undefined): string {
+  if (header === undefined) return `no Authorization: Bearer header was sent; ${SEND}`;
+  const words = header.trim().split(/\s+/);
+  if (words[0] === '') return `the Authorization header is empty; ${SEND}`;
+  if (words[0]?.toLowerCase() !== 'bearer')
+    return `the Authorization header is not the Bearer scheme; ${SEND}`;
+  if (words.length === 1) return `the Authorization header has no key after Bearer; ${SEND}`;
+  return `the Authorization header has more than one word after Bearer; ${SEND}`;
+}

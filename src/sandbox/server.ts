@@ -5,7 +5,7 @@ import { handleAdmin } from './admin-http.js';
 import { bump, type Reply, type SandboxContext } from './context.js';
 import { decideFaults, retryAfterValue, type FaultDecision } from './faults.js';
 import { errorBody, jsonPayload, parseJsonSafe, readBody } from './http.js';
-import { bearerToken } from './keys.js';
+import { bearerProblem, bearerToken } from './keys.js';
 import { buildOpenApi } from './openapi.js';
 import { newBucket, rateLimitHeaders, takeToken } from './rate-limit.js';
 import { publicBaseUrl } from './public-url.js';
@@ -140,8 +140,8 @@ async function processRequest(
   route: Extract<Route, { kind: 'service' }>,
 ): Promise<Reply> {
   const token = bearerToken(req.headers.authorization);
-  if (!token)
-    return unauthorized('Missing API key: send the header Authorization: Bearer <API_KEY>');
+  // Every 401 message says the key is invalid (api-spec.md section 7), then why.
+  if (!token) return unauthorized(`Invalid API key: ${bearerProblem(req.headers.authorization)}`);
   const auth = ctx.store.authenticate(token);
   if (!auth) return unauthorized('Invalid API key: the key is unknown or was revoked');
   if (auth.account.suspended) {

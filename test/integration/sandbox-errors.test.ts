@@ -137,6 +137,33 @@ describe('sandbox auth', () => {
     );
   });
 
+  it('every 401 message says the key is invalid and why (api-spec.md section 7)', async () => {
+    const k = sb.admin.createKey({ name: 'soon revoked' });
+    sb.admin.revokeKey(k.id);
+    const cases: [Record<string, string>, RegExp][] = [
+      [{}, /no Authorization: Bearer header was sent/],
+      [{ authorization: 'Basic x' }, /not the Bearer scheme/],
+      [{ authorization: sb.apiKey }, /not the Bearer scheme/],
+      [{ authorization: 'Bearer' }, /no key after Bearer/],
+      [{ authorization: 'Bearer   ' }, /no key after Bearer/],
+      [{ authorization: `Bearer ${sb.apiKey} extra` }, /more than one word after Bearer/],
+      [{ authorization: 'Bearer sk_sbx_wrong' }, /unknown or was revoked/],
+      [{ authorization: `Bearer ${k.api_key}` }, /unknown or was revoked/],
+    ];
+    for (const [headers, why] of cases) {
+      const a = await call(sb.url, 'POST', '/contact', {
+        headers,
+        body: { business_email: 'a@b.co' },
+      });
+      exact401(a);
+      expect(a.json.message).toMatch(/^Invalid API key: /);
+      expect(a.json.message).toMatch(why);
+      // The presented key is never echoed back.
+      expect(a.json.message).not.toContain(sb.apiKey);
+      expect(a.json.message).not.toContain('sk_sbx_wrong');
+    }
+  });
+
   it('403 for a suspended account, 200 again once reinstated', async () => {
     const acc = sb.admin.createAccount();
     sb.admin.updateAccount(acc.account_id, { suspended: true });

@@ -3,7 +3,14 @@ import { z } from 'zod';
 import { maskKey as maskCliKey } from '../../src/config/mask-key.js';
 import { newBucket, rateLimitHeaders, takeToken } from '../../src/sandbox/rate-limit.js';
 import { formatPath, issuesToFieldErrors } from '../../src/sandbox/validation.js';
-import { bearerToken, hashSecret, maskKey, newApiKey, sameHash } from '../../src/sandbox/keys.js';
+import {
+  bearerProblem,
+  bearerToken,
+  hashSecret,
+  maskKey,
+  newApiKey,
+  sameHash,
+} from '../../src/sandbox/keys.js';
 import { parseJsonSafe } from '../../src/sandbox/http.js';
 import { bodyHash, canonicalJson } from '../../src/sandbox/canonical.js';
 import { matchRoute } from '../../src/sandbox/routes.js';
@@ -76,6 +83,12 @@ describe('keys', () => {
     expect(bearerToken('Basic abc')).toBeUndefined();
     expect(bearerToken(undefined)).toBeUndefined();
     expect(bearerToken('Bearer a b')).toBeUndefined();
+    expect(bearerProblem(undefined)).toMatch(/^no Authorization: Bearer header was sent/);
+    expect(bearerProblem('  ')).toMatch(/^the Authorization header is empty/);
+    expect(bearerProblem('Basic abc')).toMatch(/is not the Bearer scheme/);
+    expect(bearerProblem('sk_sbx_secret')).not.toContain('sk_sbx_secret');
+    expect(bearerProblem('bearer')).toMatch(/no key after Bearer/);
+    expect(bearerProblem('Bearer a b')).toMatch(/more than one word after Bearer/);
   });
 });
 
