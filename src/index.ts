@@ -26,6 +26,8 @@ export { planBulk, resolveMapping } from './pipeline/plan.js';
 export type { MappingOptions, Plan, PlanOptions, ResolvedMapping } from './pipeline/plan.js';
 export { validateRow } from './pipeline/validate.js';
 export type { InvalidRow, ValidateOptions, ValidRow } from './pipeline/validate.js';
+export { enrichFile, requestMetadata } from './pipeline/enrich-file.js';
+export type { EnrichFileOptions, RequestOptions } from './pipeline/enrich-file.js';
 export { exitCodeFor, runBulk, runsDirOf } from './pipeline/run.js';
 export type { JoinOutput, RunOptions, RunProgress, RunSummary } from './pipeline/run.js';
 export type { PollEnv } from './pipeline/poll.js';

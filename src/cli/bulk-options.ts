@@ -225,18 +225,6 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
   return Object.freeze(options);
 }
 
-/** The request metadata the flags ask for (contacts: the four booleans; companies: top_matches_returned). */
-export function bulkMetadata(o: BulkOptions): Record<string, unknown> {
-  if (o.kind === 'companies') return { top_matches_returned: o.top };
-  const meta: Record<string, unknown> = {
-    business_email_exists: o.requireEmail,
-    real_time_verification: o.verify,
-  };
-  if (o.mobile) meta.mobile_phone_enrichment = true;
-  if (o.requireMobile) meta.mobile_phone_exists = true;
-  return meta;
-}
-
 /** The output format: --format or the output's extension, else the input's own format. */
 export function resolveOutputFormat(o: BulkOptions, inputFormat: FileFormat): FileFormat {
   return o.format ?? inputFormat;

@@ -3,16 +3,13 @@ import { setFlagsFromString } from 'node:v8';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { toBulkApi } from '../api/bulk-api.js';
 import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
 import { openInput } from '../io/read.js';
-import { checkOutputTarget } from '../io/write.js';
-import { resolveIdColumn, resolveMapping } from '../pipeline/plan.js';
-import { runBulk, runsDirOf, type RunSummary } from '../pipeline/run.js';
+import { enrichFile } from '../pipeline/enrich-file.js';
+import { runsDirOf, type RunSummary } from '../pipeline/run.js';
 import { resumeBy } from '../pipeline/poll.js';
 import {
-  bulkMetadata,
   mappingOptionsOf,
   readOptionsOf,
   resolveOutputFormat,
@@ -30,20 +27,6 @@ import { createProgress } from './progress.js';
 export function resumeCommand(argv: readonly string[]): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
   return ['enrich', ...argv.filter((a) => a !== '--restart').map(quote)].join(' ');
-}
-
-/** An abortable sleep for the poll loop. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** `enrich contacts|companies <input>` without --dry-run: the whole bulk run, printed. */
@@ -93,53 +76,35 @@ export async function runBulkCommand(
   let service: Awaited<ReturnType<typeof openService>> | undefined;
   const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
   try {
-    // Before anything is sent: a target that cannot be written would fail only at the end.
-    await checkOutputTarget(options.output ?? '-');
-    if (options.rejects) await checkOutputTarget(options.rejects);
-    const resolved = await resolveMapping(source, mappingOptionsOf(kind, options));
-    const idColumn = resolveIdColumn(source, options.idColumn);
     service = await openService(globals, { flags: settingFlags(options) });
     const s = service.settings;
     const command = resumeCommand(process.argv.slice(2));
     boundHeapGrowth();
-    const format = resolveOutputFormat(options, source.format);
-    const summary = await runBulk({
+    const summary = await enrichFile({
       kind,
-      source,
-      mapping: resolved.mapping,
-      mappingJson: {
-        ...resolved.names,
-        ...(resolved.mapping.split
-          ? { full_name: source.header[resolved.mapping.split.column] }
-          : {}),
-      },
-      validate: { idColumn, header: source.header },
-      metadata: bulkMetadata(options),
+      input: source,
+      output: options.output ?? '-',
+      service: { client: service.client, baseUrl: service.baseUrl },
+      mapping: mappingOptionsOf(kind, options),
+      idColumn: options.idColumn,
+      request: options,
       batchSize: s.batchSize,
       concurrency: s.concurrency,
       dedupe: options.dedupe,
-      idColumn,
       maxCredits: options.maxCredits,
       timeoutMs: s.timeoutMs,
       wait: options.wait,
       restart: options.restart,
       runsDir: scratch ?? runsDirOf(getPaths().stateDir),
+      format: resolveOutputFormat(options, source.format),
+      bom: options.bom,
+      formulaEscape: s.formulaEscape,
+      explode: options.explode,
+      prefix: s.prefix,
+      rejects: options.rejects,
       command,
-      output: {
-        target: options.output ?? '-',
-        format,
-        delimiter:
-          source.format === 'csv' && format === 'csv' ? source.dialect.delimiter : undefined,
-        bom: options.bom,
-        formulaEscape: s.formulaEscape,
-        explode: options.explode,
-        prefix: s.prefix,
-        rejects: options.rejects,
-      },
-      api: toBulkApi(service.client),
-      env: { now: Date.now, sleep, random: Math.random, signal: aborter.signal },
+      signal: aborter.signal,
       onProgress: (p) => progress.update(p),
-      baseUrl: service.baseUrl,
     });
     progress.stop();
     return report(summary, options, globals, Date.now() - started, command, s.prefix);

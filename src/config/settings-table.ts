@@ -134,3 +134,8 @@ export function findSetting(key: string): SettingSpec | undefined {
 
 /** The known setting names, for error messages. */
 export const SETTING_KEYS: readonly string[] = SETTINGS.map((s) => s.key);
+
+/** The default of a setting (what a run uses when no flag, env var or config file sets it). */
+export function settingDefault<K extends keyof Settings>(prop: K): Settings[K] {
+  return (SETTINGS.find((s) => s.prop === prop) as SettingSpec<K>).default;
+}

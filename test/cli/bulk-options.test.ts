@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { EnrichError } from '../../src/errors.js';
+import { requestMetadata } from '../../src/pipeline/enrich-file.js';
 import {
   addBulkOptions,
-  bulkMetadata,
   normalizeBulkOptions,
   parseDelimiter,
   resolveOutputFormat,
@@ -125,7 +125,8 @@ describe('normalizeBulkOptions', () => {
       headerRow: 3,
       inputFormat: 'tsv',
     });
-    expect(bulkMetadata(o)).toEqual({
+    // The flags become the request metadata the way the library builds it.
+    expect(requestMetadata(o.kind, o)).toEqual({
       business_email_exists: true,
       real_time_verification: true,
       mobile_phone_enrichment: true,
@@ -136,7 +137,7 @@ describe('normalizeBulkOptions', () => {
   it('companies: --top and --explode', () => {
     const o = parse('companies', ['--top', '3', '--explode', '--format', 'tsv']);
     expect([o.top, o.explode, o.format]).toEqual([3, true, 'tsv']);
-    expect(bulkMetadata(o)).toEqual({ top_matches_returned: 3 });
+    expect(requestMetadata(o.kind, o)).toEqual({ top_matches_returned: 3 });
   });
 
   it('output format: --format, else the extension, else the input format', () => {
