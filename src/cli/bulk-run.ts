@@ -7,6 +7,7 @@ import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
 import { openInput } from '../io/read.js';
 import { enrichFile } from '../pipeline/enrich-file.js';
+import { resolveIdColumn, resolveMapping } from '../pipeline/plan.js';
 import { runsDirOf, type RunSummary } from '../pipeline/run.js';
 import { resumeBy } from '../pipeline/poll.js';
 import {
@@ -76,6 +77,12 @@ export async function runBulkCommand(
   let service: Awaited<ReturnType<typeof openService>> | undefined;
   const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
   try {
+    // The file's mapping is checked before the service is needed (a key, or the embedded
+    // sandbox): a wrong column is a usage error even without a key. enrichFile maps it
+    // again from the same sample rows, which costs a few milliseconds.
+    const mapping = mappingOptionsOf(kind, options);
+    await resolveMapping(source, mapping);
+    resolveIdColumn(source, options.idColumn);
     service = await openService(globals, { flags: settingFlags(options) });
     const s = service.settings;
     const command = resumeCommand(process.argv.slice(2));
@@ -85,7 +92,7 @@ export async function runBulkCommand(
       input: source,
       output: options.output ?? '-',
       service: { client: service.client, baseUrl: service.baseUrl },
-      mapping: mappingOptionsOf(kind, options),
+      mapping: { ...mapping, saveMapping: undefined }, // saved above
       idColumn: options.idColumn,
       request: options,
       batchSize: s.batchSize,
