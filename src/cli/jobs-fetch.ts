@@ -1,5 +1,6 @@
 import { extname } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
+import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../contract/limits.js';
 import { usageError } from '../errors.js';
 import { writeFileAtomic } from '../io/atomic-write.js';
 import { escapeFormula } from '../io/formula-escape.js';
@@ -40,17 +41,36 @@ export function renderResults(
   const columns = kind === 'contacts' ? contactColumns('') : companyColumns('');
   const flatten = (r: Record<string, unknown>) =>
     kind === 'contacts' ? flattenContact(r as never) : flattenCompany(r as never);
-  const rows = records.map((r) => [
-    JSON.stringify(r.custom_fields ?? null),
-    typeof r.error === 'string' ? escapeFormula(r.error, 'auto') : '',
-    r.credit_charged === true ? 'true' : r.credit_charged === false ? 'false' : '',
-    ...flatten(r).map((v) =>
-      typeof v === 'string' ? escapeFormula(v, 'auto') : v === null ? '' : String(v),
-    ),
-  ]);
-  return stringify([['custom_fields', 'error', 'credit_charged', ...columns], ...rows], {
+  // The echo of what was sent, last: without it a record cannot be told apart from another.
+  const inputs = kind === 'contacts' ? CONTACT_INPUT_FIELDS : COMPANY_INPUT_FIELDS;
+  const cell = (v: unknown) =>
+    typeof v === 'string'
+      ? escapeFormula(v, 'auto')
+      : v === null || v === undefined
+        ? ''
+        : String(v);
+  const rows = records.map((r) => {
+    const sent = (r.original_fields ?? {}) as Record<string, unknown>;
+    return [
+      JSON.stringify(r.custom_fields ?? null),
+      typeof r.error === 'string' ? escapeFormula(r.error, 'auto') : '',
+      r.credit_charged === true ? 'true' : r.credit_charged === false ? 'false' : '',
+      ...flatten(r).map(cell),
+      ...inputs.map((f) => cell(sent[f])),
+    ];
+  });
+  const header = [
+    'custom_fields',
+    'error',
+    'credit_charged',
+    ...columns,
+    ...inputs.map((f) => `original_${f}`),
+  ];
+  return stringify([header, ...rows], {
     delimiter: format === 'tsv' ? '\t' : ',',
     record_delimiter: '\n',
+    // A lone CR inside a value must be quoted too, or a reader would split the row there.
+    quote_record_delimiter: true,
   });
 }
 

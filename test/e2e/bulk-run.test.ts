@@ -6,7 +6,13 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
-import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
+import {
+  CONTACT_HEADER,
+  contactRows,
+  parseCsv,
+  tempDir,
+  writeCsv,
+} from '../integration/bulk-harness.js';
 
 beforeAll(ensureBuilt, 120_000);
 
@@ -108,9 +114,15 @@ describe('enrich contacts / companies (e2e)', () => {
     const fetched = join(dir, 'job.csv');
     const fetch = await runCli(['jobs', 'fetch', id, '-o', fetched], { env });
     expect(fetch.code).toBe(0);
-    const csv = (await readFile(fetched, 'utf8')).trim().split('\n');
-    expect(csv[0]).toMatch(/^custom_fields,error,credit_charged,email,/);
+    const csv = parseCsv(await readFile(fetched, 'utf8'));
+    expect(csv[0]?.join(',')).toMatch(/^custom_fields,error,credit_charged,email,/);
     expect(csv).toHaveLength(51);
+    // What each record answers: the echo of what was sent, flattened as original_<field>.
+    const emailAt = csv[0]?.indexOf('original_business_email') as number;
+    expect(emailAt).toBeGreaterThan(0);
+    expect(
+      csv.slice(1).every((row) => /^person\d+@company\d+\.com$/.test(row[emailAt] ?? '')),
+    ).toBe(true);
   });
 
   it('survives SIGKILL at any point: re-running completes with the same output and no batch paid twice', async () => {
