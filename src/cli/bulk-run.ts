@@ -21,7 +21,6 @@ import {
 import { summaryJson, summaryText } from './bulk-report.js';
 import { openService } from './context.js';
 import type { GlobalOptions } from './globals.js';
-import { warnAbout } from './output.js';
 import { createProgress } from './progress.js';
 
 /** The command line that resumes this run (the same command, without --restart). */
@@ -57,7 +56,6 @@ export async function runBulkCommand(
   }
   const started = Date.now();
   const source = await openInput(input, readOptionsOf(options));
-  warnAbout(source.warnings);
   const aborter = new AbortController();
   // Every job being polled waits on this one signal: many listeners are expected, not a leak.
   setMaxListeners(0, aborter.signal);
@@ -112,6 +110,7 @@ export async function runBulkCommand(
       command,
       signal: aborter.signal,
       onProgress: (p) => progress.update(p),
+      onWarning: (w) => progress.note(`enrich: warning: ${w}`),
     });
     progress.stop();
     return report(summary, options, globals, Date.now() - started, command, s.prefix);

@@ -4,6 +4,8 @@ import { formatDuration } from '../config/duration.js';
 /** Renders run progress on stderr: an ora spinner on a terminal, a plain line every few seconds elsewhere. */
 export interface ProgressView {
   update(p: RunProgress): void;
+  /** Writes a line of talk (a warning) without tearing the spinner; shown even when quiet. */
+  note(line: string): void;
   stop(): void;
 }
 
@@ -36,7 +38,8 @@ export async function createProgress(opts: {
   const now = opts.now ?? Date.now;
   const stream = opts.stream ?? process.stderr;
   const start = now();
-  if (opts.quiet || !opts.enabled) return { update() {}, stop() {} };
+  const note = (line: string) => void stream.write(`${line}\n`);
+  if (opts.quiet || !opts.enabled) return { update() {}, note, stop() {} };
   // A terminal that reports no width (some pseudo-TTYs) would make the spinner redraw forever;
   // a dumb one cannot move its cursor back over the line.
   const tty =
@@ -54,6 +57,12 @@ export async function createProgress(opts: {
       update: (p) => {
         spinner.text = describe(p, now() - start);
       },
+      note: (line) => {
+        // Cleared first, drawn again after: the line stays above the spinner, whole.
+        spinner.clear();
+        note(line);
+        spinner.render();
+      },
       stop: () => spinner.stop(),
     };
   }
@@ -65,6 +74,7 @@ export async function createProgress(opts: {
       last = t;
       stream.write(`enrich: ${describe(p, t - start)}\n`);
     },
+    note,
     stop() {},
   };
 }

@@ -170,6 +170,7 @@ export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
         ...(o.signal ? { signal: o.signal } : {}),
       },
       onProgress: o.onProgress,
+      onWarning: o.onWarning,
     };
     return await runBulk(run);
   } finally {

@@ -257,6 +257,62 @@ export interface JournaledRun {
 }
 
 /** Lists every journaled run under `runsDir`, newest first. */
+/**
+ * When `key` is a new run (no journal yet) of an input path that an earlier run with the
+ * same kind and request options read with another content (the file changed since), the
+ * newest such run's header: the new run will pay again for rows that run already paid
+ * for. Reads only the first line of each journal. Never for stdin (`-`), whose every run
+ * is new content.
+ */
+export async function changedSinceEarlierRun(
+  runsDir: string,
+  key: string,
+  run: { kind: string; input: { path: string; sha256: string }; options: Record<string, unknown> },
+): Promise<Extract<JournalEvent, { t: 'run' }> | undefined> {
+  if (run.input.path === '-') return undefined;
+  if (
+    await stat(join(runsDir, key, 'journal.jsonl')).then(
+      () => true,
+      () => false,
+    )
+  )
+    return undefined; // resuming this run: it was said when it started
+  const options = JSON.stringify(sortKeys(run.options));
+  let newest: Extract<JournalEvent, { t: 'run' }> | undefined;
+  for (const name of await readdir(runsDir).catch(() => [] as string[])) {
+    if (name === key) continue;
+    const h = await readHeader(join(runsDir, name, 'journal.jsonl'));
+    if (
+      h &&
+      h.kind === run.kind &&
+      h.input.path === run.input.path &&
+      h.input.sha256 !== run.input.sha256 &&
+      JSON.stringify(sortKeys(h.options)) === options &&
+      (!newest || h.at > newest.at)
+    )
+      newest = h;
+  }
+  return newest;
+}
+
+/** The `run` event a journal starts with, read from its first line only. */
+async function readHeader(path: string): Promise<Extract<JournalEvent, { t: 'run' }> | undefined> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(path, 'r');
+    const buf = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const text = buf.subarray(0, bytesRead).toString('utf8');
+    const end = text.indexOf('\n');
+    const event = JSON.parse(end < 0 ? text : text.slice(0, end)) as JournalEvent;
+    return event.t === 'run' ? event : undefined;
+  } catch {
+    return undefined; // not a run directory, or a journal cut short
+  } finally {
+    await fh?.close();
+  }
+}
+
 export async function listRuns(runsDir: string): Promise<JournaledRun[]> {
   const names = await readdir(runsDir).catch(() => [] as string[]);
   const runs: JournaledRun[] = [];

@@ -11,7 +11,7 @@ import {
   type LeafResult,
 } from './batch-task.js';
 import { createDeduper } from './dedupe.js';
-import { openJournal, runKey, type Journal } from './journal.js';
+import { changedSinceEarlierRun, openJournal, runKey, type Journal } from './journal.js';
 import { ID_FIELD, ROW_FIELD } from './join.js';
 import type { ColumnMapping } from './map-columns.js';
 import type { PollEnv } from './poll.js';
@@ -61,6 +61,8 @@ export interface RunOptions {
   api: BulkApi;
   env: PollEnv;
   onProgress?: (p: RunProgress) => void;
+  /** What the user should know before the run spends anything (the input changed since an earlier run...). */
+  onWarning?: (message: string) => void;
   /** Tuning of the one-pass join (defaults suit any service; tests make it spill). */
   join?: Partial<StreamJoinOptions>;
 }
@@ -77,7 +79,6 @@ export interface RunProgress {
 
 const INVALID = -1;
 
-/** Runs a bulk enrichment end to end: plan, submit, poll, spool, join, write. */
 /** Refuses options no run can work with (a library caller has no CLI checking its flags). */
 function checkRunOptions(o: RunOptions): void {
   const bad = (what: string) => {
@@ -93,6 +94,7 @@ function checkRunOptions(o: RunOptions): void {
   if (!URL.canParse(o.baseUrl)) bad(`baseUrl must be a URL, got ${JSON.stringify(o.baseUrl)}`);
 }
 
+/** Runs a bulk enrichment end to end: plan, submit, poll, spool, join, write. */
 export async function runBulk(o: RunOptions): Promise<RunSummary> {
   checkRunOptions(o);
   // Batches are sent while the file is still being read: a malformed line near its end
@@ -108,6 +110,16 @@ export async function runBulk(o: RunOptions): Promise<RunSummary> {
     idColumn: o.idColumn ?? null,
   };
   const key = runKey(o.kind, identity, requestOptions);
+  const earlier = await changedSinceEarlierRun(o.runsDir, key, {
+    kind: o.kind,
+    input: identity,
+    options: requestOptions,
+  });
+  if (earlier) {
+    o.onWarning?.(
+      `${o.source.name} changed since a run of it started ${new Date(earlier.at).toISOString()}: this is a new run, and every valid row is sent and paid for again, also those that run enriched. To pay only for new rows, put them in a file of their own; to finish that run, run it on the file as it was.`,
+    );
+  }
   const journal = await openJournal({
     runsDir: o.runsDir,
     key,

@@ -145,6 +145,29 @@ describe('progress on a terminal', () => {
     for (const on of ['true', '1', 'yes', 'woodpecker']) expect(inCi({ CI: on })).toBe(true);
   });
 
+  it('writes a warning above the spinner without tearing it, and even with --quiet', async () => {
+    onTerminal();
+    const term = new FakeTerminal(120);
+    const view = await viewOn(term);
+    view.update(p);
+    await vi.advanceTimersByTimeAsync(250);
+    view.note('enrich: warning: leads.csv changed since a run of it started');
+    await vi.advanceTimersByTimeAsync(250);
+    expect(term.visible()).toEqual([
+      'enrich: warning: leads.csv changed since a run of it started',
+      expect.stringMatching(/^\S reading: 12,000 rows/),
+    ]);
+    view.stop();
+    expect(term.visible()).toEqual([
+      'enrich: warning: leads.csv changed since a run of it started',
+    ]);
+
+    const quiet = new FakeTerminal(120);
+    const silent = await viewOn(quiet, { quiet: true });
+    silent.note('enrich: warning: x');
+    expect(quiet.writes.join('')).toBe('enrich: warning: x\n');
+  });
+
   it('stays silent on a terminal with --quiet', async () => {
     onTerminal();
     const term = new FakeTerminal(120);

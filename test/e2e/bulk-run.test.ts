@@ -251,6 +251,19 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(mixed.stdout).toBe('');
   });
 
+  it('warns on stderr, even with -q, when the input changed since an earlier run of it', async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const dir = await tempDir();
+    const env = await serviceEnv(s);
+    const file = await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(30));
+    const args = ['contacts', file, '-o', join(dir, 'out.csv'), '-q'];
+    expect((await runCli(args, { env })).stderr).toBe('');
+    await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(31));
+    const r = await runCli(args, { env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^enrich: warning: .*leads\.csv changed since a run of it started/m);
+  });
+
   it('-q still says on stderr why a run stopped early (cron reads nothing else)', async () => {
     const s = (sb = await startSandbox({ port: 0 }));
     const dir = await tempDir();

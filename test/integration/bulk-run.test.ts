@@ -249,6 +249,32 @@ describe('bulk run against the sandbox', () => {
     expect(s.admin.stats().jobs_submitted).toBe(0);
   });
 
+  it('warns, before paying, that a file changed since an earlier run of it is a new run', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
+    const warnings: string[] = [];
+    const o = { runsDir: dir, onWarning: (w: string) => warnings.push(w) };
+    await runFile(s, file, o);
+    expect(warnings).toEqual([]);
+    // Rows appended: a new content, so a new run that pays again for the first 100.
+    await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(110));
+    await runFile(s, file, o);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /in\.csv changed since a run of it started .*: this is a new run, and every valid row is sent and paid for again/,
+      ),
+    ]);
+    expect(s.admin.stats().credits_charged).toBe(210);
+    // Running it again resumes that new run: nothing more to say, nothing more to pay.
+    await runFile(s, file, o);
+    expect(warnings).toHaveLength(1);
+    expect(s.admin.stats().credits_charged).toBe(210);
+    // Other options are another job, not a changed file.
+    await runFile(s, file, { ...o, batchSize: 7, dedupe: false });
+    expect(warnings).toHaveLength(1);
+  });
+
   it('refuses a file malformed near its end before sending anything', async () => {
     const s = await sandbox();
     const dir = await tempDir();
