@@ -83,7 +83,11 @@ export async function retryCreditFailures(
       // Stopped before this retry was sent (the account ran dry again, or any other stop,
       // whose code gives the exit): the rows still out of credits stay failed.
       if (!known && ctx.stopped()) break;
-      if (!known) {
+      if (known) {
+        // Journaled by an earlier run (its POST may have reached the service): resent exactly
+        // as it was, the first rows of the list it was cut from, whatever --max-credits says now.
+        retry = retry.slice(0, known.count);
+      } else {
         // Sending again is new spending: a new retry takes only the rows --max-credits still
         // pays for (the rest stay failed, for a later run); runBatch then takes their credits.
         const fit = Math.floor(ctx.budget.left / ctx.budget.perRow);

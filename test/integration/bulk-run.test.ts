@@ -331,6 +331,34 @@ describe('bulk run against the sandbox', () => {
     expect(col(parseCsv(third.output), 'enrich_error').filter((e) => e !== '')).toEqual([]);
   });
 
+  it('a credit retry cut by --max-credits is sent again exactly as journaled when its answer was lost', async () => {
+    const s = await sandbox({ credits: 50 });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
+    const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
+    expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    // The retry (cut to 20 rows) reaches the service, but its answer is lost.
+    const real = toBulkApi(fastClient(s));
+    const lossy: BulkApi = {
+      ...real,
+      submit: async (...args) => {
+        await real.submit(...args);
+        throw new EnrichError('NETWORK', 'connection reset after the request was sent');
+      },
+    };
+    await runFile(s, file, { ...o, maxCredits: 20, api: lossy });
+    expect(s.admin.stats().credits_charged).toBe(70);
+    // Resent exactly as journaled: the same body and key, so the service replays that job.
+    const third = await runFile(s, file, { ...o, maxCredits: 20 });
+    expect(third.summary.statuses).toMatchObject({ enriched: 70, failed: 30 });
+    expect(s.admin.stats().credits_charged).toBe(70);
+    const fourth = await runFile(s, file, o);
+    expect(fourth.summary.exitCode).toBe(0);
+    expect(fourth.summary.statuses.enriched).toBe(100);
+    expect(s.admin.stats().credits_charged).toBe(100);
+  });
+
   it('never spends more than --max-credits and resumes with a larger budget without paying twice', async () => {
     const s = await sandbox();
     const dir = await tempDir();
