@@ -47,13 +47,6 @@ export async function runBulkCommand(
       },
     );
   }
-  if (options.rejects === '-' && (options.output ?? '-') === '-') {
-    throw new EnrichError(
-      'USAGE',
-      '--rejects - and the output both go to stdout: they would be mixed into one stream',
-      { hint: 'Write one of them to a file: -o enriched.csv, or --rejects rejects.csv.' },
-    );
-  }
   const started = Date.now();
   const source = await openInput(input, readOptionsOf(options));
   const aborter = new AbortController();

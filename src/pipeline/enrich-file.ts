@@ -5,6 +5,7 @@ import { settingDefault } from '../config/settings-table.js';
 import { Limits } from '../contract/limits.js';
 import { EnrichError } from '../errors.js';
 import { openInput, type InputSource, type ReadOptions } from '../io/read.js';
+import { formatOfExtension } from '../io/file-format.js';
 import { checkOutputTarget, type OutputFormat } from '../io/write.js';
 import type { BulkApi, BulkKind } from './batch-task.js';
 import { resolveIdColumn, resolveMapping, type MappingOptions } from './plan.js';
@@ -117,6 +118,12 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
   const metadata = requestMetadata(o.kind, o.request); // bad request options fail first
+  if (o.rejects === '-' && o.output === '-')
+    throw new EnrichError(
+      'USAGE',
+      '--rejects - and the output both go to stdout: they would be mixed into one stream',
+      { hint: 'Write one of them to a file: -o enriched.csv, or --rejects rejects.csv.' },
+    );
   const source = typeof o.input === 'string' ? await openInput(o.input, o.read) : o.input;
   try {
     for (const w of source.warnings) o.onWarning?.(w);
@@ -125,7 +132,9 @@ export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
     if (o.rejects) await checkOutputTarget(o.rejects);
     const resolved = await resolveMapping(source, { ...o.mapping, kind: o.kind });
     const idColumn = resolveIdColumn(source, o.idColumn);
-    const format = o.format ?? source.format;
+    // As the CLI: --format, else the output's extension, else the input's own format.
+    const format =
+      o.format ?? (o.output === '-' ? undefined : formatOfExtension(o.output)) ?? source.format;
     const run: RunOptions = {
       kind: o.kind,
       source,

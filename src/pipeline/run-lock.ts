@@ -23,18 +23,39 @@ interface LockFile {
  */
 export async function acquireRunLock(dir: string, command: string): Promise<() => Promise<void>> {
   const path = join(dir, 'lock');
-  const release = () => rm(path, { force: true });
-  for (let attempt = 0; attempt < 4; attempt++) {
-    if (await createExclusive(path)) return release;
-    const seen = await readLock(path);
-    if (seen === undefined) continue; // its holder just released it
-    if (isLive(seen.pid)) throw inProgress(seen.pid, command);
-    if (await replaceStale(path, seen, command, 0)) return release;
+  const mine = `${process.pid}:${path}`;
+  // A lock naming this very process reads as a leftover (a reused pid): two runs of one job
+  // inside one process (a library calling enrichFile twice at once) are told apart here,
+  // taken before the first await so the second caller sees it.
+  if (heldHere.has(mine)) {
+    throw new EnrichError('RUN_IN_PROGRESS', 'this process is already running this same job', {
+      hint: `wait for that run to finish; then run again: ${command}`,
+    });
   }
-  throw new EnrichError('RUN_IN_PROGRESS', `cannot take the run lock ${path}`, {
-    hint: 'another enrich process started the same job at the same moment; run again',
-  });
+  heldHere.add(mine);
+  const release = async () => {
+    heldHere.delete(mine);
+    await rm(path, { force: true });
+  };
+  try {
+    for (let attempt = 0; attempt < 4; attempt++) {
+      if (await createExclusive(path)) return release;
+      const seen = await readLock(path);
+      if (seen === undefined) continue; // its holder just released it
+      if (isLive(seen.pid)) throw inProgress(seen.pid, command);
+      if (await replaceStale(path, seen, command, 0)) return release;
+    }
+    throw new EnrichError('RUN_IN_PROGRESS', `cannot take the run lock ${path}`, {
+      hint: 'another enrich process started the same job at the same moment; run again',
+    });
+  } catch (err) {
+    heldHere.delete(mine);
+    throw err;
+  }
 }
+
+/** Run locks this process holds (or is taking), by pid and path. */
+const heldHere = new Set<string>();
 
 /** True when `pid` is another process that still runs (our own pid in a lock is a leftover). */
 function isLive(pid: number): boolean {

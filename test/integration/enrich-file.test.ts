@@ -52,6 +52,32 @@ describe('enrichFile (the library call behind enrich contacts|companies)', () =>
     }
   });
 
+  it('two calls for the same job at once in one process: one runs, the other is refused', async () => {
+    const s = await sandbox({ jobMs: 0 });
+    const dir = await tempDir();
+    const input = await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(50));
+    const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+    const options = {
+      kind: 'contacts' as const,
+      input,
+      output: join(dir, 'out.csv'),
+      service: { client, baseUrl: s.url },
+      runsDir: join(dir, 'runs'),
+    };
+    try {
+      const [a, b] = await Promise.allSettled([enrichFile(options), enrichFile(options)]);
+      const outcomes = [a, b].map((r) => r.status).sort();
+      expect(outcomes).toEqual(['fulfilled', 'rejected']);
+      const refused = [a, b].find((r) => r.status === 'rejected') as PromiseRejectedResult;
+      expect(refused.reason).toMatchObject({ code: 'RUN_IN_PROGRESS' });
+      expect(s.admin.stats().credits_charged).toBe(50);
+      // Once the first is done, the same call resumes it.
+      expect((await enrichFile(options)).resumed).toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('companies: request options become the metadata, and bad ones are usage errors', async () => {
     const s = await sandbox({ jobMs: 0 });
     const dir = await tempDir();
@@ -65,10 +91,15 @@ describe('enrichFile (the library call behind enrich contacts|companies)', () =>
       runsDir: join(dir, 'runs'),
     };
     try {
-      const summary = await enrichFile({ ...base, request: { top: 3 }, format: 'json' });
+      // JSON by the output's extension, as the CLI picks it.
+      const summary = await enrichFile({ ...base, request: { top: 3 } });
       expect(summary.creditsCharged).toBe(3);
       const [row] = JSON.parse(await readFile(base.output, 'utf8')) as { records: unknown[] }[];
       expect(row?.records).toHaveLength(3);
+      await expect(enrichFile({ ...base, output: '-', rejects: '-' })).rejects.toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(/would be mixed into one stream/),
+      });
       await expect(enrichFile({ ...base, request: { top: 11 } })).rejects.toMatchObject({
         code: 'USAGE',
         message: expect.stringMatching(/top: expected an integer from 1 to 10/),
