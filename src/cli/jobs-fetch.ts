@@ -11,6 +11,7 @@ import {
   flattenContact,
 } from '../pipeline/output-columns.js';
 import type { BulkKind } from '../pipeline/batch-task.js';
+import { originalFieldsOf } from '../pipeline/join.js';
 import { openService } from './context.js';
 import type { GlobalOptions } from './globals.js';
 
@@ -50,7 +51,7 @@ export function renderResults(
         ? ''
         : String(v);
   const rows = records.map((r) => {
-    const sent = (r.original_fields ?? {}) as Record<string, unknown>;
+    const sent = originalFieldsOf(r) ?? {}; // an object, or the JSON text of one
     return [
       JSON.stringify(r.custom_fields ?? null),
       typeof r.error === 'string' ? escapeFormula(r.error, 'auto') : '',

@@ -256,7 +256,6 @@ export interface JournaledRun {
   modifiedAt: number;
 }
 
-/** Lists every journaled run under `runsDir`, newest first. */
 /**
  * When `key` is a new run (no journal yet) of an input path that an earlier run with the
  * same kind and request options read with another content (the file changed since), the
@@ -313,6 +312,7 @@ async function readHeader(path: string): Promise<Extract<JournalEvent, { t: 'run
   }
 }
 
+/** Lists every journaled run under `runsDir`, newest first. */
 export async function listRuns(runsDir: string): Promise<JournaledRun[]> {
   const names = await readdir(runsDir).catch(() => [] as string[]);
   const runs: JournaledRun[] = [];
