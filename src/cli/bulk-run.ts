@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
 import { openInput } from '../io/read.js';
-import { enrichFile } from '../pipeline/enrich-file.js';
+import { enrichFile } from '../enrich-file.js';
 import { resolveIdColumn, resolveMapping } from '../pipeline/plan.js';
 import { runsDirOf, type RunSummary } from '../pipeline/run.js';
 import { resumeBy } from '../pipeline/poll.js';

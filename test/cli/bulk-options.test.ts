@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { EnrichError } from '../../src/errors.js';
-import { requestMetadata } from '../../src/pipeline/enrich-file.js';
+import { requestMetadata } from '../../src/enrich-file.js';
 import {
   addBulkOptions,
   normalizeBulkOptions,

@@ -1,16 +1,22 @@
-import { toBulkApi } from '../api/bulk-api.js';
-import type { EnrichClient } from '../api/client.js';
-import { getPaths } from '../config/paths.js';
-import { settingDefault } from '../config/settings-table.js';
-import { Limits } from '../contract/limits.js';
-import { EnrichError } from '../errors.js';
-import { openInput, type InputSource, type ReadOptions } from '../io/read.js';
-import { formatOfExtension } from '../io/file-format.js';
-import { checkOutputTarget, type OutputFormat } from '../io/write.js';
-import type { BulkApi, BulkKind } from './batch-task.js';
-import { resolveIdColumn, resolveMapping, type MappingOptions } from './plan.js';
-import type { PollEnv } from './poll.js';
-import { runBulk, runsDirOf, type RunOptions, type RunProgress, type RunSummary } from './run.js';
+import { toBulkApi } from './api/bulk-api.js';
+import type { EnrichClient } from './api/client.js';
+import { getPaths } from './config/paths.js';
+import { settingDefault } from './config/settings-table.js';
+import { Limits } from './contract/limits.js';
+import { EnrichError } from './errors.js';
+import { openInput, type InputSource, type ReadOptions } from './io/read.js';
+import { formatOfExtension } from './io/file-format.js';
+import { checkOutputTarget, type OutputFormat } from './io/write.js';
+import type { BulkApi, BulkKind } from './pipeline/batch-task.js';
+import { resolveIdColumn, resolveMapping, type MappingOptions } from './pipeline/plan.js';
+import type { PollEnv } from './pipeline/poll.js';
+import {
+  runBulk,
+  runsDirOf,
+  type RunOptions,
+  type RunProgress,
+  type RunSummary,
+} from './pipeline/run.js';
 
 /** What each row asks of the service (the CLI's request flags). */
 export interface RequestOptions {
@@ -25,6 +31,10 @@ export interface RequestOptions {
   /** Companies: matches per company, 1 to 10 (`--top`). */
   top?: number;
 }
+
+// The library's one-call bulk run: it joins the client (api/), the settings' defaults
+// (config/) and the pipeline, so it sits beside index.ts rather than inside pipeline/,
+// which never reaches into api/ or config/ (DESIGN.md section 2).
 
 /** The `metadata` of a bulk request: contacts send the four booleans, companies `top_matches_returned`. */
 export function requestMetadata(kind: BulkKind, r: RequestOptions = {}): Record<string, unknown> {
