@@ -269,13 +269,7 @@ export async function changedSinceEarlierRun(
   run: { kind: string; input: { path: string; sha256: string }; options: Record<string, unknown> },
 ): Promise<Extract<JournalEvent, { t: 'run' }> | undefined> {
   if (run.input.path === '-') return undefined;
-  if (
-    await stat(join(runsDir, key, 'journal.jsonl')).then(
-      () => true,
-      () => false,
-    )
-  )
-    return undefined; // resuming this run: it was said when it started
+  if (await hasJournal(runsDir, key)) return undefined; // resuming: it was said when it started
   const options = JSON.stringify(sortKeys(run.options));
   let newest: Extract<JournalEvent, { t: 'run' }> | undefined;
   for (const name of await readdir(runsDir).catch(() => [] as string[])) {
@@ -292,6 +286,14 @@ export async function changedSinceEarlierRun(
       newest = h;
   }
   return newest;
+}
+
+/** True when the run `key` has a journal already (running the same command again resumes it). */
+export function hasJournal(runsDir: string, key: string): Promise<boolean> {
+  return stat(join(runsDir, key, 'journal.jsonl')).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The `run` event a journal starts with, read from its first line only. */

@@ -11,7 +11,13 @@ import {
   type LeafResult,
 } from './batch-task.js';
 import { createDeduper } from './dedupe.js';
-import { changedSinceEarlierRun, openJournal, runKey, type Journal } from './journal.js';
+import {
+  changedSinceEarlierRun,
+  hasJournal,
+  openJournal,
+  runKey,
+  type Journal,
+} from './journal.js';
 import { ID_FIELD, ROW_FIELD } from './join.js';
 import type { ColumnMapping } from './map-columns.js';
 import type { PollEnv } from './poll.js';
@@ -97,10 +103,6 @@ function checkRunOptions(o: RunOptions): void {
 /** Runs a bulk enrichment end to end: plan, submit, poll, spool, join, write. */
 export async function runBulk(o: RunOptions): Promise<RunSummary> {
   checkRunOptions(o);
-  // Batches are sent while the file is still being read: a malformed line near its end
-  // would stop the run after paying for the rows above it, and fixing the file makes a
-  // new run that pays for them again. So the whole file is read once before anything is sent.
-  await o.source.check();
   const identity = await o.source.identity();
   const requestOptions = {
     service: new URL(o.baseUrl).origin,
@@ -110,6 +112,11 @@ export async function runBulk(o: RunOptions): Promise<RunSummary> {
     idColumn: o.idColumn ?? null,
   };
   const key = runKey(o.kind, identity, requestOptions);
+  // Batches are sent while the file is still being read: a malformed line near its end
+  // would stop the run after paying for the rows above it, and fixing the file makes a
+  // new run that pays for them again. So a new run reads the whole file once before
+  // anything is sent; a resumed one has the same content, read whole when it started.
+  if (o.restart || !(await hasJournal(o.runsDir, key))) await o.source.check();
   const earlier = await changedSinceEarlierRun(o.runsDir, key, {
     kind: o.kind,
     input: identity,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import { createClient, type EnrichClient } from '../../src/api/client.js';
-import { openInput } from '../../src/io/read.js';
+import { openInput, type InputSource } from '../../src/io/read.js';
 import type { BulkApi } from '../../src/pipeline/batch-task.js';
 import { resolveMapping } from '../../src/pipeline/plan.js';
 import { runBulk, type RunOptions, type RunSummary } from '../../src/pipeline/run.js';
@@ -102,10 +102,13 @@ export async function runFile(
     client?: EnrichClient;
     api?: BulkApi;
     onSleep?: (ms: number) => void;
+    /** Stands in for the opened input (to watch what the run asks of it). */
+    wrapSource?: (source: InputSource) => InputSource;
   },
 ): Promise<HarnessRun> {
   const kind = o.kind ?? 'contacts';
-  const source = await openInput(file);
+  const opened = await openInput(file);
+  const source = o.wrapSource ? o.wrapSource(opened) : opened;
   if (!sb && !o.api) throw new Error('runFile needs a sandbox or an api');
   const client = o.client ?? (o.api ? undefined : fastClient(sb as SandboxHandle));
   const outputPath =

@@ -1,6 +1,7 @@
 import { appendFile, readFile, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { InputSource } from '../../src/io/read.js';
 import type { BulkApi } from '../../src/pipeline/batch-task.js';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import { ApiError, EnrichError } from '../../src/errors.js';
@@ -289,6 +290,26 @@ describe('bulk run against the sandbox', () => {
     // made a new run that paid for them again.
     expect(s.admin.stats().jobs_submitted).toBe(0);
     expect(s.admin.stats().credits_charged).toBe(0);
+  });
+
+  it('reads the whole file before a new run only: a resumed run has the same content, already read', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(30));
+    let checks = 0;
+    const wrapSource = (source: InputSource): InputSource => ({
+      ...source,
+      check: async () => {
+        checks++;
+        await source.check();
+      },
+    });
+    await runFile(s, file, { runsDir: dir, wrapSource });
+    expect(checks).toBe(1);
+    await runFile(s, file, { runsDir: dir, wrapSource }); // resumes (and rewrites) the run
+    expect(checks).toBe(1);
+    await runFile(s, file, { runsDir: dir, wrapSource, restart: true });
+    expect(checks).toBe(2);
   });
 
   it('counts a batch an earlier run journaled but never got accepted against --max-credits', async () => {
