@@ -197,19 +197,26 @@ function pick(base: Omit<LeafResult, 'state'>) {
   return { id: base.id, first: base.first, last: base.last, count: base.count };
 }
 
+/** How many more rows the budget pays for (Infinity without --max-credits). */
+export function affordableRows(budget: Budget): number {
+  return Math.floor(budget.left / budget.perRow);
+}
+
+/** Stops the run (exit 5) because --max-credits is reached, and says so. */
+export function stopAtBudget(ctx: BatchContext): string {
+  const message = `--max-credits ${ctx.budget.limit} reached`;
+  ctx.stop('CREDITS_EXHAUSTED', message);
+  return message;
+}
+
 /**
  * Takes the credits of `rows` rows from the run's budget before they are sent; when they
  * do not fit, stops the run (exit 5) and returns why the rows are not sent.
  */
 function takeCredits(ctx: BatchContext, rows: number): string | undefined {
-  const cost = rows * ctx.budget.perRow;
-  if (cost <= ctx.budget.left) {
-    ctx.budget.left -= cost;
-    return undefined;
-  }
-  const message = `--max-credits ${ctx.budget.limit} reached`;
-  ctx.stop('CREDITS_EXHAUSTED', message);
-  return `not sent: ${message}`;
+  if (rows > affordableRows(ctx.budget)) return `not sent: ${stopAtBudget(ctx)}`;
+  ctx.budget.left -= rows * ctx.budget.perRow;
+  return undefined;
 }
 
 async function splitAndRun(

@@ -1,4 +1,11 @@
-import type { BatchContext, BatchItem, BulkKind, LeafResult } from './batch-task.js';
+import {
+  affordableRows,
+  stopAtBudget,
+  type BatchContext,
+  type BatchItem,
+  type BulkKind,
+  type LeafResult,
+} from './batch-task.js';
 import { indexBatch, isCreditError, recordsForRow } from './join.js';
 import { readSpool } from './spool.js';
 import { keyOfFields } from './validate.js';
@@ -90,9 +97,9 @@ export async function retryCreditFailures(
       } else {
         // Sending again is new spending: a new retry takes only the rows --max-credits still
         // pays for (the rest stay failed, for a later run); runBatch then takes their credits.
-        const fit = Math.floor(ctx.budget.left / ctx.budget.perRow);
+        const fit = affordableRows(ctx.budget);
         if (fit === 0) {
-          ctx.stop('CREDITS_EXHAUSTED', `--max-credits ${ctx.budget.limit} reached`);
+          stopAtBudget(ctx);
           break;
         }
         retry = retry.slice(0, fit);

@@ -257,11 +257,10 @@ export interface JournaledRun {
 }
 
 /**
- * When `key` is a new run (no journal yet) of an input path that an earlier run with the
- * same kind and request options read with another content (the file changed since), the
- * newest such run's header: the new run will pay again for rows that run already paid
- * for. Reads only the first line of each journal. Never for stdin (`-`), whose every run
- * is new content.
+ * For a new run `key`: when an earlier run of the same input path, kind and request
+ * options read another content (the file changed since), the newest such run's header:
+ * the new run will pay again for rows that run already paid for. Reads only the first
+ * line of each journal. Never for stdin (`-`), whose every run is new content.
  */
 export async function changedSinceEarlierRun(
   runsDir: string,
@@ -269,7 +268,6 @@ export async function changedSinceEarlierRun(
   run: { kind: string; input: { path: string; sha256: string }; options: Record<string, unknown> },
 ): Promise<Extract<JournalEvent, { t: 'run' }> | undefined> {
   if (run.input.path === '-') return undefined;
-  if (await hasJournal(runsDir, key)) return undefined; // resuming: it was said when it started
   const options = JSON.stringify(sortKeys(run.options));
   let newest: Extract<JournalEvent, { t: 'run' }> | undefined;
   for (const name of await readdir(runsDir).catch(() => [] as string[])) {

@@ -5,6 +5,8 @@ import {
   runBatch,
   type BatchContext,
   type BatchItem,
+  affordableRows,
+  stopAtBudget,
   type Budget,
   type BulkApi,
   type BulkKind,
@@ -112,20 +114,23 @@ export async function runBulk(o: RunOptions): Promise<RunSummary> {
     idColumn: o.idColumn ?? null,
   };
   const key = runKey(o.kind, identity, requestOptions);
-  // Batches are sent while the file is still being read: a malformed line near its end
-  // would stop the run after paying for the rows above it, and fixing the file makes a
-  // new run that pays for them again. So a new run reads the whole file once before
-  // anything is sent; a resumed one has the same content, read whole when it started.
-  if (o.restart || !(await hasJournal(o.runsDir, key))) await o.source.check();
-  const earlier = await changedSinceEarlierRun(o.runsDir, key, {
-    kind: o.kind,
-    input: identity,
-    options: requestOptions,
-  });
-  if (earlier) {
-    o.onWarning?.(
-      `${o.source.name} changed since a run of it started ${new Date(earlier.at).toISOString()}: this is a new run, and every valid row is sent and paid for again, also those that run enriched. To pay only for new rows, put them in a file of their own; to finish that run, run it on the file as it was.`,
-    );
+  // A resumed run has the same content as when it started: what a new run says and
+  // checks below was said and checked then.
+  if (o.restart || !(await hasJournal(o.runsDir, key))) {
+    // Batches are sent while the file is still being read: a malformed line near its end
+    // would stop the run after paying for the rows above it, and fixing the file makes a
+    // new run that pays for them again. So a new run reads the whole file once first.
+    await o.source.check();
+    const earlier = await changedSinceEarlierRun(o.runsDir, key, {
+      kind: o.kind,
+      input: identity,
+      options: requestOptions,
+    });
+    if (earlier) {
+      o.onWarning?.(
+        `${o.source.name} changed since a run of it started ${new Date(earlier.at).toISOString()}: this is a new run, and every valid row is sent and paid for again, also those that run enriched. To pay only for new rows, put them in a file of their own; to finish that run, run it on the file as it was.`,
+      );
+    }
   }
   const journal = await openJournal({
     runsDir: o.runsDir,
@@ -281,7 +286,7 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
         }
       }
       reps.push(row.index);
-      if (!journaled && budget.left < budget.perRow) {
+      if (!journaled && affordableRows(budget) === 0) {
         overBudget++;
         join?.sent(row, -1);
         continue; // beyond --max-credits: never sent
@@ -294,7 +299,7 @@ async function runWithJournal(o: RunOptions, journal: Journal, key: string): Pro
       if (batch.length >= (journaled?.count ?? o.batchSize)) await flush();
     }
     await flush();
-    if (overBudget > 0) ctx.stop('CREDITS_EXHAUSTED', `--max-credits ${o.maxCredits} reached`);
+    if (overBudget > 0) stopAtBudget(ctx);
     progress.phase = 'waiting';
     emit();
 
