@@ -21,6 +21,7 @@ import {
 import { summaryJson, summaryText } from './bulk-report.js';
 import { openService } from './context.js';
 import type { GlobalOptions } from './globals.js';
+import { warningLine } from './output.js';
 import { createProgress } from './progress.js';
 
 /** The command line that resumes this run (the same command, without --restart). */
@@ -103,7 +104,7 @@ export async function runBulkCommand(
       command,
       signal: aborter.signal,
       onProgress: (p) => progress.update(p),
-      onWarning: (w) => progress.note(`enrich: warning: ${w}`),
+      onWarning: (w) => progress.note(warningLine(w)),
     });
     progress.stop();
     return report(summary, options, globals, Date.now() - started, command, s.prefix);

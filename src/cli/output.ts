@@ -32,7 +32,12 @@ export function say(quiet: boolean, line: string): void {
   if (!quiet) process.stderr.write(`${line}\n`);
 }
 
-/** How an input was read, when the user should know: on stderr even with --quiet (it is about their data). */
+/** A warning as the CLI writes it on stderr (even with --quiet: it is about the user's data or money). */
+export function warningLine(message: string): string {
+  return `enrich: warning: ${message}`;
+}
+
+/** Writes warnings about how an input was read on stderr, even with --quiet. */
 export function warnAbout(warnings: readonly string[]): void {
-  for (const w of warnings) process.stderr.write(`enrich: warning: ${w}\n`);
+  for (const w of warnings) process.stderr.write(`${warningLine(w)}\n`);
 }

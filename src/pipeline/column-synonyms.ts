@@ -45,6 +45,17 @@ const FOREIGN_COMPANY = [
   'bedrijf',
   'bedrijfsnaam',
 ];
+// A company's domain or website as CRMs name it: HubSpot's "Company Domain Name", and
+// "account"/"organization" variants.
+const CRM_DOMAIN = [
+  'companydomainname',
+  'websitedomain',
+  'organizationdomain',
+  'organisationdomain',
+  'accountdomain',
+  'primarydomain',
+];
+const CRM_WEBSITE = ['accountwebsite', 'organizationwebsite', 'organisationwebsite'];
 const FOREIGN_WEBSITE = [
   'webseite',
   'internetseite',
@@ -138,18 +149,7 @@ const CONTACTS: Table = {
     ...s(4, 'account', 'org', 'orgname', 'firm', 'organization1name', ...FOREIGN_COMPANY),
   },
   company_domain: {
-    ...s(
-      5,
-      'companydomain',
-      'domain',
-      'companydomainname',
-      'websitedomain',
-      'emaildomain',
-      'organizationdomain',
-      'organisationdomain',
-      'accountdomain',
-      'primarydomain',
-    ),
+    ...s(5, 'companydomain', 'domain', 'emaildomain', ...CRM_DOMAIN),
     ...s(
       4,
       'website',
@@ -163,9 +163,7 @@ const CONTACTS: Table = {
       'webaddress',
       'webpage',
       'website1value',
-      'accountwebsite',
-      'organizationwebsite',
-      'organisationwebsite',
+      ...CRM_WEBSITE,
       ...FOREIGN_WEBSITE,
     ),
     ...s(2, 'url'),
@@ -220,16 +218,8 @@ const COMPANIES: Table = {
       'companyurl',
       'homepage',
       'companywebsiteurl',
-      // HubSpot's label, and CRM "account"/"organization" variants.
-      'companydomainname',
-      'websitedomain',
-      'organizationdomain',
-      'organisationdomain',
-      'accountdomain',
-      'accountwebsite',
-      'organizationwebsite',
-      'organisationwebsite',
-      'primarydomain',
+      ...CRM_DOMAIN,
+      ...CRM_WEBSITE,
     ),
     ...s(
       4,
