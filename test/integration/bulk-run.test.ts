@@ -34,6 +34,22 @@ const col = (rows: string[][], name: string) => {
   return rows.slice(1).map((r) => r[i] as string);
 };
 
+/**
+ * A run of `rows` contacts (batches of 100, one at a time) on an account with `credits`:
+ * it runs out (exit 5), then the account is topped up to 1,000. What a re-run then does
+ * is the test's.
+ */
+async function ranOutThenToppedUp(credits: number, rows: number) {
+  const s = await sandbox({ credits });
+  const dir = await tempDir();
+  const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(rows));
+  const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
+  expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+  expect(s.admin.stats().credits_charged).toBe(credits);
+  s.admin.updateAccount(s.accountId, { credits: 1000 });
+  return { s, file, o };
+}
+
 describe('bulk run against the sandbox', () => {
   it('keeps every row in order with its cells, sends duplicates once and only valid rows', async () => {
     const s = await sandbox();
@@ -199,12 +215,7 @@ describe('bulk run against the sandbox', () => {
   ] as const)(
     'a credit retry whose POST gets $answer ends with exit $exit: $why',
     async ({ answer, code, exit }) => {
-      const s = await sandbox({ credits: 150 });
-      const dir = await tempDir();
-      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(200));
-      const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
-      expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
-      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const { s, file, o } = await ranOutThenToppedUp(150, 200);
       // The only POST of the second run is the retry of the 50 rows that ran out.
       const refusing: BulkApi = {
         ...toBulkApi(fastClient(s)),
@@ -333,13 +344,7 @@ describe('bulk run against the sandbox', () => {
   });
 
   it('sends credit retries only within --max-credits', async () => {
-    const s = await sandbox({ credits: 150 });
-    const dir = await tempDir();
-    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(300));
-    const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
-    expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
-    expect(s.admin.stats().credits_charged).toBe(150);
-    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    const { s, file, o } = await ranOutThenToppedUp(150, 300);
     // 150 rows are left (50 that ran out, 100 never sent): this run may pay for 100 of them.
     const second = await runFile(s, file, { ...o, maxCredits: 100 });
     expect(s.admin.stats().credits_charged).toBe(250);
@@ -354,12 +359,7 @@ describe('bulk run against the sandbox', () => {
   });
 
   it('a credit retry cut by --max-credits is sent again exactly as journaled when its answer was lost', async () => {
-    const s = await sandbox({ credits: 50 });
-    const dir = await tempDir();
-    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
-    const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
-    expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
-    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    const { s, file, o } = await ranOutThenToppedUp(50, 100);
     // The retry (cut to 20 rows) reaches the service, but its answer is lost.
     const real = toBulkApi(fastClient(s));
     const lossy: BulkApi = {
