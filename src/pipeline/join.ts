@@ -123,7 +123,8 @@ export function outcomeFromRecords(
   const good = records.filter((r) => errorOf(r) === '');
   const charged = records.some((r) => r.credit_charged === true);
   if (good.length > 0) {
-    const bad = records.find((r) => errorOf(r) !== '');
+    // Per row: looked for only when some record was set aside.
+    const bad = good.length < records.length ? records.find((r) => errorOf(r) !== '') : undefined;
     const error = bad
       ? `${records.length - good.length} of ${records.length} matches not returned: ${errorOf(bad)}`
       : '';
