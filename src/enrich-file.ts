@@ -7,16 +7,16 @@ import { EnrichError } from './errors.js';
 import { openInput, type InputSource, type ReadOptions } from './io/read.js';
 import { formatOfExtension } from './io/file-format.js';
 import { checkOutputTarget, type OutputFormat } from './io/write.js';
-import type { BulkApi, BulkKind } from './pipeline/batch-task.js';
-import { resolveIdColumn, resolveMapping, type MappingOptions } from './pipeline/plan.js';
-import type { PollEnv } from './pipeline/poll.js';
+import type { BulkApi, BulkKind } from './pipeline/run/batch-task.js';
+import { resolveIdColumn, resolveMapping, type MappingOptions } from './pipeline/run/plan.js';
+import type { PollEnv } from './pipeline/run/poll.js';
 import {
   runBulk,
   runsDirOf,
   type RunOptions,
   type RunProgress,
   type RunSummary,
-} from './pipeline/run.js';
+} from './pipeline/run/run.js';
 
 /** What each row asks of the service (the CLI's request flags). */
 export interface RequestOptions {

@@ -20,20 +20,25 @@ export type {
   RowStatus,
 } from './io/write.js';
 
-export { detectMapping, loadMapping, saveMapping, mappingToJson } from './pipeline/map-columns.js';
-export type { ApiField, ColumnMapping, Kind } from './pipeline/map-columns.js';
-export { planBulk, resolveMapping } from './pipeline/plan.js';
-export type { MappingOptions, Plan, PlanOptions, ResolvedMapping } from './pipeline/plan.js';
-export { validateRow } from './pipeline/validate.js';
-export type { InvalidRow, ValidateOptions, ValidRow } from './pipeline/validate.js';
+export {
+  detectMapping,
+  loadMapping,
+  saveMapping,
+  mappingToJson,
+} from './pipeline/mapping/map-columns.js';
+export type { ApiField, ColumnMapping, Kind } from './pipeline/mapping/map-columns.js';
+export { planBulk, resolveMapping } from './pipeline/run/plan.js';
+export type { MappingOptions, Plan, PlanOptions, ResolvedMapping } from './pipeline/run/plan.js';
+export { validateRow } from './pipeline/mapping/validate.js';
+export type { InvalidRow, ValidateOptions, ValidRow } from './pipeline/mapping/validate.js';
 export { enrichFile, requestMetadata } from './enrich-file.js';
 export type { EnrichFileOptions, RequestOptions } from './enrich-file.js';
-export { exitCodeFor, runBulk, runsDirOf } from './pipeline/run.js';
-export type { JoinOutput, RunOptions, RunProgress, RunSummary } from './pipeline/run.js';
-export type { PollEnv } from './pipeline/poll.js';
-export type { BulkApi, BulkKind } from './pipeline/batch-task.js';
-export { listJobs } from './pipeline/jobs.js';
-export type { JobInfo } from './pipeline/jobs.js';
+export { exitCodeFor, runBulk, runsDirOf } from './pipeline/run/run.js';
+export type { JoinOutput, RunOptions, RunProgress, RunSummary } from './pipeline/run/run.js';
+export type { PollEnv } from './pipeline/run/poll.js';
+export type { BulkApi, BulkKind } from './pipeline/run/batch-task.js';
+export { listJobs } from './pipeline/journal/jobs.js';
+export type { JobInfo } from './pipeline/journal/jobs.js';
 
 export { startSandbox } from './sandbox/index.js';
 export type { SandboxHandle, SandboxOptions, SandboxAdmin, Faults } from './sandbox/index.js';

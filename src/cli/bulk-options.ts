@@ -4,7 +4,7 @@ import { usageError } from '../errors.js';
 import type { Settings } from '../config/settings.js';
 import { formatOfExtension, type FileFormat } from '../io/file-format.js';
 import type { ReadOptions } from '../io/read.js';
-import type { MappingOptions } from '../pipeline/plan.js';
+import type { MappingOptions } from '../pipeline/run/plan.js';
 
 export type BulkKind = 'contacts' | 'companies';
 export type { FileFormat };

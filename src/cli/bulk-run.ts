@@ -7,9 +7,9 @@ import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
 import { openInput } from '../io/read.js';
 import { enrichFile } from '../enrich-file.js';
-import { resolveIdColumn, resolveMapping } from '../pipeline/plan.js';
-import { runsDirOf, type RunSummary } from '../pipeline/run.js';
-import { resumeBy } from '../pipeline/poll.js';
+import { resolveIdColumn, resolveMapping } from '../pipeline/run/plan.js';
+import { runsDirOf, type RunSummary } from '../pipeline/run/run.js';
+import { resumeBy } from '../pipeline/run/poll.js';
 import {
   mappingOptionsOf,
   readOptionsOf,

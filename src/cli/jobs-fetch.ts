@@ -9,9 +9,9 @@ import {
   contactColumns,
   flattenCompany,
   flattenContact,
-} from '../pipeline/output-columns.js';
-import type { BulkKind } from '../pipeline/batch-task.js';
-import { originalFieldsOf } from '../pipeline/join.js';
+} from '../pipeline/join/output-columns.js';
+import type { BulkKind } from '../pipeline/run/batch-task.js';
+import { originalFieldsOf } from '../pipeline/join/join.js';
 import { openService } from './context.js';
 import type { GlobalOptions } from './globals.js';
 

@@ -1,5 +1,5 @@
 import type { InputSource } from '../io/read.js';
-import type { Plan } from '../pipeline/plan.js';
+import type { Plan } from '../pipeline/run/plan.js';
 import {
   mappingOptionsOf,
   readOptionsOf,
@@ -108,7 +108,7 @@ export async function runDryRun(
 ): Promise<number> {
   const [{ openInput }, { planBulk }, { resolveSettings }] = await Promise.all([
     import('../io/read.js'),
-    import('../pipeline/plan.js'),
+    import('../pipeline/run/plan.js'),
     import('../config/settings.js'),
   ]);
   const { batchSize } = resolveSettings({ globals, flags: settingFlags(options) });

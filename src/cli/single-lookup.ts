@@ -7,7 +7,7 @@ import {
 import { getPaths } from '../config/paths.js';
 import { writeCreditsMemo, type CreditsMemo } from '../config/credits-memo.js';
 import { EnrichError } from '../errors.js';
-import { isCreditMessage } from '../pipeline/join.js';
+import { isCreditMessage } from '../pipeline/join/join.js';
 import { openService, type Service } from './context.js';
 import type { GlobalOptions } from './globals.js';
 import { printJson, printKeyValues, say } from './output.js';

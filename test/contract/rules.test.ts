@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expirationToMs } from '../../src/contract/rules.js';
-import { resumeBy } from '../../src/pipeline/poll.js';
+import { resumeBy } from '../../src/pipeline/run/poll.js';
 
 describe('expirationToMs', () => {
   it('reads seconds as a number or a string, and tolerates milliseconds', () => {

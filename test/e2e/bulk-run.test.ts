@@ -328,7 +328,7 @@ describe('enrich contacts / companies (e2e)', () => {
       ['contacts', join(fixtures, 'contacts.csv'), '-o', join(dir, 'out.csv')],
       'bulk',
     );
-    expect(bulk.some((u) => u.endsWith('/dist/pipeline/run.js'))).toBe(true);
+    expect(bulk.some((u) => u.endsWith('/dist/pipeline/run/run.js'))).toBe(true);
     expect(bulk.filter(zod)).toEqual([]);
     // The recording sees zod when it is loaded: the single lookup checks its answer with it.
     const single = await modulesOf(['contact', '--email', 'ada@example.com'], 'single');

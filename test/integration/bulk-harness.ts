@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import { createClient, type EnrichClient } from '../../src/api/client.js';
 import { openInput, type InputSource } from '../../src/io/read.js';
-import type { BulkApi } from '../../src/pipeline/batch-task.js';
-import { resolveMapping } from '../../src/pipeline/plan.js';
-import { runBulk, type RunOptions, type RunSummary } from '../../src/pipeline/run.js';
+import type { BulkApi } from '../../src/pipeline/run/batch-task.js';
+import { resolveMapping } from '../../src/pipeline/run/plan.js';
+import { runBulk, type RunOptions, type RunSummary } from '../../src/pipeline/run/run.js';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.js';
 
 /** Call once in a test file: starts a sandbox for a test on 127.0.0.1 port 0, closed after it. */

@@ -2,7 +2,7 @@ import { appendFile, readFile, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InputSource } from '../../src/io/read.js';
-import type { BulkApi } from '../../src/pipeline/batch-task.js';
+import type { BulkApi } from '../../src/pipeline/run/batch-task.js';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import { createClient } from '../../src/api/client.js';
 import { ApiError, EnrichError } from '../../src/errors.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { BatchItem } from '../../src/pipeline/batch-task.js';
-import { creditFailedItems, creditRetryId } from '../../src/pipeline/credit-retry.js';
-import { ROW_FIELD } from '../../src/pipeline/join.js';
+import type { BatchItem } from '../../src/pipeline/run/batch-task.js';
+import { creditFailedItems, creditRetryId } from '../../src/pipeline/run/credit-retry.js';
+import { ROW_FIELD } from '../../src/pipeline/join/join.js';
 
 const item = (index: number, email: string): BatchItem => ({
   index,

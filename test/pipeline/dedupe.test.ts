@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createDeduper, hash64 } from '../../src/pipeline/dedupe.js';
-import { countBatches, createBatcher } from '../../src/pipeline/plan-batches.js';
+import { createDeduper, hash64 } from '../../src/pipeline/run/dedupe.js';
+import { countBatches, createBatcher } from '../../src/pipeline/run/plan-batches.js';
 
 describe('createDeduper', () => {
   it('returns the first index seen for a key, undefined for a new one', () => {

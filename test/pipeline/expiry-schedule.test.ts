@@ -2,9 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { runBatch, type BatchContext, type BulkApi } from '../../src/pipeline/batch-task.js';
-import { openJournal } from '../../src/pipeline/journal.js';
-import type { PollEnv } from '../../src/pipeline/poll.js';
+import { runBatch, type BatchContext, type BulkApi } from '../../src/pipeline/run/batch-task.js';
+import { openJournal } from '../../src/pipeline/journal/journal.js';
+import type { PollEnv } from '../../src/pipeline/run/poll.js';
 import { runFile, tempDir } from '../integration/bulk-harness.js';
 
 // The sandbox cannot play this service: its 202 Retry-After is always the time left until

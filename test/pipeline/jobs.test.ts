@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { BatchState, JournaledRun } from '../../src/pipeline/journal.js';
-import { jobsOfRun } from '../../src/pipeline/jobs.js';
+import type { BatchState, JournaledRun } from '../../src/pipeline/journal/journal.js';
+import { jobsOfRun } from '../../src/pipeline/journal/jobs.js';
 
 const run = (batches: BatchState[]): JournaledRun => ({
   key: 'k',

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { openInput } from '../../src/io/read.js';
-import type { BulkApi } from '../../src/pipeline/batch-task.js';
-import { resolveMapping } from '../../src/pipeline/plan.js';
-import { runBulk } from '../../src/pipeline/run.js';
+import type { BulkApi } from '../../src/pipeline/run/batch-task.js';
+import { resolveMapping } from '../../src/pipeline/run/plan.js';
+import { runBulk } from '../../src/pipeline/run/run.js';
 import { tempDir } from '../integration/bulk-harness.js';
 
 /** What the fake service does with one record of a batch. */

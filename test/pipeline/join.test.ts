@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { indexBatch, outcomeFromRecords, recordsForRow, rowIdOf } from '../../src/pipeline/join.js';
+import {
+  indexBatch,
+  outcomeFromRecords,
+  recordsForRow,
+  rowIdOf,
+} from '../../src/pipeline/join/join.js';
 
 const keyOf = (f: Record<string, unknown>) =>
   typeof f.business_email === 'string' ? f.business_email : undefined;

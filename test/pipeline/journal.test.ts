@@ -10,7 +10,7 @@ import {
   openJournal,
   parseJournal,
   runKey,
-} from '../../src/pipeline/journal.js';
+} from '../../src/pipeline/journal/journal.js';
 
 const input = { path: '/data/leads.csv', size: 120, sha256: 'ab'.repeat(32) };
 const header = {

@@ -9,7 +9,7 @@ import {
   mappingToJson,
   saveMapping,
   type Kind,
-} from '../../src/pipeline/map-columns.js';
+} from '../../src/pipeline/mapping/map-columns.js';
 
 /** Detects a mapping and returns it as field -> column name. */
 function mapped(

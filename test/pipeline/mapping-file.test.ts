@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EnrichError } from '../../src/errors.js';
-import { detectMapping } from '../../src/pipeline/map-columns.js';
-import { saveMapping } from '../../src/pipeline/mapping-file.js';
+import { detectMapping } from '../../src/pipeline/mapping/map-columns.js';
+import { saveMapping } from '../../src/pipeline/mapping/mapping-file.js';
 
 const header = ['Email', 'Company'];
 const mapping = detectMapping('contacts', header, []);

@@ -6,7 +6,7 @@ import {
   flattenCompany,
   flattenContact,
   STATUS_COLUMNS,
-} from '../../src/pipeline/output-columns.js';
+} from '../../src/pipeline/join/output-columns.js';
 
 describe('output columns', () => {
   it('contacts: the DESIGN.md order with the prefix', () => {

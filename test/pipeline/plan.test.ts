@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput, type InputSource } from '../../src/io/read.js';
-import { planBulk, resolveMapping } from '../../src/pipeline/plan.js';
+import { planBulk, resolveMapping } from '../../src/pipeline/run/plan.js';
 
 const fixtures = join(import.meta.dirname, '../../fixtures');
 let dir: string;

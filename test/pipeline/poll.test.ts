@@ -8,7 +8,7 @@ import {
   nextPollDelay,
   pollJob,
   type ResultsAnswer,
-} from '../../src/pipeline/poll.js';
+} from '../../src/pipeline/run/poll.js';
 
 function fakeEnv() {
   let t = 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RowIndex } from '../../src/pipeline/row-index.js';
+import { RowIndex } from '../../src/pipeline/join/row-index.js';
 
 describe('RowIndex', () => {
   it('stores values across chunk boundaries', () => {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { processAlive } from '../../src/io/stale-temps.js';
-import { acquireRunLock } from '../../src/pipeline/run-lock.js';
+import { acquireRunLock } from '../../src/pipeline/journal/run-lock.js';
 import { deadPid } from '../helpers/pids.js';
 
 /**

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempNameFor } from '../../src/io/stale-temps.js';
-import { readSpool, writeSpool } from '../../src/pipeline/spool.js';
+import { readSpool, writeSpool } from '../../src/pipeline/journal/spool.js';
 import { deadPid } from '../helpers/pids.js';
 
 describe('spool temp files (regression: a SIGKILL mid-spool left a results temp file in the state dir)', () => {

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readSpool, spoolPath, writeSpool } from '../../src/pipeline/spool.js';
+import { readSpool, spoolPath, writeSpool } from '../../src/pipeline/journal/spool.js';
 
 let dir: string;
 beforeEach(async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { InputRow, InputSource } from '../../src/io/read.js';
-import type { JoinWriter } from '../../src/pipeline/join-writer.js';
-import { RowIndex } from '../../src/pipeline/row-index.js';
-import { createStreamJoin } from '../../src/pipeline/stream-join.js';
+import type { JoinWriter } from '../../src/pipeline/join/join-writer.js';
+import { RowIndex } from '../../src/pipeline/join/row-index.js';
+import { createStreamJoin } from '../../src/pipeline/join/stream-join.js';
 
 const row = (index: number): InputRow => ({ index, line: index + 2, cells: [`r${index}`] });
 

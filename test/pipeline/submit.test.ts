@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { createLimiter, isBatchTooLarge, splitSizes } from '../../src/pipeline/submit.js';
+import { createLimiter, isBatchTooLarge, splitSizes } from '../../src/pipeline/run/submit.js';
 
 const apiError = (
   status: number,

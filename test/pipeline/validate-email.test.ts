@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateRow } from '../../src/pipeline/validate.js';
+import { validateRow } from '../../src/pipeline/mapping/validate.js';
 
 const mapping = { fields: { business_email: 0, first_name: 1, last_name: 2, company_name: 3 } };
 const header = ['Email', 'First', 'Last', 'Company'];

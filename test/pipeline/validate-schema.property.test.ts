@@ -6,8 +6,8 @@ import {
   COMPANY_INPUT_FIELDS,
   CONTACT_INPUT_FIELDS,
 } from '../../src/contract/index.js';
-import type { ColumnMapping, Kind } from '../../src/pipeline/map-columns.js';
-import { validateRow } from '../../src/pipeline/validate.js';
+import type { ColumnMapping, Kind } from '../../src/pipeline/mapping/map-columns.js';
+import { validateRow } from '../../src/pipeline/mapping/validate.js';
 
 // validateRow checks the API rules by hand for speed; it must agree with the contract schemas.
 const cell = fc.record({

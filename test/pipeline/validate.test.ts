@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { InputRow } from '../../src/io/read.js';
-import type { ColumnMapping } from '../../src/pipeline/map-columns.js';
-import { normalizeDomain, normalizeWebsite, splitFullName } from '../../src/pipeline/normalize.js';
-import { keyOfFields, validateRow } from '../../src/pipeline/validate.js';
+import type { ColumnMapping } from '../../src/pipeline/mapping/map-columns.js';
+import {
+  normalizeDomain,
+  normalizeWebsite,
+  splitFullName,
+} from '../../src/pipeline/mapping/normalize.js';
+import { keyOfFields, validateRow } from '../../src/pipeline/mapping/validate.js';
 
 const row = (cells: string[], error?: string): InputRow => ({
   index: 0,

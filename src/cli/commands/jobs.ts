@@ -23,7 +23,7 @@ export function registerJobs(program: Command): void {
     .action(
       action(async ({ globals }) => {
         const { runsDir } = await locate();
-        const { listJobs } = await import('../../pipeline/jobs.js');
+        const { listJobs } = await import('../../pipeline/journal/jobs.js');
         const list = await listJobs(runsDir);
         const { printJson } = await import('../output.js');
         if (globals.json) return printJson(list);
@@ -50,7 +50,7 @@ export function registerJobs(program: Command): void {
     .action(
       action(async ({ args, globals }) => {
         const { runsDir } = await locate();
-        const { findJob } = await import('../../pipeline/jobs.js');
+        const { findJob } = await import('../../pipeline/journal/jobs.js');
         const job = await findJob(runsDir, args[0] as string);
         if (!job) throw await notJournaled(args[0] as string);
         const { printJson, printKeyValues } = await import('../output.js');
@@ -73,7 +73,7 @@ export function registerJobs(program: Command): void {
         async ({ args, options, globals }) => {
           const id = args[0] as string;
           const { runsDir } = await locate();
-          const { findJob } = await import('../../pipeline/jobs.js');
+          const { findJob } = await import('../../pipeline/journal/jobs.js');
           const job = await findJob(runsDir, id);
           const kind = options.kind ?? job?.kind;
           if (kind !== 'contacts' && kind !== 'companies') {
@@ -98,7 +98,7 @@ export function registerJobs(program: Command): void {
 async function locate(): Promise<{ runsDir: string }> {
   const [{ getPaths }, { runsDirOf }] = await Promise.all([
     import('../../config/paths.js'),
-    import('../../pipeline/run.js'),
+    import('../../pipeline/run/run.js'),
   ]);
   return { runsDir: runsDirOf(getPaths().stateDir) };
 }

@@ -1,4 +1,4 @@
-import { companyCombinationError, contactCombinationError } from '../contract/rules.js';
+import { companyCombinationError, contactCombinationError } from '../../contract/rules.js';
 import type { ColumnMapping, Kind } from './mapping-types.js';
 
 /** Why no row could ever be valid with this mapping (the API's combinations), or undefined when some could. */

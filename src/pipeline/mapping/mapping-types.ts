@@ -1,4 +1,4 @@
-import type { CompanyInputField, ContactInputField } from '../contract/index.js';
+import type { CompanyInputField, ContactInputField } from '../../contract/index.js';
 
 /** The two kinds of bulk input. */
 export type Kind = 'contacts' | 'companies';

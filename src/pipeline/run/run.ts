@@ -1,6 +1,6 @@
 import { join as joinPath } from 'node:path';
-import { EnrichError } from '../errors.js';
-import type { InputSource } from '../io/read.js';
+import { EnrichError } from '../../errors.js';
+import type { InputSource } from '../../io/read.js';
 import {
   runBatch,
   type BatchContext,
@@ -19,13 +19,13 @@ import {
   openJournal,
   runKey,
   type Journal,
-} from './journal.js';
-import { ID_FIELD, ROW_FIELD } from './join.js';
-import type { ColumnMapping } from './map-columns.js';
+} from '../journal/journal.js';
+import { ID_FIELD, ROW_FIELD } from '../join/join.js';
+import type { ColumnMapping } from '../mapping/map-columns.js';
 import type { PollEnv } from './poll.js';
-import { RowIndex } from './row-index.js';
+import { RowIndex } from '../join/row-index.js';
 import { createLimiter, createSemaphore } from './submit.js';
-import { validateRow, type ValidateOptions } from './validate.js';
+import { validateRow, type ValidateOptions } from '../mapping/validate.js';
 import {
   countJobs,
   emptyStats,
@@ -35,12 +35,12 @@ import {
   sum,
   type RunSummary,
 } from './run-summary.js';
-import { openJoinWriter, type JoinOutput } from './join-writer.js';
-import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from './stream-join.js';
-import { writeJoinedFrom } from './write-joined.js';
+import { openJoinWriter, type JoinOutput } from '../join/join-writer.js';
+import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
+import { writeJoinedFrom } from '../join/write-joined.js';
 
 export { exitCodeFor, type RunSummary } from './run-summary.js';
-export type { JoinOutput } from './join-writer.js';
+export type { JoinOutput } from '../join/join-writer.js';
 
 /** Everything a bulk run needs, resolved by the caller (the CLI or a library user). */
 export interface RunOptions {

@@ -1,6 +1,6 @@
-import type { InputRow, InputSource } from '../io/read.js';
-import { createOutputWriter, type OutputRow } from '../io/write.js';
-import type { BulkKind } from './batch-task.js';
+import type { InputRow, InputSource } from '../../io/read.js';
+import { createOutputWriter, type OutputRow } from '../../io/write.js';
+import type { BulkKind } from '../run/batch-task.js';
 import { noRecords, type RowOutcome, type RowStatus } from './join.js';
 import {
   companyColumns,
@@ -9,7 +9,7 @@ import {
   flattenContact,
 } from './output-columns.js';
 import { invalidMessage, openRejects } from './rejects.js';
-import type { InvalidRow } from './validate.js';
+import type { InvalidRow } from '../mapping/validate.js';
 
 /** Where and how the joined output is written. */
 export interface JoinOutput {

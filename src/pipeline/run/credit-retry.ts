@@ -6,9 +6,9 @@ import {
   type BulkKind,
   type LeafResult,
 } from './batch-task.js';
-import { indexBatch, isCreditError, recordsForRow } from './join.js';
-import { readSpool } from './spool.js';
-import { keyOfFields } from './validate.js';
+import { indexBatch, isCreditError, recordsForRow } from '../join/join.js';
+import { readSpool } from '../journal/spool.js';
+import { keyOfFields } from '../mapping/validate.js';
 
 type AnyRecord = Record<string, unknown>;
 

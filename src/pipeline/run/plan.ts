@@ -1,5 +1,5 @@
-import { EnrichError } from '../errors.js';
-import type { InputRow, InputSource } from '../io/read.js';
+import { EnrichError } from '../../errors.js';
+import type { InputRow, InputSource } from '../../io/read.js';
 import { createDeduper } from './dedupe.js';
 import {
   detectMapping,
@@ -9,12 +9,12 @@ import {
   mappingToJson,
   resolveColumn,
   saveMapping,
-} from './map-columns.js';
-import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
-import { splitFullName } from './normalize.js';
+} from '../mapping/map-columns.js';
+import type { ApiField, ColumnMapping, Kind } from '../mapping/mapping-types.js';
+import { splitFullName } from '../mapping/normalize.js';
 import { countBatches } from './plan-batches.js';
-import { validateRow } from './validate.js';
-import { openRejects } from './rejects.js';
+import { validateRow } from '../mapping/validate.js';
+import { openRejects } from '../join/rejects.js';
 
 export interface MappingOptions {
   kind: Kind;

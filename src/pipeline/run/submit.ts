@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
 
 /**
  * True when the service refused a bulk submission for its size: 413, or a 400

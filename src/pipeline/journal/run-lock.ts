@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { link, open, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { EnrichError } from '../errors.js';
-import { processAlive, tempNameFor } from '../io/stale-temps.js';
+import { EnrichError } from '../../errors.js';
+import { processAlive, tempNameFor } from '../../io/stale-temps.js';
 
 /** A lock (or claim) file as read: the pid it names (NaN when none) and which file it is. */
 interface LockFile {

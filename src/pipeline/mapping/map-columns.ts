@@ -1,5 +1,5 @@
-import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../contract/limits.js';
-import { EnrichError } from '../errors.js';
+import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../../contract/limits.js';
+import { EnrichError } from '../../errors.js';
 import { nameStrength } from './column-synonyms.js';
 import { mappingCoverageError } from './mapping-coverage.js';
 import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EnrichError } from '../errors.js';
+import { EnrichError } from '../../errors.js';
 import { acquireRunLock } from './run-lock.js';
 
 /**

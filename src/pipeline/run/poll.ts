@@ -1,5 +1,5 @@
-import { EnrichError, isEnrichError } from '../errors.js';
-import { isDateTime } from '../contract/rules.js';
+import { EnrichError, isEnrichError } from '../../errors.js';
+import { isDateTime } from '../../contract/rules.js';
 
 /** What a results request answered, as the pipeline needs it. */
 export type ResultsAnswer<R> =

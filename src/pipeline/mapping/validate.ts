@@ -1,6 +1,6 @@
-import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS, Limits } from '../contract/limits.js';
-import { companyCombinationError, contactCombinationError } from '../contract/rules.js';
-import type { InputRow } from '../io/read.js';
+import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS, Limits } from '../../contract/limits.js';
+import { companyCombinationError, contactCombinationError } from '../../contract/rules.js';
+import type { InputRow } from '../../io/read.js';
 import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
 import {
   normalizeDomain,

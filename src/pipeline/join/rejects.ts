@@ -1,7 +1,7 @@
-import type { InputRow, InputSource } from '../io/read.js';
-import { createOutputWriter, type OutputWriter } from '../io/write.js';
-import { formatOfPath } from '../io/file-format.js';
-import type { InvalidRow } from './validate.js';
+import type { InputRow, InputSource } from '../../io/read.js';
+import { createOutputWriter, type OutputWriter } from '../../io/write.js';
+import { formatOfPath } from '../../io/file-format.js';
+import type { InvalidRow } from '../mapping/validate.js';
 
 /** The message of an invalid row, naming its column when one is at fault. */
 export function invalidMessage(v: InvalidRow): string {

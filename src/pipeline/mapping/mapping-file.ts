@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
-import { EnrichError } from '../errors.js';
-import { writeFileAtomic } from '../io/atomic-write.js';
+import { EnrichError } from '../../errors.js';
+import { writeFileAtomic } from '../../io/atomic-write.js';
 import type { ColumnMapping, Kind } from './mapping-types.js';
 
 const FIELD_ORDER = [

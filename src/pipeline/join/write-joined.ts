@@ -1,5 +1,5 @@
-import type { InputRow, InputSource } from '../io/read.js';
-import type { BulkKind, LeafResult } from './batch-task.js';
+import type { InputRow, InputSource } from '../../io/read.js';
+import type { BulkKind, LeafResult } from '../run/batch-task.js';
 import {
   indexBatch,
   isCreditMessage,
@@ -10,10 +10,10 @@ import {
   type RowOutcome,
 } from './join.js';
 import type { JoinWriter } from './join-writer.js';
-import type { ColumnMapping } from './map-columns.js';
+import type { ColumnMapping } from '../mapping/map-columns.js';
 import type { RowIndex } from './row-index.js';
-import { readSpool } from './spool.js';
-import { keyOfFields, validateRow, type ValidateOptions } from './validate.js';
+import { readSpool } from '../journal/spool.js';
+import { keyOfFields, validateRow, type ValidateOptions } from '../mapping/validate.js';
 
 type AnyRecord = Record<string, unknown>;
 

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { expirationToMs } from '../contract/rules.js';
-import { isEnrichError } from '../errors.js';
-import type { Journal } from './journal.js';
-import { isCreditError } from './join.js';
+import { expirationToMs } from '../../contract/rules.js';
+import { isEnrichError } from '../../errors.js';
+import type { Journal } from '../journal/journal.js';
+import { isCreditError } from '../join/join.js';
 import { pollJob, resumeBy, type PollEnv, type ResultsAnswer } from './poll.js';
 import { retryCreditFailures } from './credit-retry.js';
-import { writeSpool } from './spool.js';
+import { writeSpool } from '../journal/spool.js';
 import { isBatchTooLarge } from './submit.js';
 
 /** The two kinds of bulk run. */

@@ -1,8 +1,8 @@
-import type { InputRow, InputSource } from '../io/read.js';
-import type { LeafResult } from './batch-task.js';
+import type { InputRow, InputSource } from '../../io/read.js';
+import type { LeafResult } from '../run/batch-task.js';
 import { noRecords, type RowOutcome } from './join.js';
 import type { JoinStats, JoinWriter } from './join-writer.js';
-import type { InvalidRow } from './validate.js';
+import type { InvalidRow } from '../mapping/validate.js';
 import { duplicateOutcome, leafJoiner, writeJoinedFrom, type JoinSource } from './write-joined.js';
 
 type AnyRecord = Record<string, unknown>;

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EnrichError } from '../errors.js';
-import { writeFileAtomic } from '../io/atomic-write.js';
-import { removeStaleTemps } from '../io/stale-temps.js';
+import { EnrichError } from '../../errors.js';
+import { writeFileAtomic } from '../../io/atomic-write.js';
+import { removeStaleTemps } from '../../io/stale-temps.js';
 
 /**
  * Downloaded results are written to the run's directory as soon as they arrive,

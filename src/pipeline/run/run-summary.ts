@@ -1,6 +1,6 @@
 import type { LeafResult } from './batch-task.js';
-import { isDateTime } from '../contract/rules.js';
-import type { JoinStats } from './join-writer.js';
+import { isDateTime } from '../../contract/rules.js';
+import type { JoinStats } from '../join/join-writer.js';
 
 /** What a run did. `exitCode` follows DESIGN.md section 4. */
 export interface RunSummary extends JoinStats {

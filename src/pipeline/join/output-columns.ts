@@ -1,7 +1,7 @@
-import type { CompanyRecord, ContactRecord } from '../contract/index.js';
-import { COMPANY_RECORD_FIELDS } from '../contract/limits.js';
+import type { CompanyRecord, ContactRecord } from '../../contract/index.js';
+import { COMPANY_RECORD_FIELDS } from '../../contract/limits.js';
 
-export { STATUS_COLUMNS } from '../io/write.js';
+export { STATUS_COLUMNS } from '../../io/write.js';
 
 type Flat = string | number | boolean | null;
 
