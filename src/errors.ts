@@ -139,3 +139,39 @@ export function isEnrichError(err: unknown): err is EnrichError {
 export function usageError(message: string, options?: EnrichErrorOptions): EnrichError {
   return new EnrichError('USAGE', message, options);
 }
+
+/**
+ * Errors that, met by one batch, stop the whole run from sending more: the key is
+ * refused (exit 4) or the service cannot be reached (exit 6). Other failures end only
+ * their batch (exit 3). Credits running out stops a run too (exit 5), read from results.
+ */
+const STOPS_RUN: ReadonlySet<string> = new Set<ErrorCode>([
+  'AUTH_INVALID',
+  'AUTH_FORBIDDEN',
+  'NETWORK',
+  'TIMEOUT',
+  'SERVER_ERROR',
+  'RATE_LIMITED',
+]);
+
+/** True when a batch failing with `code` must stop the run (see STOPS_RUN). */
+export function stopsRun(code: string): boolean {
+  return STOPS_RUN.has(code);
+}
+
+/** The exit code of an error code; undefined for a code not in the table. */
+export function exitCodeOfCode(code: string): ExitCodeValue | undefined {
+  return (ErrorCodes as Record<string, ExitCodeValue>)[code];
+}
+
+/**
+ * How much a run's stop reason says about it, from its exit code: a refused key, then a
+ * service out of reach, then credits; any of them over a reason without a rank.
+ */
+export function stopRank(code: string): number {
+  const exit = exitCodeOfCode(code);
+  if (exit === ExitCode.auth) return 3;
+  if (exit === ExitCode.network) return 2;
+  if (exit === ExitCode.credits) return 1;
+  return 0;
+}

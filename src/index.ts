@@ -12,13 +12,8 @@ export { toBulkApi } from './api/bulk-api.js';
 export { openInput } from './io/read.js';
 export type { InputDialect, InputFormat, InputRow, InputSource, ReadOptions } from './io/read.js';
 export { createOutputWriter } from './io/write.js';
-export type {
-  OutputFormat,
-  OutputRow,
-  OutputWriter,
-  OutputWriterOptions,
-  RowStatus,
-} from './io/write.js';
+export type { OutputRow, OutputWriter, OutputWriterOptions } from './io/write.js';
+export type { FileFormat } from './io/file-format.js';
 
 export {
   detectMapping,
@@ -26,19 +21,37 @@ export {
   saveMapping,
   mappingToJson,
 } from './pipeline/mapping/map-columns.js';
-export type { ApiField, ColumnMapping, Kind } from './pipeline/mapping/map-columns.js';
-export { planBulk, resolveMapping } from './pipeline/run/plan.js';
-export type { MappingOptions, Plan, PlanOptions, ResolvedMapping } from './pipeline/run/plan.js';
+export type { ApiField, ColumnMapping } from './pipeline/mapping/map-columns.js';
+export { resolveMapping } from './pipeline/mapping/resolve-mapping.js';
+export type { MappingOptions, ResolvedMapping } from './pipeline/mapping/resolve-mapping.js';
 export { validateRow } from './pipeline/mapping/validate.js';
 export type { InvalidRow, ValidateOptions, ValidRow } from './pipeline/mapping/validate.js';
-export { enrichFile, requestMetadata } from './enrich-file.js';
-export type { EnrichFileOptions, RequestOptions } from './enrich-file.js';
-export { exitCodeFor, runBulk, runsDirOf } from './pipeline/run/run.js';
-export type { JoinOutput, RunOptions, RunProgress, RunSummary } from './pipeline/run/run.js';
+export type {
+  BulkApi,
+  BulkKind,
+  FormulaEscape,
+  JoinOutput,
+  ResolvedRun,
+  RowStatus,
+  RunProgress,
+  RunWords,
+  StopReason,
+} from './pipeline/types.js';
+export { planBulk } from './pipeline/run/plan.js';
+export type { Plan } from './pipeline/run/plan.js';
+export { exitCodeFor, runBulk, runKeyOf, runsDirOf } from './pipeline/run/run.js';
+export type { RunDeps, RunSummary } from './pipeline/run/run.js';
+export { LIBRARY_WORDS } from './pipeline/run/messages.js';
 export type { PollEnv } from './pipeline/run/poll.js';
-export type { BulkApi, BulkKind } from './pipeline/run/batch-task.js';
 export { listJobs } from './pipeline/journal/jobs.js';
 export type { JobInfo } from './pipeline/journal/jobs.js';
+
+export type { BulkRunOptions } from './bulk/options.js';
+export { resolveRun, outputFormatOf } from './bulk/resolve-run.js';
+export { enrichFile } from './bulk/enrich-file.js';
+export type { EnrichFileOptions } from './bulk/enrich-file.js';
+export { requestMetadata } from './bulk/request-metadata.js';
+export type { RequestOptions } from './bulk/request-metadata.js';
 
 export { startSandbox } from './sandbox/index.js';
 export type { SandboxHandle, SandboxOptions, SandboxAdmin, Faults } from './sandbox/index.js';

@@ -15,33 +15,22 @@ describe('the library entry', () => {
     );
     const source = await enrich.openInput(file);
     try {
-      const { mapping, names } = await enrich.resolveMapping(source, { kind: 'contacts' });
-      const summary = await enrich.runBulk({
-        kind: 'contacts',
+      const run = await enrich.resolveRun(
+        {
+          kind: 'contacts',
+          batchSize: 100,
+          concurrency: 2,
+          timeoutMs: 60_000,
+          runsDir: enrich.runsDirOf(dir),
+          command: 'library test',
+          output: join(dir, 'out.json'),
+        },
         source,
-        mapping,
-        mappingJson: names,
-        validate: { header: source.header },
-        metadata: { real_time_verification: false },
-        batchSize: 100,
-        concurrency: 2,
-        dedupe: true,
-        timeoutMs: 60_000,
-        wait: true,
-        restart: false,
-        runsDir: enrich.runsDirOf(dir),
+      );
+      const summary = await enrich.runBulk(run, {
         baseUrl: sb.url,
-        command: 'library test',
         api: enrich.toBulkApi(client),
         env: { now: Date.now, sleep: async () => {}, random: Math.random },
-        output: {
-          target: join(dir, 'out.json'),
-          format: 'json',
-          bom: false,
-          formulaEscape: 'auto',
-          explode: false,
-          prefix: 'enriched_',
-        },
       });
       expect(summary.statuses).toMatchObject({ enriched: 1, invalid: 1 });
       const out = JSON.parse(await readFile(join(dir, 'out.json'), 'utf8')) as { status: string }[];

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { ApiError, usageError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { Paths, type JobKind } from '../contract/paths.js';
+import { Paths, type BulkKind } from '../contract/paths.js';
 import type * as ResponsesModule from '../contract/responses.js';
 import type {
   BulkCompaniesRequest,
@@ -146,7 +146,7 @@ export function createClient(options: ClientOptions): EnrichClient {
   };
 
   const results = async <S extends z.ZodType>(
-    kind: JobKind,
+    kind: BulkKind,
     jobId: string,
     schema: () => Promise<S>,
     pick: (data: z.infer<S>) => unknown[],

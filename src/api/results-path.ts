@@ -1,4 +1,4 @@
-import { Paths, type JobKind } from '../contract/paths.js';
+import { Paths, type BulkKind } from '../contract/paths.js';
 
 /** Where to fetch a job's results, and the path shown in messages. */
 export interface ResultsTarget {
@@ -20,7 +20,7 @@ export function joinBasePath(base: URL, endpoint: string): string {
  */
 export function resolveResultsTarget(
   base: URL,
-  kind: JobKind,
+  kind: BulkKind,
   jobId: string,
   downloadUrl?: string,
 ): ResultsTarget {

@@ -31,7 +31,7 @@ export async function missingBaseUrl(profile: string) {
  */
 export async function openService(
   globals: GlobalOptions,
-  opts?: { sandbox?: { jobMs?: number }; flags?: Partial<Settings> },
+  opts?: { sandbox?: { jobMs?: number }; flags?: Partial<Settings>; settings?: ResolvedSettings },
 ): Promise<Service> {
   const [{ resolveSettings }, { EnrichError }] = await Promise.all([
     import('../config/settings.js'),
@@ -39,7 +39,8 @@ export async function openService(
   ]);
   // The HTTP client (undici) loads only once we know a request will be made.
   const loadClient = async () => (await import('../api/client.js')).createClient;
-  const settings = resolveSettings({ globals, ...(opts?.flags ? { flags: opts.flags } : {}) });
+  const settings =
+    opts?.settings ?? resolveSettings({ globals, ...(opts?.flags ? { flags: opts.flags } : {}) });
   for (const repair of settings.repairs) {
     if (!globals.quiet) process.stderr.write(`enrich: warning: fixed permissions of ${repair}\n`);
   }

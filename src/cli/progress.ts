@@ -1,4 +1,4 @@
-import type { RunProgress } from '../pipeline/run/run.js';
+import type { RunProgress } from '../pipeline/types.js';
 import { formatDuration } from '../config/duration.js';
 
 /** Renders run progress on stderr: an ora spinner on a terminal, a plain line every few seconds elsewhere. */

@@ -23,14 +23,23 @@ export interface SettingSpec<K extends keyof Settings = keyof Settings> {
   format(value: Settings[K]): string;
 }
 
+/**
+ * The one integer parser of the tool (settings, flags and library options alike): an
+ * integer in [min, max] from a number or its text; throws a message saying what was expected.
+ */
+export function parseInteger(value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const text = String(value).trim();
+  const n = typeof value === 'number' ? value : /^[-+]?\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    const range =
+      max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
+    throw new Error(`expected ${range}, got ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
 function integer(min: number, max: number) {
-  return (value: unknown): number => {
-    const n = typeof value === 'number' ? value : Number(String(value).trim());
-    if (!Number.isInteger(n) || n < min || n > max || String(value).trim() === '') {
-      throw new Error(`expected an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
-    }
-    return n;
-  };
+  return (value: unknown): number => parseInteger(value, min, max);
 }
 
 /** Checks a base URL: http(s), no credentials, query or fragment; trailing slashes dropped. */
@@ -103,9 +112,9 @@ export const SETTINGS: readonly SettingSpec[] = [
     default: 'auto',
     description: 'escape spreadsheet formulas in service values: auto, always or never',
     parse: (v) => {
-      const t = String(v).trim();
+      const t = String(v).trim().toLowerCase();
       if (t !== 'auto' && t !== 'always' && t !== 'never') {
-        throw new Error(`expected auto, always or never, got "${t}"`);
+        throw new Error(`expected one of auto, always, never, got "${String(v)}"`);
       }
       return t;
     },
@@ -134,6 +143,11 @@ export function findSetting(key: string): SettingSpec | undefined {
 
 /** The known setting names, for error messages. */
 export const SETTING_KEYS: readonly string[] = SETTINGS.map((s) => s.key);
+
+/** Parses a value of setting `prop` (its range and form from the table); throws a message. */
+export function parseSetting<K extends keyof Settings>(prop: K, value: unknown): Settings[K] {
+  return (SETTINGS.find((s) => s.prop === prop) as SettingSpec<K>).parse(value);
+}
 
 /** The default of a setting (what a run uses when no flag, env var or config file sets it). */
 export function settingDefault<K extends keyof Settings>(prop: K): Settings[K] {

@@ -1,5 +1,4 @@
 import { EnrichError, usageError } from '../errors.js';
-import type { GlobalOptions } from '../cli/globals.js';
 import { getPaths } from './paths.js';
 import { SETTINGS, SETTING_KEYS, type Settings } from './settings-table.js';
 import { checkProfileName, openConfigStore, type StoredProfile } from './store.js';
@@ -65,7 +64,8 @@ function checkStored(profile: StoredProfile, name: string, path: string): void {
  * config file > defaults. Unknown keys (in flags or in the file) are errors.
  */
 export function resolveSettings(input: {
-  globals: GlobalOptions;
+  /** The global flags that choose the profile and the service (`--profile`, `--base-url`). */
+  globals: { profile?: string; baseUrl?: string };
   env?: NodeJS.ProcessEnv;
   flags?: Partial<Settings>;
 }): ResolvedSettings {

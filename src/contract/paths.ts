@@ -9,5 +9,5 @@ export const Paths = {
   companiesResults: (jobId: string) => `/companies/results/${encodeURIComponent(jobId)}.json`,
 } as const;
 
-/** The two kinds of bulk job. */
-export type JobKind = 'contacts' | 'companies';
+/** The two kinds of bulk job (one name for the concept everywhere). */
+export type BulkKind = 'contacts' | 'companies';

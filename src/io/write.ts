@@ -7,9 +7,9 @@ import { EnrichError } from '../errors.js';
 import { stringify } from 'csv-stringify/sync';
 import { escapeFormula, type FormulaEscape } from './formula-escape.js';
 import { removeStaleTemps, tempNameFor } from './stale-temps.js';
+import type { FileFormat } from './file-format.js';
 import type { InputRow } from './read.js';
 
-export type OutputFormat = 'csv' | 'tsv' | 'json' | 'jsonl';
 export type RowStatus = 'enriched' | 'failed' | 'invalid' | 'missing' | 'expired';
 
 /** The status columns every CSV/TSV output carries after the input columns. */
@@ -18,7 +18,7 @@ export const STATUS_COLUMNS = ['enrich_status', 'enrich_error', 'enrich_credit_c
 export interface OutputWriterOptions {
   /** A path, or '-' for stdout. */
   target: string;
-  format: OutputFormat;
+  format: FileFormat;
   /** Header cells exactly as read (written back as the first columns). */
   inputHeader: string[];
   /** Unique names for the JSON `input` object keys. */

@@ -106,7 +106,7 @@ describe('resolveSettings', () => {
     );
     expect(() =>
       resolveSettings({ globals: globals(), env: { ...env, ENRICH_FORMULA_ESCAPE: 'maybe' } }),
-    ).toThrow(/ENRICH_FORMULA_ESCAPE: expected auto, always or never/);
+    ).toThrow(/ENRICH_FORMULA_ESCAPE: expected one of auto, always, never/);
     await store.setValue('default', 'colour', 'red');
     expect(() => resolveSettings({ globals: globals(), env })).toThrow(
       expect.objectContaining({

@@ -6,9 +6,12 @@ import { join } from 'node:path';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import { createClient, type EnrichClient } from '../../src/api/client.js';
 import { openInput, type InputSource } from '../../src/io/read.js';
-import type { BulkApi } from '../../src/pipeline/run/batch-task.js';
-import { resolveMapping } from '../../src/pipeline/run/plan.js';
-import { runBulk, type RunOptions, type RunSummary } from '../../src/pipeline/run/run.js';
+import type { BulkRunOptions } from '../../src/bulk/options.js';
+import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
+import { resolveRun } from '../../src/bulk/resolve-run.js';
+import type { PollEnv } from '../../src/pipeline/run/poll.js';
+import { runBulk, type RunDeps, type RunSummary } from '../../src/pipeline/run/run.js';
+import type { BulkApi, JoinOutput } from '../../src/pipeline/types.js';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.js';
 
 /** Call once in a test file: starts a sandbox for a test on 127.0.0.1 port 0, closed after it. */
@@ -87,74 +90,93 @@ export interface HarnessRun {
   outputPath: string;
 }
 
+/** What a test may set of a run: the library's options, plus the harness's own. */
+export type RunFileOptions = Partial<Omit<BulkRunOptions, 'output' | 'idColumn'>> & {
+  runsDir: string;
+  outputPath?: string;
+  /** The output's format and writing options (`target` is `outputPath`). */
+  output?: Partial<Omit<JoinOutput, 'target'>>;
+  /** The id column, by name or position. */
+  idColumn?: string | number;
+  /** Companies: `{ top_matches_returned: n }` (as the request metadata says it). */
+  metadata?: { top_matches_returned?: number };
+  client?: EnrichClient;
+  api?: BulkApi;
+  env?: PollEnv;
+  join?: RunDeps['join'];
+  /** The service's base URL as the run is told it (the sandbox's by default). */
+  baseUrl?: string;
+  onWarning?: RunDeps['onWarning'];
+  onProgress?: RunDeps['onProgress'];
+  onSleep?: (ms: number) => void;
+  /** Stands in for the opened input (to watch what the run asks of it). */
+  wrapSource?: (source: InputSource) => InputSource;
+};
+
 /**
  * Runs a bulk enrichment of `file` against the sandbox, with instant polling; or, with
- * `api` and no sandbox, against that fake service.
+ * `api` and no sandbox, against that fake service. The run is resolved as every caller's
+ * is (`resolveRun`), with test defaults: batches of 100, 4 in flight, an hour to wait.
  */
 export async function runFile(
   sb: SandboxHandle | undefined,
   file: string,
-  o: Partial<Omit<RunOptions, 'output'>> & {
-    kind?: 'contacts' | 'companies';
-    runsDir: string;
-    outputPath?: string;
-    output?: Partial<RunOptions['output']>;
-    client?: EnrichClient;
-    api?: BulkApi;
-    onSleep?: (ms: number) => void;
-    /** Stands in for the opened input (to watch what the run asks of it). */
-    wrapSource?: (source: InputSource) => InputSource;
-  },
+  o: RunFileOptions,
 ): Promise<HarnessRun> {
-  const kind = o.kind ?? 'contacts';
+  const {
+    client: given,
+    api,
+    env,
+    join: joinTuning,
+    onSleep,
+    wrapSource,
+    output = {},
+    metadata,
+    baseUrl,
+    onWarning,
+    onProgress,
+    ...rest
+  } = o;
   const opened = await openInput(file);
-  const source = o.wrapSource ? o.wrapSource(opened) : opened;
-  if (!sb && !o.api) throw new Error('runFile needs a sandbox or an api');
-  const client = o.client ?? (o.api ? undefined : fastClient(sb as SandboxHandle));
+  const source = wrapSource ? wrapSource(opened) : opened;
+  if (!sb && !api) throw new Error('runFile needs a sandbox or an api');
+  const client = given ?? (api ? undefined : fastClient(sb as SandboxHandle));
   const outputPath =
     o.outputPath ?? join(o.runsDir, `out-${Math.random().toString(36).slice(2)}.csv`);
   try {
-    const resolved = await resolveMapping(source, { kind });
-    const summary = await runBulk({
-      kind,
-      source,
-      mapping: resolved.mapping,
-      mappingJson: resolved.names,
-      validate: { header: source.header },
-      metadata:
-        kind === 'contacts'
-          ? { business_email_exists: false, real_time_verification: false }
-          : { top_matches_returned: 1 },
-      batchSize: 100,
-      concurrency: 4,
-      dedupe: true,
-      timeoutMs: 3_600_000,
-      wait: true,
-      restart: false,
-      baseUrl: sb?.url ?? 'http://127.0.0.1:9',
-      command: 'enrich contacts test.csv',
-      api: o.api ?? toBulkApi(client as EnrichClient),
-      env: {
-        now: Date.now,
-        sleep: async (ms) => o.onSleep?.(ms),
-        random: () => 0.5,
-      },
-      ...o,
-      output: {
-        target: outputPath,
+    const { outputPath: _, ...options } = rest;
+    const idColumn =
+      typeof o.idColumn === 'number' ? (source.header[o.idColumn] as string) : o.idColumn;
+    const run = await resolveRun(
+      {
+        kind: 'contacts',
+        batchSize: 100,
+        concurrency: 4,
+        timeoutMs: 3_600_000,
+        command: 'enrich contacts test.csv',
         format: 'csv',
-        bom: false,
-        formulaEscape: 'auto',
-        explode: false,
-        prefix: 'enriched_',
-        ...o.output,
+        words: CLI_WORDS,
+        ...options,
+        idColumn,
+        request: { top: metadata?.top_matches_returned, ...options.request },
+        output: outputPath,
+        ...output,
       },
+      source,
+    );
+    const summary = await runBulk(run, {
+      api: api ?? toBulkApi(client as EnrichClient),
+      baseUrl: baseUrl ?? sb?.url ?? 'http://127.0.0.1:9',
+      onWarning,
+      onProgress,
+      env: env ?? { now: Date.now, sleep: async (ms) => onSleep?.(ms), random: () => 0.5 },
+      ...(joinTuning ? { join: joinTuning } : {}),
     });
-    const output = summary.written ? await readFile(outputPath, 'utf8') : '';
-    return { summary, output, outputPath };
+    const text = summary.written ? await readFile(outputPath, 'utf8') : '';
+    return { summary, output: text, outputPath };
   } finally {
     await source.close();
-    if (!o.client) await client?.close();
+    if (!given) await client?.close();
   }
 }
 

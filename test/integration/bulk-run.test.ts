@@ -2,7 +2,8 @@ import { appendFile, readFile, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InputSource } from '../../src/io/read.js';
-import type { BulkApi } from '../../src/pipeline/run/batch-task.js';
+import type { BulkApi } from '../../src/pipeline/types.js';
+import { LIBRARY_WORDS } from '../../src/pipeline/run/messages.js';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import { createClient } from '../../src/api/client.js';
 import { ApiError, EnrichError } from '../../src/errors.js';
@@ -241,14 +242,17 @@ describe('bulk run against the sandbox', () => {
     const dir = await tempDir();
     const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(10));
     for (const [o, why] of [
-      [{ concurrency: 0 }, /concurrency must be an integer from 1 to 64, got 0/],
-      [{ batchSize: 0 }, /batchSize must be a positive integer/],
-      [{ timeoutMs: Number.NaN }, /timeoutMs must be/],
-      [{ maxCredits: -1 }, /maxCredits must be/],
+      [{ concurrency: 0 }, /^concurrency: expected an integer from 1 to 64, got 0/],
+      [{ batchSize: 0 }, /^batchSize: expected an integer from 1 to 10000/],
+      [{ timeoutMs: Number.NaN }, /^timeoutMs: expected a positive duration/],
+      [{ maxCredits: -1 }, /^maxCredits: expected an integer >= 0/],
       [{ baseUrl: 'not a url' }, /baseUrl must be a URL/],
+      [{ maxCredit: 5 } as never, /^bulk run: unknown option maxCredit/],
     ] as const) {
-      // Before, concurrency 0 left the run pending forever, whatever timeoutMs said.
-      await expect(runFile(s, file, { runsDir: dir, ...o })).rejects.toMatchObject({
+      // Before, concurrency 0 left the run pending forever, whatever timeoutMs said. A library
+      // caller is told the names of its options, not the CLI's flags.
+      const opts = { runsDir: dir, words: LIBRARY_WORDS, ...o };
+      await expect(runFile(s, file, opts)).rejects.toMatchObject({
         code: 'USAGE',
         message: expect.stringMatching(why),
       });

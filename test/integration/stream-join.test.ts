@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toBulkApi } from '../../src/api/bulk-api.js';
-import type { BulkApi } from '../../src/pipeline/run/batch-task.js';
+import type { BulkApi } from '../../src/pipeline/types.js';
 import type { SandboxHandle } from '../../src/sandbox/index.js';
 import {
   CONTACT_HEADER,

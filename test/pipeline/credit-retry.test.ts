@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BatchItem } from '../../src/pipeline/run/batch-task.js';
+import type { BatchItem } from '../../src/pipeline/types.js';
 import { creditFailedItems, creditRetryId } from '../../src/pipeline/run/credit-retry.js';
 import { ROW_FIELD } from '../../src/pipeline/join/join.js';
 

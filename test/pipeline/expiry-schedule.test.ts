@@ -2,7 +2,10 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { runBatch, type BatchContext, type BulkApi } from '../../src/pipeline/run/batch-task.js';
+import { startBatch, type BatchContext } from '../../src/pipeline/run/batch-task.js';
+import { createBudget } from '../../src/pipeline/run/budget.js';
+import type { BulkApi } from '../../src/pipeline/types.js';
+import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
 import { openJournal } from '../../src/pipeline/journal/journal.js';
 import type { PollEnv } from '../../src/pipeline/run/poll.js';
 import { runFile, tempDir } from '../integration/bulk-harness.js';
@@ -182,20 +185,21 @@ describe('the --no-wait message of a pending job', () => {
       env,
       deadline: 0,
       wait: false,
-      budget: { left: Infinity, perRow: 1 },
+      words: CLI_WORDS,
+      budget: createBudget(undefined, 1),
       limit: (task) => task(),
       stopped: () => undefined,
       stop: () => undefined,
     };
     const items = [{ index: 0, element: { business_email: 'a@x.io' } }];
     try {
-      const [first] = await runBatch(ctx, '0', items, () => undefined);
+      const [first] = await startBatch(ctx, '0', items, false).done;
       expect(first).toMatchObject({ state: 'pending', code: 'TIMEOUT' });
       expect(first?.error).toBe(
         "job job-0 is still running; run the same command again to fetch its results before 2026-11-21T19:01:30Z, when the job's results expire",
       );
       env.advance(120_000);
-      const [late] = await runBatch(ctx, '0', items, () => undefined);
+      const [late] = await startBatch(ctx, '0', items, false).done;
       expect(late?.error).toBe(
         "job job-0 is still running; run the same command again to fetch its results (the job's results were due to expire at 2026-11-21T19:01:30Z)",
       );

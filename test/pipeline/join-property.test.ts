@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { openInput } from '../../src/io/read.js';
-import type { BulkApi } from '../../src/pipeline/run/batch-task.js';
-import { resolveMapping } from '../../src/pipeline/run/plan.js';
+import type { BulkApi } from '../../src/pipeline/types.js';
+import { resolveRun } from '../../src/bulk/resolve-run.js';
 import { runBulk } from '../../src/pipeline/run/run.js';
 import { tempDir } from '../integration/bulk-harness.js';
 
@@ -85,36 +85,25 @@ describe('the join (property)', () => {
           await writeFile(file, csv);
           const source = await openInput(file);
           const api = fakeService(fates, seed);
-          const { mapping, names } = await resolveMapping(source, {
-            kind: 'contacts',
-            map: { business_email: 'Email' },
-          });
-          const summary = await runBulk({
-            kind: 'contacts',
+          const resolved = await resolveRun(
+            {
+              kind: 'contacts',
+              mapping: { map: { business_email: 'Email' } },
+              batchSize,
+              concurrency: 2,
+              dedupe,
+              timeoutMs: 60_000,
+              runsDir: run,
+              command: 'test',
+              output: `${run}.jsonl`,
+              formulaEscape: 'never',
+            },
             source,
-            mapping,
-            mappingJson: names,
-            validate: { header: source.header },
-            metadata: {},
-            batchSize,
-            concurrency: 2,
-            dedupe,
-            timeoutMs: 60_000,
-            wait: true,
-            restart: false,
-            runsDir: run,
+          );
+          const summary = await runBulk(resolved, {
             baseUrl: 'http://fake',
-            command: 'test',
             api,
             env: { now: Date.now, sleep: async () => {}, random: () => 0.5 },
-            output: {
-              target: `${run}.jsonl`,
-              format: 'jsonl',
-              bom: false,
-              formulaEscape: 'never',
-              explode: false,
-              prefix: 'enriched_',
-            },
           });
           await source.close();
           const out = (await readFile(`${run}.jsonl`, 'utf8'))

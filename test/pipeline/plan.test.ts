@@ -3,7 +3,42 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput, type InputSource } from '../../src/io/read.js';
-import { planBulk, resolveMapping } from '../../src/pipeline/run/plan.js';
+import { resolveRun } from '../../src/bulk/resolve-run.js';
+import { resolveMapping } from '../../src/pipeline/mapping/resolve-mapping.js';
+import { planBulk } from '../../src/pipeline/run/plan.js';
+import type { BulkKind } from '../../src/pipeline/types.js';
+
+/** The dry run's plan of `source`, resolved the way every run is. */
+async function planOf(
+  source: InputSource,
+  o: {
+    kind: BulkKind;
+    batchSize?: number;
+    dedupe?: boolean;
+    rejects?: string;
+    topMatches?: number;
+    idColumn?: string;
+    map?: Record<string, string>;
+    mappingFile?: string;
+    saveMapping?: string;
+  },
+) {
+  const { kind, batchSize, dedupe, rejects, topMatches, idColumn, ...mapping } = o;
+  const run = await resolveRun(
+    {
+      kind,
+      output: '-',
+      batchSize,
+      dedupe,
+      rejects,
+      idColumn,
+      request: { top: topMatches },
+      mapping,
+    },
+    source,
+  );
+  return planBulk(run);
+}
 
 const fixtures = join(import.meta.dirname, '../../fixtures');
 let dir: string;
@@ -24,7 +59,7 @@ async function withSource<T>(path: string, fn: (s: InputSource) => Promise<T>): 
 describe('planBulk on fixtures/contacts.csv', () => {
   it('counts rows, invalid rows, duplicates, batches and worst-case credits', async () => {
     const plan = await withSource(join(fixtures, 'contacts.csv'), (s) =>
-      planBulk(s, { kind: 'contacts', batchSize: 10 }),
+      planOf(s, { kind: 'contacts', batchSize: 10 }),
     );
     expect(plan.names).toEqual({
       business_email: 'Email',
@@ -58,7 +93,7 @@ describe('planBulk on fixtures/contacts.csv', () => {
 
   it('--no-dedupe plans every valid row', async () => {
     const plan = await withSource(join(fixtures, 'contacts.csv'), (s) =>
-      planBulk(s, { kind: 'contacts', dedupe: false }),
+      planOf(s, { kind: 'contacts', dedupe: false }),
     );
     expect([plan.duplicates, plan.max_credits, plan.batches]).toEqual([0, 23, 1]);
   });
@@ -66,7 +101,7 @@ describe('planBulk on fixtures/contacts.csv', () => {
   it('--rejects writes the invalid rows, every input column kept, with reason and line', async () => {
     const rejects = join(dir, 'rejects.csv');
     await withSource(join(fixtures, 'contacts.csv'), (s) =>
-      planBulk(s, { kind: 'contacts', rejects }),
+      planOf(s, { kind: 'contacts', rejects }),
     );
     const lines = (await readFile(rejects, 'utf8')).trimEnd().split('\n');
     expect(lines[0]).toBe(
@@ -80,7 +115,7 @@ describe('planBulk on fixtures/contacts.csv', () => {
 
   it('companies: credits scale with --top', async () => {
     const plan = await withSource(join(fixtures, 'companies.csv'), (s) =>
-      planBulk(s, { kind: 'companies', topMatches: 3 }),
+      planOf(s, { kind: 'companies', topMatches: 3 }),
     );
     expect(plan.names).toEqual({ company_name: 'Account Name', company_website: 'Website' });
     expect([
@@ -95,7 +130,7 @@ describe('planBulk on fixtures/contacts.csv', () => {
 
   it('ragged rows are counted invalid, never fatal', async () => {
     const plan = await withSource(join(fixtures, 'inputs/ragged.csv'), (s) =>
-      planBulk(s, { kind: 'contacts' }),
+      planOf(s, { kind: 'contacts' }),
     );
     expect([plan.rows, plan.valid, plan.invalid]).toEqual([4, 2, 2]);
   });
@@ -103,7 +138,7 @@ describe('planBulk on fixtures/contacts.csv', () => {
   it('--id-column must name a column', async () => {
     await expect(
       withSource(join(fixtures, 'contacts.csv'), (s) =>
-        planBulk(s, { kind: 'contacts', idColumn: 'Nope' }),
+        planOf(s, { kind: 'contacts', idColumn: 'Nope' }),
       ),
     ).rejects.toMatchObject({ code: 'MAPPING_INVALID' });
   });
@@ -151,7 +186,7 @@ describe('an input with no rows (a nightly export with nothing new)', () => {
   ])('%s: nothing to send, so no mapping is needed', async (name, text) => {
     const path = await input(name, text);
     const plan = await withSource(path, (s) =>
-      planBulk(s, { kind: 'contacts', idColumn: undefined }),
+      planOf(s, { kind: 'contacts', idColumn: undefined }),
     );
     expect(plan.names).toEqual({});
     expect([plan.rows, plan.valid, plan.batches, plan.max_credits]).toEqual([0, 0, 0, 0]);
@@ -160,7 +195,7 @@ describe('an input with no rows (a nightly export with nothing new)', () => {
   it('a header-only CSV keeps what --map says when detection finds too little', async () => {
     const path = await input('partly-named.csv', 'Given,Family,Notes\r\n');
     const plan = await withSource(path, (s) =>
-      planBulk(s, { kind: 'contacts', map: { first_name: 'Given', last_name: 'Family' } }),
+      planOf(s, { kind: 'contacts', map: { first_name: 'Given', last_name: 'Family' } }),
     );
     expect(plan.names).toEqual({ first_name: 'Given', last_name: 'Family' });
     expect(plan.rows).toBe(0);
@@ -177,7 +212,7 @@ describe('an input with no rows (a nightly export with nothing new)', () => {
     const mappingFile = join(dir, 'empty-map.json');
     await writeFile(mappingFile, JSON.stringify({ business_email: 'Email' }));
     const plan = await withSource(path, (s) =>
-      planBulk(s, {
+      planOf(s, {
         kind: 'contacts',
         mappingFile,
         map: { company_name: 'Account' },
@@ -199,7 +234,7 @@ describe('an input with no rows (a nightly export with nothing new)', () => {
       location: { file: csv },
     });
     await expect(
-      withSource(csv, (s) => planBulk(s, { kind: 'contacts', idColumn: 'Contact ID' })),
+      withSource(csv, (s) => planOf(s, { kind: 'contacts', idColumn: 'Contact ID' })),
     ).rejects.toMatchObject({ code: 'MAPPING_INVALID' });
     const json = await input('empty3.json', '[]');
     await expect(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LeafResult } from '../../src/pipeline/run/batch-task.js';
-import { countJobs, exitCodeFor, strongerStop } from '../../src/pipeline/run/run-summary.js';
+import type { LeafResult } from '../../src/pipeline/types.js';
+import { countJobs, exitCodeFor, strongerStop } from '../../src/pipeline/run/summary.js';
 
 const stats = {
   statuses: { enriched: 5, failed: 0, invalid: 1, missing: 0, expired: 0 },

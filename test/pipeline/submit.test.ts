@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { createLimiter, isBatchTooLarge, splitSizes } from '../../src/pipeline/run/submit.js';
+import { createLimiter, isBatchTooLarge } from '../../src/pipeline/run/submit.js';
 
 const apiError = (
   status: number,
@@ -33,14 +33,6 @@ describe('isBatchTooLarge', () => {
     expect(isBatchTooLarge(apiError(400, 'contacts[3].first_name: too long'))).toBe(false);
     expect(isBatchTooLarge(apiError(500, 'too many records'))).toBe(false);
     expect(isBatchTooLarge(new Error('413'))).toBe(false);
-  });
-});
-
-describe('splitSizes', () => {
-  it('cuts a count into chunks of at most size', () => {
-    expect(splitSizes(10, 4)).toEqual([4, 4, 2]);
-    expect(splitSizes(3, 5)).toEqual([3]);
-    expect(splitSizes(0, 5)).toEqual([]);
   });
 });
 

@@ -31,7 +31,7 @@ Examples:
   $ printf '%s\\n' "$KEY" | enrich auth login --no-input`,
     )
     .action(
-      action<object>(async ({ globals }) => (await import('../auth-run.js')).runLogin(globals)),
+      action<object>(async ({ globals }) => (await import('./auth/login.js')).runLogin(globals)),
     );
   auth
     .command('status')
@@ -48,7 +48,7 @@ Examples:
   $ enrich auth status --profile staging --json`,
     )
     .action(
-      action<object>(async ({ globals }) => (await import('../auth-run.js')).runStatus(globals)),
+      action<object>(async ({ globals }) => (await import('./auth/login.js')).runStatus(globals)),
     );
   auth
     .command('logout')
@@ -61,6 +61,6 @@ Examples:
   $ enrich auth logout --profile staging`,
     )
     .action(
-      action<object>(async ({ globals }) => (await import('../auth-run.js')).runLogout(globals)),
+      action<object>(async ({ globals }) => (await import('./auth/login.js')).runLogout(globals)),
     );
 }

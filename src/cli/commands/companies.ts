@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { addBulkOptions } from '../bulk-options.js';
+import { addBulkOptions } from './bulk/options.js';
 
 /** Registers `enrich companies <input|->`: bulk-enrich a file of companies. */
 export function registerCompanies(program: Command): void {
@@ -26,14 +26,14 @@ Examples:
     )
     .action(
       action<Record<string, unknown>>(async ({ args, options, globals }) => {
-        const { normalizeBulkOptions } = await import('../bulk-options.js');
+        const { normalizeBulkOptions } = await import('./bulk/options.js');
         const bulk = normalizeBulkOptions('companies', options);
         const input = args[0] as string;
         if (bulk.dryRun) {
-          const { runDryRun } = await import('../print-plan.js');
+          const { runDryRun } = await import('./bulk/dry-run.js');
           return runDryRun('companies', input, bulk, globals);
         }
-        const { runBulkCommand } = await import('../bulk-run.js');
+        const { runBulkCommand } = await import('./bulk/run.js');
         return runBulkCommand('companies', input, bulk, globals);
       }),
     );

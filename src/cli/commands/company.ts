@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import type { CompanyFlags } from '../single-lookup.js';
+import type { CompanyFlags } from './single/lookup.js';
 
 /** Registers `enrich company`: one company (its best matches), enriched synchronously. */
 export function registerCompany(program: Command): void {
@@ -23,7 +23,7 @@ Examples:
     )
     .action(
       action<CompanyFlags>(async ({ options, globals }) => {
-        const { runCompany } = await import('../single-lookup.js');
+        const { runCompany } = await import('./single/lookup.js');
         return runCompany(options, globals);
       }),
     );

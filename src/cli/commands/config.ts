@@ -28,7 +28,7 @@ Examples:
       '\nExamples:\n  $ enrich config list\n  $ enrich config list --profile staging --json',
     )
     .action(
-      action<object>(async ({ globals }) => (await import('../config-run.js')).runList(globals)),
+      action<object>(async ({ globals }) => (await import('./config/run.js')).runList(globals)),
     );
   config
     .command('get')
@@ -40,7 +40,7 @@ Examples:
     )
     .action(
       action<object>(async ({ args, globals }) =>
-        (await import('../config-run.js')).runGet(globals, args[0] ?? ''),
+        (await import('./config/run.js')).runGet(globals, args[0] ?? ''),
       ),
     );
   config
@@ -54,7 +54,7 @@ Examples:
     )
     .action(
       action<object>(async ({ args, globals }) =>
-        (await import('../config-run.js')).runSet(globals, args[0] ?? '', args[1] ?? ''),
+        (await import('./config/run.js')).runSet(globals, args[0] ?? '', args[1] ?? ''),
       ),
     );
   config
@@ -67,7 +67,7 @@ Examples:
     )
     .action(
       action<object>(async ({ args, globals }) =>
-        (await import('../config-run.js')).runUnset(globals, args[0] ?? ''),
+        (await import('./config/run.js')).runUnset(globals, args[0] ?? ''),
       ),
     );
 }

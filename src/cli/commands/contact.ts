@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import type { ContactFlags } from '../single-lookup.js';
+import type { ContactFlags } from './single/lookup.js';
 
 /** Registers `enrich contact`: one contact, enriched synchronously. */
 export function registerContact(program: Command): void {
@@ -35,7 +35,7 @@ Examples:
     )
     .action(
       action<ContactFlags>(async ({ options, globals }) => {
-        const { runContact } = await import('../single-lookup.js');
+        const { runContact } = await import('./single/lookup.js');
         return runContact(options, globals);
       }),
     );

@@ -82,7 +82,7 @@ export function registerJobs(program: Command): void {
               hint: `job ${id} is not in the local journal, so say which kind it is: --kind contacts`,
             });
           }
-          const { fetchJobResults } = await import('../jobs-fetch.js');
+          const { fetchJobResults } = await import('./jobs/fetch.js');
           return fetchJobResults({
             jobId: job?.job_id ?? id,
             kind,

@@ -20,7 +20,7 @@ Examples:
     )
     .action(
       action<object>(async ({ args, globals }) => {
-        const { runVerifyEmail } = await import('../single-lookup.js');
+        const { runVerifyEmail } = await import('./single/lookup.js');
         return runVerifyEmail(args[0] ?? '', globals);
       }),
     );

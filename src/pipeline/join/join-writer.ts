@@ -1,6 +1,6 @@
 import type { InputRow, InputSource } from '../../io/read.js';
 import { createOutputWriter, type OutputRow } from '../../io/write.js';
-import type { BulkKind } from '../run/batch-task.js';
+import type { BulkKind } from '../types.js';
 import { noRecords, type RowOutcome, type RowStatus } from './join.js';
 import {
   companyColumns,

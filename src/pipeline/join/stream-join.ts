@@ -1,5 +1,5 @@
 import type { InputRow, InputSource } from '../../io/read.js';
-import type { LeafResult } from '../run/batch-task.js';
+import type { LeafResult } from '../types.js';
 import { noRecords, type RowOutcome } from './join.js';
 import type { JoinStats, JoinWriter } from './join-writer.js';
 import type { InvalidRow } from '../mapping/validate.js';

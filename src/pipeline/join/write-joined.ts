@@ -1,5 +1,5 @@
 import type { InputRow, InputSource } from '../../io/read.js';
-import type { BulkKind, LeafResult } from '../run/batch-task.js';
+import type { BulkKind, LeafResult } from '../types.js';
 import {
   indexBatch,
   isCreditMessage,

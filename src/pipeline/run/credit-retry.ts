@@ -1,24 +1,15 @@
-import {
-  affordableRows,
-  stopAtBudget,
-  type BatchContext,
-  type BatchItem,
-  type BulkKind,
-  type LeafResult,
-} from './batch-task.js';
+import type { BatchItem, BulkKind, LeafResult } from '../types.js';
+import type { BatchContext, BatchRun } from './batch-task.js';
+import { affordableRows } from './budget.js';
+import { budgetReached, OUT_OF_CREDITS } from './messages.js';
 import { indexBatch, isCreditError, recordsForRow } from '../join/join.js';
 import { readSpool } from '../journal/spool.js';
 import { keyOfFields } from '../mapping/validate.js';
 
 type AnyRecord = Record<string, unknown>;
 
-/** `runBatch` of batch-task.ts, passed in (it calls back into this module). */
-type RunBatch = (
-  ctx: BatchContext,
-  id: string,
-  items: BatchItem[],
-  onAccepted: () => void,
-) => Promise<LeafResult[]>;
+/** `startBatch` of batch-task.ts, passed in (it calls back into this module). */
+type StartBatch = (ctx: BatchContext, id: string, items: BatchItem[], paid: boolean) => BatchRun;
 
 /**
  * The id of the n-th credit retry of a batch: the rows a job returned with an
@@ -63,7 +54,7 @@ export async function retryCreditFailures(
   id: string,
   items: BatchItem[],
   leaf: LeafResult,
-  runBatch: RunBatch,
+  startBatch: StartBatch,
 ): Promise<LeafResult> {
   let records = (await readSpool(ctx.journal.dir, id, ctx.kind)) as Record<string, unknown>[];
   const extra: string[] = [];
@@ -99,18 +90,17 @@ export async function retryCreditFailures(
         // pays for (the rest stay failed, for a later run); runBatch then takes their credits.
         const fit = affordableRows(ctx.budget);
         if (fit === 0) {
-          stopAtBudget(ctx);
+          ctx.stop('CREDITS_EXHAUSTED', budgetReached(ctx.words, ctx.budget.limit));
           break;
         }
         retry = retry.slice(0, fit);
       }
-      const parts = await runBatch(ctx, child, retry, () => {});
+      const parts = await startBatch(ctx, child, retry, false).done;
       const unfinished = parts.find((p) => p.state !== 'spooled');
       if (unfinished) {
         await readBack(child); // the parts of a split retry that did finish
         // A 402 on the retry's POST: the account is dry again (exit 5).
-        if (unfinished.code === 'CREDITS_EXHAUSTED')
-          ctx.stop('CREDITS_EXHAUSTED', 'the account ran out of credits');
+        if (unfinished.code === 'CREDITS_EXHAUSTED') ctx.stop('CREDITS_EXHAUSTED', OUT_OF_CREDITS);
         // Otherwise still running at --timeout, failed or expired: the run is partial and
         // the same command picks the retry's job up again (exit 3, or the stop's own code).
         const { state, jobId, error } = unfinished as LeafResult & { state: RetryState };

@@ -17,13 +17,6 @@ export function isBatchTooLarge(err: unknown): boolean {
   );
 }
 
-/** Splits `count` items into chunk sizes no larger than `size` (pure). */
-export function splitSizes(count: number, size: number): number[] {
-  const sizes: number[] = [];
-  for (let left = count; left > 0; left -= size) sizes.push(Math.min(size, left));
-  return sizes;
-}
-
 /** A counting semaphore. A released slot goes straight to the next waiter, so at most `max` are held. */
 export function createSemaphore(max: number): { acquire(): Promise<void>; release(): void } {
   let active = 0;

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { EnrichError } from '../errors.js';
+import { EnrichError } from '../../../errors.js';
 
 /** Asks for a secret on the terminal (stderr), echoing nothing of what is typed. */
 export function promptSecret(question: string): Promise<string> {

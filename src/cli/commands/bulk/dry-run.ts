@@ -1,14 +1,8 @@
-import type { InputSource } from '../io/read.js';
-import type { Plan } from '../pipeline/run/plan.js';
-import {
-  mappingOptionsOf,
-  readOptionsOf,
-  settingFlags,
-  type BulkKind,
-  type BulkOptions,
-} from './bulk-options.js';
-import type { GlobalOptions } from './globals.js';
-import { warnAbout } from './output.js';
+import type { InputSource } from '../../../io/read.js';
+import type { Plan } from '../../../pipeline/run/plan.js';
+import type { BulkKind } from '../../../pipeline/types.js';
+import type { BulkOptions } from './options.js';
+import type { GlobalOptions } from '../../globals.js';
 
 /** The `--dry-run --json` object of DESIGN.md section 4, exactly. */
 export function planJson(plan: Plan): Record<string, unknown> {
@@ -106,35 +100,21 @@ export async function runDryRun(
   options: BulkOptions,
   globals: GlobalOptions,
 ): Promise<number> {
-  const [{ openInput }, { planBulk }, { resolveSettings }] = await Promise.all([
-    import('../io/read.js'),
-    import('../pipeline/run/plan.js'),
-    import('../config/settings.js'),
+  const [{ openBulkRun }, { planBulk }] = await Promise.all([
+    import('./resolve.js'),
+    import('../../../pipeline/run/plan.js'),
   ]);
-  const { batchSize } = resolveSettings({ globals, flags: settingFlags(options) });
-  const source = await openInput(input, readOptionsOf(options));
-  warnAbout(source.warnings);
+  const { source, run } = await openBulkRun(kind, input, options, globals);
   try {
-    const plan = await planBulk(source, {
-      ...mappingOptionsOf(kind, options),
-      dedupe: options.dedupe,
-      batchSize,
-      topMatches: options.top,
-      rejects: options.rejects,
-      idColumn: options.idColumn,
-    });
+    const plan = await planBulk(run);
     if (!globals.quiet) process.stderr.write(`${formatMappingTable(plan, source)}\n`);
-    if (
-      options.maxCredits !== undefined &&
-      plan.max_credits > options.maxCredits &&
-      !globals.quiet
-    ) {
+    if (run.maxCredits !== undefined && plan.max_credits > run.maxCredits && !globals.quiet) {
       process.stderr.write(
-        `note: up to ${plan.max_credits} credits could be spent; --max-credits ${options.maxCredits} will stop the run at that budget\n`,
+        `note: up to ${plan.max_credits} credits could be spent; --max-credits ${run.maxCredits} will stop the run at that budget\n`,
       );
     }
     if (globals.json) process.stdout.write(`${JSON.stringify(planJson(plan), null, 2)}\n`);
-    else process.stdout.write(`${formatPlan(plan, options, batchSize)}\n`);
+    else process.stdout.write(`${formatPlan(plan, options, run.batchSize)}\n`);
     return 0;
   } finally {
     await source.close();

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { usageError } from '../errors.js';
+import { usageError } from '../../../errors.js';
 
 /** Maps wire field names to the flags (or argument) that set them. */
 export type FlagNames = Readonly<Record<string, string>>;
@@ -57,15 +57,6 @@ export function checkRequest<S extends z.ZodType>(
   const flag = flags[field] ?? field;
   const rule = describeIssue(issue, valueAt(body, issue.path));
   throw usageError(`${command}: ${flag}: ${rule} (${field})`, { hint });
-}
-
-/** Parses an integer flag in [min, max], or throws a usage error naming the flag. */
-export function parseIntegerFlag(flag: string, text: string, min: number, max: number): number {
-  const n = Number(text);
-  if (!/^\s*-?\d+\s*$/.test(text) || n < min || n > max) {
-    throw usageError(`${flag}: expected an integer from ${min} to ${max}, got "${text}"`);
-  }
-  return n;
 }
 
 /** Drops null, undefined and empty-string fields (recursively) for the human view. */

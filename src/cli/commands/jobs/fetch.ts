@@ -1,19 +1,19 @@
 import { extname } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
-import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../contract/limits.js';
-import { usageError } from '../errors.js';
-import { writeFileAtomic } from '../io/atomic-write.js';
-import { escapeFormula } from '../io/formula-escape.js';
+import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../../../contract/limits.js';
+import { usageError } from '../../../errors.js';
+import { writeFileAtomic } from '../../../io/atomic-write.js';
+import { escapeFormula } from '../../../io/formula-escape.js';
 import {
   companyColumns,
   contactColumns,
   flattenCompany,
   flattenContact,
-} from '../pipeline/join/output-columns.js';
-import type { BulkKind } from '../pipeline/run/batch-task.js';
-import { originalFieldsOf } from '../pipeline/join/join.js';
-import { openService } from './context.js';
-import type { GlobalOptions } from './globals.js';
+} from '../../../pipeline/join/output-columns.js';
+import type { BulkKind } from '../../../pipeline/types.js';
+import { originalFieldsOf } from '../../../pipeline/join/join.js';
+import { openService } from '../../context.js';
+import type { GlobalOptions } from '../../globals.js';
 
 type Format = 'json' | 'jsonl' | 'csv' | 'tsv';
 const FORMATS: readonly Format[] = ['json', 'jsonl', 'csv', 'tsv'];

@@ -3,15 +3,16 @@ import {
   contactRequestSchema,
   emailVerificationRequestSchema,
   Limits,
-} from '../contract/index.js';
-import { getPaths } from '../config/paths.js';
-import { writeCreditsMemo, type CreditsMemo } from '../config/credits-memo.js';
-import { EnrichError } from '../errors.js';
-import { isCreditMessage } from '../pipeline/join/join.js';
-import { openService, type Service } from './context.js';
-import type { GlobalOptions } from './globals.js';
-import { printJson, printKeyValues, say } from './output.js';
-import { checkRequest, compact, parseIntegerFlag } from './request-flags.js';
+} from '../../../contract/index.js';
+import { getPaths } from '../../../config/paths.js';
+import { writeCreditsMemo, type CreditsMemo } from '../../../config/credits-memo.js';
+import { EnrichError } from '../../../errors.js';
+import { isCreditMessage } from '../../../pipeline/join/join.js';
+import { openService, type Service } from '../../context.js';
+import type { GlobalOptions } from '../../globals.js';
+import { printJson, printKeyValues, say } from '../../output.js';
+import { parseIntegerFlag } from '../../flags.js';
+import { checkRequest, compact } from './request-flags.js';
 
 /** Flags of `enrich contact`. */
 export interface ContactFlags {

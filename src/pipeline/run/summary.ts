@@ -1,4 +1,5 @@
-import type { LeafResult } from './batch-task.js';
+import { ExitCode, exitCodeOfCode, stopRank } from '../../errors.js';
+import type { LeafResult, StopReason } from '../types.js';
 import { isDateTime } from '../../contract/rules.js';
 import type { JoinStats } from '../join/join-writer.js';
 
@@ -30,7 +31,7 @@ export interface RunSummary extends JoinStats {
    * every row was written in one pass as its batch came back (see stream-join.ts).
    */
   secondPassFrom: number | null;
-  stopReason?: { code: string; message: string };
+  stopReason?: StopReason;
   exitCode: number;
 }
 
@@ -86,42 +87,27 @@ export function emptyStats(): JoinStats {
   };
 }
 
-// Which reason to stop a run says most about it: a key that is refused, then a service
-// that cannot be reached, then credits; any of them over a reason without a rank.
-const STOP_RANK: Record<string, number> = {
-  AUTH_INVALID: 3,
-  AUTH_FORBIDDEN: 3,
-  NETWORK: 2,
-  TIMEOUT: 2,
-  SERVER_ERROR: 2,
-  RATE_LIMITED: 2,
-  CREDITS_EXHAUSTED: 1,
-};
-
 /**
  * The run's stop reason after another one: the first, unless the new one ranks higher
  * (every POST failing on the network after --max-credits was reached is exit 6, not 5).
  */
 export function strongerStop<T extends { code: string }>(current: T | undefined, next: T): T {
   if (!current) return next;
-  return (STOP_RANK[next.code] ?? 0) > (STOP_RANK[current.code] ?? 0) ? next : current;
+  return stopRank(next.code) > stopRank(current.code) ? next : current;
 }
 
-/** The exit code of a finished run (DESIGN.md section 4). */
+/** The exit code of a finished run (DESIGN.md section 4), from the stop's code and what became of the jobs. */
 export function exitCodeFor(
   stats: JoinStats,
   jobs: RunSummary['jobs'],
   stop: { code: string } | undefined,
 ): number {
-  if (stop && (stop.code === 'AUTH_INVALID' || stop.code === 'AUTH_FORBIDDEN')) return 4;
-  if (
-    stop &&
-    ['NETWORK', 'TIMEOUT', 'SERVER_ERROR', 'RATE_LIMITED'].includes(stop.code) &&
-    jobs.spooled === 0
-  )
-    return 6;
-  if (stop?.code === 'CREDITS_EXHAUSTED') return 5;
+  const stopExit = stop && exitCodeOfCode(stop.code);
+  if (stopExit === ExitCode.auth) return ExitCode.auth;
+  // A service out of reach is exit 6 only when nothing came back at all.
+  if (stopExit === ExitCode.network && jobs.spooled === 0) return ExitCode.network;
+  if (stopExit === ExitCode.credits) return ExitCode.credits;
   if (jobs.failed + jobs.expired + jobs.pending + jobs.unsent > 0 || stats.statuses.expired > 0)
-    return 3;
-  return 0;
+    return ExitCode.partial;
+  return ExitCode.ok;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fillLine, summaryJson, summaryText } from '../../src/cli/bulk-report.js';
-import type { RunSummary } from '../../src/pipeline/run/run.js';
+import { fillLine, summaryJson, summaryText } from '../../../../src/cli/commands/bulk/report.js';
+import type { RunSummary } from '../../../../src/pipeline/run/run.js';
 
 const summary: RunSummary = {
   runKey: 'k',

@@ -1,21 +1,19 @@
 import type { Command } from 'commander';
-import { parseDuration } from '../config/duration.js';
-import { usageError } from '../errors.js';
-import type { Settings } from '../config/settings.js';
-import { formatOfExtension, type FileFormat } from '../io/file-format.js';
-import type { ReadOptions } from '../io/read.js';
-import type { MappingOptions } from '../pipeline/run/plan.js';
-
-export type BulkKind = 'contacts' | 'companies';
-export type { FileFormat };
-export type FormulaEscapeMode = 'auto' | 'always' | 'never';
+import { parseDuration } from '../../../config/duration.js';
+import { parseSetting, type Settings } from '../../../config/settings-table.js';
+import { usageError } from '../../../errors.js';
+import type { FileFormat } from '../../../io/file-format.js';
+import type { ReadOptions } from '../../../io/read.js';
+import type { MappingOptions } from '../../../pipeline/mapping/resolve-mapping.js';
+import type { BulkKind, FormulaEscape } from '../../../pipeline/types.js';
+import { parseIntegerFlag } from '../../flags.js';
 
 /** Every bulk flag, checked and normalised once (DESIGN.md section 4, plus --header-row/--input-format). */
 export interface BulkOptions {
   readonly kind: BulkKind;
   /** Output path; undefined = stdout. */
   readonly output?: string;
-  /** Output format from --format or the output's extension; undefined = same as the input (CSV for stdout). */
+  /** Output format from --format; undefined = from the output's extension, else the input's own. */
   readonly format?: FileFormat;
   readonly map: Readonly<Record<string, string>>;
   readonly mappingFile?: string;
@@ -40,7 +38,7 @@ export interface BulkOptions {
   readonly explode: boolean;
   readonly prefix?: string;
   readonly rejects?: string;
-  readonly formulaEscape?: FormulaEscapeMode;
+  readonly formulaEscape?: FormulaEscape;
   readonly bom: boolean;
   readonly delimiter?: string;
   readonly encoding?: string;
@@ -110,15 +108,13 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
 
 const FORMATS: readonly FileFormat[] = ['csv', 'tsv', 'json', 'jsonl'];
 
-function integer(flag: string, raw: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const s = String(raw).trim();
-  const n = /^\d+$/.test(s) ? Number(s) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    const range =
-      max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
-    throw usageError(`${flag}: expected ${range}, got "${s}"`);
+/** A setting given as a flag, checked by the settings table's own parser (one range, one place). */
+function settingFlag<K extends keyof Settings>(prop: K, flag: string, raw: unknown): Settings[K] {
+  try {
+    return parseSetting(prop, raw);
+  } catch (err) {
+    throw usageError(`${flag}: ${(err as Error).message}`);
   }
-  return n;
 }
 
 function oneOf<T extends string>(flag: string, raw: unknown, allowed: readonly T[]): T {
@@ -167,18 +163,7 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 /** Turns commander's flags into a frozen BulkOptions, refusing bad values and combinations with USAGE (exit 2). */
 export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
   const output = str(raw.output) === '-' ? undefined : str(raw.output);
-  const format =
-    raw.format !== undefined
-      ? oneOf('--format', raw.format, FORMATS)
-      : output
-        ? formatOfExtension(output)
-        : undefined;
-  const mobile = raw.mobile === true;
-  const requireMobile = raw.requireMobile === true;
-  if (requireMobile && !mobile)
-    throw usageError(
-      '--require-mobile needs --mobile: the service filters on mobile phones only when it is asked for them',
-    );
+  const format = raw.format === undefined ? undefined : oneOf('--format', raw.format, FORMATS);
   if (raw.explode === true && kind !== 'companies')
     throw usageError('--explode is for companies only');
   const timeout = str(raw.timeout);
@@ -193,41 +178,43 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
     saveMapping: str(raw.saveMapping),
     idColumn: str(raw.idColumn),
     batchSize:
-      raw.batchSize === undefined ? undefined : integer('--batch-size', raw.batchSize, 1, 10_000),
+      raw.batchSize === undefined
+        ? undefined
+        : settingFlag('batchSize', '--batch-size', raw.batchSize),
     concurrency:
-      raw.concurrency === undefined ? undefined : integer('--concurrency', raw.concurrency, 1, 64),
+      raw.concurrency === undefined
+        ? undefined
+        : settingFlag('concurrency', '--concurrency', raw.concurrency),
     dryRun: raw.dryRun === true,
     maxCredits:
-      raw.maxCredits === undefined ? undefined : integer('--max-credits', raw.maxCredits, 0),
+      raw.maxCredits === undefined
+        ? undefined
+        : parseIntegerFlag('--max-credits', raw.maxCredits, 0),
     dedupe: raw.dedupe !== false,
     wait: raw.wait !== false,
     timeoutMs,
     restart: raw.restart === true,
-    mobile,
-    requireMobile,
+    mobile: raw.mobile === true,
+    requireMobile: raw.requireMobile === true,
     requireEmail: raw.requireEmail === true,
     verify: raw.verify === true,
-    top: kind === 'companies' ? integer('--top', raw.top ?? '1', 1, 10) : 1,
+    top: kind === 'companies' ? parseIntegerFlag('--top', raw.top ?? '1', 1, 10) : 1,
     explode: raw.explode === true,
     prefix: str(raw.prefix),
     rejects: str(raw.rejects),
     formulaEscape:
       raw.formulaEscape === undefined
         ? undefined
-        : oneOf('--formula-escape', raw.formulaEscape, ['auto', 'always', 'never'] as const),
+        : settingFlag('formulaEscape', '--formula-escape', raw.formulaEscape),
     bom: raw.bom === true,
     delimiter: raw.delimiter === undefined ? undefined : parseDelimiter(String(raw.delimiter)),
     encoding: str(raw.encoding),
-    headerRow: raw.headerRow === undefined ? undefined : integer('--header-row', raw.headerRow, 1),
+    headerRow:
+      raw.headerRow === undefined ? undefined : parseIntegerFlag('--header-row', raw.headerRow, 1),
     inputFormat:
       raw.inputFormat === undefined ? undefined : oneOf('--input-format', raw.inputFormat, FORMATS),
   };
   return Object.freeze(options);
-}
-
-/** The output format: --format or the output's extension, else the input's own format. */
-export function resolveOutputFormat(o: BulkOptions, inputFormat: FileFormat): FileFormat {
-  return o.format ?? inputFormat;
 }
 
 /** The settings the command line gave explicitly (flags win over env, config and defaults). */

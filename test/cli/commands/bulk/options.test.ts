@@ -1,14 +1,15 @@
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { EnrichError } from '../../src/errors.js';
-import { requestMetadata } from '../../src/enrich-file.js';
+import { EnrichError } from '../../../../src/errors.js';
+import { requestMetadata } from '../../../../src/bulk/request-metadata.js';
+import { outputFormatOf } from '../../../../src/bulk/resolve-run.js';
 import {
   addBulkOptions,
   normalizeBulkOptions,
   parseDelimiter,
-  resolveOutputFormat,
-  type BulkKind,
-} from '../../src/cli/bulk-options.js';
+} from '../../../../src/cli/commands/bulk/options.js';
+import { CLI_WORDS } from '../../../../src/cli/commands/bulk/resolve.js';
+import type { BulkKind } from '../../../../src/pipeline/types.js';
 
 /** Parses flags the way the real command does, then normalises them. */
 function parse(kind: BulkKind, argv: string[]) {
@@ -97,7 +98,8 @@ describe('normalizeBulkOptions', () => {
     expect(o).toEqual({
       kind: 'contacts',
       output: 'out.jsonl',
-      format: 'jsonl',
+      // Only --format sets it: the output's extension is read where the run is resolved.
+      format: undefined,
       map: { business_email: 'Work Email', company_name: '' },
       mappingFile: 'm.json',
       saveMapping: 's.json',
@@ -141,9 +143,14 @@ describe('normalizeBulkOptions', () => {
   });
 
   it('output format: --format, else the extension, else the input format', () => {
-    expect(resolveOutputFormat(parse('contacts', ['-o', 'x.TSV']), 'csv')).toBe('tsv');
-    expect(resolveOutputFormat(parse('contacts', ['-o', 'x.out']), 'json')).toBe('json');
-    expect(resolveOutputFormat(parse('contacts', ['-o', '-']), 'jsonl')).toBe('jsonl');
+    const format = (argv: string[], input: 'csv' | 'json' | 'jsonl') => {
+      const o = parse('contacts', argv);
+      return outputFormatOf(o.format, o.output ?? '-', input);
+    };
+    expect(format(['-o', 'x.TSV'], 'csv')).toBe('tsv');
+    expect(format(['-o', 'x.TSV', '--format', 'json'], 'csv')).toBe('json');
+    expect(format(['-o', 'x.out'], 'json')).toBe('json');
+    expect(format(['-o', '-'], 'jsonl')).toBe('jsonl');
   });
 
   it.each([
@@ -151,7 +158,6 @@ describe('normalizeBulkOptions', () => {
     [['--batch-size', '1.5'], /--batch-size/],
     [['--concurrency', 'many'], /--concurrency/],
     [['--max-credits', '-1'], /--max-credits: expected an integer >= 0/],
-    [['--require-mobile'], /--require-mobile needs --mobile/],
     [['--formula-escape', 'maybe'], /expected one of auto, always, never/],
     [['--format', 'xlsx'], /--format: expected one of csv, tsv, json, jsonl/],
     [['--timeout', 'soon'], /duration/],
@@ -160,6 +166,14 @@ describe('normalizeBulkOptions', () => {
     [['--map', 'Email'], /--map: expected field=Column/],
   ])('contacts %j is a usage error', (argv, message) => {
     expect(usage(() => parse('contacts', argv))).toMatch(message);
+  });
+
+  it('--require-mobile without --mobile is refused where the request is built, in CLI words', () => {
+    const o = parse('contacts', ['--require-mobile']);
+    expect(usage(() => requestMetadata('contacts', o, CLI_WORDS))).toMatch(
+      /^--require-mobile needs --mobile: the service filters on mobile phones/,
+    );
+    expect(usage(() => requestMetadata('contacts', o))).toMatch(/^requireMobile needs mobile/);
   });
 
   it('--top is 1..10', () => {

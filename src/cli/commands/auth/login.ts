@@ -1,13 +1,13 @@
-import { EnrichError, usageError } from '../errors.js';
-import { createClient } from '../api/client.js';
-import { maskKey } from '../config/mask-key.js';
-import { getPaths } from '../config/paths.js';
-import { readCreditsMemo } from '../config/credits-memo.js';
-import { resolveSettings } from '../config/settings.js';
-import { openConfigStore } from '../config/store.js';
-import { debugSink, missingBaseUrl } from './context.js';
-import type { GlobalOptions } from './globals.js';
-import { printJson, printKeyValues, say } from './output.js';
+import { EnrichError, usageError } from '../../../errors.js';
+import { createClient } from '../../../api/client.js';
+import { maskKey } from '../../../config/mask-key.js';
+import { getPaths } from '../../../config/paths.js';
+import { readCreditsMemo } from '../../../config/credits-memo.js';
+import { resolveSettings } from '../../../config/settings.js';
+import { openConfigStore } from '../../../config/store.js';
+import { debugSink, missingBaseUrl } from '../../context.js';
+import type { GlobalOptions } from '../../globals.js';
+import { printJson, printKeyValues, say } from '../../output.js';
 import { promptSecret, readStdin } from './prompt-secret.js';
 
 function refuseSandbox(globals: GlobalOptions, sub: string): void {

@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { renderResults } from '../../src/cli/jobs-fetch.js';
+import { renderResults } from '../../../../src/cli/commands/jobs/fetch.js';
 
 describe('jobs fetch as CSV', () => {
   it('says what each record answers: original_fields as original_<field> columns, object or JSON text', () => {

@@ -1,11 +1,15 @@
-import { usageError, type EnrichError } from '../errors.js';
-import { maskKey } from '../config/mask-key.js';
-import { getPaths } from '../config/paths.js';
-import { resolveSettings, type ResolvedSettings, type SettingSource } from '../config/settings.js';
-import { findSetting, SETTINGS, SETTING_KEYS } from '../config/settings-table.js';
-import { checkProfileName, openConfigStore } from '../config/store.js';
-import type { GlobalOptions } from './globals.js';
-import { printJson, say } from './output.js';
+import { usageError, type EnrichError } from '../../../errors.js';
+import { maskKey } from '../../../config/mask-key.js';
+import { getPaths } from '../../../config/paths.js';
+import {
+  resolveSettings,
+  type ResolvedSettings,
+  type SettingSource,
+} from '../../../config/settings.js';
+import { findSetting, SETTINGS, SETTING_KEYS } from '../../../config/settings-table.js';
+import { checkProfileName, openConfigStore } from '../../../config/store.js';
+import type { GlobalOptions } from '../../globals.js';
+import { printJson, say } from '../../output.js';
 
 interface Row {
   key: string;

@@ -1,55 +1,37 @@
 import { setMaxListeners } from 'node:events';
-import { setFlagsFromString } from 'node:v8';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { getPaths } from '../config/paths.js';
-import { EnrichError } from '../errors.js';
-import { openInput } from '../io/read.js';
-import { enrichFile } from '../enrich-file.js';
-import { resolveIdColumn, resolveMapping } from '../pipeline/run/plan.js';
-import { runsDirOf, type RunSummary } from '../pipeline/run/run.js';
-import { resumeBy } from '../pipeline/run/poll.js';
-import {
-  mappingOptionsOf,
-  readOptionsOf,
-  resolveOutputFormat,
-  settingFlags,
-  type BulkKind,
-  type BulkOptions,
-} from './bulk-options.js';
-import { summaryJson, summaryText } from './bulk-report.js';
-import { openService } from './context.js';
-import type { GlobalOptions } from './globals.js';
-import { warningLine } from './output.js';
-import { createProgress } from './progress.js';
+import { setFlagsFromString } from 'node:v8';
+import { toBulkApi } from '../../../api/bulk-api.js';
+import { sleep } from '../../../bulk/enrich-file.js';
+import { EnrichError } from '../../../errors.js';
+import { resumeBy } from '../../../pipeline/run/poll.js';
+import { runBulk, type RunSummary } from '../../../pipeline/run/run.js';
+import type { BulkKind } from '../../../pipeline/types.js';
+import { openService } from '../../context.js';
+import type { GlobalOptions } from '../../globals.js';
+import { warningLine } from '../../output.js';
+import { createProgress } from '../../progress.js';
+import type { BulkOptions } from './options.js';
+import { summaryJson, summaryText } from './report.js';
+import { openBulkRun, resumeCommand } from './resolve.js';
 
-/** The command line that resumes this run (the same command, without --restart). */
-export function resumeCommand(argv: readonly string[]): string {
-  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-  return ['enrich', ...argv.filter((a) => a !== '--restart').map(quote)].join(' ');
+/** Refuses --no-wait with --sandbox: the embedded sandbox's jobs could never be fetched later. */
+function checkNoWait(options: BulkOptions, globals: GlobalOptions): void {
+  if (!globals.sandbox || options.wait) return;
+  // Each --sandbox run starts a new sandbox on a new port (a new service, so a new run).
+  throw new EnrichError(
+    'USAGE',
+    '--no-wait cannot be used with --sandbox: the embedded sandbox stops with this command, so its jobs could never be fetched',
+    {
+      hint: 'Drop --no-wait, or start a sandbox with `enrich sandbox` and point ENRICH_BASE_URL at it.',
+    },
+  );
 }
 
-/** `enrich contacts|companies <input>` without --dry-run: the whole bulk run, printed. */
-export async function runBulkCommand(
-  kind: BulkKind,
-  input: string,
-  options: BulkOptions,
-  globals: GlobalOptions,
-): Promise<number> {
-  if (globals.sandbox && !options.wait) {
-    // Each --sandbox run starts a new sandbox on a new port (a new service, so a new run):
-    // the jobs of a --no-wait run could never be fetched.
-    throw new EnrichError(
-      'USAGE',
-      '--no-wait cannot be used with --sandbox: the embedded sandbox stops with this command, so its jobs could never be fetched',
-      {
-        hint: 'Drop --no-wait, or start a sandbox with `enrich sandbox` and point ENRICH_BASE_URL at it.',
-      },
-    );
-  }
-  const started = Date.now();
-  const source = await openInput(input, readOptionsOf(options));
+/** Ctrl-C (or SIGTERM) once: stop submitting, keep the journal; twice: leave at once. */
+function interruptOnSignal(): { signal: AbortSignal; dispose(): void } {
   const aborter = new AbortController();
   // Every job being polled waits on this one signal: many listeners are expected, not a leak.
   setMaxListeners(0, aborter.signal);
@@ -62,66 +44,68 @@ export async function runBulkCommand(
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  return {
+    signal: aborter.signal,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** `enrich contacts|companies <input>` without --dry-run: the whole bulk run, printed. */
+export async function runBulkCommand(
+  kind: BulkKind,
+  input: string,
+  options: BulkOptions,
+  globals: GlobalOptions,
+): Promise<number> {
+  checkNoWait(options, globals);
+  const started = Date.now();
+  const command = resumeCommand(process.argv.slice(2));
   // --sandbox runs are throw-away: their journal lives in a temp dir, removed afterwards.
   const scratch = globals.sandbox
     ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
     : undefined;
+  const interrupt = interruptOnSignal();
+  let opened: Awaited<ReturnType<typeof openBulkRun>> | undefined;
   let service: Awaited<ReturnType<typeof openService>> | undefined;
   const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
   try {
-    // The file's mapping is checked before the service is needed (a key, or the embedded
-    // sandbox): a wrong column is a usage error even without a key. enrichFile maps it
-    // again from the same sample rows, which costs a few milliseconds.
-    const mapping = mappingOptionsOf(kind, options);
-    await resolveMapping(source, mapping);
-    resolveIdColumn(source, options.idColumn);
-    service = await openService(globals, { flags: settingFlags(options) });
-    const s = service.settings;
-    const command = resumeCommand(process.argv.slice(2));
+    // The run is resolved (mapping, output, options) before the service is needed (a key,
+    // or the embedded sandbox): a wrong column is a usage error even without a key.
+    opened = await openBulkRun(kind, input, options, globals, { runsDir: scratch, command });
+    service = await openService(globals, { settings: opened.settings });
     boundHeapGrowth();
-    const summary = await enrichFile({
-      kind,
-      input: source,
-      output: options.output ?? '-',
-      service: { client: service.client, baseUrl: service.baseUrl },
-      mapping: { ...mapping, saveMapping: undefined }, // saved above
-      idColumn: options.idColumn,
-      request: options,
-      batchSize: s.batchSize,
-      concurrency: s.concurrency,
-      dedupe: options.dedupe,
-      maxCredits: options.maxCredits,
-      timeoutMs: s.timeoutMs,
-      wait: options.wait,
-      restart: options.restart,
-      runsDir: scratch ?? runsDirOf(getPaths().stateDir),
-      format: resolveOutputFormat(options, source.format),
-      bom: options.bom,
-      formulaEscape: s.formulaEscape,
-      explode: options.explode,
-      prefix: s.prefix,
-      rejects: options.rejects,
-      command,
-      signal: aborter.signal,
+    const summary = await runBulk(opened.run, {
+      api: toBulkApi(service.client),
+      baseUrl: service.baseUrl,
+      env: { now: Date.now, sleep, random: Math.random, signal: interrupt.signal },
       onProgress: (p) => progress.update(p),
       onWarning: (w) => progress.note(warningLine(w)),
     });
     progress.stop();
-    return report(summary, options, globals, Date.now() - started, command, s.prefix);
+    return report(
+      summary,
+      options,
+      globals,
+      Date.now() - started,
+      command,
+      opened.run.output.prefix,
+    );
   } catch (err) {
     progress.stop();
     if (err instanceof EnrichError && err.code === 'INTERRUPTED') {
       process.stderr.write(
-        `enrich: interrupted; the journal is saved. Resume with:\n  ${resumeCommand(process.argv.slice(2))}\n`,
+        `enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`,
       );
       return 130;
     }
     throw err;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    interrupt.dispose();
     await service?.close();
-    await source.close();
+    await opened?.source.close();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }
 }

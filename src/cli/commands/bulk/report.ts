@@ -1,5 +1,5 @@
-import { formatDuration } from '../config/duration.js';
-import type { RunSummary } from '../pipeline/run/run.js';
+import { formatDuration } from '../../../config/duration.js';
+import type { RunSummary } from '../../../pipeline/run/run.js';
 
 /** The JSON summary of a bulk run (stdout with `-o` and `--json`). */
 export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, unknown> {

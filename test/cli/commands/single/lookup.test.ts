@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { creditsExhaustedError } from '../../src/cli/single-lookup.js';
+import { creditsExhaustedError } from '../../../../src/cli/commands/single/lookup.js';
 
 const NO_CREDITS = 'Insufficient credits: the account has no enrichment credits left';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatMappingTable, printable } from '../../src/cli/print-plan.js';
-import type { InputSource } from '../../src/io/read.js';
-import type { Plan } from '../../src/pipeline/run/plan.js';
+import { formatMappingTable, printable } from '../../../../src/cli/commands/bulk/dry-run.js';
+import type { InputSource } from '../../../../src/io/read.js';
+import type { Plan } from '../../../../src/pipeline/run/plan.js';
 
 describe('the --dry-run mapping table', () => {
   it('shows line breaks, tabs and terminal escapes in cells as escapes', () => {

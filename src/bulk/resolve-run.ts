@@ -1,0 +1,134 @@
+import { getPaths } from '../config/paths.js';
+import { parseInteger, parseSetting, settingDefault } from '../config/settings-table.js';
+import type { Settings } from '../config/settings-table.js';
+import { EnrichError } from '../errors.js';
+import { formatOfExtension, type FileFormat } from '../io/file-format.js';
+import type { InputSource } from '../io/read.js';
+import { checkOutputTarget } from '../io/write.js';
+import { FULL_NAME } from '../pipeline/mapping/map-columns.js';
+import { resolveIdColumn, resolveMapping } from '../pipeline/mapping/resolve-mapping.js';
+import { LIBRARY_WORDS } from '../pipeline/run/messages.js';
+import { runsDirOf } from '../pipeline/run/run.js';
+import type { ResolvedRun, RunWords } from '../pipeline/types.js';
+import { BULK_RUN_KEYS, type BulkRunOptions } from './options.js';
+import { requestMetadata } from './request-metadata.js';
+
+/** Refuses keys `allowed` does not name: a misspelt option must not be silently ignored. */
+export function checkKeys(
+  o: object,
+  allowed: readonly string[],
+  what: string,
+  words: RunWords = LIBRARY_WORDS,
+): void {
+  const unknown = Object.keys(o).filter(
+    (k) => !allowed.includes(k) && (o as Record<string, unknown>)[k] !== undefined,
+  );
+  if (unknown.length === 0) return;
+  throw new EnrichError(
+    'USAGE',
+    `${what}: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => words.option(k)).join(', ')}`,
+    { hint: `Known options: ${allowed.join(', ')}.` },
+  );
+}
+
+/** The output format: the one asked for, else the output's extension, else the input's own. */
+export function outputFormatOf(
+  asked: FileFormat | undefined,
+  output: string,
+  inputFormat: FileFormat,
+): FileFormat {
+  return asked ?? (output === '-' ? undefined : formatOfExtension(output)) ?? inputFormat;
+}
+
+/** A setting's value from the options, checked against the settings table (or its default). */
+function setting<K extends keyof Settings>(
+  prop: K,
+  value: Settings[K] | undefined,
+  words: RunWords,
+): Settings[K] {
+  if (value === undefined) return settingDefault(prop);
+  try {
+    return parseSetting(prop, value);
+  } catch (err) {
+    throw new EnrichError('USAGE', `${words.option(prop)}: ${(err as Error).message}`);
+  }
+}
+
+/** A non-negative integer option (undefined stays undefined). */
+function count(name: string, value: number | undefined, words: RunWords): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseInteger(value, 0);
+  } catch (err) {
+    throw new EnrichError('USAGE', `${words.option(name)}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Resolves a bulk run once, before anything is sent: checks every option (unknown keys,
+ * ranges from the settings table), reads the sample rows and maps the columns, and fixes
+ * the run's identity, output and defaults. The dry run, the CLI run and `enrichFile` all
+ * start here; nothing downstream decides any of it again.
+ */
+export async function resolveRun(o: BulkRunOptions, source: InputSource): Promise<ResolvedRun> {
+  const words = o.words ?? LIBRARY_WORDS;
+  checkKeys(o, BULK_RUN_KEYS, 'bulk run', words);
+  const metadata = requestMetadata(o.kind, o.request, words); // bad request options fail first
+  if (o.rejects === '-' && o.output === '-')
+    throw new EnrichError(
+      'USAGE',
+      `${words.option('rejects')} - and the output both go to stdout: they would be mixed into one stream`,
+      {
+        hint: `Write one of them to a file: ${words.option('output')} enriched.csv, or ${words.option('rejects')} rejects.csv.`,
+      },
+    );
+  // Before anything is sent: a target that cannot be written would fail only at the end.
+  await checkOutputTarget(o.output);
+  if (o.rejects) await checkOutputTarget(o.rejects);
+  const mapped = await resolveMapping(source, { ...o.mapping, kind: o.kind });
+  const idColumn = resolveIdColumn(source, o.idColumn, words.option('idColumn'));
+  const dedupe = o.dedupe ?? true;
+  const format = outputFormatOf(o.format, o.output, source.format);
+  const split = mapped.mapping.split;
+  const run: ResolvedRun = {
+    kind: o.kind,
+    source,
+    mapping: mapped.mapping,
+    names: mapped.names,
+    samples: mapped.samples,
+    // The identity journals on disk were keyed by: the saved mapping plus the split Name column.
+    identity: {
+      mapping: { ...mapped.names, ...(split ? { [FULL_NAME]: source.header[split.column] } : {}) },
+      metadata,
+      dedupe,
+      idColumn: idColumn ?? null,
+    },
+    validate: { idColumn, header: source.header },
+    metadata,
+    creditsPerRow: o.kind === 'companies' ? Number(metadata.top_matches_returned) : 1,
+    batchSize: setting('batchSize', o.batchSize, words),
+    concurrency: setting('concurrency', o.concurrency, words),
+    dedupe,
+    idColumn,
+    maxCredits: count('maxCredits', o.maxCredits, words),
+    // 0 (a library caller's): one look at each job, no waiting; the setting itself is > 0.
+    timeoutMs: o.timeoutMs === 0 ? 0 : setting('timeoutMs', o.timeoutMs, words),
+    wait: o.wait ?? true,
+    restart: o.restart ?? false,
+    runsDir: o.runsDir ?? runsDirOf(getPaths().stateDir),
+    command: o.command ?? `enrich ${o.kind} ${source.name} -o ${o.output}`,
+    output: Object.freeze({
+      target: o.output,
+      format,
+      // CSV out of CSV keeps the input's delimiter.
+      delimiter: source.format === 'csv' && format === 'csv' ? source.dialect.delimiter : undefined,
+      bom: o.bom ?? false,
+      formulaEscape: setting('formulaEscape', o.formulaEscape, words),
+      explode: o.explode ?? false,
+      prefix: setting('prefix', o.prefix, words),
+      rejects: o.rejects,
+    }),
+    words,
+  };
+  return Object.freeze(run);
+}

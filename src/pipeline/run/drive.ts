@@ -1,0 +1,120 @@
+import type { RowIndex } from '../join/row-index.js';
+import type { StreamJoin } from '../join/stream-join.js';
+import type { LeafResult, ResolvedRun, RunProgress } from '../types.js';
+import { startBatch, type BatchContext } from './batch-task.js';
+import { classifyRows } from './classify.js';
+import { createSemaphore } from './submit.js';
+
+/** What the first pass over the input leaves for the rest of the run. */
+export interface Driven {
+  /** Per input row: -1 invalid, its own index when sent (or meant to be), else its representative. */
+  reps: RowIndex;
+  /** How many duplicates each representative row has. */
+  dupCounts: Map<number, number>;
+  valid: number;
+  duplicates: number;
+  overBudget: number;
+  /** One per batch, in order: its leaves once it ends. */
+  tasks: Promise<LeafResult[]>[];
+}
+
+/** The run's progress counters and how to report them. */
+export interface ProgressSink {
+  readonly progress: RunProgress;
+  emit(): void;
+}
+
+const INVALID = -1;
+
+/**
+ * The submit driver: reads the classified rows, hands each to the join, and starts each
+ * batch as it fills. At most `concurrency` batches wait for their POST to be accepted; the
+ * reader waits for a free slot, which bounds the rows held in memory.
+ */
+export async function driveBatches(
+  run: ResolvedRun,
+  ctx: BatchContext,
+  to: { join: StreamJoin | undefined; sink: ProgressSink; reps: RowIndex },
+): Promise<Driven> {
+  const { join, sink } = to;
+  const { progress } = sink;
+  const d: Driven = {
+    reps: to.reps,
+    dupCounts: new Map(),
+    valid: 0,
+    duplicates: 0,
+    overBudget: 0,
+    tasks: [],
+  };
+  const submitting = createSemaphore(run.concurrency);
+  const journaledCount = (no: number) => ctx.journal.state.batches.get(String(no))?.count;
+  const rows = countRows(run.source.rows(), sink, join);
+  for await (const c of classifyRows(run, rows, { budget: ctx.budget, journaledCount })) {
+    if (c.t === 'batch') {
+      progress.jobsTotal++;
+      await submitting.acquire();
+      const task = startBatch(ctx, String(c.no), c.items, c.paid);
+      void task.accepted.then(() => submitting.release());
+      d.tasks.push(settleBatch(c.no, task.done, join, sink));
+      continue;
+    }
+    if (c.t === 'invalid') {
+      d.reps.push(INVALID);
+      join?.invalid(c.row, c.invalid);
+      continue;
+    }
+    d.valid++;
+    if (c.t === 'duplicate') {
+      d.reps.push(c.of);
+      d.dupCounts.set(c.of, (d.dupCounts.get(c.of) ?? 0) + 1);
+      d.duplicates++;
+      join?.duplicate(c.row, c.of);
+      continue;
+    }
+    d.reps.push(c.row.index);
+    if (c.t === 'over-budget') d.overBudget++;
+    join?.sent(c.row, c.t === 'send' ? c.batch : -1);
+  }
+  return d;
+}
+
+/** The input rows, counted for progress, read only as fast as the join has room for them. */
+async function* countRows<T>(
+  rows: AsyncIterable<T>,
+  sink: ProgressSink,
+  join: StreamJoin | undefined,
+): AsyncGenerator<T> {
+  for await (const row of rows) {
+    sink.progress.rowsRead++;
+    if (sink.progress.rowsRead % 10_000 === 0) sink.emit();
+    if (join?.full()) await join.room();
+    yield row;
+  }
+}
+
+/** Counts a batch's end into the progress and hands its leaves to the join. */
+function settleBatch(
+  no: number,
+  done: Promise<LeafResult[]>,
+  join: StreamJoin | undefined,
+  sink: ProgressSink,
+): Promise<LeafResult[]> {
+  const task = done.then(
+    (leaves) => {
+      sink.progress.jobsDone++;
+      for (const l of leaves) sink.progress.creditsCharged += l.credits;
+      join?.batchDone(no, leaves);
+      sink.emit();
+      return leaves;
+    },
+    (err: unknown) => {
+      // The run fails with this error (Promise.all of the tasks); the join must not wait for it.
+      join?.batchDone(no, []);
+      throw err;
+    },
+  );
+  // Handled here too: a batch failing while the reader still reads is an error of the run,
+  // reported by Promise.all later, not an unhandled rejection that kills the process.
+  task.catch(() => undefined);
+  return task;
+}

@@ -1,0 +1,72 @@
+import type { RunWords } from '../types.js';
+import { resumeBy } from './poll.js';
+
+/**
+ * The one table of what a run says about its rows and its stops: the texts of the
+ * output's `enrich_error` and of the summary's stop reason. The run hands over the
+ * facts (job id, expiry, the limit); `words` names how to act on them, so a library
+ * caller is told about its options and a CLI user about flags.
+ */
+
+/** The library's words: options of `enrichFile`. */
+export const LIBRARY_WORDS: RunWords = {
+  resume: 'run it again with the same options',
+  restart: 'run it again with restart: true',
+  option: (name) => name,
+};
+
+/** The spending limit is reached: the stop reason, and the tail of unsent rows' errors. */
+export function budgetReached(words: RunWords, limit: number | undefined): string {
+  return `${words.option('maxCredits')} ${limit ?? 0} reached`;
+}
+
+/** A job's results were deleted before they were downloaded. */
+export function resultsExpired(words: RunWords, jobId: string | undefined): string {
+  return `results of job ${jobId ?? '?'} expired before they were downloaded; ${words.restart} to enrich these rows again (costs credits)`;
+}
+
+/** A job's results could not be downloaded this time (they still can be, before `expires`). */
+export function notDownloaded(
+  words: RunWords,
+  jobId: string,
+  why: string,
+  expires: number | null | undefined,
+  now: number,
+): string {
+  return `results of job ${jobId} not downloaded: ${why}; ${words.resume} to resume${resumeBy(expires, now)}`;
+}
+
+/** A job was still running when the run stopped waiting (or, `wait` false, at its one look). */
+export function stillRunning(
+  words: RunWords,
+  jobId: string,
+  wait: boolean,
+  expires: number | null | undefined,
+  now: number,
+): string {
+  const by = resumeBy(expires, now);
+  return wait
+    ? `job ${jobId} was still running at ${words.option('timeoutMs')}; ${words.resume} to resume${by}`
+    : `job ${jobId} is still running; ${words.resume} to fetch its results${by}`;
+}
+
+/** The error of a row that was never sent. */
+export function notSent(stop: { message: string } | undefined): string {
+  return stop ? `not sent: ${stop.message}` : 'not sent';
+}
+
+/** The run was interrupted before this row was sent. */
+export const INTERRUPTED_NOT_SENT = 'not sent: the run was interrupted';
+
+/** A batch whose POST failed: its rows were not enriched. */
+export function notEnriched(message: string): string {
+  return `not enriched: ${message}`;
+}
+
+/** The account ran out of credits (read from a job's records). */
+export const OUT_OF_CREDITS = 'the account ran out of credits';
+
+/** Before a new run of a file that changed since an earlier run with the same options. */
+export function inputChanged(name: string, at: number): string {
+  return `${name} changed since a run of it started ${new Date(at).toISOString()}: this is a new run, and every valid row is sent and paid for again, also those that run enriched. To pay only for new rows, put them in a file of their own; to finish that run, run it on the file as it was.`;
+}

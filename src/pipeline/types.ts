@@ -1,0 +1,142 @@
+/**
+ * The shapes the bulk stages share: one name per concept (DESIGN.md section 3). A stage
+ * imports these instead of another stage's module.
+ */
+import type { BulkKind } from '../contract/paths.js';
+import type { FileFormat } from '../io/file-format.js';
+import type { InputSource } from '../io/read.js';
+import type { FormulaEscape } from '../io/formula-escape.js';
+import type { RowStatus } from '../io/write.js';
+import type { ApiField, ColumnMapping } from './mapping/mapping-types.js';
+import type { ValidateOptions } from './mapping/validate.js';
+import type { ResultsAnswer } from './run/poll.js';
+
+export type { BulkKind, FileFormat, FormulaEscape, RowStatus };
+
+/** The part of the API client the bulk run needs (the client arrives as this interface). */
+export interface BulkApi {
+  submit(
+    kind: BulkKind,
+    body: { items: unknown[]; metadata: Record<string, unknown> },
+    idempotencyKey: string,
+  ): Promise<{ job_id: string; download_url: string; expiration_date: string | number }>;
+  results(
+    kind: BulkKind,
+    jobId: string,
+    downloadUrl: string,
+  ): Promise<ResultsAnswer<Record<string, unknown>>>;
+}
+
+/** One element to send, with the input row it stands for. */
+export interface BatchItem {
+  index: number;
+  element: Record<string, unknown>;
+}
+
+/** What became of one submitted (leaf) batch. */
+export interface LeafResult {
+  id: string;
+  first: number;
+  last: number;
+  count: number;
+  state: 'spooled' | 'failed' | 'expired' | 'pending' | 'unsent';
+  error?: string;
+  code?: string;
+  jobId?: string;
+  credits: number;
+  remaining: number | null;
+  creditError: boolean;
+  polls: number;
+  submits: number;
+  /** Spools of this batch's credit retries, read by the join after its own. */
+  extra?: string[];
+  /** This batch's latest credit retry, when its job did not finish (a job of its own). */
+  retry?: {
+    state: 'failed' | 'expired' | 'pending' | 'unsent';
+    batch: string;
+    jobId?: string;
+    /** What became of the retry, for the rows it holds. */
+    error?: string;
+  };
+}
+
+/** Where and how the joined output is written. */
+export interface JoinOutput {
+  target: string;
+  format: FileFormat;
+  delimiter?: string;
+  bom: boolean;
+  formulaEscape: FormulaEscape;
+  explode: boolean;
+  prefix: string;
+  /** `rejects`: the invalid rows again, with their reason and line. */
+  rejects?: string;
+}
+
+/** Progress as the run goes. */
+export interface RunProgress {
+  phase: 'reading' | 'waiting' | 'writing';
+  rowsRead: number;
+  jobsTotal: number;
+  jobsDone: number;
+  creditsCharged: number;
+  rowsWritten: number;
+}
+
+/** Why a run stopped sending: a stable error code and the words for it. */
+export interface StopReason {
+  code: string;
+  message: string;
+}
+
+/**
+ * How messages name the ways to act on a run. The library names its options
+ * (`restart: true`, `maxCredits`); the CLI passes its own words, which name flags and commands.
+ */
+export interface RunWords {
+  /** How to pick the run up again: "run the same command again". */
+  resume: string;
+  /** How to start it over (paying again): "re-run with --restart". */
+  restart: string;
+  /** The name of an option as the caller knows it: `maxCredits` -> "--max-credits". */
+  option(name: string): string;
+}
+
+/**
+ * A bulk run, resolved once (from the CLI's flags, `enrichFile`'s options or a test) into
+ * every decision the stages need: nothing here is decided again downstream.
+ */
+export interface ResolvedRun {
+  readonly kind: BulkKind;
+  readonly source: InputSource;
+  readonly mapping: ColumnMapping;
+  /** field -> column name (the `--save-mapping` form). */
+  readonly names: Readonly<Record<string, string>>;
+  /** A few sample values per mapped field (the dry run's table). */
+  readonly samples: Readonly<Partial<Record<ApiField, string[]>>>;
+  /** The request options that are part of the run's identity (with the service's origin). */
+  readonly identity: Readonly<{
+    mapping: Record<string, unknown>;
+    metadata: Record<string, unknown>;
+    dedupe: boolean;
+    idColumn: number | null;
+  }>;
+  readonly validate: ValidateOptions;
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** What one row may cost: 1 for contacts, `top` for companies. */
+  readonly creditsPerRow: number;
+  readonly batchSize: number;
+  readonly concurrency: number;
+  readonly dedupe: boolean;
+  readonly idColumn: number | undefined;
+  readonly maxCredits: number | undefined;
+  readonly timeoutMs: number;
+  readonly wait: boolean;
+  readonly restart: boolean;
+  /** Directory holding run journals and spools. */
+  readonly runsDir: string;
+  /** The command that resumes this run, kept in the journal for `enrich jobs`. */
+  readonly command: string;
+  readonly output: Readonly<JoinOutput>;
+  readonly words: RunWords;
+}
