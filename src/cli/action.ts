@@ -1,13 +1,19 @@
 import type { Command } from 'commander';
 import { readGlobals, type GlobalOptions } from './globals.js';
 
-let pendingExitCode = 0;
+/** Where an action leaves its exit code: on the program it ran in, not in a module variable. */
+const EXIT_CODE = Symbol('enrich.exitCode');
+type WithExitCode = Command & { [EXIT_CODE]?: number };
 
-/** The exit code the last action asked for (0 when it returned nothing). */
-export function takeExitCode(): number {
-  const code = pendingExitCode;
-  pendingExitCode = 0;
-  return code;
+/** The exit code the action run by `program` returned (0 when it returned nothing). */
+export function exitCodeOf(program: Command): number {
+  return (program as WithExitCode)[EXIT_CODE] ?? 0;
+}
+
+function rootOf(command: Command): Command {
+  let c = command;
+  while (c.parent) c = c.parent;
+  return c;
 }
 
 type Handler<O> = (args: {
@@ -19,7 +25,8 @@ type Handler<O> = (args: {
 
 /**
  * Wraps a command handler for commander: hands it typed options and the globals,
- * and records the exit code it returns. Errors propagate to main(), which prints them.
+ * and leaves the exit code it returns on the program. Errors propagate to main(), which
+ * prints them.
  */
 export function action<O extends object>(handler: Handler<O>) {
   return async (...raw: unknown[]): Promise<void> => {
@@ -27,6 +34,6 @@ export function action<O extends object>(handler: Handler<O>) {
     const options = command.opts() as O;
     const args = command.args;
     const code = await handler({ args, options, globals: readGlobals(command), command });
-    pendingExitCode = code ?? 0;
+    (rootOf(command) as WithExitCode)[EXIT_CODE] = code ?? 0;
   };
 }

@@ -1,6 +1,6 @@
 import { CommanderError } from 'commander';
 import { buildProgram } from './program.js';
-import { takeExitCode } from './action.js';
+import { exitCodeOf } from './action.js';
 import { describeError } from './report-error.js';
 
 /** Runs the CLI with `argv` (process.argv form) and resolves to the exit code. */
@@ -14,7 +14,7 @@ export async function main(argv: string[]): Promise<number> {
   const debug = argv.includes('--debug') || process.env.ENRICH_DEBUG === '1';
   try {
     await program.parseAsync(argv);
-    return takeExitCode();
+    return exitCodeOf(program);
   } catch (err) {
     if (err instanceof CommanderError) {
       // Help and version end with exit 0; anything else commander rejects is usage (2).

@@ -41,6 +41,62 @@ function lineAndColumn(err: unknown, text: string): string {
   return ` at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
 }
 
+type ConfFile = Conf<{ profiles: Record<string, StoredProfile> }>;
+
+/** conf over `config.json` (it writes atomically, with the file's mode). */
+async function loadConf(configDir: string): Promise<ConfFile> {
+  const { default: Conf } = await import('conf');
+  return new Conf<{ profiles: Record<string, StoredProfile> }>({
+    cwd: configDir,
+    projectName: 'enrich',
+    configName: 'config',
+    configFileMode: 0o600,
+    accessPropertiesByDotNotation: false,
+    clearInvalidConfig: false,
+    watch: false,
+  });
+}
+
+/** Every profile of the config file at `path` ({} when there is none). */
+function readProfiles(path: string): Record<string, StoredProfile> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ENOENT') return {};
+    throw new EnrichError(
+      'CONFIG_INVALID',
+      `cannot read the config file: ${(err as Error).message}`,
+      {
+        location: { file: path },
+        cause: err,
+      },
+    );
+  }
+  let profiles: unknown;
+  try {
+    profiles = (JSON.parse(text) as { profiles?: unknown } | null)?.profiles;
+  } catch (err) {
+    // The parser's message quotes a piece of the file, which may be the key: only its
+    // position is used, and the parser error is not kept as the cause.
+    throw new EnrichError(
+      'CONFIG_INVALID',
+      `config file is not valid JSON${lineAndColumn(err, text)}`,
+      {
+        location: { file: path },
+        hint: `fix or delete ${path}, then run \`enrich auth login\` again`,
+      },
+    );
+  }
+  if (profiles === undefined) return {};
+  if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) {
+    throw new EnrichError('CONFIG_INVALID', 'config file: "profiles" must be an object', {
+      location: { file: path },
+    });
+  }
+  return profiles as Record<string, StoredProfile>;
+}
+
 /**
  * Opens `config.json` in `configDir` with conf (file 0600, directory 0700, both checked
  * and repaired on every open).
@@ -48,60 +104,12 @@ function lineAndColumn(err: unknown, text: string): string {
 export function openConfigStore(configDir: string): ConfigStore {
   const path = join(configDir, 'config.json');
   const repairs = secureConfigFiles(configDir, path);
-  // The parser's message quotes a piece of the file, which may be the key: only its
-  // position is used, and the parser error is not kept as the cause.
-  const damaged = (err: unknown, text: string) =>
-    new EnrichError('CONFIG_INVALID', `config file is not valid JSON${lineAndColumn(err, text)}`, {
-      location: { file: path },
-      hint: `fix or delete ${path}, then run \`enrich auth login\` again`,
-    });
-  // conf costs ~100 ms to load, so reads parse the file directly and conf (which writes
-  // atomically with the file mode) is loaded only when something is written.
-  let conf: Promise<Conf<{ profiles: Record<string, StoredProfile> }>> | undefined;
-  const openConf = () =>
-    (conf ??= import('conf').then(
-      ({ default: Conf }) =>
-        new Conf<{ profiles: Record<string, StoredProfile> }>({
-          cwd: configDir,
-          projectName: 'enrich',
-          configName: 'config',
-          configFileMode: 0o600,
-          accessPropertiesByDotNotation: false,
-          clearInvalidConfig: false,
-          watch: false,
-        }),
-    ));
-  const readAll = (): Record<string, StoredProfile> => {
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (err) {
-      if ((err as { code?: string }).code === 'ENOENT') return {};
-      throw new EnrichError(
-        'CONFIG_INVALID',
-        `cannot read the config file: ${(err as Error).message}`,
-        {
-          location: { file: path },
-          cause: err,
-        },
-      );
-    }
-    let profiles: unknown;
-    try {
-      profiles = (JSON.parse(text) as { profiles?: unknown } | null)?.profiles;
-    } catch (err) {
-      throw damaged(err, text);
-    }
-    if (profiles === undefined) return {};
-    if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) {
-      throw new EnrichError('CONFIG_INVALID', 'config file: "profiles" must be an object', {
-        location: { file: path },
-      });
-    }
-    return profiles as Record<string, StoredProfile>;
-  };
+  // conf costs ~100 ms to load, so reads parse the file directly and conf is loaded only
+  // when something is written.
+  let conf: Promise<ConfFile> | undefined;
+  const readAll = () => readProfiles(path);
   const writeAll = async (profiles: Record<string, StoredProfile>) => {
-    (await openConf()).set('profiles', profiles);
+    (await (conf ??= loadConf(configDir))).set('profiles', profiles);
     // A file conf created may carry the umask's mode on some systems; insist on 0600.
     secureConfigFiles(configDir, path);
   };

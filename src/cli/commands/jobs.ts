@@ -15,11 +15,16 @@ export function registerJobs(program: Command): void {
     .command('jobs')
     .description('bulk jobs from the local run journal; fetch results of a job by id');
   jobs.addHelpText('after', EXAMPLES);
+  registerList(jobs);
+  registerShow(jobs);
+  registerFetch(jobs);
+}
 
+function registerList(jobs: Command): void {
   jobs
     .command('list')
     .description('list journaled jobs: kind, rows, status, expiry')
-    .addHelpText('after', EXAMPLES)
+    .addHelpText('after', '\nExamples:\n  $ enrich jobs list\n  $ enrich jobs list --json')
     .action(
       action(async ({ globals }) => {
         const { runsDir } = await locate();
@@ -42,11 +47,16 @@ export function registerJobs(program: Command): void {
         printTable(['JOB', 'KIND', 'ROWS', 'STATUS', 'EXPIRES', 'INPUT'], rows);
       }),
     );
+}
 
+function registerShow(jobs: Command): void {
   jobs
     .command('show <id>')
     .description('show one journaled job (full id or a unique prefix)')
-    .addHelpText('after', EXAMPLES)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ enrich jobs show 3f2a9c1e\n  $ enrich jobs show 3f2a9c1e --json',
+    )
     .action(
       action(async ({ args, globals }) => {
         const { runsDir } = await locate();
@@ -58,7 +68,9 @@ export function registerJobs(program: Command): void {
         else printKeyValues({ ...job });
       }),
     );
+}
 
+function registerFetch(jobs: Command): void {
   jobs
     .command('fetch <id>')
     .description(
@@ -67,7 +79,10 @@ export function registerJobs(program: Command): void {
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .option('--format <format>', 'json | jsonl | csv | tsv (default: from -o, else json)')
     .option('--kind <kind>', 'contacts | companies (default: from the journal)')
-    .addHelpText('after', EXAMPLES)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ enrich jobs fetch 3f2a9c1e-...-9b1d -o results.csv\n  $ enrich jobs fetch 3f2a9c1e-...-9b1d --kind companies > results.json',
+    )
     .action(
       action<{ output?: string; format?: string; kind?: string }>(
         async ({ args, options, globals }) => {

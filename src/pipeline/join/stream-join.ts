@@ -64,199 +64,219 @@ export interface StreamJoinOptions {
   headWaitMs?: number;
 }
 
-export function createStreamJoin(
-  s: JoinSource & { source: InputSource },
-  out: JoinWriter,
-  opts: StreamJoinOptions,
-): StreamJoin {
-  let window: Pending[] = [];
-  let head = 0;
-  let written = 0; // rows written so far = the index of the next row to write
-  let spillAsked = false;
-  let spilled = false;
-  let fromRow = 0;
-  let finished: { notSent: string } | undefined;
-  let failure: unknown;
-  let pumping: Promise<void> | undefined;
-  let wakeRoom: (() => void) | undefined;
+type Source = JoinSource & { source: InputSource };
+type Held = { outcome?: RowOutcome<AnyRecord>; left: number };
 
-  const batches = new Map<number, LeafResult[]>();
-  const fresh = new Map<string, AnyRecord[]>();
-  let joinLeaf = leafJoiner(s, fresh);
-  let lookupBatch = -1;
-  // Outcomes of the last rows written (for duplicates yet to be read), and of rows
-  // whose duplicates are in the window (until those are written).
-  const recent = new Map<number, RowOutcome<AnyRecord>>();
-  const held = new Map<number, { outcome?: RowOutcome<AnyRecord>; left: number }>();
+/** Creates the one-pass join of a run (see StreamJoin). */
+export function createStreamJoin(s: Source, out: JoinWriter, opts: StreamJoinOptions): StreamJoin {
+  return new WindowJoin(s, out, opts);
+}
 
-  const resolvable = (p: Pending) =>
-    p.kind !== 1 || (p.ref >= 0 ? batches.has(p.ref) : finished !== undefined);
+/** The one-pass join: a window of rows written in order as their batches come back. */
+class WindowJoin implements StreamJoin {
+  private window: Pending[] = [];
+  private head = 0;
+  /** Rows written so far = the index of the next row to write. */
+  private written = 0;
+  private spillAsked = false;
+  private isSpilled = false;
+  private fromRow = 0;
+  private finished: { notSent: string } | undefined;
+  private failure: unknown;
+  private pumping: Promise<void> | undefined;
+  private wakeRoom: (() => void) | undefined;
+  private readonly batches = new Map<number, LeafResult[]>();
+  private readonly fresh = new Map<string, AnyRecord[]>();
+  private joinLeaf: ReturnType<typeof leafJoiner>;
+  private lookupBatch = -1;
+  /** Outcomes of the last rows written (for duplicates yet to be read). */
+  private readonly recent = new Map<number, RowOutcome<AnyRecord>>();
+  /** Outcomes of rows whose duplicates are in the window (until those are written). */
+  private readonly held = new Map<number, Held>();
 
-  const doSpill = () => {
-    spilled = true;
-    fromRow = written;
-    window = [];
-    head = 0;
-    batches.clear();
-    fresh.clear();
-    recent.clear();
-    held.clear();
-    joinLeaf = leafJoiner(s, fresh); // drops the lookup it held
-  };
+  constructor(
+    private readonly s: Source,
+    private readonly out: JoinWriter,
+    private readonly opts: StreamJoinOptions,
+  ) {
+    this.joinLeaf = leafJoiner(s, this.fresh);
+  }
 
-  const outcomeOfSent = async (p: Pending): Promise<RowOutcome<AnyRecord>> => {
-    if (p.ref < 0) return noRecords('failed', finished?.notSent ?? 'not sent');
-    if (p.ref !== lookupBatch) {
-      batches.delete(lookupBatch);
-      lookupBatch = p.ref;
+  get spilled(): boolean {
+    return this.spillAsked;
+  }
+
+  invalid(row: InputRow, v: InvalidRow): void {
+    this.add({ row, kind: 0, ref: -1, invalid: v });
+  }
+
+  sent(row: InputRow, batch: number): void {
+    this.add({ row, kind: 1, ref: batch });
+  }
+
+  duplicate(row: InputRow, rep: number): void {
+    if (this.spillAsked) return;
+    const h = this.held.get(rep);
+    const outcome = this.recent.get(rep);
+    if (h) h.left++;
+    else if (outcome) this.held.set(rep, { outcome, left: 1 });
+    // Not written yet (or being written): its outcome is kept for this row when it is.
+    else if (rep >= this.written) this.held.set(rep, { left: 1 });
+    // The first occurrence is written and forgotten: this row needs the second pass.
+    else return this.spill();
+    this.add({ row, kind: 2, ref: rep });
+  }
+
+  full(): boolean {
+    return !this.spillAsked && this.window.length - this.head > this.opts.windowRows;
+  }
+
+  async room(): Promise<void> {
+    for (;;) {
+      if (this.failure !== undefined) throw this.failure;
+      if (this.spillAsked || this.window.length - this.head <= this.opts.windowRows) return;
+      const p = this.window[this.head] as Pending;
+      if (!this.resolvable(p)) {
+        // A row never sent (past the budget) is only written at the end: no use waiting.
+        if (p.kind === 1 && p.ref < 0) return this.spill();
+        // A service that keeps pass 1 waiting this long is slow: stop holding rows.
+        if (!(await this.headWithin(this.opts.headWaitMs ?? 0))) return this.spill();
+        continue;
+      }
+      this.kick();
+      await this.pumping;
+    }
+  }
+
+  batchDone(batch: number, leaves: LeafResult[]): void {
+    if (this.spillAsked) return;
+    this.batches.set(batch, leaves);
+    this.kick();
+    this.wakeRoom?.();
+  }
+
+  spooled(spoolId: string, records: AnyRecord[]): void {
+    if (!this.spillAsked) this.fresh.set(spoolId, records);
+  }
+
+  async finish(final: Parameters<StreamJoin['finish']>[0]) {
+    this.finished = { notSent: final.notSent };
+    this.kick();
+    while (this.pumping) await this.pumping;
+    if (this.failure !== undefined) throw this.failure;
+    // Every batch is final now: a row left in the window means it was spilled meanwhile.
+    if (!this.isSpilled && this.window.length - this.head > 0) this.doSpill();
+    if (this.isSpilled) {
+      const { leaves, dupCounts, notSent } = final;
+      await writeJoinedFrom({ ...this.s, leaves, dupCounts, notSent }, this.out, this.fromRow);
+    }
+    return { ...(await this.out.close()), secondPassFrom: this.isSpilled ? this.fromRow : null };
+  }
+
+  private resolvable(p: Pending): boolean {
+    return p.kind !== 1 || (p.ref >= 0 ? this.batches.has(p.ref) : this.finished !== undefined);
+  }
+
+  private doSpill(): void {
+    this.isSpilled = true;
+    this.fromRow = this.written;
+    this.window = [];
+    this.head = 0;
+    this.batches.clear();
+    this.fresh.clear();
+    this.recent.clear();
+    this.held.clear();
+    this.joinLeaf = leafJoiner(this.s, this.fresh); // drops the lookup it held
+  }
+
+  private outcomeOfSent(p: Pending): Promise<RowOutcome<AnyRecord>> {
+    const notSent = this.finished?.notSent ?? 'not sent';
+    if (p.ref < 0) return Promise.resolve(noRecords('failed', notSent));
+    if (p.ref !== this.lookupBatch) {
+      this.batches.delete(this.lookupBatch);
+      this.lookupBatch = p.ref;
     }
     const index = p.row.index;
-    const leaf = batches.get(p.ref)?.find((l) => l.first <= index && index <= l.last);
-    return joinLeaf(leaf, p.row, finished?.notSent ?? 'not sent');
-  };
+    const leaf = this.batches.get(p.ref)?.find((l) => l.first <= index && index <= l.last);
+    return this.joinLeaf(leaf, p.row, notSent);
+  }
 
-  const writeOne = async (p: Pending) => {
-    if (p.kind === 0) return out.writeInvalid(p.row, p.invalid as InvalidRow);
+  private async writeOne(p: Pending): Promise<void> {
+    if (p.kind === 0) return this.out.writeInvalid(p.row, p.invalid as InvalidRow);
     if (p.kind === 1) {
-      const outcome = await outcomeOfSent(p);
+      const outcome = await this.outcomeOfSent(p);
       // Only duplicates read later ask for an outcome already written.
-      if (s.dedupe) {
-        recent.set(p.row.index, outcome);
-        if (recent.size > opts.keepOutcomes) recent.delete(recent.keys().next().value as number);
+      if (this.s.dedupe) {
+        this.recent.set(p.row.index, outcome);
+        if (this.recent.size > this.opts.keepOutcomes)
+          this.recent.delete(this.recent.keys().next().value as number);
       }
-      const h = held.get(p.row.index);
+      const h = this.held.get(p.row.index);
       if (h) h.outcome = outcome;
-      return out.write(p.row, outcome);
+      return this.out.write(p.row, outcome);
     }
-    const h = held.get(p.ref) as { outcome: RowOutcome<AnyRecord>; left: number };
-    if (--h.left === 0) held.delete(p.ref);
-    return out.write(p.row, duplicateOutcome(h.outcome));
-  };
+    const h = this.held.get(p.ref) as Required<Held>;
+    if (--h.left === 0) this.held.delete(p.ref);
+    return this.out.write(p.row, duplicateOutcome(h.outcome));
+  }
 
-  const pump = async () => {
-    while (!spilled) {
-      if (spillAsked) {
-        doSpill();
+  private async pump(): Promise<void> {
+    while (!this.isSpilled) {
+      if (this.spillAsked) {
+        this.doSpill();
         break;
       }
-      const p = window[head];
-      if (!p || !resolvable(p)) break;
-      await writeOne(p);
-      window[head++] = undefined as unknown as Pending;
-      written++;
-      if (head > 4096 && head * 2 > window.length) {
-        window = window.slice(head);
-        head = 0;
+      const p = this.window[this.head];
+      if (!p || !this.resolvable(p)) break;
+      await this.writeOne(p);
+      this.window[this.head++] = undefined as unknown as Pending;
+      this.written++;
+      if (this.head > 4096 && this.head * 2 > this.window.length) {
+        this.window = this.window.slice(this.head);
+        this.head = 0;
       }
     }
-  };
+  }
 
-  const kick = () => {
-    if (pumping || spilled || failure !== undefined) return;
-    pumping = pump()
+  private kick(): void {
+    if (this.pumping || this.isSpilled || this.failure !== undefined) return;
+    this.pumping = this.pump()
       .catch((err: unknown) => {
-        failure ??= err;
+        this.failure ??= err;
       })
       .finally(() => {
-        pumping = undefined;
+        this.pumping = undefined;
         // A row handed over while the pump was on its way out must not wait for the next event.
-        const p = window[head];
-        if (failure === undefined && p && resolvable(p)) kick();
+        const p = this.window[this.head];
+        if (this.failure === undefined && p && this.resolvable(p)) this.kick();
       });
-  };
+  }
 
-  const spill = () => {
-    spillAsked = true;
-    if (pumping) return; // the pump spills between two rows
-    if (!spilled) doSpill();
-  };
+  private spill(): void {
+    this.spillAsked = true;
+    if (this.pumping) return; // the pump spills between two rows
+    if (!this.isSpilled) this.doSpill();
+  }
 
   /** Waits until a batch is done (true) or `ms` pass (false). */
-  const headWithin = (ms: number) =>
-    new Promise<boolean>((resolve) => {
+  private headWithin(ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
-        wakeRoom = undefined;
+        this.wakeRoom = undefined;
         resolve(false);
       }, ms);
-      wakeRoom = () => {
+      this.wakeRoom = () => {
         clearTimeout(timer);
-        wakeRoom = undefined;
+        this.wakeRoom = undefined;
         resolve(true);
       };
     });
+  }
 
-  const add = (p: Pending) => {
-    if (failure !== undefined) throw failure;
-    if (spillAsked) return;
-    window.push(p);
-    if (window.length - head === 1) kick();
-  };
-
-  return {
-    get spilled() {
-      return spillAsked;
-    },
-    invalid(row, v) {
-      add({ row, kind: 0, ref: -1, invalid: v });
-    },
-    sent(row, batch) {
-      add({ row, kind: 1, ref: batch });
-    },
-    duplicate(row, rep) {
-      if (spillAsked) return;
-      const h = held.get(rep);
-      const outcome = recent.get(rep);
-      if (h) h.left++;
-      else if (outcome) held.set(rep, { outcome, left: 1 });
-      // Not written yet (or being written): its outcome is kept for this row when it is.
-      else if (rep >= written) held.set(rep, { left: 1 });
-      // The first occurrence is written and forgotten: this row needs the second pass.
-      else return spill();
-      add({ row, kind: 2, ref: rep });
-    },
-    full() {
-      return !spillAsked && window.length - head > opts.windowRows;
-    },
-    async room() {
-      for (;;) {
-        if (failure !== undefined) throw failure;
-        if (spillAsked || window.length - head <= opts.windowRows) return;
-        const p = window[head] as Pending;
-        if (!resolvable(p)) {
-          // A row never sent (past --max-credits) is only written at the end: no use waiting.
-          if (p.kind === 1 && p.ref < 0) return spill();
-          // A service that keeps pass 1 waiting this long is slow: stop holding rows.
-          if (!(await headWithin(opts.headWaitMs ?? 0))) return spill();
-          continue;
-        }
-        kick();
-        await pumping;
-      }
-    },
-    batchDone(batch, leaves) {
-      if (spillAsked) return;
-      batches.set(batch, leaves);
-      kick();
-      wakeRoom?.();
-    },
-    spooled(spoolId, records) {
-      if (!spillAsked) fresh.set(spoolId, records);
-    },
-    async finish(final) {
-      finished = { notSent: final.notSent };
-      kick();
-      while (pumping) await pumping;
-      if (failure !== undefined) throw failure;
-      // Every batch is final now: a row left in the window means it was spilled meanwhile.
-      if (!spilled && window.length - head > 0) doSpill();
-      if (spilled) {
-        await writeJoinedFrom(
-          { ...s, leaves: final.leaves, dupCounts: final.dupCounts, notSent: final.notSent },
-          out,
-          fromRow,
-        );
-      }
-      return { ...(await out.close()), secondPassFrom: spilled ? fromRow : null };
-    },
-  };
+  private add(p: Pending): void {
+    if (this.failure !== undefined) throw this.failure;
+    if (this.spillAsked) return;
+    this.window.push(p);
+    if (this.window.length - this.head === 1) this.kick();
+  }
 }

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { expirationToMs } from '../../contract/rules.js';
 import { isEnrichError, stopsRun } from '../../errors.js';
-import type { Journal } from '../journal/journal.js';
 import { writeSpool } from '../journal/spool.js';
 import { isCreditError } from '../join/join.js';
-import type { BatchItem, BulkApi, BulkKind, LeafResult, RunWords } from '../types.js';
-import { takeCredits, type Budget } from './budget.js';
+import type { BatchItem, LeafResult } from '../types.js';
+import type { BatchContext, BatchRun } from './batch-context.js';
+import { takeCredits } from './budget.js';
 import { retryCreditFailures } from './credit-retry.js';
 import {
   budgetReached,
@@ -15,36 +15,8 @@ import {
   resultsExpired,
   stillRunning,
 } from './messages.js';
-import { pollJob, type PollEnv } from './poll.js';
+import { pollJob } from './poll.js';
 import { isBatchTooLarge } from './submit.js';
-
-/** Shared, read-mostly context of every batch task of a run. */
-export interface BatchContext {
-  kind: BulkKind;
-  metadata: Readonly<Record<string, unknown>>;
-  journal: Journal;
-  api: BulkApi;
-  env: PollEnv;
-  deadline: number;
-  wait: boolean;
-  words: RunWords;
-  /** Shared by every batch of the run: taken when rows are classified, or before a POST. */
-  budget: Budget;
-  /** Bounds the HTTP requests in flight. */
-  limit: <T>(task: () => Promise<T>) => Promise<T>;
-  /** Returns the reason new submissions must not be made, if any. */
-  stopped(): string | undefined;
-  /** Called when a failure must stop the whole run (auth, network, credits). */
-  stop(code: string, message: string): void;
-  /** Hands the records of a batch just spooled to the join (which then need not read them back). */
-  spooled?: (spoolId: string, records: Record<string, unknown>[]) => void;
-}
-
-/** A batch on its way: `accepted` once the service holds it (or it needs no POST), `done` once it ends. */
-export interface BatchRun {
-  accepted: Promise<void>;
-  done: Promise<LeafResult[]>;
-}
 
 /** Where a batch stands once its submission is settled. */
 type Submitted =

@@ -1,5 +1,5 @@
 import type { BatchItem, BulkKind, LeafResult } from '../types.js';
-import type { BatchContext, BatchRun } from './batch-task.js';
+import type { BatchContext, StartBatch } from './batch-context.js';
 import { affordableRows } from './budget.js';
 import { budgetReached, OUT_OF_CREDITS } from './messages.js';
 import { indexBatch, isCreditError, recordsForRow } from '../join/join.js';
@@ -7,9 +7,6 @@ import { readSpool } from '../journal/spool.js';
 import { keyOfFields } from '../mapping/validate.js';
 
 type AnyRecord = Record<string, unknown>;
-
-/** `startBatch` of batch-task.ts, passed in (it calls back into this module). */
-type StartBatch = (ctx: BatchContext, id: string, items: BatchItem[], paid: boolean) => BatchRun;
 
 /**
  * The id of the n-th credit retry of a batch: the rows a job returned with an

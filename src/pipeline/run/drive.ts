@@ -1,7 +1,8 @@
 import type { RowIndex } from '../join/row-index.js';
 import type { StreamJoin } from '../join/stream-join.js';
 import type { LeafResult, ResolvedRun, RunProgress } from '../types.js';
-import { startBatch, type BatchContext } from './batch-task.js';
+import type { BatchContext } from './batch-context.js';
+import { startBatch } from './batch-task.js';
 import { classifyRows } from './classify.js';
 import { createSemaphore } from './submit.js';
 

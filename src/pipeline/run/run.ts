@@ -12,7 +12,8 @@ import {
   type Journal,
 } from '../journal/journal.js';
 import type { BulkApi, LeafResult, ResolvedRun, RunProgress, StopReason } from '../types.js';
-import { stopAtBudget, type BatchContext } from './batch-task.js';
+import type { BatchContext } from './batch-context.js';
+import { stopAtBudget } from './batch-task.js';
 import { createBudget } from './budget.js';
 import { driveBatches, type Driven, type ProgressSink } from './drive.js';
 import { INTERRUPTED_NOT_SENT, inputChanged, notSent } from './messages.js';

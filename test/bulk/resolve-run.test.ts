@@ -1,0 +1,112 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { resolveRun } from '../../src/bulk/resolve-run.js';
+import { openInput } from '../../src/io/read.js';
+import { runKeyOf } from '../../src/pipeline/run/run.js';
+import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
+import { tempDir } from '../integration/bulk-harness.js';
+
+const SPLIT = 'Full Name,Email,Company\nJane Doe,jane@acme.com,Acme\nJohn Smith,,Globex\n';
+// The identity journals written before the run was resolved in one place were keyed by
+// (see git history: enrichFile's mappingJson with full_name). Pinned by value.
+const PINNED_INPUT = {
+  path: '/tmp/pin/split.csv',
+  size: 71,
+  sha256: '22070323b0bd6e6ba1ba116575ead725a41536d57937294cb0f5788115604802',
+};
+
+async function splitFile() {
+  const dir = await tempDir('enrich-resolve-');
+  const file = join(dir, 'split.csv');
+  await writeFile(file, SPLIT);
+  return { dir, file };
+}
+
+describe('resolveRun', () => {
+  it("keeps the run key of journals already on disk (a split Name column, enrichFile's form)", async () => {
+    const { file } = await splitFile();
+    const source = await openInput(file);
+    try {
+      const run = await resolveRun({ kind: 'contacts', output: '-' }, source);
+      expect(run.identity.mapping).toEqual({
+        business_email: 'Email',
+        company_name: 'Company',
+        first_name: 'Full Name',
+        last_name: 'Full Name',
+        full_name: 'Full Name',
+      });
+      const { key } = runKeyOf(run, PINNED_INPUT, 'http://127.0.0.1:4010/some/path');
+      expect(key).toBe('b6e854a3e6689f8a5a0a02c8d41d45d8');
+      // The content is what was pinned: the same file gives the same identity as then.
+      const identity = await source.identity();
+      expect([identity.size, identity.sha256]).toEqual([PINNED_INPUT.size, PINNED_INPUT.sha256]);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('gives the CLI, the library and a test harness one identity for one file', async () => {
+    const { file } = await splitFile();
+    const source = await openInput(file);
+    try {
+      const library = await resolveRun({ kind: 'contacts', output: 'x.csv' }, source);
+      const cli = await resolveRun(
+        { kind: 'contacts', output: 'x.csv', batchSize: 7, concurrency: 2, words: CLI_WORDS },
+        source,
+      );
+      // Batch size, concurrency and words are not part of what was asked of the service.
+      expect(cli.identity).toEqual(library.identity);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('is frozen, refuses unknown options, and names options in the caller’s words', async () => {
+    const { file } = await splitFile();
+    const source = await openInput(file);
+    try {
+      const run = await resolveRun({ kind: 'contacts', output: 'out.jsonl' }, source);
+      expect(Object.isFrozen(run)).toBe(true);
+      expect(Object.isFrozen(run.output)).toBe(true);
+      expect(run.output.format).toBe('jsonl');
+      expect(() => {
+        (run as { batchSize: number }).batchSize = 5;
+      }).toThrow(TypeError);
+      await expect(
+        resolveRun({ kind: 'contacts', output: '-', maxCredit: 5 } as never, source),
+      ).rejects.toMatchObject({ code: 'USAGE', message: 'bulk run: unknown option maxCredit' });
+      await expect(
+        resolveRun({ kind: 'contacts', output: '-', concurrency: 65 }, source),
+      ).rejects.toMatchObject({ message: /^concurrency: expected an integer from 1 to 64/ });
+      await expect(
+        resolveRun({ kind: 'contacts', output: '-', concurrency: 65, words: CLI_WORDS }, source),
+      ).rejects.toMatchObject({ message: /^--concurrency: expected an integer from 1 to 64/ });
+      await expect(
+        resolveRun({ kind: 'contacts', output: '-', request: { requireMobile: true } }, source),
+      ).rejects.toMatchObject({ message: /^requireMobile needs mobile/ });
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('takes the defaults of the settings table for what is left out', async () => {
+    const { file } = await splitFile();
+    const source = await openInput(file);
+    try {
+      const run = await resolveRun({ kind: 'companies', output: '-', request: { top: 3 } }, source);
+      expect(run).toMatchObject({
+        batchSize: 1000,
+        concurrency: 4,
+        timeoutMs: 7_200_000,
+        dedupe: true,
+        wait: true,
+        creditsPerRow: 3,
+        metadata: { top_matches_returned: 3 },
+        output: { format: 'csv', prefix: 'enriched_', formulaEscape: 'auto', bom: false },
+      });
+    } finally {
+      await source.close();
+    }
+  });
+});
