@@ -49,8 +49,15 @@ export async function driveBatches(
   };
   const submitting = createSemaphore(run.concurrency);
   const journaledCount = (no: number) => ctx.journal.state.batches.get(String(no))?.count;
-  const rows = countRows(run.source.rows(), sink, join);
-  for await (const c of classifyRows(run, rows, { budget: ctx.budget, journaledCount })) {
+  for await (const c of classifyRows(run, run.source.rows(), {
+    budget: ctx.budget,
+    journaledCount,
+  })) {
+    if (c.t !== 'batch') {
+      if (++progress.rowsRead % 10_000 === 0) sink.emit();
+      // The next row is read only once the join has room for it (the classification is lazy).
+      if (join?.full()) await join.room();
+    }
     if (c.t === 'batch') {
       progress.jobsTotal++;
       await submitting.acquire();
@@ -77,20 +84,6 @@ export async function driveBatches(
     join?.sent(c.row, c.t === 'send' ? c.batch : -1);
   }
   return d;
-}
-
-/** The input rows, counted for progress, read only as fast as the join has room for them. */
-async function* countRows<T>(
-  rows: AsyncIterable<T>,
-  sink: ProgressSink,
-  join: StreamJoin | undefined,
-): AsyncGenerator<T> {
-  for await (const row of rows) {
-    sink.progress.rowsRead++;
-    if (sink.progress.rowsRead % 10_000 === 0) sink.emit();
-    if (join?.full()) await join.room();
-    yield row;
-  }
 }
 
 /** Counts a batch's end into the progress and hands its leaves to the join. */
