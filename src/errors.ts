@@ -31,6 +31,7 @@ export const ErrorCodes = {
   API_CONFLICT: ExitCode.internal,
   API_PAYLOAD_TOO_LARGE: ExitCode.usage,
   RUN_IN_PROGRESS: ExitCode.usage,
+  JOURNAL_DAMAGED: ExitCode.usage,
   PARTIAL: ExitCode.partial,
   AUTH_MISSING: ExitCode.auth,
   AUTH_INVALID: ExitCode.auth,

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, mkdir, readFile, appendFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, appendFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -89,6 +89,67 @@ describe('journal', () => {
     expect(again.state.batches.get('0')?.job).toBeUndefined();
     expect(again.state.batches.get('0')?.idem).toBe('i');
     await again.close();
+  });
+
+  it('a run resumed after a torn last line appends on a clean line: the run after it keeps every event', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const j = await openJournal({ runsDir, key: 'kt', header, restart: false, now });
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'i' });
+    await j.close();
+    await appendFile(j.path, '{"t":"accepted","batch":"0","jo'); // a crash mid-write
+    const resumed = await openJournal({ runsDir, key: 'kt', header, restart: false, now });
+    await resumed.append({ t: 'accepted', batch: '0', job: 'J', url: 'u', expires: null });
+    await resumed.append({ t: 'submit', batch: '1', first: 2, last: 2, count: 1, idem: 'k' });
+    await resumed.close();
+    const third = await openJournal({ runsDir, key: 'kt', header, restart: false, now });
+    expect(third.state.batches.get('0')?.job).toBe('J');
+    expect(third.state.batches.get('1')?.idem).toBe('k');
+    await third.close();
+  });
+
+  it('keeps a last event whose newline was lost (it may be a job the service accepted)', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const j = await openJournal({ runsDir, key: 'kn', header, restart: false, now });
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i' });
+    await j.close();
+    await appendFile(
+      j.path,
+      '{"t":"accepted","batch":"0","job":"J","url":"u","expires":null,"at":1}',
+    );
+    const resumed = await openJournal({ runsDir, key: 'kn', header, restart: false, now });
+    await resumed.append({ t: 'expired', batch: '0' });
+    await resumed.close();
+    const third = await openJournal({ runsDir, key: 'kn', header, restart: false, now });
+    expect(third.state.batches.get('0')).toMatchObject({ job: 'J', expired: true });
+    await third.close();
+  });
+
+  it('never silently replaces a damaged, emptied or deleted journal (a new one would pay again)', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const j = await openJournal({ runsDir, key: 'kd', header, restart: false, now });
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i' });
+    await j.close();
+    await writeFile(join(j.dir, 'results-0.json'), '[]');
+    const text = await readFile(j.path, 'utf8');
+    const open = () => openJournal({ runsDir, key: 'kd', header, restart: false, now });
+    await writeFile(j.path, `garbage${text.slice(7)}`);
+    await expect(open()).rejects.toMatchObject({
+      code: 'JOURNAL_DAMAGED',
+      exitCode: 2,
+      message: expect.stringMatching(/journal\.jsonl does not start with a run header/),
+    });
+    await writeFile(j.path, '');
+    await expect(open()).rejects.toMatchObject({
+      code: 'JOURNAL_DAMAGED',
+      message: expect.stringMatching(/missing or empty, while 1 downloaded result file/),
+    });
+    await rm(j.path);
+    await expect(open()).rejects.toMatchObject({ code: 'JOURNAL_DAMAGED' });
+    // What was refused is still there to recover; restart is the way to start over.
+    expect(await readFile(join(j.dir, 'results-0.json'), 'utf8')).toBe('[]');
+    const fresh = await openJournal({ runsDir, key: 'kd', header, restart: true, now });
+    expect(fresh.resumed).toBe(false);
+    await fresh.close();
   });
 
   it('starts over with restart: a new nonce and no batches', async () => {

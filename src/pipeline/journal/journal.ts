@@ -191,15 +191,21 @@ export async function openJournal(opts: {
         .map((e) => rm(join(dir, e), { recursive: true, force: true })),
     );
   }
-  let events: JournalEvent[] = [];
-  try {
-    events = parseJournal(await readFile(path, 'utf8'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw journalError(path, err);
-  }
-  let state = foldEvents(events);
+  const {
+    state: found,
+    tornAt,
+    newline,
+  } = await readJournal(path, dir).catch(async (err) => {
+    await unlock(); // refused: the lock must not outlive this call
+    throw err;
+  });
+  let state = found;
   const resumed = state !== undefined;
   const handle: FileHandle = await open(path, resumed ? 'a' : 'w', 0o600);
+  // A crash may have left a torn last line: appending after it would glue the next event
+  // onto it, and the run after that would lose every event from there on.
+  if (tornAt !== undefined) await handle.truncate(tornAt);
+  if (newline) await handle.write('\n');
   if (!state) {
     const header = {
       t: 'run',
@@ -238,6 +244,66 @@ export async function openJournal(opts: {
       await unlock();
     },
   };
+}
+
+/**
+ * Reads the journal of a run: its folded state (undefined for a new run) and, when its
+ * last line is torn, the length to cut it to. A journal that is there but cannot be read
+ * (damaged, emptied, or gone while the run's downloaded results are still there) is never
+ * silently replaced: a new journal would draw new idempotency keys and pay again.
+ */
+async function readJournal(
+  path: string,
+  dir: string,
+): Promise<{ state: RunState | undefined; tornAt?: number; newline?: boolean }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw journalError(path, err);
+    text = '';
+  }
+  const state = foldEvents(parseJournal(text));
+  if (!state) {
+    const spools = (await readdir(dir)).filter((f) => f.startsWith('results-'));
+    if (text.trim() !== '' || spools.length > 0) throw damagedJournal(path, text, spools.length);
+    return { state };
+  }
+  return { state, ...trustedEnd(text) };
+}
+
+/**
+ * Where appending may start: after the last line that parsed (what parseJournal trusts).
+ * A torn tail is cut off; a last event whose newline was lost gets it back (its event
+ * counts: it may be a job the service accepted).
+ */
+function trustedEnd(text: string): { tornAt?: number; newline?: boolean } {
+  let end = 0;
+  for (let at = 0; at < text.length;) {
+    const nl = text.indexOf('\n', at);
+    const line = text.slice(at, nl < 0 ? text.length : nl);
+    if (line.trim() !== '') {
+      try {
+        JSON.parse(line);
+      } catch {
+        break;
+      }
+    }
+    if (nl < 0) return { newline: line.trim() !== '' };
+    end = at = nl + 1;
+  }
+  return end === text.length ? {} : { tornAt: Buffer.byteLength(text.slice(0, end)) };
+}
+
+function damagedJournal(path: string, text: string, spools: number): EnrichError {
+  const what =
+    text.trim() === ''
+      ? `is ${text === '' ? 'missing or empty' : 'blank'}, while ${spools} downloaded result file(s) of the run are beside it`
+      : 'does not start with a run header (it was damaged or edited)';
+  return new EnrichError('JOURNAL_DAMAGED', `the run journal ${path} ${what}`, {
+    location: { file: path },
+    hint: 'Nothing was sent. Put the journal back (from a backup) to resume the run; or start the run over with restart, which sends and pays for every row again.',
+  });
 }
 
 function journalError(path: string, err: unknown): EnrichError {
