@@ -57,7 +57,9 @@ export async function writeOutputFile(target: string, data: string): Promise<voi
   const checked = await checkOutputTarget(target);
   if (checked.mode === 'stdout') {
     await new Promise<void>((ok, fail) =>
-      process.stdout.write(data, (err) => (err ? fail(fileSystemError('write', target, err)) : ok())),
+      process.stdout.write(data, (err) =>
+        err ? fail(fileSystemError('write', target, err)) : ok(),
+      ),
     );
     return;
   }

@@ -66,7 +66,9 @@ export function fileSystemError(verb: 'read' | 'write', name: string, err: unkno
     cause: err,
     location: { file: name },
     details: { errno },
-    ...(errno === 'ENOSPC' ? { hint: 'Free some space (or write elsewhere), then run again.' } : {}),
+    ...(errno === 'ENOSPC'
+      ? { hint: 'Free some space (or write elsewhere), then run again.' }
+      : {}),
   });
 }
 
@@ -99,7 +101,11 @@ export async function checkOutputTarget(target: string): Promise<OutputTarget> {
     throw refuse(target, fsCause(err));
   });
   if (info?.isDirectory()) {
-    throw refuse(target, 'it is a directory', `Name a file in it, for example -o ${join(target, 'enriched.csv')}`);
+    throw refuse(
+      target,
+      'it is a directory',
+      `Name a file in it, for example -o ${join(target, 'enriched.csv')}`,
+    );
   }
   if (info && (info.isCharacterDevice() || info.isFIFO())) {
     await access(real, constants.W_OK).catch((err: unknown) => {

@@ -40,4 +40,3 @@ export interface OutputRow {
   /** JSON output: the record (contacts) or records array (companies). */
   record?: unknown;
 }
-

@@ -91,7 +91,10 @@ async function openDestination(target: OutputTarget, stdout?: Writable): Promise
     return { out: file, finish: () => endStream(file), discard: async () => void file.destroy() };
   }
   const dir = dirname(target.path);
-  const temp = join(dir, tempNameFor(basename(target.path), process.pid, randomBytes(4).toString('hex')));
+  const temp = join(
+    dir,
+    tempNameFor(basename(target.path), process.pid, randomBytes(4).toString('hex')),
+  );
   await removeStaleTemps(dir, basename(target.path));
   const file = await openStream(target.name, temp, 'wx');
   const discard = async () => {
