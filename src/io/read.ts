@@ -173,6 +173,11 @@ async function inspect(
     headerRow: options.headerRow,
     truncated,
   });
+  if (sniffed.skippedLines) {
+    warnings.push(
+      `${name}: line ${sniffed.headerLine} is taken as the header (the lines above it look like notes); if the header is on another line, run again with --header-row <line>`,
+    );
+  }
   const csvOpts = {
     ...readOpts,
     delimiter: sniffed.delimiter,
