@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { escapeFormula } from './formula-escape.js';
+import { stringifyExact } from './json-exact.js';
 import { STATUS_COLUMNS, type OutputRow, type OutputWriterOptions } from './write-types.js';
 
 type Cell = string | number | boolean | null | undefined;
@@ -106,18 +107,18 @@ interface Encoder {
 
 function jsonEncoder(o: OutputWriterOptions): Encoder {
   const key = o.recordKey ?? 'record';
+  // The input part goes through stringifyExact: numbers are written back as they were written.
   const json = (r: OutputRow) =>
-    JSON.stringify({
-      row: r.row,
-      input:
-        r.input.value !== undefined
-          ? r.input.value
-          : Object.fromEntries(o.jsonKeys.map((k, i) => [k, r.input.cells[i] ?? ''])),
+    `{"row":${r.row},"input":${
+      r.input.value !== undefined
+        ? stringifyExact(r.input.value)
+        : JSON.stringify(Object.fromEntries(o.jsonKeys.map((k, i) => [k, r.input.cells[i] ?? ''])))
+    },${JSON.stringify({
       status: r.status,
       error: r.error === '' ? null : r.error,
       credit_charged: r.creditCharged,
       [key]: r.record ?? (key === 'records' ? [] : null),
-    });
+    }).slice(1)}`;
   if (o.format === 'jsonl') return { row: (r) => `${json(r)}\n`, end: () => '' };
   return {
     row: (r, first) => `${first ? '[\n' : ',\n'}${json(r)}`,

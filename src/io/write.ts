@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { chown, chmod, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { EnrichError } from '../errors.js';
+import type { EnrichError } from '../errors.js';
 import { checkOutputTarget, fileSystemError, type OutputTarget } from './output-target.js';
 import { removeStaleTemps, tempNameFor } from './stale-temps.js';
 import { csvSink, jsonSink } from './write-sinks.js';

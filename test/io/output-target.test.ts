@@ -75,7 +75,7 @@ describe('output targets: files are replaced atomically, devices and pipes writt
     const chunks: Buffer[] = [];
     const reading = new Promise<void>((ok, fail) =>
       createReadStream(fifo)
-        .on('data', (c: Buffer) => chunks.push(c))
+        .on('data', (c) => chunks.push(Buffer.from(c)))
         .on('end', ok)
         .on('error', fail),
     );
