@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import { access, lstat, readlink, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { EnrichError } from '../errors.js';
+import { sameFile, type FileId } from './input-pin.js';
 
 /**
  * How an output is written: `stdout` for '-'; `atomic` for a regular file (a temp file
@@ -19,6 +20,18 @@ export interface OutputTarget {
   path: string;
   /** `atomic` over an existing file: its permission bits (kept by the new file), uid and gid. */
   existing?: { mode: number; uid: number; gid: number };
+  /** The file there now (real path, device, inode), when there is one: to refuse writing over the input. */
+  file?: FileId;
+}
+
+/** Refuses an output that is the input file itself (the input is read while the output is written). */
+export function refuseInputAsOutput(input: FileId | undefined, target: OutputTarget): void {
+  if (!input || !target.file || !sameFile(input, target.file)) return;
+  throw refuse(
+    target.name,
+    `it is the input file (${input.realPath}), which is read again while the output is written`,
+    'Write the output to another file.',
+  );
 }
 
 /** What an errno means to the user, in words. */
@@ -111,7 +124,7 @@ export async function checkOutputTarget(target: string): Promise<OutputTarget> {
     await access(real, constants.W_OK).catch((err: unknown) => {
       throw refuse(target, fsCause(err));
     });
-    return { mode: 'stream', name: target, path: real };
+    return { mode: 'stream', name: target, path: real, file: idOf(real, info) };
   }
   if (info && !info.isFile()) throw refuse(target, 'it is not a regular file, a device or a pipe');
   await checkDirectory(target, dirname(real));
@@ -120,9 +133,16 @@ export async function checkOutputTarget(target: string): Promise<OutputTarget> {
       throw refuse(target, fsCause(err));
     });
   }
-  const existing = info ? { mode: info.mode & 0o7777, uid: info.uid, gid: info.gid } : undefined;
-  return { mode: 'atomic', name: target, path: real, ...(existing ? { existing } : {}) };
+  if (!info) return { mode: 'atomic', name: target, path: real };
+  const existing = { mode: info.mode & 0o7777, uid: info.uid, gid: info.gid };
+  return { mode: 'atomic', name: target, path: real, existing, file: idOf(real, info) };
 }
+
+const idOf = (realPath: string, info: { dev: number; ino: number }): FileId => ({
+  realPath,
+  dev: info.dev,
+  ino: info.ino,
+});
 
 /** The temp file and the rename need a directory that exists and can be written. */
 async function checkDirectory(name: string, dir: string): Promise<void> {

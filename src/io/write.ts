@@ -16,7 +16,13 @@ export {
   type OutputWriterOptions,
   type RowStatus,
 } from './write-types.js';
-export { checkOutputTarget, type OutputTarget, type WriteMode } from './output-target.js';
+export {
+  checkOutputTarget,
+  refuseInputAsOutput,
+  type OutputTarget,
+  type WriteMode,
+} from './output-target.js';
+export { fileIdOf, sameFile, type FileId } from './input-pin.js';
 
 /** Writes rows; every failure (disk full, EPIPE, a removed directory) rejects with an EnrichError. */
 export interface OutputWriter {

@@ -16,7 +16,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fileIdOf, sameFile } from '../../src/io/input-pin.js';
 import { openInput, type InputSource } from '../../src/io/read.js';
 import { readJsonArray, readJsonLines } from '../../src/io/read-json.js';
-import { createOutputWriter } from '../../src/io/write.js';
+import { checkOutputTarget, createOutputWriter, refuseInputAsOutput } from '../../src/io/write.js';
 import { allRows } from './read-helpers.js';
 
 let dir: string;
@@ -248,5 +248,23 @@ describe('inputs: NUL anywhere, capped JSON records, exact JSON numbers, FIFOs',
     expect(s.file).toBeUndefined();
     expect((await s.identity()).path).toBe('-');
     await expect(openInput('/dev/zero')).rejects.toMatchObject({ code: 'USAGE' });
+  });
+});
+
+describe('-o naming the input file', () => {
+  it('refuseInputAsOutput refuses the input, also through a symlinked directory; another file passes', async () => {
+    await mkdir(join(dir, 'data'));
+    await writeFile(join(dir, 'data', 'in.csv'), csv(3));
+    await symlink(join(dir, 'data'), join(dir, 'alias'));
+    const s = await open(join(dir, 'data', 'in.csv'));
+    const same = await checkOutputTarget(join(dir, 'alias', 'in.csv'));
+    expect(() => refuseInputAsOutput(s.file, same)).toThrow(
+      expect.objectContaining({
+        code: 'USAGE',
+        message: expect.stringContaining('it is the input file') as string,
+      }),
+    );
+    const other = await checkOutputTarget(join(dir, 'out.csv'));
+    expect(() => refuseInputAsOutput(s.file, other)).not.toThrow();
   });
 });
