@@ -23,6 +23,12 @@ export const ErrorCodes = {
   USAGE: ExitCode.usage,
   INPUT_UNREADABLE: ExitCode.usage,
   INPUT_INVALID: ExitCode.usage,
+  /** The input file changed while the run read it (replaced, appended, rewritten). */
+  INPUT_CHANGED: ExitCode.usage,
+  /** Reading or writing a file failed in the environment: disk full, read-only, missing, no permission. */
+  FILE_SYSTEM: ExitCode.usage,
+  /** The output's reader went away (EPIPE: `| head`): stop reading and sending at once. */
+  OUTPUT_CLOSED: ExitCode.usage,
   MAPPING_AMBIGUOUS: ExitCode.usage,
   MAPPING_INVALID: ExitCode.usage,
   CONFIG_INVALID: ExitCode.usage,

@@ -4,7 +4,7 @@ import type { Settings } from '../config/settings-table.js';
 import { EnrichError } from '../errors.js';
 import { formatOfExtension, type FileFormat } from '../io/file-format.js';
 import type { InputSource } from '../io/read.js';
-import { checkOutputTarget } from '../io/write.js';
+import { checkOutputTarget, refuseInputAsOutput } from '../io/write.js';
 import { FULL_NAME } from '../pipeline/mapping/map-columns.js';
 import { resolveIdColumn, resolveMapping } from '../pipeline/mapping/resolve-mapping.js';
 import { LIBRARY_WORDS } from '../pipeline/run/messages.js';
@@ -82,9 +82,11 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
         hint: `Write one of them to a file: ${words.option('output')} enriched.csv, or ${words.option('rejects')} rejects.csv.`,
       },
     );
-  // Before anything is sent: a target that cannot be written would fail only at the end.
-  await checkOutputTarget(o.output);
-  if (o.rejects) await checkOutputTarget(o.rejects);
+  // Before anything is sent: a target that cannot be written would fail only at the end,
+  // and the input file itself is still being read while the output is written.
+  for (const target of [o.output, o.rejects]) {
+    if (target !== undefined) refuseInputAsOutput(source.file, await checkOutputTarget(target));
+  }
   const mapped = await resolveMapping(source, { ...o.mapping, kind: o.kind });
   const idColumn = resolveIdColumn(source, o.idColumn, words.option('idColumn'));
   const dedupe = o.dedupe ?? true;

@@ -5,10 +5,16 @@ import { describeError } from './report-error.js';
 
 /** Runs the CLI with `argv` (process.argv form) and resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  // A reader that goes away (`enrich jobs list | head`) is not an error: stop quietly.
+  // A reader that goes away: `enrich jobs list | head` is no error and stops quietly; a bulk
+  // run writing its data to stdout sets process.exitCode while it writes, so a closed pipe
+  // (`enrich contacts x.csv | head`) stops it at once (nothing more is read or sent; the
+  // journal is kept) and never ends in 0.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
+    if (err.code !== 'EPIPE') throw err;
+    const code = Number(process.exitCode ?? 0);
+    if (code !== 0)
+      process.stderr.write('enrich: the output was closed before everything was written\n');
+    process.exit(code);
   });
   const program = buildProgram();
   const debug = argv.includes('--debug') || process.env.ENRICH_DEBUG === '1';

@@ -31,6 +31,16 @@ export class JsonArrayScanner {
   private elementLine = 1;
   private count = 0;
   private lastWasCr = false;
+  /** Characters of the element being read held in `parts`. */
+  private size = 0;
+
+  /** `maxChars`: the longest element accepted (longer ones are refused while read, never held whole). */
+  constructor(private readonly maxChars = Infinity) {}
+
+  /** The line the scanner has reached. */
+  lineNow(): number {
+    return this.line;
+  }
 
   /** Feeds a chunk; returns the elements it completed. */
   push(chunk: string): ScannedElement[] {
@@ -52,7 +62,9 @@ export class JsonArrayScanner {
         else if (ch === '}' || ch === ']') {
           this.depth--;
           if (this.depth === 0) {
+            this.checkSize(this.size + i + 1 - startIndex);
             this.parts.push(chunk.slice(startIndex, i + 1));
+            this.size = 0;
             out.push({ text: this.parts.join(''), line: this.elementLine });
             this.parts = [];
             this.state = 'after';
@@ -86,7 +98,11 @@ export class JsonArrayScanner {
         this.fail(`expected nothing after the closing "]", got ${show(ch)}`);
       }
     }
-    if (this.state === 'inside') this.parts.push(chunk.slice(startIndex));
+    if (this.state === 'inside') {
+      this.size += chunk.length - startIndex;
+      this.checkSize(this.size);
+      this.parts.push(chunk.slice(startIndex));
+    }
     return out;
   }
 
@@ -95,6 +111,14 @@ export class JsonArrayScanner {
     if (this.state === 'start') this.fail('expected a JSON array of objects, got an empty file');
     if (this.state !== 'end')
       this.fail('expected the array to be closed with "]", got the end of the file');
+  }
+
+  private checkSize(size: number): void {
+    if (size <= this.maxChars) return;
+    this.line = this.elementLine;
+    this.fail(
+      `element ${this.count} of the array is longer than ${this.maxChars} characters: expected at most that many a record`,
+    );
   }
 
   private fail(message: string): never {

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { pipeline } from 'node:stream';
 import { parse, type CsvError } from 'csv-parse';
 import { EnrichError } from '../errors.js';
+import { MAX_RECORD_CHARS, nulError } from './limits.js';
 import { openTextStream } from './text-stream.js';
 
 /** One parsed record with the physical line it starts on. */
@@ -19,10 +20,11 @@ export interface CsvReadOptions {
   headerLine: number;
   /** The file has no CR at all: LF is the only line break to look for (a faster parse). */
   lfOnly?: boolean;
+  /** Longest row accepted, in characters (a quote left open swallows the rest of the file). */
+  maxRecordChars?: number;
+  /** Called before the file is opened and after its last record: throws when the file is not the one first read. */
+  verify?: () => Promise<void>;
 }
-
-// A quote left open swallows the rest of the file: stop at a sane size instead of eating memory.
-const MAX_RECORD_CHARS = 8 * 1024 * 1024;
 
 /** Streams the records of a delimited file from its header line on, with 1-based start lines. */
 export async function* readCsvRecords<T = CsvRecord>(
@@ -31,6 +33,7 @@ export async function* readCsvRecords<T = CsvRecord>(
   // Shaping rows here rather than in another async generator saves a promise per row.
   shape: (cells: string[], line: number) => T | undefined = (cells, line) => ({ cells, line }) as T,
 ): AsyncGenerator<T> {
+  await options.verify?.();
   const skipped = options.headerLine - 1;
   // UTF-8 without a preamble goes to csv-parse as raw bytes: it decodes each field itself,
   // which saves decoding the whole text to a string only for csv-parse to re-encode it.
@@ -48,9 +51,15 @@ export async function* readCsvRecords<T = CsvRecord>(
     record_delimiter: options.lfOnly ? ['\n'] : ['\r\n', '\n', '\r'],
     relax_column_count: true,
     relax_quotes: true,
-    max_record_size: MAX_RECORD_CHARS,
+    max_record_size: options.maxRecordChars ?? MAX_RECORD_CHARS,
   });
   pipeline(text, parser, () => undefined);
+  // A NUL anywhere refuses the file, not only in the sample the encoding was guessed from:
+  // a memchr over each chunk as it flows past (UTF-8 bytes or decoded text alike).
+  text.on('data', (chunk: Buffer | string) => {
+    if (typeof chunk === 'string' ? chunk.includes('\0') : chunk.includes(0))
+      parser.destroy(nulError(options.name, line));
+  });
   // Lines are counted here rather than with csv-parse's `info` (a per-record object copy that
   // cost a third of the parse): a record spans 1 line plus the line breaks inside its quoted
   // cells, and blank lines come through as a single empty cell, which we skip but count.
@@ -93,8 +102,15 @@ export async function* readCsvRecords<T = CsvRecord>(
       const item = shape(cells, start);
       if (item !== undefined) yield item;
     }
+    await options.verify?.();
   } catch (err) {
-    throw toInputError(err, options.name, skipped, line);
+    throw toInputError(
+      err,
+      options.name,
+      skipped,
+      line,
+      options.maxRecordChars ?? MAX_RECORD_CHARS,
+    );
   } finally {
     parser.destroy();
   }
@@ -113,7 +129,13 @@ function countOf(s: string, needle: string): number {
 }
 
 /** Turns a csv-parse failure into an INPUT_INVALID error naming file, line and what was expected. */
-function toInputError(err: unknown, file: string, skipped: number, nextLine: number): unknown {
+function toInputError(
+  err: unknown,
+  file: string,
+  skipped: number,
+  nextLine: number,
+  max: number,
+): unknown {
   if (err instanceof EnrichError) return err;
   const e = err as Partial<CsvError> & { lines?: number };
   if (typeof e.code !== 'string' || !e.code.startsWith('CSV_')) {
@@ -128,7 +150,7 @@ function toInputError(err: unknown, file: string, skipped: number, nextLine: num
   const messages: Record<string, string> = {
     CSV_QUOTE_NOT_CLOSED:
       'a quoted field is never closed: expected a closing " before the end of the file',
-    CSV_MAX_RECORD_SIZE: `a row is longer than ${MAX_RECORD_CHARS} characters: expected at most that many a row (unless a cell really is that long, a quote is probably left open)`,
+    CSV_MAX_RECORD_SIZE: `a row is longer than ${max} characters: expected at most that many a row (unless a cell really is that long, a quote is probably left open)`,
   };
   return new EnrichError('INPUT_INVALID', messages[e.code] ?? `malformed CSV: ${e.message}`, {
     cause: err,

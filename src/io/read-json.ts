@@ -1,7 +1,9 @@
-import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { EnrichError } from '../errors.js';
 import { JsonArrayScanner, JsonScanError } from './json-array-scanner.js';
 import { jsonNestingDepth, MAX_JSON_DEPTH } from './json-depth.js';
+import { JsonNumber, parseExact, stringifyExact } from './json-exact.js';
+import { MAX_RECORD_CHARS, nulError } from './limits.js';
 import { openTextStream } from './text-stream.js';
 
 /** One JSON object of the input and the line it starts on. */
@@ -14,6 +16,8 @@ export interface JsonReadOptions {
   name: string;
   encoding: string;
   bomLength: number;
+  /** Longest record (array element or line) accepted, in characters: 8 MiB, as a CSV row. */
+  maxRecordChars?: number;
 }
 
 const invalid = (file: string, line: number, message: string, cause?: unknown) =>
@@ -35,7 +39,7 @@ function parseObject(
     );
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseExact(text);
   } catch (err) {
     throw invalid(file, line, `${what} is not valid JSON: ${(err as Error).message}`, err);
   }
@@ -54,7 +58,7 @@ export async function* readJsonArray(
   filePath: string,
   options: JsonReadOptions,
 ): AsyncGenerator<JsonRecord> {
-  const scanner = new JsonArrayScanner();
+  const scanner = new JsonArrayScanner(options.maxRecordChars ?? MAX_RECORD_CHARS);
   const text = openTextStream(filePath, {
     encoding: options.encoding,
     skipBytes: options.bomLength,
@@ -62,6 +66,7 @@ export async function* readJsonArray(
   let index = 0;
   try {
     for await (const chunk of text as AsyncIterable<string>) {
+      if (chunk.includes('\0')) throw nulError(options.name, scanner.lineNow());
       for (const el of scanner.push(chunk)) {
         index++;
         yield {
@@ -88,20 +93,54 @@ export async function* readJsonLines(
     encoding: options.encoding,
     skipBytes: options.bomLength,
   });
-  const lines = createInterface({ input: text, crlfDelay: Infinity });
-  let line = 0;
   try {
-    for await (const raw of lines) {
-      line++;
+    for await (const { raw, line } of splitLines(text, options)) {
       if (raw.trim() === '') continue;
       yield { value: parseObject(raw, options.name, line, `line ${line}`), line };
     }
   } catch (err) {
     throw wrapRead(err, options.name);
   } finally {
-    lines.close();
     text.destroy();
   }
+}
+
+/**
+ * Lines of a text stream (LF or CRLF), each at most `maxRecordChars` long: a longer one is
+ * refused while it is read, never buffered whole (a 200 MB line would take gigabytes).
+ */
+async function* splitLines(
+  text: Readable,
+  options: JsonReadOptions,
+): AsyncGenerator<{ raw: string; line: number }> {
+  const max = options.maxRecordChars ?? MAX_RECORD_CHARS;
+  let parts: string[] = [];
+  let size = 0;
+  let line = 1;
+  const tooLong = () =>
+    invalid(
+      options.name,
+      line,
+      `line ${line} is longer than ${max} characters: expected at most that many a record`,
+    );
+  for await (const chunk of text as AsyncIterable<string>) {
+    if (chunk.includes('\0')) throw nulError(options.name, line);
+    let from = 0;
+    for (let at = chunk.indexOf('\n'); at >= 0; at = chunk.indexOf('\n', from)) {
+      if (size + at - from > max) throw tooLong();
+      parts.push(chunk.slice(from, at));
+      const joined = parts.join('');
+      yield { raw: joined.endsWith('\r') ? joined.slice(0, -1) : joined, line: line++ };
+      parts = [];
+      size = 0;
+      from = at + 1;
+    }
+    size += chunk.length - from;
+    if (size > max) throw tooLong();
+    parts.push(chunk.slice(from));
+  }
+  const last = parts.join('');
+  if (last !== '') yield { raw: last, line };
 }
 
 function wrapRead(err: unknown, file: string): unknown {
@@ -112,10 +151,11 @@ function wrapRead(err: unknown, file: string): unknown {
   });
 }
 
-/** Turns a JSON value into a cell: strings as they are, null as empty, objects and arrays as JSON text. */
+/** Turns a JSON value into a cell: strings as they are, null as empty, numbers as written, objects and arrays as JSON text. */
 export function jsonCell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return value;
-  if (typeof value === 'object') return JSON.stringify(value);
+  if (value instanceof JsonNumber) return value.text;
+  if (typeof value === 'object') return stringifyExact(value);
   return String(value);
 }

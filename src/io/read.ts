@@ -1,3 +1,5 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import iconv from 'iconv-lite';
 import { EnrichError } from '../errors.js';
@@ -8,6 +10,7 @@ import {
   holdsUtf8Characters,
 } from './detect-encoding.js';
 import { uniqueHeader } from './header.js';
+import { checkPin, pinFile, type FileId } from './input-pin.js';
 import { formatOf, readSample, scanFile, type InputFormat } from './inspect-file.js';
 import { readCsvRecords } from './read-csv.js';
 import { jsonCell, readJsonArray, readJsonLines, type JsonRecord } from './read-json.js';
@@ -24,6 +27,8 @@ export interface ReadOptions {
   headerRow?: number;
   stdin?: NodeJS.ReadableStream;
   tmpDir?: string;
+  /** Longest CSV row or JSON record accepted, in characters (default 8 MiB). */
+  maxRecordChars?: number;
 }
 
 export interface InputDialect {
@@ -42,7 +47,7 @@ export interface InputRow {
   line: number;
   /** Cells exactly as read (JSON: values stringified); a ragged row keeps the cells it had. */
   cells: string[];
-  /** JSON/JSONL: the original object. */
+  /** JSON/JSONL: the original object (a number a JS number would change is a JsonNumber holding its text). */
   value?: unknown;
   /** Why the row cannot be used (ragged row): it becomes `invalid`, never fatal. */
   error?: string;
@@ -59,8 +64,10 @@ export interface InputSource {
   rows(): AsyncIterable<InputRow>;
   /** What the caller should tell the user about how the file was read (no action needed to go on). */
   warnings: string[];
-  /** For the resume journal: absolute path ('-' for stdin), size and streamed SHA-256. */
+  /** For the resume journal: real path ('-' for stdin or a pipe), size and streamed SHA-256. */
   identity(): Promise<{ path: string; size: number; sha256: string }>;
+  /** The file read (real path, device, inode); undefined for stdin or a pipe (read from a private copy). */
+  file?: FileId;
   /**
    * Reads the whole file once and throws the error a malformed part would give (an open
    * quote at line 9,000), so a run can refuse the file before it spends a credit on its start.
@@ -81,11 +88,14 @@ export async function openInput(source: string, options: ReadOptions = {}): Prom
       });
     }
     spool = await spoolToFile(stdin, options.tmpDir);
+  } else if (await isPipe(source)) {
+    // A FIFO or <(cmd) can be read once only: copied first, like stdin, then read from the copy.
+    spool = await spoolToFile(createReadStream(source), options.tmpDir);
   }
   const name = source;
   const filePath = spool ? spool.filePath : resolve(source);
   try {
-    const opened = await inspect(name, filePath, options);
+    const opened = await inspect(name, filePath, options, spool !== undefined);
     return { ...opened, close: async () => spool?.remove() };
   } catch (err) {
     await spool?.remove();
@@ -93,10 +103,23 @@ export async function openInput(source: string, options: ReadOptions = {}): Prom
   }
 }
 
+/** A FIFO (or a process substitution's pipe); a device is refused: it is no file to read rows from. */
+async function isPipe(source: string): Promise<boolean> {
+  const info = await stat(source).catch(() => undefined);
+  if (info?.isCharacterDevice() || info?.isBlockDevice()) {
+    throw new EnrichError('USAGE', `cannot read ${source}: it is a device, not a file`, {
+      location: { file: source },
+      hint: 'Name a CSV, TSV, JSON or JSON Lines file, or pipe one in as "-".',
+    });
+  }
+  return info?.isFIFO() === true || info?.isSocket() === true;
+}
+
 async function inspect(
   name: string,
   filePath: string,
   options: ReadOptions,
+  spooled: boolean,
 ): Promise<Omit<InputSource, 'close'>> {
   if (options.encoding && !iconv.encodingExists(canonicalEncoding(options.encoding))) {
     throw new EnrichError(
@@ -105,6 +128,9 @@ async function inspect(
     );
   }
   const { sample, size } = await readSample(name, filePath);
+  // Every pass over the rows checks it still reads this file, with these bytes.
+  const pin = await pinFile(filePath, sample);
+  const verify = () => checkPin(name, filePath, pin);
   const truncated = size > sample.length;
   // One read of the whole file answers every question the sample cannot, and the run's identity.
   let scanned: ReturnType<typeof scanFile> | undefined;
@@ -136,13 +162,27 @@ async function inspect(
     { stripBOM: false },
   );
   const format = options.format ?? formatOf(name, text);
-  // stdin's spool path changes every run: its identity is '-' plus its content hash.
+  // A spool's path changes every run: stdin's (or a pipe's) identity is '-' plus its content hash.
+  // A file's is its real path: the same file through a symlinked directory is the same run.
   const identify = async () => {
-    const { path, size, sha256 } = await scan();
-    return { path: name === '-' ? '-' : path, size, sha256 };
+    const { size, sha256 } = await scan();
+    await verify();
+    return { path: spooled ? '-' : pin.id.realPath, size, sha256 };
   };
-  const base = { name, filePath, format, warnings, identity: identify };
-  const readOpts = { name, encoding: enc.encoding, bomLength: enc.bomLength };
+  const base = {
+    name,
+    filePath,
+    format,
+    warnings,
+    identity: identify,
+    ...(spooled ? {} : { file: pin.id }),
+  };
+  const readOpts = {
+    name,
+    encoding: enc.encoding,
+    bomLength: enc.bomLength,
+    maxRecordChars: options.maxRecordChars,
+  };
 
   if (format === 'json' || format === 'jsonl') {
     const read = format === 'json' ? readJsonArray : readJsonLines;
@@ -150,6 +190,7 @@ async function inspect(
     const keys = new Set<string>();
     for await (const rec of read(filePath, readOpts))
       for (const k of Object.keys(rec.value)) keys.add(k);
+    await verify();
     const header = [...keys];
     const toRow = (rec: JsonRecord, index: number): InputRow => ({
       index,
@@ -162,7 +203,7 @@ async function inspect(
       dialect: { encoding: enc.encoding, bom: enc.bom, headerLine: 0, sepLine: false },
       header,
       rawHeader: header,
-      rows: () => mapRows(read(filePath, readOpts), toRow),
+      rows: () => mapRows(read(filePath, readOpts), toRow, verify),
       // The pass above that collected the keys has already read (and so checked) every record.
       check: async () => undefined,
     };
@@ -173,12 +214,19 @@ async function inspect(
     headerRow: options.headerRow,
     truncated,
   });
+  if (sniffed.skippedLines) {
+    warnings.push(
+      `${name}: line ${sniffed.headerLine} is taken as the header (the lines above it look like notes); if the header is on another line, run again with --header-row <line>`,
+    );
+  }
   const csvOpts = {
     ...readOpts,
     delimiter: sniffed.delimiter,
     headerLine: sniffed.headerLine,
     lfOnly: !sample.includes(13) && !(truncated && (await scan()).hasCr),
+    maxRecordChars: options.maxRecordChars,
   };
+  const pinned = { ...csvOpts, verify };
   let rawHeader: string[] | undefined;
   for await (const rec of readCsvRecords(filePath, csvOpts)) {
     rawHeader = rec.cells;
@@ -203,10 +251,10 @@ async function inspect(
     },
     header: uniqueHeader(rawHeader),
     rawHeader,
-    rows: () => readCsvRecords(filePath, csvOpts, csvRowShaper(width)),
+    rows: () => readCsvRecords(filePath, pinned, csvRowShaper(width)),
     check: async () => {
       // A shape that keeps nothing: csv-parse still reads every record and throws where one is malformed.
-      for await (const _ of readCsvRecords(filePath, csvOpts, () => undefined));
+      for await (const _ of readCsvRecords(filePath, pinned, () => undefined));
     },
   };
 }
@@ -214,9 +262,12 @@ async function inspect(
 async function* mapRows(
   records: AsyncIterable<JsonRecord>,
   toRow: (r: JsonRecord, i: number) => InputRow,
+  verify: () => Promise<void>,
 ): AsyncGenerator<InputRow> {
+  await verify();
   let index = 0;
   for await (const rec of records) yield toRow(rec, index++);
+  await verify();
 }
 
 /** Shapes CSV records into InputRows: the first record is the header; a ragged row gets its error. */

@@ -5,6 +5,8 @@ export interface SniffedDialect {
   headerLine: number;
   /** True when the file starts with Excel's `sep=;` line. */
   sepLine: boolean;
+  /** True when detection skipped lines above the header (notes, it judged): the caller says which line it took. */
+  skippedLines?: true;
 }
 
 export interface SniffOptions {
@@ -53,7 +55,13 @@ export function sniffDialect(text: string, options: SniffOptions = {}): SniffedD
     }
   }
   const headerLine = options.headerRow ?? findHeader(best.records, best.cells) ?? startLine;
-  return { delimiter: best.delimiter, headerLine, sepLine };
+  const skipped = options.headerRow === undefined && headerLine > startLine;
+  return {
+    delimiter: best.delimiter,
+    headerLine,
+    sepLine,
+    ...(skipped ? { skippedLines: true } : {}),
+  };
 }
 
 /**
@@ -68,7 +76,11 @@ export function sniffDialect(text: string, options: SniffOptions = {}): SniffedD
 function findHeader(records: ScannedRecord[], cells: number): number | undefined {
   const rows = records.filter((r) => !r.blank);
   const wide = Math.max(2, Math.ceil(cells * 0.75));
-  const asWide = rows.filter((r) => cells <= 1 || r.cells >= wide);
+  // A row narrower than the table still spans it when no row below holds anything past its
+  // width: data rows that end with a delimiter the header lacks are wider only by empty cells.
+  const asWide = rows.filter(
+    (r, i) => cells <= 1 || r.cells >= wide || (r.cells >= 2 && fitsBelow(r, rows.slice(i + 1))),
+  );
   const first = asWide[0];
   const header = asWide.find((r) => r.filled >= wide);
   if (!first || !header || header === first || header.values) return first?.line;
@@ -77,6 +89,15 @@ function findHeader(records: ScannedRecord[], cells: number): number | undefined
   const fuller = below.filter((r) => r.filled > notes).length;
   const table = below.length === 0 ? notes > 0 : fuller * 2 > below.length;
   return notes * 2 <= header.filled && table ? header.line : first.line;
+}
+
+/** True when every row after `r` (at least one) fills no cell past `r`'s width. */
+function fitsBelow(r: ScannedRecord, below: ScannedRecord[]): boolean {
+  return (
+    below.length > 0 &&
+    below.every((b) => b.filled <= r.cells) &&
+    below.some((b) => b.cells > r.cells)
+  );
 }
 
 /** The most common cell count among non-blank records; ties go to the wider one (a preamble is narrower than the table). */

@@ -17,12 +17,15 @@ export function openTextStream(filePath: string, options: TextStreamOptions): Re
   if (options.encoding === 'utf-8') {
     // Node's own UTF-8 decoder is correct and faster; iconv-lite handles the rest.
     text = createReadStream(filePath, {
-      start: options.skipBytes,
+      ...(options.skipBytes > 0 ? { start: options.skipBytes } : {}),
       highWaterMark,
       encoding: 'utf8',
     });
   } else {
-    const bytes = createReadStream(filePath, { start: options.skipBytes, highWaterMark });
+    const bytes = createReadStream(filePath, {
+      ...(options.skipBytes > 0 ? { start: options.skipBytes } : {}),
+      highWaterMark,
+    });
     const decoder = iconv.decodeStream(options.encoding, {
       stripBOM: false,
     }) as unknown as Transform;

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveRun } from '../../src/bulk/resolve-run.js';
@@ -105,6 +105,25 @@ describe('resolveRun', () => {
         metadata: { top_matches_returned: 3 },
         output: { format: 'csv', prefix: 'enriched_', formulaEscape: 'auto', bom: false },
       });
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('refuses -o (or rejects) naming the input file, also through a symlinked directory, before anything is sent', async () => {
+    const { dir, file } = await splitFile();
+    await symlink(dir, join(dir, 'via'));
+    const source = await openInput(file);
+    try {
+      for (const output of [file, join(dir, 'via', 'split.csv')]) {
+        await expect(resolveRun({ kind: 'contacts', output }, source)).rejects.toMatchObject({
+          code: 'USAGE',
+          message: expect.stringMatching(/it is the input file/),
+        });
+      }
+      await expect(
+        resolveRun({ kind: 'contacts', output: join(dir, 'out.csv'), rejects: file }, source),
+      ).rejects.toMatchObject({ message: expect.stringMatching(/it is the input file/) });
     } finally {
       await source.close();
     }

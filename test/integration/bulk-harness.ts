@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 import { afterEach } from 'vitest';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import { createClient, type EnrichClient } from '../../src/api/client.js';
 import { openInput, type InputSource } from '../../src/io/read.js';
@@ -142,7 +142,7 @@ export async function runFile(
   if (!sb && !api) throw new Error('runFile needs a sandbox or an api');
   const client = given ?? (api ? undefined : fastClient(sb as SandboxHandle));
   const outputPath =
-    o.outputPath ?? join(o.runsDir, `out-${Math.random().toString(36).slice(2)}.csv`);
+    o.outputPath ?? join(dirname(file), `out-${Math.random().toString(36).slice(2)}.csv`);
   try {
     const { outputPath: _, ...options } = rest;
     const idColumn =

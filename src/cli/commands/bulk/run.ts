@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { toBulkApi } from '../../../api/bulk-api.js';
 import { sleep } from '../../../bulk/enrich-file.js';
-import { EnrichError } from '../../../errors.js';
+import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { resumeBy } from '../../../pipeline/run/poll.js';
 import { runBulk, type RunSummary } from '../../../pipeline/run/run.js';
 import type { BulkKind } from '../../../pipeline/types.js';
@@ -68,6 +68,8 @@ export async function runBulkCommand(
     ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
     : undefined;
   const interrupt = interruptOnSignal();
+  // Data on stdout: a reader that goes away before the end is a failure (see main.ts).
+  if (!options.output) process.exitCode = ErrorCodes.OUTPUT_CLOSED;
   let opened: Awaited<ReturnType<typeof openBulkRun>> | undefined;
   let service: Awaited<ReturnType<typeof openService>> | undefined;
   const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
@@ -103,6 +105,7 @@ export async function runBulkCommand(
     }
     throw err;
   } finally {
+    process.exitCode = undefined;
     interrupt.dispose();
     await service?.close();
     await opened?.source.close();

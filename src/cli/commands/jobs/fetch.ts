@@ -2,7 +2,7 @@ import { extname } from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../../../contract/limits.js';
 import { usageError } from '../../../errors.js';
-import { writeFileAtomic } from '../../../io/atomic-write.js';
+import { writeOutputFile } from '../../../io/atomic-write.js';
 import { escapeFormula } from '../../../io/formula-escape.js';
 import {
   companyColumns,
@@ -105,7 +105,7 @@ export async function fetchJobResults(o: {
       format,
     );
     if (!o.output || o.output === '-') process.stdout.write(text);
-    else await writeFileAtomic(o.output, text);
+    else await writeOutputFile(o.output, text);
     if (!o.globals.quiet && o.output) {
       process.stderr.write(
         `enrich: ${answer.records.length} records of job ${o.jobId} written to ${o.output}\n`,
