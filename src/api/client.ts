@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
 import { ApiError, usageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { Paths, type JobKind } from '../contract/paths.js';
-import type * as ResponsesModule from '../contract/responses.js';
 import type {
   BulkCompaniesRequest,
   BulkContactsRequest,
@@ -19,24 +17,15 @@ import type {
 import { createDispatcher } from './dispatcher.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { parseBaseUrl } from './base-url.js';
-import { isBulkJob, isCompaniesResults, isContactsResults } from './results-check.js';
 import { realSleep, type SendContext } from './send.js';
 import { createRateLimiter } from './rate-limiter.js';
 import { idempotencyScope, memoryIdempotencyStore, type IdempotencyStore } from './idempotency.js';
 import { createCalls, type CreditsSeen } from './calls.js';
-import { checkRecordCredits } from './single-answer.js';
+import { bulkMethods, schemaOf, singleMethods, type Deadline } from './methods.js';
 
 export type { RetryPolicy } from './retry.js';
 export type { CreditsSeen } from './calls.js';
 export type { IdempotencyStore } from './idempotency.js';
-
-type Responses = typeof ResponsesModule;
-// zod and the response schemas are loaded on first need: the bodies of a bulk run pass the
-// checks of results-check.ts, so a bulk run never loads them (about 8 MB of RSS and 80 ms).
-let responses: Promise<Responses> | undefined;
-function schemaOf<S>(pick: (r: Responses) => S): () => Promise<S> {
-  return async () => pick(await (responses ??= import('../contract/responses.js')));
-}
 
 /** How to build a client. */
 export interface ClientOptions {
@@ -152,7 +141,7 @@ export function createClient(options: ClientOptions): EnrichClient {
   let closing: Promise<void> | undefined;
   const ctx = sendContext(options, base);
   const store = options.idempotencyStore ?? memoryIdempotencyStore();
-  const { post, results } = createCalls({
+  const calls = createCalls({
     ctx,
     base,
     store,
@@ -163,86 +152,18 @@ export function createClient(options: ClientOptions): EnrichClient {
     },
     onCredits: options.onCredits,
   });
-  const by = (opts?: CallOptions) => opts?.deadline ?? options.deadline;
-  const single = (key: string) => ({ key, bulk: false });
+  const by: Deadline = (opts) => opts?.deadline ?? options.deadline;
 
   return {
-    enrichContact: async (body, opts) => {
-      const at = { ...single(randomUUID()), deadline: by(opts) };
-      const data = await post(
-        Paths.contact,
-        body,
-        schemaOf((r) => r.contactResponseSchema),
-        at,
-      );
-      checkRecordCredits({ method: 'POST', label: Paths.contact, path: '', headers: {} }, data, [
-        data.contact,
-      ]);
-      return data;
-    },
-    enrichCompany: async (body, opts) => {
-      const at = { ...single(randomUUID()), deadline: by(opts) };
-      const data = await post(
-        Paths.company,
-        body,
-        schemaOf((r) => r.companiesResponseSchema),
-        at,
-      );
-      checkRecordCredits(
-        { method: 'POST', label: Paths.company, path: '', headers: {} },
-        data,
-        data.companies,
-      );
-      return data;
-    },
-    verifyEmail: (email, opts) =>
-      post(
-        Paths.emailVerification,
-        { email },
-        schemaOf((r) => r.emailVerificationResponseSchema),
-        { ...single(randomUUID()), deadline: by(opts), verification: true },
-      ),
-    submitContacts: (body, opts) =>
-      post(
-        Paths.contacts,
-        body,
-        schemaOf((r) => r.bulkJobSchema),
-        { key: opts.idempotencyKey, bulk: true, deadline: by(opts) },
-        isBulkJob,
-      ),
-    submitCompanies: (body, opts) =>
-      post(
-        Paths.companies,
-        body,
-        schemaOf((r) => r.bulkJobSchema),
-        { key: opts.idempotencyKey, bulk: true, deadline: by(opts) },
-        isBulkJob,
-      ),
-    getContactsResults: (jobId, opts) =>
-      results(
-        'contacts',
-        jobId,
-        schemaOf((r) => r.contactsResultsResponseSchema),
-        (d) => d.contacts,
-        { downloadUrl: opts?.downloadUrl, deadline: by(opts) },
-        isContactsResults,
-      ) as Promise<ResultsState<ContactRecord>>,
-    getCompaniesResults: (jobId, opts) =>
-      results(
-        'companies',
-        jobId,
-        schemaOf((r) => r.companiesResponseSchema),
-        (d) => d.companies,
-        { downloadUrl: opts?.downloadUrl, deadline: by(opts) },
-        isCompaniesResults,
-      ) as Promise<ResultsState<CompanyRecord>>,
+    ...singleMethods(calls, by),
+    ...bulkMethods(calls, by),
     honoursIdempotency: (kind) =>
       store.get(
         idempotencyScope(base.origin, kind === 'contacts' ? Paths.contacts : Paths.companies),
       ),
     async checkKey() {
       try {
-        await results(
+        await calls.results(
           'contacts',
           randomUUID(),
           schemaOf((r) => r.contactsResultsResponseSchema),
