@@ -12,7 +12,6 @@ import type {
 import type { createCalls } from './calls.js';
 import type { CallOptions, ResultsState } from './client.js';
 import { isBulkJob, isCompaniesResults, isContactsResults } from './results-check.js';
-import { checkRecordCredits } from './single-answer.js';
 
 type Responses = typeof ResponsesModule;
 // zod and the response schemas are loaded on first need: the bodies of a bulk run pass the
@@ -26,32 +25,25 @@ export function schemaOf<S>(pick: (r: Responses) => S): () => Promise<S> {
 type Calls = ReturnType<typeof createCalls>;
 /** The deadline of a call: its own, else the client's. */
 export type Deadline = (opts?: CallOptions) => number | undefined;
-const where = (label: string) => ({ method: 'POST' as const, label, path: '', headers: {} });
 
 /** The single lookups: charged per call, each with a fresh Idempotency-Key. */
 export function singleMethods({ post }: Calls, by: Deadline) {
   const once = (opts?: CallOptions) => ({ key: randomUUID(), bulk: false, deadline: by(opts) });
   return {
-    async enrichContact(body: ContactRequest, opts?: CallOptions) {
-      const data = await post(
+    enrichContact: (body: ContactRequest, opts?: CallOptions) =>
+      post(
         Paths.contact,
         body,
         schemaOf((r) => r.contactResponseSchema),
         once(opts),
-      );
-      checkRecordCredits(where(Paths.contact), data, [data.contact]);
-      return data;
-    },
-    async enrichCompany(body: CompanyRequest, opts?: CallOptions) {
-      const data = await post(
+      ),
+    enrichCompany: (body: CompanyRequest, opts?: CallOptions) =>
+      post(
         Paths.company,
         body,
         schemaOf((r) => r.companiesResponseSchema),
         once(opts),
-      );
-      checkRecordCredits(where(Paths.company), data, data.companies);
-      return data;
-    },
+      ),
     verifyEmail: (email: string, opts?: CallOptions) =>
       post(
         Paths.emailVerification,

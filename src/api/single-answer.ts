@@ -17,28 +17,6 @@ function exhausted(ex: Exchange, what: string, remaining: unknown, error: unknow
 }
 
 /**
- * Throws CREDITS_EXHAUSTED when a single lookup's answer shows that credits ran out: a
- * record not charged, without data, and `remaining_credits` below one record's cost,
- * whatever its error says. For companies, one such match is enough (the answer, with the
- * matches that were paid for, is in the error's `details.response`).
- */
-export function checkRecordCredits(ex: Exchange, data: Obj, records: readonly unknown[]): void {
-  const remaining = data.remaining_credits as number | undefined;
-  const out = records.filter(
-    (r): r is Obj =>
-      typeof r === 'object' &&
-      r !== null &&
-      isCreditExhausted(r as Obj, remaining, COST_PER_RECORD),
-  );
-  if (out.length === 0) return;
-  const what =
-    records.length === 1
-      ? 'not enriched, credits exhausted'
-      : `${out.length} of ${records.length} matches not enriched, credits exhausted`;
-  throw exhausted(ex, what, remaining, out[0]?.error, data);
-}
-
-/**
  * Reads an in-band `error` of a verification answer (api-spec.md 7) before its schema:
  * credits exhausted (not charged, no verdict, `remaining_credits` below one) is
  * CREDITS_EXHAUSTED; another error without a verdict is the service declining to verify.

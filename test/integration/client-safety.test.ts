@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type ClientOptions, type CreditsSeen } from '../../src/api/client.js';
+import { creditsExhaustedError } from '../../src/cli/single-lookup.js';
+import { isCreditExhausted } from '../../src/contract/credits.js';
 import { EnrichError } from '../../src/errors.js';
 
 const KEY = 'sk_live_secret_0123456789abcdef';
@@ -209,7 +211,7 @@ describe('credits, read from the answer', () => {
     await c.close();
   });
 
-  it('single contact and company lookups: not charged, no data, nothing left', async () => {
+  it('single contact and company lookups: not charged, no data, nothing left, whatever the wording', async () => {
     const empty = { error: 'Nope', credit_charged: false };
     const srv = await serve((req, res) =>
       req.url === '/contact'
@@ -220,12 +222,26 @@ describe('credits, read from the answer', () => {
           }),
     );
     const { c } = client(srv.url);
-    expect((await thrown(c.enrichContact({ business_email: 'a@acme.com' }))).code).toBe(
-      'CREDITS_EXHAUSTED',
+    // The client returns the answer (the CLI prints it) and the CLI ends with exit 5.
+    const contact = await c.enrichContact({ business_email: 'a@acme.com' });
+    const e1 = creditsExhaustedError(
+      'contact',
+      [contact.contact.error],
+      [isCreditExhausted(contact.contact, contact.remaining_credits)],
     );
-    expect((await thrown(c.enrichCompany({ company_name: 'Acme' }))).code).toBe(
-      'CREDITS_EXHAUSTED',
+    expect(e1).toMatchObject({
+      code: 'CREDITS_EXHAUSTED',
+      exitCode: 5,
+      message: 'contact not enriched: Nope',
+    });
+    const company = await c.enrichCompany({ company_name: 'Acme' });
+    const e2 = creditsExhaustedError(
+      'company',
+      company.companies.map((r) => r.error),
+      company.companies.map((r) => isCreditExhausted(r, company.remaining_credits)),
     );
+    expect(e2?.code).toBe('CREDITS_EXHAUSTED');
+    expect(creditsExhaustedError('contact', ['Nope'], [false])).toBeUndefined();
     await c.close();
   });
 
