@@ -5,6 +5,7 @@ import type { InputSource } from '../../src/io/read.js';
 import type { BulkApi } from '../../src/pipeline/batch-task.js';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import { createClient } from '../../src/api/client.js';
+import { sandboxHonoursKeys } from '../api/harness.js';
 import { ApiError, EnrichError } from '../../src/errors.js';
 import {
   CONTACT_HEADER,
@@ -429,6 +430,7 @@ describe('bulk run against the sandbox', () => {
       sleep: async () => {},
       random: () => 0.5,
       retry: { maxAttempts: 10 },
+      idempotencyStore: sandboxHonoursKeys(),
     });
     const b = await runFile(faulty, file, { runsDir: `${dir}/b`, batchSize: 50, client });
     await client.close();
