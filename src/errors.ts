@@ -39,6 +39,8 @@ export const ErrorCodes = {
   RUN_IN_PROGRESS: ExitCode.usage,
   JOURNAL_DAMAGED: ExitCode.usage,
   PARTIAL: ExitCode.partial,
+  /** A charged request whose answer was lost, to a service not known to honour Idempotency-Key. */
+  UNCONFIRMED: ExitCode.partial,
   AUTH_MISSING: ExitCode.auth,
   AUTH_INVALID: ExitCode.auth,
   AUTH_FORBIDDEN: ExitCode.auth,

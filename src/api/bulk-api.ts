@@ -1,12 +1,13 @@
 import type { BulkCompaniesRequest, BulkContactsRequest } from '../contract/index.js';
-import type { EnrichClient, ResultsState } from './client.js';
+import type { CallOptions, EnrichClient, ResultsState } from './client.js';
 
 /**
  * The client seen through the narrow interface the bulk pipeline needs
  * (`BulkApi` in src/pipeline/batch-task.ts): one submit and one results call,
- * for either kind of job.
+ * for either kind of job. `defaults.deadline` (the run's, epoch ms) bounds every wait.
  */
-export function toBulkApi(client: EnrichClient) {
+export function toBulkApi(client: EnrichClient, defaults: CallOptions = {}) {
+  const by = defaults.deadline !== undefined ? { deadline: defaults.deadline } : {};
   return {
     submit(
       kind: 'contacts' | 'companies',
@@ -16,15 +17,11 @@ export function toBulkApi(client: EnrichClient) {
       return kind === 'contacts'
         ? client.submitContacts(
             { contacts: body.items, metadata: body.metadata } as BulkContactsRequest,
-            {
-              idempotencyKey,
-            },
+            { idempotencyKey, ...by },
           )
         : client.submitCompanies(
             { companies: body.items, metadata: body.metadata } as BulkCompaniesRequest,
-            {
-              idempotencyKey,
-            },
+            { idempotencyKey, ...by },
           );
     },
     results(
@@ -33,8 +30,10 @@ export function toBulkApi(client: EnrichClient) {
       downloadUrl: string,
     ): Promise<ResultsState<Record<string, unknown>>> {
       return kind === 'contacts'
-        ? client.getContactsResults(jobId, { downloadUrl })
-        : client.getCompaniesResults(jobId, { downloadUrl });
+        ? client.getContactsResults(jobId, { downloadUrl, ...by })
+        : client.getCompaniesResults(jobId, { downloadUrl, ...by });
     },
+    /** True once the service echoed an Idempotency-Key for `kind`'s submissions. */
+    honoursIdempotency: (kind: 'contacts' | 'companies') => client.honoursIdempotency(kind),
   };
 }

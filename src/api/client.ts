@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
 import { ApiError, usageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { Paths, type BulkKind } from '../contract/paths.js';
-import type * as ResponsesModule from '../contract/responses.js';
 import type {
   BulkCompaniesRequest,
   BulkContactsRequest,
@@ -17,28 +15,17 @@ import type {
   EmailVerificationResponse,
 } from '../contract/index.js';
 import { createDispatcher } from './dispatcher.js';
-import { DEFAULT_RETRY_POLICY, parseRetryAfter, type RetryPolicy } from './retry.js';
-import { joinBasePath, resolveResultsTarget } from './results-path.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { parseBaseUrl } from './base-url.js';
-import { parseBody } from './parse-body.js';
-import {
-  isBulkJob,
-  isCompaniesResults,
-  isContactsResults,
-  pendingProgressOf,
-} from './results-check.js';
-import { realSleep, sendWithRetry, type SendContext } from './send.js';
-import type { Exchange } from './transport.js';
+import { realSleep, type SendContext } from './send.js';
+import { createRateLimiter } from './rate-limiter.js';
+import { idempotencyScope, memoryIdempotencyStore, type IdempotencyStore } from './idempotency.js';
+import { createCalls, type CreditsSeen } from './calls.js';
+import { bulkMethods, schemaOf, singleMethods, type Deadline } from './methods.js';
 
 export type { RetryPolicy } from './retry.js';
-
-type Responses = typeof ResponsesModule;
-// zod and the response schemas are loaded on first need: the bodies of a bulk run pass the
-// checks of results-check.ts, so a bulk run never loads them (about 8 MB of RSS and 80 ms).
-let responses: Promise<Responses> | undefined;
-function schemaOf<S>(pick: (r: Responses) => S): () => Promise<S> {
-  return async () => pick(await (responses ??= import('../contract/responses.js')));
-}
+export type { CreditsSeen } from './calls.js';
+export type { IdempotencyStore } from './idempotency.js';
 
 /** How to build a client. */
 export interface ClientOptions {
@@ -58,6 +45,19 @@ export interface ClientOptions {
   connections?: number;
   /** Largest response body accepted (default 512 MiB). */
   maxBodyBytes?: number;
+  /** Ceiling on requests per second, shared by every call of this client (setting `rate_limit`). */
+  rateLimit?: number;
+  /** Epoch ms by which every call must end, unless the call gives its own deadline. */
+  deadline?: number;
+  /** Where the client remembers which endpoints honour Idempotency-Key (default: in memory). */
+  idempotencyStore?: IdempotencyStore;
+  /** Told every `remaining_credits` an answer reports, with the answer's time. */
+  onCredits?: (seen: CreditsSeen) => void;
+}
+
+/** Options of one call: `deadline` (epoch ms) bounds its retries and waits. */
+export interface CallOptions {
+  deadline?: number;
 }
 
 /** Bulk results: still processing, or done with the records (and the body they were parsed from). */
@@ -65,26 +65,68 @@ export type ResultsState<R> =
   | { state: 'pending'; retryAfterMs?: number; processed?: number; total?: number }
   | { state: 'done'; records: R[]; remainingCredits: number; body?: Uint8Array };
 
-/** The typed client: one method per endpoint of api-spec.md section 4. */
+/**
+ * The typed client: one method per endpoint of api-spec.md section 4. Every POST is
+ * charged, so one whose answer was lost is repeated only to an endpoint that has echoed
+ * an Idempotency-Key; otherwise it throws UNCONFIRMED (exit 3). Out of credits, read from
+ * the answer's data, is CREDITS_EXHAUSTED (exit 5).
+ */
 export interface EnrichClient {
-  enrichContact(body: ContactRequest): Promise<ContactResponse>;
-  enrichCompany(body: CompanyRequest): Promise<CompaniesResponse>;
-  verifyEmail(email: string): Promise<EmailVerificationResponse>;
-  submitContacts(body: BulkContactsRequest, opts: { idempotencyKey: string }): Promise<BulkJob>;
-  submitCompanies(body: BulkCompaniesRequest, opts: { idempotencyKey: string }): Promise<BulkJob>;
+  enrichContact(body: ContactRequest, opts?: CallOptions): Promise<ContactResponse>;
+  enrichCompany(body: CompanyRequest, opts?: CallOptions): Promise<CompaniesResponse>;
+  verifyEmail(email: string, opts?: CallOptions): Promise<EmailVerificationResponse>;
+  submitContacts(
+    body: BulkContactsRequest,
+    opts: { idempotencyKey: string } & CallOptions,
+  ): Promise<BulkJob>;
+  submitCompanies(
+    body: BulkCompaniesRequest,
+    opts: { idempotencyKey: string } & CallOptions,
+  ): Promise<BulkJob>;
   getContactsResults(
     jobId: string,
-    opts?: { downloadUrl?: string },
+    opts?: { downloadUrl?: string } & CallOptions,
   ): Promise<ResultsState<ContactRecord>>;
   getCompaniesResults(
     jobId: string,
-    opts?: { downloadUrl?: string },
+    opts?: { downloadUrl?: string } & CallOptions,
   ): Promise<ResultsState<CompanyRecord>>;
+  /** True once the bulk endpoint of `kind` echoed an Idempotency-Key, false once it did not. */
+  honoursIdempotency(kind: BulkKind): boolean | undefined;
   /** Zero-cost key check: asks for the results of a random job id. */
   checkKey(): Promise<
     { ok: true } | { ok: false; reason: 'invalid' | 'forbidden'; message: string }
   >;
   close(): Promise<void>;
+}
+
+/** Builds the context every call shares: dispatcher, limits, injected time, rate limiter. */
+function sendContext(options: ClientOptions, base: URL): SendContext {
+  const t = options.timeouts ?? {};
+  const clock = options.clock ?? Date;
+  const sleep = options.sleep ?? realSleep;
+  return {
+    dispatcher: createDispatcher(base, {
+      connectMs: t.connectMs ?? 10_000,
+      connections: options.connections ?? 8,
+    }),
+    origin: base.origin,
+    timeouts: {
+      connectMs: t.connectMs ?? 10_000,
+      headersMs: t.headersMs ?? 60_000,
+      bodyMs: t.bodyMs ?? 120_000,
+      totalMs: t.totalMs ?? 600_000,
+    },
+    retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    maxBodyBytes: options.maxBodyBytes ?? 512 * 1024 * 1024,
+    clock,
+    sleep,
+    random: options.random ?? Math.random,
+    debug: options.debug,
+    signal: options.signal,
+    secrets: [options.apiKey],
+    limiter: createRateLimiter({ clock, sleep }, options.rateLimit),
+  };
 }
 
 /** Builds a client for the service at `baseUrl` that authenticates with `apiKey`. */
@@ -93,160 +135,40 @@ export function createClient(options: ClientOptions): EnrichClient {
   if (!/^[\x21-\x7e]+$/.test(options.apiKey)) {
     throw usageError('API key: expected printable characters without spaces');
   }
-  const t = options.timeouts ?? {};
-  const timeouts = {
-    connectMs: t.connectMs ?? 10_000,
-    headersMs: t.headersMs ?? 60_000,
-    bodyMs: t.bodyMs ?? 120_000,
-    totalMs: t.totalMs ?? 600_000,
-  };
+  if (options.rateLimit !== undefined && !(options.rateLimit > 0)) {
+    throw usageError(`rate limit: expected requests per second > 0, got ${options.rateLimit}`);
+  }
   let closing: Promise<void> | undefined;
-  const ctx: SendContext = {
-    dispatcher: createDispatcher(base, {
-      connectMs: timeouts.connectMs,
-      connections: options.connections ?? 8,
-    }),
-    origin: base.origin,
-    timeouts,
-    retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
-    maxBodyBytes: options.maxBodyBytes ?? 512 * 1024 * 1024,
-    clock: options.clock ?? Date,
-    sleep: options.sleep ?? realSleep,
-    random: options.random ?? Math.random,
-    debug: options.debug,
-    signal: options.signal,
-    secrets: [options.apiKey],
-  };
-  const headers = {
-    authorization: `Bearer ${options.apiKey}`,
-    accept: 'application/json',
-    'user-agent': options.userAgent ?? `enrich/${VERSION}`,
-  };
-
-  const post = async <S extends z.ZodType>(
-    endpoint: string,
-    body: unknown,
-    schema: () => Promise<S>,
-    idempotencyKey?: string,
-    accepts?: (json: unknown) => boolean,
-  ): Promise<z.infer<S>> => {
-    const ex: Exchange = {
-      method: 'POST',
-      label: endpoint,
-      path: joinBasePath(base, endpoint),
-      headers: {
-        ...headers,
-        'content-type': 'application/json',
-        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-      },
-      body: JSON.stringify(body),
-    };
-    const raw = await sendWithRetry(ctx, ex, Boolean(idempotencyKey));
-    return parseBody(raw, ex, schema, accepts);
-  };
-
-  const results = async <S extends z.ZodType>(
-    kind: BulkKind,
-    jobId: string,
-    schema: () => Promise<S>,
-    pick: (data: z.infer<S>) => unknown[],
-    downloadUrl?: string,
-    accepts?: (json: unknown) => boolean,
-  ) => {
-    const target = resolveResultsTarget(base, kind, jobId, downloadUrl);
-    if (target.ignoredForeign) {
-      ctx.debug?.(`download_url of job ${jobId} is on another origin; using ${target.label}`);
-    }
-    const ex: Exchange = { method: 'GET', label: target.label, path: target.path, headers };
-    const raw = await sendWithRetry(ctx, ex, true);
-    if (raw.status === 202) {
-      let progress: { processed?: number; total?: number } = {};
-      try {
-        progress = pendingProgressOf(JSON.parse(raw.text));
-      } catch {
-        // The spec does not show a 202 body; none, or any, is fine.
-      }
-      const retryAfterMs = parseRetryAfter(raw.headers['retry-after'], ctx.clock.now());
-      return {
-        state: 'pending' as const,
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-        ...(progress.processed !== undefined ? { processed: progress.processed } : {}),
-        ...(progress.total !== undefined ? { total: progress.total } : {}),
-      };
-    }
-    const data = await parseBody(raw, ex, schema, accepts);
-    const done = {
-      state: 'done' as const,
-      records: pick(data),
-      remainingCredits: (data as { remaining_credits: number }).remaining_credits,
-    };
-    // The body the records came from, as it came, so the bulk run can spool it without
-    // stringifying and encoding again. Not enumerable: a wrapper that rebuilds the answer
-    // ({...answer, records}) drops it, and the run then spools the records it was given.
-    Object.defineProperty(done, 'body', { value: raw.bytes, enumerable: false });
-    return done;
-  };
+  const ctx = sendContext(options, base);
+  const store = options.idempotencyStore ?? memoryIdempotencyStore();
+  const calls = createCalls({
+    ctx,
+    base,
+    store,
+    headers: {
+      authorization: `Bearer ${options.apiKey}`,
+      accept: 'application/json',
+      'user-agent': options.userAgent ?? `enrich/${VERSION}`,
+    },
+    onCredits: options.onCredits,
+  });
+  const by: Deadline = (opts) => opts?.deadline ?? options.deadline;
 
   return {
-    enrichContact: (body) =>
-      post(
-        Paths.contact,
-        body,
-        schemaOf((r) => r.contactResponseSchema),
+    ...singleMethods(calls, by),
+    ...bulkMethods(calls, by),
+    honoursIdempotency: (kind) =>
+      store.get(
+        idempotencyScope(base.origin, kind === 'contacts' ? Paths.contacts : Paths.companies),
       ),
-    enrichCompany: (body) =>
-      post(
-        Paths.company,
-        body,
-        schemaOf((r) => r.companiesResponseSchema),
-      ),
-    verifyEmail: (email) =>
-      post(
-        Paths.emailVerification,
-        { email },
-        schemaOf((r) => r.emailVerificationResponseSchema),
-      ),
-    submitContacts: (body, opts) =>
-      post(
-        Paths.contacts,
-        body,
-        schemaOf((r) => r.bulkJobSchema),
-        opts.idempotencyKey,
-        isBulkJob,
-      ),
-    submitCompanies: (body, opts) =>
-      post(
-        Paths.companies,
-        body,
-        schemaOf((r) => r.bulkJobSchema),
-        opts.idempotencyKey,
-        isBulkJob,
-      ),
-    getContactsResults: (jobId, opts) =>
-      results(
-        'contacts',
-        jobId,
-        schemaOf((r) => r.contactsResultsResponseSchema),
-        (d) => d.contacts,
-        opts?.downloadUrl,
-        isContactsResults,
-      ) as Promise<ResultsState<ContactRecord>>,
-    getCompaniesResults: (jobId, opts) =>
-      results(
-        'companies',
-        jobId,
-        schemaOf((r) => r.companiesResponseSchema),
-        (d) => d.companies,
-        opts?.downloadUrl,
-        isCompaniesResults,
-      ) as Promise<ResultsState<CompanyRecord>>,
     async checkKey() {
       try {
-        await results(
+        await calls.results(
           'contacts',
           randomUUID(),
           schemaOf((r) => r.contactsResultsResponseSchema),
           (d) => d.contacts,
+          { deadline: options.deadline },
         );
         return { ok: true };
       } catch (err) {

@@ -44,12 +44,17 @@ export interface RetryInput {
   attempt: number;
   failure: Failure;
   method: string;
-  /** True when a POST carries an Idempotency-Key, so the server de-duplicates a repeat. */
+  /** True when a POST carries an Idempotency-Key the service is known to honour. */
   idempotent: boolean;
   /** The server's Retry-After, in ms, when it sent one. */
   retryAfterMs?: number | undefined;
   /** Milliseconds since the first attempt started. */
   elapsedMs: number;
+  /**
+   * Milliseconds left before the caller's deadline, when there is one: it then bounds every
+   * wait instead of `policy.maxTotalWaitMs`, and a wait past it is cut to a last try at it.
+   */
+  remainingMs?: number | undefined;
   policy: RetryPolicy;
   /** A number in [0, 1) for jitter. */
   random: number;
@@ -83,7 +88,10 @@ export function classifyRetryable(
       if (s >= 500) {
         return repeatable
           ? { ok: true }
-          : { ok: false, reason: `a ${method} without Idempotency-Key may have been processed` };
+          : {
+              ok: false,
+              reason: `a ${method} to a service not known to honour Idempotency-Key may have been processed`,
+            };
       }
       return { ok: false, reason: `status ${s} is not retried` };
     }
@@ -94,7 +102,10 @@ export function classifyRetryable(
     case 'truncated':
       return repeatable
         ? { ok: true }
-        : { ok: false, reason: `a ${method} without Idempotency-Key may have been processed` };
+        : {
+            ok: false,
+            reason: `a ${method} to a service not known to honour Idempotency-Key may have been processed`,
+          };
     case 'malformed':
       return { ok: false, reason: 'a malformed answer is not retried' };
     case 'deadline':
@@ -110,18 +121,33 @@ export function backoffMs(attempt: number, policy: RetryPolicy, random: number):
   return Math.round(step / 2 + (step / 2) * r);
 }
 
-/** Decides whether to retry after a failed attempt, and after how long. */
+/** True for a 429: the service did not process it, and it uses up no attempt. */
+export function isRateLimited(failure: Failure): boolean {
+  return failure.kind === 'status' && failure.status === 429;
+}
+
+/**
+ * Decides whether to retry after a failed attempt, and after how long. A 429 uses up no
+ * attempt and is retried while the deadline leaves time; its wait (Retry-After, or the
+ * backoff of bare 429s) belongs to the client's shared rate limiter, so the delay is 0.
+ */
 export function decide(input: RetryInput): RetryDecision {
-  const { attempt, failure, method, idempotent, policy } = input;
-  if (attempt >= policy.maxAttempts) {
+  const { attempt, failure, method, idempotent, policy, remainingMs } = input;
+  const rateLimited = isRateLimited(failure);
+  if (!rateLimited && attempt >= policy.maxAttempts) {
     return { retry: false, reason: `gave up after ${attempt} attempts` };
   }
   const verdict = classifyRetryable(failure, method, idempotent);
   if (!verdict.ok) return { retry: false, reason: verdict.reason };
+  if (remainingMs !== undefined && remainingMs <= 0) {
+    return { retry: false, reason: 'the deadline passed' };
+  }
+  if (rateLimited) return { retry: true, delayMs: 0 };
   const delayMs =
     input.retryAfterMs !== undefined
       ? Math.max(0, input.retryAfterMs)
       : backoffMs(attempt, policy, input.random);
+  if (remainingMs !== undefined) return { retry: true, delayMs: Math.min(delayMs, remainingMs) };
   if (input.elapsedMs + delayMs > policy.maxTotalWaitMs) {
     return {
       retry: false,

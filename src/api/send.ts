@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { ApiError } from '../errors.js';
 import { errorForStatus, statusLine } from './http-error.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { redact, redactAnswer } from './redact.js';
 import { decide, parseRetryAfter, type Failure, type RetryPolicy } from './retry.js';
 import {
   AttemptFailure,
@@ -10,6 +12,8 @@ import {
   type Timeouts,
 } from './transport.js';
 import type { Dispatcher } from 'undici';
+
+export { redact } from './redact.js';
 
 /** Everything one call needs besides the exchange itself. */
 export interface SendContext {
@@ -23,15 +27,18 @@ export interface SendContext {
   random: () => number;
   debug?: ((line: string) => void) | undefined;
   signal?: AbortSignal | undefined;
-  /** Secrets to blank out of any text that reaches a message. */
+  /** Secrets to blank out of any text that reaches a message or a caller. */
   secrets: readonly string[];
+  /** The client's one rate limiter, shared by every call. */
+  limiter: RateLimiter;
 }
 
-/** Replaces every occurrence of each secret in `text` with `***`. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('***');
-  return out;
+/** How one call may be retried. */
+export interface SendOptions {
+  /** True when a repeat cannot spend twice: a GET, or a POST whose key the service honours. */
+  repeatable: boolean;
+  /** Epoch ms the call must end by; without it, the policy's retry budget bounds the waits. */
+  deadline?: number | undefined;
 }
 
 /** A sleep on real timers that an AbortSignal cuts short. */
@@ -55,81 +62,132 @@ function setHint(error: ApiError, hint: string): void {
   (error as { hint: string | undefined }).hint = hint;
 }
 
+function interrupted(ex: Exchange, cause: unknown): ApiError {
+  return new ApiError('INTERRUPTED', {
+    status: 0,
+    method: ex.method,
+    path: ex.label,
+    message: `${ex.method} ${ex.label}: cancelled while waiting to retry`,
+    cause,
+  });
+}
+
+/** The error for a POST that may have been processed and cannot be safely repeated. */
+function unconfirmed(ex: Exchange, error: ApiError): ApiError {
+  const out = new ApiError('UNCONFIRMED', {
+    status: error.status,
+    method: ex.method,
+    path: ex.label,
+    message: `${error.message}; the service may have processed (and charged) this request, but its answer was lost`,
+    retryAfterMs: error.retryAfterMs,
+    cause: error,
+  });
+  setHint(
+    out,
+    'it was not sent again: the service has not shown that it honours Idempotency-Key, so a repeat could be charged twice',
+  );
+  return out;
+}
+
+type Attempt = { raw: RawResponse } | { failure: Failure; error: ApiError; retryAfterMs?: number };
+
+/** One attempt: a 2xx answer (key masked), or what failed. */
+async function attemptOnce(
+  ctx: SendContext,
+  ex: Exchange,
+  attempt: number,
+  timeouts: Timeouts,
+): Promise<Attempt> {
+  const t0 = performance.now();
+  const ms = () => Math.round(performance.now() - t0);
+  try {
+    const raw = await performExchange({ ...ctx, timeouts, exchange: ex });
+    ctx.debug?.(`${ex.method} ${ex.label} -> ${raw.status} (${ms()}ms, attempt ${attempt})`);
+    const retryAfterMs = parseRetryAfter(raw.headers['retry-after'], ctx.clock.now());
+    ctx.limiter.observe(raw.status, raw.headers, retryAfterMs);
+    if (raw.status >= 200 && raw.status < 300) return { raw: redactAnswer(raw, ctx.secrets) };
+    const location = raw.headers.location;
+    const error = errorForStatus({
+      method: ex.method,
+      path: ex.label,
+      status: raw.status,
+      bodyText: redact(raw.text, ctx.secrets),
+      retryAfterMs,
+      location: typeof location === 'string' ? redact(location, ctx.secrets) : undefined,
+    });
+    return {
+      failure: { kind: 'status', status: raw.status },
+      error,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    };
+  } catch (err) {
+    if (!(err instanceof AttemptFailure)) throw err;
+    ctx.debug?.(`${ex.method} ${ex.label} -> ${err.error.code} (${ms()}ms, attempt ${attempt})`);
+    if (err.error.code === 'INTERRUPTED') throw err.error;
+    err.error.message = redact(err.error.message, ctx.secrets);
+    return { failure: err.failure, error: err.error };
+  }
+}
+
+/** The per-attempt limits: a GET under a caller's deadline never outlives it (by 1 s at most). */
+function timeoutsFor(ctx: SendContext, ex: Exchange, deadline: number | undefined): Timeouts {
+  if (deadline === undefined || ex.method !== 'GET') return ctx.timeouts;
+  const left = Math.max(1000, deadline - ctx.clock.now());
+  return { ...ctx.timeouts, totalMs: Math.min(ctx.timeouts.totalMs, left) };
+}
+
 /**
- * Sends an exchange, retrying by the rules of retry.ts, and resolves to the first 2xx
- * answer. Throws the ApiError of the last attempt when it gives up.
+ * Sends an exchange, retrying by the rules of retry.ts under the shared rate limiter, and
+ * resolves to the first 2xx answer. 429s use up no attempt; the deadline bounds every wait.
+ * Throws the ApiError of the last attempt when it gives up, or UNCONFIRMED for a POST that
+ * may have been processed and may not be repeated.
  */
 export async function sendWithRetry(
   ctx: SendContext,
   ex: Exchange,
-  idempotent: boolean,
+  opts: SendOptions,
 ): Promise<RawResponse> {
   const started = ctx.clock.now();
-  for (let attempt = 1; ; attempt++) {
-    const t0 = performance.now();
-    let failure: Failure;
-    let error: ApiError;
-    let retryAfterMs: number | undefined;
+  const deadline = opts.deadline ?? started + ctx.retry.maxTotalWaitMs;
+  let counted = 0;
+  for (let sent = 1; ; sent++) {
     try {
-      const raw = await performExchange({ ...ctx, exchange: ex });
-      const ms = Math.round(performance.now() - t0);
-      ctx.debug?.(`${ex.method} ${ex.label} -> ${raw.status} (${ms}ms, attempt ${attempt})`);
-      if (raw.status >= 200 && raw.status < 300) return raw;
-      retryAfterMs = parseRetryAfter(raw.headers['retry-after'], ctx.clock.now());
-      const location = raw.headers.location;
-      error = errorForStatus({
-        method: ex.method,
-        path: ex.label,
-        status: raw.status,
-        bodyText: redact(raw.text, ctx.secrets),
-        retryAfterMs,
-        location: typeof location === 'string' ? redact(location, ctx.secrets) : undefined,
-      });
-      failure = { kind: 'status', status: raw.status };
-    } catch (err) {
-      if (!(err instanceof AttemptFailure)) throw err;
-      const ms = Math.round(performance.now() - t0);
-      ctx.debug?.(`${ex.method} ${ex.label} -> ${err.error.code} (${ms}ms, attempt ${attempt})`);
-      if (err.error.code === 'INTERRUPTED') throw err.error;
-      failure = err.failure;
-      error = err.error;
-      error.message = redact(error.message, ctx.secrets);
+      await ctx.limiter.acquire(deadline, ctx.signal);
+    } catch (cause) {
+      throw interrupted(ex, cause);
     }
+    const result = await attemptOnce(ctx, ex, sent, timeoutsFor(ctx, ex, opts.deadline));
+    if ('raw' in result) return result.raw;
+    const { failure, error } = result;
+    if (!(failure.kind === 'status' && failure.status === 429)) counted++;
     const decision = decide({
-      attempt,
+      attempt: Math.max(counted, 1),
       failure,
       method: ex.method,
-      idempotent,
-      retryAfterMs,
+      idempotent: opts.repeatable,
+      retryAfterMs: result.retryAfterMs,
       elapsedMs: ctx.clock.now() - started,
+      remainingMs: deadline - ctx.clock.now(),
       policy: ctx.retry,
       random: ctx.random(),
     });
     if (!decision.retry) {
       ctx.debug?.(`not retrying ${ex.method} ${ex.label}: ${decision.reason}`);
-      if (attempt > 1) error.message += ` (after ${attempt} attempts)`;
-      if (ex.method === 'POST' && !idempotent && /may have been processed/.test(decision.reason)) {
-        setHint(
-          error,
-          'the service may have processed this request (and charged for it), so it was not repeated',
-        );
+      if (sent > 1) error.message += ` (after ${sent} attempts)`;
+      if (ex.method === 'POST' && /may have been processed/.test(decision.reason)) {
+        throw unconfirmed(ex, error);
       }
       throw error;
     }
     const why = failure.kind === 'status' ? statusLine(failure.status) : error.code;
     ctx.debug?.(
-      `retrying ${ex.method} ${ex.label} in ${decision.delayMs}ms (attempt ${attempt + 1} of ${ctx.retry.maxAttempts}, after ${why})`,
+      `retrying ${ex.method} ${ex.label} in ${decision.delayMs}ms (attempt ${counted + 1} of ${ctx.retry.maxAttempts}, after ${why})`,
     );
     try {
-      await ctx.sleep(decision.delayMs, ctx.signal);
+      // A 429's wait is the rate limiter's (acquire, above): nothing more to sleep here.
+      if (decision.delayMs > 0) await ctx.sleep(decision.delayMs, ctx.signal);
     } catch (cause) {
-      throw new ApiError('INTERRUPTED', {
-        status: 0,
-        method: ex.method,
-        path: ex.label,
-        message: `${ex.method} ${ex.label}: cancelled while waiting to retry`,
-        cause,
-      });
+      throw interrupted(ex, cause);
     }
   }
 }

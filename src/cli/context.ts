@@ -53,6 +53,7 @@ export async function openService(
       baseUrl: sandbox.url,
       apiKey: sandbox.apiKey,
       ...(debug ? { debug } : {}),
+      ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
     });
     debug?.(`sandbox listening on ${sandbox.url}`);
     return {
@@ -73,10 +74,20 @@ export async function openService(
   }
   if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
   const createClient = await loadClient();
+  const [{ creditsMemoSink }, { fileIdempotencyStore }, { getPaths }] = await Promise.all([
+    import('../config/credits-memo.js'),
+    import('../config/idempotency-memo.js'),
+    import('../config/paths.js'),
+  ]);
+  const { stateDir } = getPaths();
   const client = createClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
     ...(debug ? { debug } : {}),
+    ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
+    // What the service said about credits and Idempotency-Key outlives the command.
+    onCredits: creditsMemoSink(stateDir, settings.profile),
+    idempotencyStore: fileIdempotencyStore(stateDir),
   });
   return { client, settings, baseUrl: settings.baseUrl, close: () => client.close() };
 }

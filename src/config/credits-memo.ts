@@ -48,3 +48,25 @@ export function writeCreditsMemo(
     // The memo is a convenience; a read-only state dir must not fail a paid lookup.
   }
 }
+
+/** A balance the service reported, as the API client tells it (`onCredits`). */
+export interface CreditsSeen {
+  kind: 'enrichment' | 'verification';
+  remaining: number;
+  /** Epoch ms of the answer. */
+  at: number;
+}
+
+/**
+ * The client's `onCredits` for `profile`: every `remaining_credits` any command sees (bulk
+ * results included) becomes the memo `enrich auth status` shows, with the answer's time.
+ */
+export function creditsMemoSink(stateDir: string, profile: string): (seen: CreditsSeen) => void {
+  return (seen) => {
+    const update =
+      seen.kind === 'verification'
+        ? { remaining_verification_credits: seen.remaining }
+        : { remaining_credits: seen.remaining };
+    writeCreditsMemo(stateDir, profile, update, new Date(seen.at));
+  };
+}

@@ -8,6 +8,8 @@ export interface Settings {
   timeoutMs: number;
   formulaEscape: 'auto' | 'always' | 'never';
   prefix: string;
+  /** Ceiling on requests per second to the service; undefined: no ceiling of our own. */
+  rateLimit: number | undefined;
 }
 
 /** One setting: its name in the config file and `enrich config`, its env var, its rules. */
@@ -61,6 +63,18 @@ export function parseBaseUrlSetting(value: unknown): string {
 }
 
 const str = (v: unknown) => String(v);
+
+/** Parses a rate in requests per second: a positive number (0.5 is one request every 2 s). */
+export function parseRate(value: unknown): number {
+  const text = String(value).trim();
+  const n = typeof value === 'number' ? value : Number(text);
+  if (text === '' || !Number.isFinite(n) || n <= 0 || n > 100_000) {
+    throw new Error(
+      `expected requests per second, a number above 0 (e.g. 5 or 0.5), got ${JSON.stringify(value)}`,
+    );
+  }
+  return n;
+}
 
 /** Every setting, in the order `enrich config list` shows them. */
 export const SETTINGS: readonly SettingSpec[] = [
@@ -133,6 +147,15 @@ export const SETTINGS: readonly SettingSpec[] = [
       return t;
     },
     format: str,
+  },
+  {
+    key: 'rate_limit',
+    prop: 'rateLimit',
+    env: 'ENRICH_RATE_LIMIT',
+    default: undefined,
+    description: 'most requests per second sent to the service (flag --rate-limit)',
+    parse: parseRate,
+    format: (v) => (v === undefined ? '' : str(v)),
   },
 ] as SettingSpec[];
 

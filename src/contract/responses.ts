@@ -124,6 +124,8 @@ export type PendingResults = z.infer<typeof pendingResultsSchema>;
 
 /** 200 of POST /email-verification (api-spec.md 2.4). */
 export const emailVerificationResponseSchema = z.looseObject({
+  // In-band, as records carry it (api-spec.md 7): e.g. credits exhausted.
+  error: str,
   email: z.string(),
   status: z.enum(['valid', 'invalid', 'unknown']),
   credit_charged: z.boolean(),

@@ -99,7 +99,10 @@ describe('expiry and exhaustion through the CLI (acceptance)', () => {
   });
 
   it('results expiring before download: rows expired, exit 3, output written; --restart buys them again', async () => {
-    const s = (sb = await startSandbox({ port: 0, jobMs: 1_000, ttlMs: 2_000 }));
+    // The sandbox's clock runs ten minutes behind the CLI's: its deletions then come past
+    // expiration_date plus the skew margin for the CLI too (a 404 earlier is not expiry).
+    const now = () => Date.now() - 600_000;
+    const s = (sb = await startSandbox({ port: 0, jobMs: 1_000, ttlMs: 2_000, now }));
     const { env, file, out } = await cliRun(s, contactRows(60, { invalidEvery: 20 }));
     const args = ['contacts', file, '-o', out, '--batch-size', '20'];
     const submitted = await runCli([...args, '--no-wait'], { env });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type EnrichClient } from '../../src/api/client.js';
+import { sandboxHonoursKeys } from '../api/harness.js';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import type { Faults } from '../../src/sandbox/types.js';
 import {
@@ -29,6 +30,7 @@ beforeAll(async () => {
     sleep: async () => {},
     random: () => 0.5,
     retry: { maxAttempts: 12 },
+    idempotencyStore: sandboxHonoursKeys(),
   });
   dir = await tempDir('enrich-prop-');
 });

@@ -2,6 +2,7 @@
 import { createClient, type ClientOptions, type EnrichClient } from '../../src/api/client.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { SandboxHandle, SandboxOptions } from '../../src/sandbox/index.js';
+import type { IdempotencyStore } from '../../src/api/idempotency.js';
 
 /** A clock that only moves when the code under test sleeps. */
 export function fakeTime(start = Date.UTC(2026, 10, 21, 12, 0, 0)) {
@@ -126,4 +127,14 @@ export async function ensureBuilt(): Promise<void> {
     },
   );
   if (!existsSync(out)) throw new Error('build failed: dist/cli/main.js is missing');
+}
+
+/**
+ * An Idempotency-Key store that knows the service honours the key: the default sandbox
+ * de-duplicates repeated submissions. Tests that compare a run through lost answers with a
+ * clean run give it to their client, as a client that has seen the sandbox echo the key
+ * would know; without it a lost submission is, rightly, UNCONFIRMED and not sent again.
+ */
+export function sandboxHonoursKeys(): IdempotencyStore {
+  return { get: () => true, set: () => {} };
 }

@@ -69,10 +69,35 @@ describe('decide: which failures are retried', () => {
 
 describe('decide: how long to wait', () => {
   it('honours the server Retry-After over the backoff', () => {
-    expect(at({ failure: { kind: 'status', status: 429 }, retryAfterMs: 7000 })).toEqual({
+    expect(at({ failure: { kind: 'status', status: 503 }, retryAfterMs: 7000 })).toEqual({
       retry: true,
       delayMs: 7000,
     });
+  });
+
+  it('leaves the wait of a 429 to the rate limiter and counts no attempt for it', () => {
+    const policy = { ...DEFAULT_RETRY_POLICY, maxAttempts: 3 };
+    const r429 = { failure: { kind: 'status', status: 429 } as const, policy };
+    expect(at({ ...r429, attempt: 3, retryAfterMs: 7000 })).toEqual({ retry: true, delayMs: 0 });
+    expect(at({ ...r429, remainingMs: 1 }).retry).toBe(true);
+    expect(at({ ...r429, remainingMs: 0 })).toEqual({
+      retry: false,
+      reason: 'the deadline passed',
+    });
+  });
+
+  it('under a deadline, honours any Retry-After within it and cuts a longer one to a last try', () => {
+    const s503 = { failure: { kind: 'status', status: 503 } as const };
+    // Beyond the 120 s budget, within the deadline: honoured.
+    expect(at({ ...s503, retryAfterMs: 150_000, elapsedMs: 0, remainingMs: 7_200_000 })).toEqual({
+      retry: true,
+      delayMs: 150_000,
+    });
+    expect(at({ ...s503, retryAfterMs: 20_000, remainingMs: 3000 })).toEqual({
+      retry: true,
+      delayMs: 3000,
+    });
+    expect(at({ ...s503, retryAfterMs: 20_000, remainingMs: 0 }).retry).toBe(false);
   });
 
   it('stops at maxAttempts', () => {

@@ -68,6 +68,25 @@ describe('resolveSettings', () => {
     });
   });
 
+  it('reads rate_limit per profile, from ENRICH_RATE_LIMIT and from the --rate-limit flag', async () => {
+    const { env, store } = setup();
+    expect(resolveSettings({ globals: globals(), env }).rateLimit).toBeUndefined();
+    await store.setValue('slow', 'rate_limit', 0.5);
+    const fromFile = resolveSettings({ globals: globals({ profile: 'slow' }), env });
+    expect(fromFile).toMatchObject({ rateLimit: 0.5, sources: { rateLimit: 'file' } });
+    expect(resolveSettings({ globals: globals(), env }).rateLimit).toBeUndefined();
+    const fromEnv = resolveSettings({
+      globals: globals(),
+      env: { ...env, ENRICH_RATE_LIMIT: '3' },
+    });
+    expect(fromEnv.rateLimit).toBe(3);
+    const fromFlag = resolveSettings({ globals: globals(), env, flags: { rateLimit: 8 } });
+    expect(fromFlag).toMatchObject({ rateLimit: 8, sources: { rateLimit: 'flag' } });
+    expect(() => resolveSettings({ globals: globals(), env, flags: { rateLimit: 0 } })).toThrow(
+      /--rate-limit: expected requests per second/,
+    );
+  });
+
   it('takes the key from ENRICH_API_KEY before the profile', async () => {
     const { env, store } = setup();
     await store.setValue('default', 'api_key', 'sk_file_000000000000');

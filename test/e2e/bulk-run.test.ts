@@ -278,7 +278,10 @@ describe('enrich contacts / companies (e2e)', () => {
   });
 
   it('says expired rows need --restart, not a resume that would change nothing', async () => {
-    const s = (sb = await startSandbox({ port: 0, jobMs: 0, ttlMs: 1 }));
+    // Expired ten minutes ago by the run's clock: a 404 counts as expiry only past the
+    // expiration_date plus a margin for clock skew.
+    const now = () => Date.now() - 600_000;
+    const s = (sb = await startSandbox({ port: 0, jobMs: 0, ttlMs: 1, now }));
     const dir = await tempDir();
     const r = await runCli(
       ['contacts', join(fixtures, 'contacts.csv'), '-o', join(dir, 'out.csv'), '-q'],

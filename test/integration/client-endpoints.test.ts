@@ -103,8 +103,11 @@ describe('client endpoints against the sandbox', () => {
     expect(rig.time.sleeps).toHaveLength(1);
     rig.sandbox.admin.setFaults({ next: [{ delay_ms: 5000 }] });
     const err = await failure(() => rig!.client.verifyEmail('jane@acme.com'));
-    expect(err).toMatchObject({ code: 'TIMEOUT', exitCode: 6 });
-    expect(err.message).toBe('POST /email-verification: no answer within 1000ms');
+    // A charged POST whose answer never came may have been processed: not repeated.
+    expect(err).toMatchObject({ code: 'UNCONFIRMED', exitCode: 3 });
+    expect(err.message).toMatch(
+      /^POST \/email-verification: no answer within 1000ms; the service may have processed \(and charged\)/,
+    );
     expect(rig.time.sleeps).toHaveLength(1);
   });
 
@@ -163,7 +166,7 @@ describe('client against a misbehaving server', () => {
     expect(srv.seen[0]?.headers.authorization).toBe('Bearer sk_test_abcdefghijklmnop');
   });
 
-  it('rejects an answer that is not JSON or not the contract, and never retries it', async () => {
+  it('rejects an answer that is not JSON or not the contract, never retries it, and says it may be charged', async () => {
     const bodies = ['<html>oops</html>', JSON.stringify({ email: 'a@b.co', status: 'maybe' })];
     const srv = await serve((_req, res) => res.end(bodies.shift()));
     const c = client(srv.url);
@@ -171,8 +174,8 @@ describe('client against a misbehaving server', () => {
       /200 answer is not JSON/,
     );
     const e2 = await failure(() => c.verifyEmail('a@b.co'));
-    expect(e2.message).toMatch(/does not match the contract: status/);
-    expect(e2.code).toBe('MALFORMED_RESPONSE');
+    expect(e2.message).toMatch(/does not match the contract: status.*may have charged it/);
+    expect(e2.code).toBe('UNCONFIRMED');
     await c.close();
     expect(srv.seen).toHaveLength(2);
   });
@@ -190,7 +193,7 @@ describe('client against a misbehaving server', () => {
         { idempotencyKey: 'k' },
       ),
     );
-    expect(submit.code).toBe('MALFORMED_RESPONSE');
+    expect(submit.code).toBe('UNCONFIRMED');
     expect(submit.message).toMatch(/does not match the contract: job_id/);
     const results = await failure(() => c.getContactsResults(randomUUID()));
     expect(results.code).toBe('MALFORMED_RESPONSE');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
+import { memoryIdempotencyStore } from '../../src/api/idempotency.js';
 import { startRig, type Rig } from '../api/harness.js';
 
 const contacts = { contacts: [{ business_email: 'a@acme.com', custom_fields: { row: 1 } }] };
@@ -59,25 +60,39 @@ describe('client retries against the sandbox', () => {
   it('reports a 5xx on a single-record POST without repeating it', async () => {
     rig = await startRig({ faults: { next: [{ status: 500 }] } });
     const err = await failure(() => rig.client.enrichContact({ business_email: 'jane@acme.com' }));
-    expect(err.code).toBe('SERVER_ERROR');
-    expect(err.exitCode).toBe(6);
-    expect(err.message).toMatch(/^POST \/contact: 500 Internal Server Error/);
-    expect(err.hint).toMatch(/may have processed/);
+    expect(err.code).toBe('UNCONFIRMED');
+    expect(err.exitCode).toBe(3);
+    expect(err.message).toMatch(
+      /^POST \/contact: 500 Internal Server Error.*may have processed \(and charged\)/,
+    );
+    expect(err.hint).toMatch(/Idempotency-Key/);
     expect(rig.time.sleeps).toEqual([]);
   });
 
-  it('retries a bulk POST that carries an Idempotency-Key after an ambiguous reset, without a second job', async () => {
+  it('retries a bulk POST after an ambiguous reset only to a service known to honour its key', async () => {
     rig = await startRig({ faults: { next: [{ reset: true, after: true }] } });
-    const job = await rig.client.submitContacts(contacts, { idempotencyKey: 'k-reset' });
+    const err = await failure(() =>
+      rig.client.submitContacts(contacts, { idempotencyKey: 'k-reset' }),
+    );
+    expect(err).toMatchObject({ code: 'UNCONFIRMED', exitCode: 3 });
+    expect(err.message).toMatch(/^POST \/contacts: connection failed.*may have processed/);
+    expect(rig.time.sleeps).toEqual([]);
+    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(1);
+    const honoured = memoryIdempotencyStore();
+    honoured.set(`${rig.sandbox.url}/contacts`, true);
+    const trusting = rig.makeClient({ idempotencyStore: honoured });
+    rig.sandbox.admin.setFaults({ next: [{ reset: true, after: true }] });
+    const job = await trusting.submitContacts(contacts, { idempotencyKey: 'k-reset-2' });
     expect(job.job_id).toBeTruthy();
     expect(rig.time.sleeps).toHaveLength(1);
-    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(1);
+    // The sandbox de-duplicated the repeat: one job more, not two.
+    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(2);
   });
 
   it('does not repeat a plain POST whose connection was reset', async () => {
     rig = await startRig({ faults: { next: [{ reset: true, after: true }] } });
     const err = await failure(() => rig.client.enrichContact({ business_email: 'jane@acme.com' }));
-    expect(err.code).toBe('NETWORK');
+    expect(err.code).toBe('UNCONFIRMED');
     expect(err.message).toMatch(/^POST \/contact: connection failed/);
     expect(rig.time.sleeps).toEqual([]);
     expect(rig.sandbox.admin.stats().credits_charged).toBe(1);
@@ -106,7 +121,7 @@ describe('client retries against the sandbox', () => {
     expect(rig.time.sleeps).toHaveLength(1);
     rig.sandbox.admin.setFaults({ next: [{ truncate: true }] });
     const err = await failure(() => rig.client.enrichCompany({ company_name: 'Acme' }));
-    expect(err.code).toBe('MALFORMED_RESPONSE');
+    expect(err.code).toBe('UNCONFIRMED');
     expect(err.message).toMatch(/^POST \/company: response body cut short/);
     expect(rig.time.sleeps).toHaveLength(1);
   });
@@ -120,27 +135,54 @@ describe('client retries against the sandbox', () => {
     expect(rig.time.sleeps).toEqual([75, 150, 300, 600]);
   });
 
-  it('gives up on 429 after maxAttempts and keeps the server wait', async () => {
+  it('429s use up no attempt: more of them than maxAttempts, each server wait kept', async () => {
     const step = { status: 429, retry_after_s: 1 };
-    rig = await startRig({ faults: { next: [step, step, step] } }, { retry: { maxAttempts: 3 } });
-    const err = await failure(() => rig.client.verifyEmail('jane@acme.com'));
-    expect(err.code).toBe('RATE_LIMITED');
-    expect(err.retryAfterMs).toBe(1000);
-    expect(err.message).toMatch(
-      /^POST \/email-verification: 429 Too Many Requests.*\(after 3 attempts\)$/,
+    rig = await startRig(
+      { faults: { next: [step, step, step, step] } },
+      { retry: { maxAttempts: 3 } },
     );
-    expect(rig.time.sleeps).toEqual([1000, 1000]);
+    const res = await rig.client.verifyEmail('jane@acme.com');
+    expect(['valid', 'invalid', 'unknown']).toContain(res.status);
+    expect(rig.time.sleeps).toEqual([1000, 1000, 1000, 1000]);
   });
 
-  it('stops retrying when the server wait exceeds the total budget', async () => {
+  it('without a deadline, cuts a server wait past the retry budget to a last try at its end', async () => {
     rig = await startRig(
-      { faults: { next: [{ status: 429, retry_after_s: 90 }] } },
+      {
+        faults: {
+          next: [
+            { status: 429, retry_after_s: 90 },
+            { status: 429, retry_after_s: 90 },
+          ],
+        },
+      },
       { retry: { maxTotalWaitMs: 60_000 } },
     );
     const err = await failure(() => rig.client.verifyEmail('jane@acme.com'));
     expect(err.code).toBe('RATE_LIMITED');
-    expect(rig.time.sleeps).toEqual([]);
-    expect(rig.debug.at(-1)).toMatch(/retry budget/);
+    expect(rig.time.sleeps).toEqual([60_000]);
+    expect(rig.debug.at(-1)).toMatch(/deadline passed/);
+  });
+
+  it('honours a Retry-After past the retry budget when the deadline allows it', async () => {
+    rig = await startRig();
+    const job = await rig.client.submitContacts(contacts, { idempotencyKey: 'k-150' });
+    const deadline = rig.time.clock.now() + 2 * 3_600_000;
+    rig.sandbox.admin.setFaults({ next: [{ status: 503, retry_after_s: 150 }] });
+    const state = await rig.client.getContactsResults(job.job_id, { deadline });
+    expect(state.state).toBe('done');
+    expect(rig.time.sleeps).toEqual([150_000]);
+  });
+
+  it('bounds every wait by the deadline: two 503s asking 20 s under a 3 s deadline take 3 s', async () => {
+    rig = await startRig();
+    const job = await rig.client.submitContacts(contacts, { idempotencyKey: 'k-3s' });
+    const step = { status: 503, retry_after_s: 20 };
+    rig.sandbox.admin.setFaults({ next: [step, step] });
+    const deadline = rig.time.clock.now() + 3000;
+    const err = await failure(() => rig.client.getContactsResults(job.job_id, { deadline }));
+    expect(err).toMatchObject({ code: 'SERVER_ERROR', status: 503 });
+    expect(rig.time.sleeps).toEqual([3000]);
   });
 
   it('never retries 400, 401, 403 or 404', async () => {

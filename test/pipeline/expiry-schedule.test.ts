@@ -119,6 +119,34 @@ describe('polls scheduled by the results expiry', () => {
     expect(service.polls).toEqual([0, 1000, 2000, 3000, 4000, 5000]);
   });
 
+  it('404s before the expiry cost nothing: the output equals a clean run', async () => {
+    const opts = { readyMs: 5000, ttlMs: 3_600_000, retryAfterMs: 2000 };
+    const cleanEnv = fakeClock();
+    const clean = await run(
+      await tempDir('enrich-expiry-'),
+      expiringService(cleanEnv.now, opts).api,
+      cleanEnv,
+    );
+    const env = fakeClock();
+    const service = expiringService(env.now, opts);
+    let injected = 0;
+    const flaky: BulkApi = {
+      submit: service.api.submit,
+      async results(kind, jobId, url) {
+        // A service (or a replica behind it) that does not know the job yet: 404 three times.
+        if (injected++ < 3) {
+          const path = `/${kind}/results/${jobId}.json`;
+          throw new ApiError('API_NOT_FOUND', { status: 404, method: 'GET', path, message: '' });
+        }
+        return service.api.results(kind, jobId, url);
+      },
+    };
+    const { summary, rows } = await run(await tempDir('enrich-expiry-'), flaky, env);
+    expect(rows).toEqual(clean.rows);
+    expect(summary.statuses.expired).toBe(0);
+    expect(summary.exitCode).toBe(0);
+  });
+
   it('a re-run after --no-wait schedules by the journaled expiry', async () => {
     const env = fakeClock();
     const dir = await tempDir('enrich-expiry-');

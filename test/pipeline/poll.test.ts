@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import {
   EXPIRY_MARGIN_MS,
+  NOT_FOUND_PERSIST_MS,
+  NOT_FOUND_SKEW_MS,
   POLL_FLOOR_MS,
   POLL_MAX_MS,
   capPollDelayByExpiry,
   nextPollDelay,
+  notFoundMeansExpired,
   pollJob,
   type ResultsAnswer,
 } from '../../src/pipeline/run/poll.js';
@@ -93,7 +96,7 @@ describe('pollJob', () => {
     expect(sleeps).toEqual([]);
   });
 
-  it('reports expiry when the results are gone (404)', async () => {
+  it('without a known expiry, reports expiry only after 404s persisted for 10 minutes', async () => {
     const { env } = fakeEnv();
     const gone = new ApiError('API_NOT_FOUND', {
       status: 404,
@@ -101,8 +104,33 @@ describe('pollJob', () => {
       path: '/x',
       message: 'gone',
     });
-    const out = await pollJob(async () => Promise.reject(gone), { deadline: 1e9, env });
-    expect(out).toEqual({ state: 'expired', polls: 1 });
+    const seen: number[] = [];
+    const fetch = async () => {
+      seen.push(env.now());
+      return Promise.reject(gone);
+    };
+    const out = await pollJob(fetch, { deadline: 1e9, env });
+    expect(out.state).toBe('expired');
+    expect(seen.at(-1)).toBeGreaterThanOrEqual(NOT_FOUND_PERSIST_MS);
+    expect(seen.at(-2)).toBeLessThan(NOT_FOUND_PERSIST_MS);
+  });
+
+  it('a 404 that stops (results came back) restarts the 10 minutes, and the deadline ends it pending', async () => {
+    const { env } = fakeEnv();
+    const gone = new ApiError('API_NOT_FOUND', {
+      status: 404,
+      method: 'GET',
+      path: '/x',
+      message: '',
+    });
+    let n = 0;
+    const fetch = async (): Promise<ResultsAnswer<number>> => {
+      n++;
+      if (n % 2 === 0) return { state: 'pending', retryAfterMs: 60_000 };
+      throw gone;
+    };
+    const out = await pollJob(fetch, { deadline: 3 * NOT_FOUND_PERSIST_MS, env });
+    expect(out.state).toBe('timeout');
   });
 
   it('lets other errors through', async () => {
@@ -223,19 +251,49 @@ describe('pollJob with an expiry', () => {
 
     const { env } = fakeEnv();
     const deleted = job(env.now, { readyAt: 0, goneAt: -5000 });
-    expect(await pollJob(deleted.fetch, { deadline: 1e9, env, expires: -5000 })).toEqual({
-      state: 'expired',
-      polls: 1,
-    });
-    expect(deleted.polls).toEqual([0]);
+    const out = await pollJob(deleted.fetch, { deadline: 1e9, env, expires: -5000 });
+    expect(out.state).toBe('expired');
+    // A 404 counts only once the expiry is the skew margin behind us.
+    expect(deleted.polls.at(-1)).toBeGreaterThanOrEqual(-5000 + NOT_FOUND_SKEW_MS);
+    expect(deleted.polls.at(-2)).toBeLessThan(-5000 + NOT_FOUND_SKEW_MS);
   });
 
-  it('a 404 inside the margin gives expired', async () => {
+  it('a 404 before the expiry is not expiry: the job stays pending and its results are downloaded', async () => {
     const { env } = fakeEnv();
-    const j = job(env.now, { readyAt: 30_000, goneAt: 3000, retryAfterMs: 30_000 });
-    const out = await pollJob(j.fetch, { deadline: 1e9, env, expires: 10_000 });
-    expect(out).toEqual({ state: 'expired', polls: 4 });
-    expect(j.polls).toEqual([0, 1000, 2000, 3000]);
+    // Two days before expiry the service answers 404 for a while (a lagging replica), then 200.
+    const expires = 2 * 86_400_000;
+    let n = 0;
+    const fetch = async (): Promise<ResultsAnswer<number>> => {
+      if (++n <= 3)
+        throw new ApiError('API_NOT_FOUND', {
+          status: 404,
+          method: 'GET',
+          path: '/x',
+          message: '',
+        });
+      return { state: 'done', records: [1], remainingCredits: 5 };
+    };
+    expect(await pollJob(fetch, { deadline: 1e12, env, expires })).toMatchObject({
+      state: 'done',
+      records: [1],
+      polls: 4,
+    });
+    // Under --no-wait (deadline passed) the same 404 leaves the job pending for the next run.
+    const once = fakeEnv();
+    const stillGone = async (): Promise<ResultsAnswer<number>> => {
+      throw new ApiError('API_NOT_FOUND', { status: 404, method: 'GET', path: '/x', message: '' });
+    };
+    expect(await pollJob(stillGone, { deadline: 0, env: once.env, expires })).toEqual({
+      state: 'timeout',
+      polls: 1,
+    });
+  });
+
+  it('notFoundMeansExpired: after the expiry plus the skew margin, or after 10 minutes of 404s', () => {
+    expect(notFoundMeansExpired(10_000 + NOT_FOUND_SKEW_MS - 1, 10_000, 0)).toBe(false);
+    expect(notFoundMeansExpired(10_000 + NOT_FOUND_SKEW_MS, 10_000, 0)).toBe(true);
+    expect(notFoundMeansExpired(NOT_FOUND_PERSIST_MS + 5, undefined, 6)).toBe(false);
+    expect(notFoundMeansExpired(NOT_FOUND_PERSIST_MS + 5, null, 5)).toBe(true);
   });
 
   it('still gives up at the deadline, and --no-wait (deadline passed) still looks only once', async () => {

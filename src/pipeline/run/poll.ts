@@ -88,25 +88,55 @@ export interface PollEnv {
 }
 
 /**
- * Polls one job until its results are ready, the run's deadline passes, or the
- * results are gone (404 after expiry), scheduling the polls to download before
- * `expires` (epoch ms, when known). Other errors propagate.
+ * How long past `expiration_date` a 404 must come to mean the results are gone: the
+ * service's clock may be behind ours, and api-spec.md lists 404 without saying when.
+ */
+export const NOT_FOUND_SKEW_MS = 5 * 60_000;
+/** Without a usable expiry, how long 404s must persist before the results count as gone. */
+export const NOT_FOUND_PERSIST_MS = 10 * 60_000;
+
+/**
+ * True when a 404 at `now` means the results expired: only once `expires` (epoch ms) is
+ * NOT_FOUND_SKEW_MS behind us, or, with no usable expiry, once 404s have persisted since
+ * `firstNotFoundAt` for NOT_FOUND_PERSIST_MS. Before that, the job is still pending.
+ */
+export function notFoundMeansExpired(
+  now: number,
+  expires: number | null | undefined,
+  firstNotFoundAt: number,
+): boolean {
+  if (isDateTime(expires)) return now >= expires + NOT_FOUND_SKEW_MS;
+  return now - firstNotFoundAt >= NOT_FOUND_PERSIST_MS;
+}
+
+const isNotFound = (err: unknown) => isEnrichError(err) && err.code === 'API_NOT_FOUND';
+
+/**
+ * Polls one job until its results are ready, the run's deadline passes, or the results
+ * are gone (a 404 that notFoundMeansExpired accepts; an earlier 404 is polled again like a
+ * 202), scheduling the polls to download before `expires` (epoch ms, when known). Other
+ * errors propagate.
  */
 export async function pollJob<R>(
   fetchResults: () => Promise<ResultsAnswer<R>>,
   opts: { deadline: number; env: PollEnv; expires?: number | null | undefined },
 ): Promise<PollOutcome<R>> {
   const { env } = opts;
+  let firstNotFoundAt: number | undefined;
   for (let attempt = 0; ; attempt++) {
     if (env.signal?.aborted)
       throw new EnrichError('INTERRUPTED', 'interrupted while waiting for results');
     let answer: ResultsAnswer<R>;
     try {
       answer = await fetchResults();
+      firstNotFoundAt = undefined;
     } catch (err) {
-      if (isEnrichError(err) && err.code === 'API_NOT_FOUND')
+      if (!isNotFound(err)) throw err;
+      firstNotFoundAt ??= env.now();
+      if (notFoundMeansExpired(env.now(), opts.expires, firstNotFoundAt)) {
         return { state: 'expired', polls: attempt + 1 };
-      throw err;
+      }
+      answer = { state: 'pending' };
     }
     if (answer.state === 'done') {
       return {

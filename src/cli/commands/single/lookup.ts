@@ -2,6 +2,7 @@ import {
   companyRequestSchema,
   contactRequestSchema,
   emailVerificationRequestSchema,
+  isCreditExhausted,
   Limits,
 } from '../../../contract/index.js';
 import { getPaths } from '../../../config/paths.js';
@@ -60,14 +61,20 @@ const COMPANY_FLAGS = {
 export function creditsExhaustedError(
   kind: 'contact' | 'company',
   errors: readonly (string | null | undefined)[],
+  // Per record: out of credits by the answer's data (isCreditExhausted), whatever the wording.
+  exhausted: readonly boolean[] = [],
 ): EnrichError | undefined {
-  const credit = errors.filter((e): e is string => typeof e === 'string' && isCreditMessage(e));
-  if (credit.length === 0) return undefined;
+  const out = errors.map(
+    (e, i) => exhausted[i] === true || (typeof e === 'string' && isCreditMessage(e)),
+  );
+  const count = out.filter(Boolean).length;
+  if (count === 0) return undefined;
   const what =
     errors.length === 1
       ? `${kind} not enriched`
-      : `${credit.length} of ${errors.length} ${kind} matches not enriched`;
-  return new EnrichError('CREDITS_EXHAUSTED', `${what}: ${credit[0]}`);
+      : `${count} of ${errors.length} ${kind} matches not enriched`;
+  const said = errors[out.indexOf(true)];
+  return new EnrichError('CREDITS_EXHAUSTED', `${what}: ${said || 'credits exhausted'}`);
 }
 
 /** Runs `fn` against the service and closes it, remembering the credits it reports. */
@@ -117,7 +124,11 @@ export async function runContact(flags: ContactFlags, globals: GlobalOptions): P
   if (globals.json) printJson(res);
   else printKeyValues({ ...compact(res.contact), remaining_credits: res.remaining_credits });
   // The record stays on stdout as data; the credits error goes to stderr with exit 5.
-  const credits = creditsExhaustedError('contact', [res.contact.error]);
+  const credits = creditsExhaustedError(
+    'contact',
+    [res.contact.error],
+    [isCreditExhausted(res.contact, res.remaining_credits)],
+  );
   if (credits) throw credits;
   if (res.contact.error) say(globals.quiet, `enrich: contact not enriched: ${res.contact.error}`);
   return 0;
@@ -146,9 +157,11 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
   );
   // Any match left unenriched for lack of credits ends the command with exit 5, once
   // every match (the enriched ones too) is on stdout.
+  const exhausted = res.companies.map((c) => isCreditExhausted(c, res.remaining_credits));
   const credits = creditsExhaustedError(
     'company',
     res.companies.map((c) => c.error),
+    exhausted,
   );
   if (globals.json) {
     printJson(res);
@@ -160,7 +173,7 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
     const match = res.companies.length > 1 ? { match: `${i + 1} of ${res.companies.length}` } : {};
     printKeyValues({ ...match, ...compact(company) });
     // Credits errors are reported once, by the thrown error below.
-    if (company.error && !isCreditMessage(company.error))
+    if (company.error && !isCreditMessage(company.error) && !exhausted[i])
       say(globals.quiet, `enrich: company not enriched: ${company.error}`);
   });
   if (res.companies.length === 0) say(globals.quiet, 'enrich: no matching company');

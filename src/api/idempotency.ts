@@ -1,0 +1,40 @@
+/**
+ * What the client has learned about a service's support for `Idempotency-Key`, which
+ * api-spec.md never defines. A service shows that it honours the key by echoing it in the
+ * `Idempotency-Key` header of the answer that accepted the request; until one has, a POST
+ * that may have reached it (answer lost, 5xx) is never sent again.
+ */
+
+/** Remembers, per service endpoint, whether it echoed an Idempotency-Key. */
+export interface IdempotencyStore {
+  /** True or false once learned for `scope` (origin and endpoint), undefined before. */
+  get(scope: string): boolean | undefined;
+  set(scope: string, honoured: boolean): void;
+}
+
+/** A store that lives as long as the client (the default). */
+export function memoryIdempotencyStore(): IdempotencyStore {
+  const known = new Map<string, boolean>();
+  return {
+    get: (scope) => known.get(scope),
+    set: (scope, honoured) => void known.set(scope, honoured),
+  };
+}
+
+/**
+ * The scope a lesson applies to: the base URL's origin and the endpoint. Per endpoint,
+ * because a service may de-duplicate bulk submissions and not single lookups.
+ */
+export function idempotencyScope(origin: string, endpoint: string): string {
+  return `${origin}${endpoint}`;
+}
+
+/** True when an answer's headers echo `key` (a sign the service de-duplicates on it). */
+export function echoesKey(
+  headers: Record<string, string | string[] | undefined>,
+  key: string,
+): boolean {
+  const echoed = headers['idempotency-key'];
+  const value = Array.isArray(echoed) ? echoed[0] : echoed;
+  return value !== undefined && value.trim() === key;
+}

@@ -1,0 +1,111 @@
+/**
+ * One rate limiter per client, shared by every call (submits, polls, single lookups), so
+ * what one answer teaches slows all of them. It honours what the service says when it
+ * says it (`Retry-After`, `RateLimit-Remaining`/`RateLimit-Reset`, the IETF draft's
+ * combined `RateLimit`), and otherwise learns from bare 429s: each halves the allowed
+ * rate (at most once per slot, so a burst of 429s counts once), and each success adds a
+ * little back (AIMD). Clock and sleep are injected.
+ */
+
+/** What the limiter needs from its environment. */
+export interface LimiterEnv {
+  clock: { now(): number };
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** The shared limiter of one client. */
+export interface RateLimiter {
+  /** Waits for the next slot, or until `deadline` (epoch ms) at the latest. */
+  acquire(deadline: number, signal?: AbortSignal): Promise<void>;
+  /** Learns from an answer's status and headers (`retryAfterMs`: its Retry-After, read). */
+  observe(
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+    retryAfterMs?: number,
+  ): void;
+  /** The rate currently allowed, in requests per second (Infinity: unlimited). */
+  rate(): number;
+}
+
+/** The slowest the limiter goes on its own: one request every 20 s. */
+export const MIN_RATE = 0.05;
+/** What the service's quota said, read from the RateLimit headers. */
+interface Quota {
+  remaining?: number;
+  resetMs?: number;
+}
+
+function header(h: Record<string, string | string[] | undefined>, name: string) {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function resetToMs(seconds: number, now: number): number {
+  // A few services send an epoch time where the draft says delta-seconds.
+  return seconds > 1e9 ? Math.max(0, seconds * 1000 - now) : seconds * 1000;
+}
+
+/** Reads `RateLimit-Remaining`/`-Reset`, or the combined `RateLimit` (`r=0;t=5` or `remaining=0, reset=5`). */
+export function readQuota(h: Record<string, string | string[] | undefined>, now: number): Quota {
+  const out: Quota = {};
+  const combined = header(h, 'ratelimit') ?? '';
+  const remaining =
+    header(h, 'ratelimit-remaining') ?? /(?:^|[;,\s])(?:remaining|r)=(\d+)/.exec(combined)?.[1];
+  const reset = header(h, 'ratelimit-reset') ?? /(?:^|[;,\s])(?:reset|t)=(\d+)/.exec(combined)?.[1];
+  const r = Number(remaining?.trim());
+  const t = Number(reset?.trim());
+  if (remaining !== undefined && Number.isFinite(r) && r >= 0) out.remaining = r;
+  if (reset !== undefined && Number.isFinite(t) && t >= 0) out.resetMs = resetToMs(t, now);
+  return out;
+}
+
+/** Builds a limiter; `ceiling` caps the rate (requests per second) when given. */
+export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimiter {
+  const cap = ceiling !== undefined && ceiling > 0 ? ceiling : Infinity;
+  let rate = cap;
+  let nextSlot = 0;
+  let blockedUntil = 0;
+  let lastDecrease = -Infinity;
+  const grants: number[] = [];
+  const gap = () => (Number.isFinite(rate) ? 1000 / rate : 0);
+
+  const decrease = (now: number) => {
+    if (now - lastDecrease < gap()) return;
+    // Unlimited until now: start from what was actually sent in the last second.
+    const base = Number.isFinite(rate) ? rate : grants.filter((g) => g > now - 1000).length || 1;
+    rate = Math.max(MIN_RATE, base / 2);
+    lastDecrease = now;
+  };
+  const increase = () => {
+    if (!Number.isFinite(rate)) return;
+    rate = Math.min(cap, rate + Math.max(0.1, rate * 0.05));
+  };
+
+  return {
+    async acquire(deadline, signal) {
+      const now = env.clock.now();
+      const at = Math.max(now, nextSlot, blockedUntil);
+      nextSlot = at + gap();
+      grants.push(at);
+      if (grants.length > 64) grants.shift();
+      const wait = Math.min(at, Math.max(deadline, now)) - now;
+      if (wait > 0) await env.sleep(wait, signal);
+    },
+    observe(status, headers, retryAfterMs) {
+      const now = env.clock.now();
+      const quota = readQuota(headers, now);
+      if (quota.remaining === 0 && quota.resetMs !== undefined) {
+        blockedUntil = Math.max(blockedUntil, now + quota.resetMs);
+      }
+      if (status === 429) {
+        const told = retryAfterMs ?? (quota.remaining === 0 ? quota.resetMs : undefined);
+        // Told when to come back: that is honoured as is. A bare 429 slows every call.
+        if (told === undefined) decrease(now);
+        blockedUntil = Math.max(blockedUntil, now + (told ?? gap()));
+      } else if (status >= 200 && status < 300) {
+        increase();
+      }
+    },
+    rate: () => rate,
+  };
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { MIN_RATE, createRateLimiter, readQuota } from '../../src/api/rate-limiter.js';
+
+function env() {
+  let now = 1_000_000;
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    clock: { now: () => now },
+    sleep: async (ms: number) => {
+      sleeps.push(ms);
+      now += ms;
+    },
+    advance: (ms: number) => void (now += ms),
+  };
+}
+
+describe('readQuota', () => {
+  it('reads RateLimit-Remaining/-Reset and both forms of the combined RateLimit header', () => {
+    expect(readQuota({ 'ratelimit-remaining': '0', 'ratelimit-reset': '5' }, 0)).toEqual({
+      remaining: 0,
+      resetMs: 5000,
+    });
+    expect(readQuota({ ratelimit: '"default";r=3;t=2' }, 0)).toEqual({
+      remaining: 3,
+      resetMs: 2000,
+    });
+    expect(readQuota({ ratelimit: 'limit=100, remaining=0, reset=9' }, 0)).toEqual({
+      remaining: 0,
+      resetMs: 9000,
+    });
+    expect(readQuota({ 'ratelimit-reset': '2000000005' }, 2_000_000_000_000)).toEqual({
+      resetMs: 5000,
+    });
+    expect(readQuota({ ratelimit: 'garbage' }, 0)).toEqual({});
+  });
+});
+
+describe('createRateLimiter', () => {
+  it('paces calls at the ceiling', async () => {
+    const e = env();
+    const limiter = createRateLimiter(e, 4);
+    for (let i = 0; i < 4; i++) await limiter.acquire(Infinity);
+    expect(e.sleeps).toEqual([250, 250, 250]);
+  });
+
+  it('halves the rate on a bare 429 (once per burst) and recovers gradually after successes', async () => {
+    const e = env();
+    const limiter = createRateLimiter(e, 8);
+    await limiter.acquire(Infinity);
+    limiter.observe(429, {});
+    limiter.observe(429, {}); // the same burst: counted once
+    expect(limiter.rate()).toBe(4);
+    for (let i = 0; i < 5; i++) limiter.observe(200, {});
+    expect(limiter.rate()).toBeGreaterThan(4);
+    expect(limiter.rate()).toBeLessThan(8);
+    for (let i = 0; i < 100; i++) limiter.observe(200, {});
+    expect(limiter.rate()).toBe(8);
+  });
+
+  it('without a ceiling, a bare 429 starts from what was sent in the last second, never below the floor', async () => {
+    const e = env();
+    const limiter = createRateLimiter(e);
+    expect(limiter.rate()).toBe(Infinity);
+    for (let i = 0; i < 10; i++) await limiter.acquire(Infinity);
+    limiter.observe(429, {});
+    expect(limiter.rate()).toBe(5);
+    for (let i = 0; i < 20; i++) {
+      e.advance(60_000);
+      limiter.observe(429, {});
+    }
+    expect(limiter.rate()).toBe(MIN_RATE);
+  });
+
+  it('honours Retry-After and an exhausted quota for every caller, without slowing down for them', async () => {
+    const e = env();
+    const limiter = createRateLimiter(e);
+    limiter.observe(429, {}, 3000);
+    await limiter.acquire(Infinity);
+    await limiter.acquire(Infinity);
+    expect(e.sleeps).toEqual([3000]);
+    limiter.observe(200, { ratelimit: '"default";r=0;t=2' });
+    await limiter.acquire(Infinity);
+    expect(e.sleeps).toEqual([3000, 2000]);
+    expect(limiter.rate()).toBe(Infinity);
+  });
+
+  it('never waits past the deadline: a slot beyond it becomes a last try at it', async () => {
+    const e = env();
+    const limiter = createRateLimiter(e);
+    limiter.observe(429, {}, 60_000);
+    await limiter.acquire(e.clock.now() + 5000);
+    expect(e.sleeps).toEqual([5000]);
+  });
+});

@@ -1,0 +1,48 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { creditsMemoSink, readCreditsMemo } from '../../src/config/credits-memo.js';
+import { fileIdempotencyStore } from '../../src/config/idempotency-memo.js';
+
+const stateDir = () => join(mkdtempSync(join(tmpdir(), 'enrich-memo-')), 'state');
+
+describe('creditsMemoSink', () => {
+  it('keeps the last balance of each kind the service reported, with the time of the answer', () => {
+    const dir = stateDir();
+    const sink = creditsMemoSink(dir, 'default');
+    sink({ kind: 'enrichment', remaining: 120, at: Date.UTC(2026, 0, 1) });
+    sink({ kind: 'verification', remaining: 7, at: Date.UTC(2026, 0, 2) });
+    sink({ kind: 'enrichment', remaining: 99, at: Date.UTC(2026, 0, 3) });
+    expect(readCreditsMemo(dir, 'default')).toEqual({
+      remaining_credits: 99,
+      remaining_verification_credits: 7,
+      at: '2026-01-03T00:00:00.000Z',
+    });
+    expect(readCreditsMemo(dir, 'other')).toBeUndefined();
+  });
+});
+
+describe('fileIdempotencyStore', () => {
+  it('remembers per scope what a service showed, across stores (runs), in a 0600 file', () => {
+    const dir = stateDir();
+    const first = fileIdempotencyStore(dir);
+    expect(first.get('https://a.example/contacts')).toBeUndefined();
+    first.set('https://a.example/contacts', true);
+    first.set('https://b.example/contacts', false);
+    const next = fileIdempotencyStore(dir);
+    expect(next.get('https://a.example/contacts')).toBe(true);
+    expect(next.get('https://b.example/contacts')).toBe(false);
+    expect(next.get('https://a.example/companies')).toBeUndefined();
+    expect(statSync(join(dir, 'idempotency.json')).mode & 0o777).toBe(0o600);
+  });
+
+  it('reads a damaged file as nothing learned (lost answers are then not repeated)', async () => {
+    const dir = stateDir();
+    fileIdempotencyStore(dir).set('x', true);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'idempotency.json'), '{oops');
+    expect(fileIdempotencyStore(dir).get('x')).toBeUndefined();
+    expect(readFileSync(join(dir, 'idempotency.json'), 'utf8')).toBe('{oops');
+  });
+});
