@@ -16,6 +16,8 @@ export interface ResolvedOptions {
   requestTimeoutMs: number;
   seed: number;
   stateDir: string | undefined;
+  /** Keep only api-spec.md's promises (see SandboxOptions.specOnly). */
+  specOnly: boolean;
 }
 
 /** The state every handler works on. */

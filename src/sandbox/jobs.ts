@@ -7,6 +7,7 @@ import type { CompanyInput } from './generate.js';
 import type { ContactInput } from './generate-contact.js';
 import { bodyHash } from './canonical.js';
 import type { Account, Job } from './store.js';
+import { specOnlyRecords } from './spec-only.js';
 
 type Raw = Record<string, unknown>;
 
@@ -29,8 +30,7 @@ export function submitBulk(
     ctx.store.purgeExpired(ctx.now());
     const prior = ctx.store.jobForIdempotencyKey(account.id, kind, idempotencyKey);
     if (prior) {
-      if (prior.idempotency?.body_hash === hash)
-        return { status: 200, body: jobAnswer(prior, baseUrl, account) };
+      if (prior.idempotency?.body_hash === hash) return accepted(ctx, prior, baseUrl, account);
       return {
         status: 422,
         body: errorBody(
@@ -57,7 +57,8 @@ export function submitBulk(
           credits: account.credits,
           topMatches: (meta.top_matches_returned as number | undefined) ?? Limits.topMatchesDefault,
         });
-  account.credits -= charged;
+  // Serialised before anything is charged: records that cannot be written (a 500) cost nothing.
+  const results = JSON.stringify(ctx.options.specOnly ? specOnlyRecords(records) : records);
   const now = ctx.now();
   const id = randomUUID();
   const expires = now + ctx.options.ttlMs;
@@ -69,29 +70,45 @@ export function submitBulk(
     ready_at: now + ctx.options.jobMs,
     expires_at: expires,
     total: items.length,
-    results: JSON.stringify(records),
+    results,
     idempotency:
       idempotencyKey === undefined ? undefined : { key: idempotencyKey, body_hash: hash as string },
   };
+  const reply = accepted(ctx, job, baseUrl, account, charged);
+  account.credits -= charged;
   ctx.store.addJob(job);
   ctx.stats.jobs_submitted++;
   ctx.stats.records_submitted += items.length;
   ctx.stats.credits_charged += charged;
   ctx.changed();
-  return { status: 200, body: jobAnswer(job, baseUrl, account) };
+  return reply;
 }
 
 /**
- * The answer of a bulk submission (api-spec.md 2.3), plus the account's `remaining_credits`
- * at answer time (section 4).
+ * The 200 of a bulk submission (api-spec.md 2.3), plus the account's `remaining_credits` at
+ * answer time (section 4), after `pending` credits are taken. The default mode echoes an honoured
+ * Idempotency-Key (as Stripe does): that is how a client learns a service honours keys.
  */
-function jobAnswer(job: Job, baseUrl: string, account: Account) {
+function accepted(
+  ctx: SandboxContext,
+  job: Job,
+  baseUrl: string,
+  account: Account,
+  pending = 0,
+): Reply {
+  // Seconds, rounded down: a client never believes results live longer than they do.
+  const seconds = Math.floor(job.expires_at / 1000);
+  const key = job.idempotency?.key;
   return {
-    job_id: job.id,
-    download_url: `${baseUrl}/${job.kind}/results/${job.id}.json`,
-    // Seconds, rounded down: a client never believes results live longer than they do.
-    expiration_date: Math.floor(job.expires_at / 1000),
-    remaining_credits: account.credits,
+    status: 200,
+    headers: key !== undefined && !ctx.options.specOnly ? { 'Idempotency-Key': key } : {},
+    body: {
+      job_id: job.id,
+      download_url: `${baseUrl}/${job.kind}/results/${job.id}.json`,
+      // The spec declares a string; the default mode sends the sample's integer.
+      expiration_date: ctx.options.specOnly ? String(seconds) : seconds,
+      remaining_credits: account.credits - pending,
+    },
   };
 }
 

@@ -11,6 +11,7 @@ import { newBucket, rateLimitHeaders, takeToken } from './rate-limit.js';
 import { publicBaseUrl } from './public-url.js';
 import { matchRoute, type Route } from './routes.js';
 import { handleService } from './service.js';
+import { specOnlyReply } from './spec-only.js';
 import type { SandboxAdmin } from './types.js';
 
 /** Waits `ms`, or less if the client hangs up first (a client timeout must not leave timers behind). */
@@ -114,8 +115,10 @@ async function serve(
     req.socket.destroy();
     return;
   }
-  if (fault.status !== undefined) return count(ctx, res, route.statsPath, injected(ctx, fault));
-  const reply = await processRequest(ctx, req, route);
+  const mode = (r: Reply) => (ctx.options.specOnly ? specOnlyReply(r) : r);
+  if (fault.status !== undefined)
+    return count(ctx, res, route.statsPath, mode(injected(ctx, fault)));
+  const reply = mode(await processRequest(ctx, req, route));
   if (fault.resetAfter) {
     bump(ctx.stats.requests_by_status, 'reset');
     bump(ctx.stats.requests_by_path, route.statsPath);
@@ -191,7 +194,8 @@ async function processRequest(
     account: auth.account,
     body,
     jobId: route.jobId,
-    idempotencyKey: typeof idem === 'string' && idem !== '' ? idem : undefined,
+    idempotencyKey:
+      typeof idem === 'string' && idem !== '' && !ctx.options.specOnly ? idem : undefined,
     baseUrl: publicBaseUrl(ctx.baseUrl, req.headers.host),
   });
   reply.headers = { ...rateHeaders, ...reply.headers };

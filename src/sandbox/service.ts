@@ -14,6 +14,7 @@ import { jobResults, submitBulk } from './jobs.js';
 import type { Account } from './store.js';
 import { issuesToFieldErrors, summarise } from './validation.js';
 import { verifyEmailStatus } from './verify-email.js';
+import { SPEC_ONLY_VERIFY_QUOTA } from './spec-only.js';
 
 type Raw = Record<string, unknown>;
 
@@ -134,6 +135,12 @@ function charge(ctx: SandboxContext, account: Account, n: number): void {
 function verifyEmail(ctx: SandboxContext, account: Account, body: Raw): Reply {
   const email = body.email as string;
   if (account.verification_credits < 1) {
+    if (ctx.options.specOnly) {
+      // In-band, as the spec says exhausted credits are reported.
+      const error = SPEC_ONLY_VERIFY_QUOTA;
+      const body = { email, status: 'unknown', credit_charged: false, remaining_credits: 0, error };
+      return { status: 200, body };
+    }
     return {
       status: 403,
       body: errorBody(

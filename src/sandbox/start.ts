@@ -25,6 +25,7 @@ export function resolveSandboxOptions(o: SandboxOptions = {}): ResolvedOptions {
     requestTimeoutMs: o.requestTimeoutMs ?? 30_000,
     seed: o.seed ?? 1,
     stateDir: o.stateDir,
+    specOnly: o.specOnly === true,
   };
   for (const k of [
     'port',

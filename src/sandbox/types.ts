@@ -30,6 +30,20 @@ export interface SandboxOptions {
   stateDir?: string;
   /** Base clock in epoch ms; the admin clock advance adds an offset to it. */
   now?: () => number;
+  /**
+   * Behave as a service that keeps only api-spec.md's promises (default false), so tests show
+   * what a client relies on beyond them. In spec-only mode the sandbox:
+   * - ignores `Idempotency-Key` (a repeated POST makes a second job and charges again) and
+   *   never echoes it;
+   * - words in-band record errors and 400 messages otherwise, never with the word "credit"
+   *   (e.g. "No data returned: quota reached");
+   * - answers bulk submissions with `expiration_date` as a string and bulk results with
+   *   `original_fields` as JSON text;
+   * - sends no `Retry-After`, no `RateLimit-*` headers, no body on 202; a rate limit is a bare 429;
+   * - reports verification credit exhaustion in-band: a 200 `{ email, status: "unknown",
+   *   credit_charged: false, remaining_credits: 0, error }` instead of the default mode's 403.
+   */
+  specOnly?: boolean;
 }
 
 /** A running sandbox. */

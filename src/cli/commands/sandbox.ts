@@ -15,6 +15,7 @@ interface ServeFlags {
   faults?: string;
   seed?: string;
   state?: string;
+  specOnly?: boolean;
 }
 
 interface AdminFlags {
@@ -44,6 +45,10 @@ export function registerSandbox(program: Command): void {
     )
     .option('--seed <n>', 'seed of the synthetic data (default 1)')
     .option('--state <dir>', 'persist accounts, keys and jobs in this directory')
+    .option(
+      '--spec-only',
+      'keep only api-spec.md promises: no idempotency keys, other error wording, no Retry-After',
+    )
     .addHelpText(
       'after',
       `
@@ -53,6 +58,7 @@ line {base_url, api_key, admin_token}), then serves until Ctrl+C / SIGTERM.
 Examples:
   $ enrich sandbox
   $ enrich sandbox --port 0 --json
+  $ enrich sandbox --spec-only --rate-limit 1
   $ enrich sandbox --credits 50 --job-ms 5000 --ttl 10m --faults 500=0.05,latency=0-50
   $ enrich sandbox keys create --name ci --admin-token "$ENRICH_SANDBOX_ADMIN_TOKEN"`,
     )
@@ -127,6 +133,7 @@ async function sandboxOptionsFromFlags(f: ServeFlags): Promise<SandboxOptions> {
     faults: f.faults === undefined ? undefined : parseFaultSpec(f.faults),
     seed: int(f.seed, '--seed'),
     stateDir: f.state,
+    specOnly: f.specOnly === true,
   };
 }
 
