@@ -90,14 +90,8 @@ export async function handleAdmin(
         ? { status: 200, body: { id, revoked: true } }
         : { status: 404, body: errorBody(404, `Key ${id} not found`) };
     }
-    if (resource === 'clock' && parts.length === 1) {
-      if (method === 'GET') return { status: 200, body: clock(ctx) };
-      if (method !== 'POST') return allowed('GET, POST');
-      const b = await body(ctx, req, adminSchemas.clock);
-      if (!b.ok) return b.reply;
-      admin.advanceClock(b.value.advance_ms);
-      return { status: 200, body: clock(ctx) };
-    }
+    if (resource === 'clock' && parts.length === 1)
+      return /^(GET|POST)$/.test(method) ? await clockRoute(ctx, admin, req) : allowed('GET, POST');
     if (resource === 'faults' && parts.length === 1) {
       if (method === 'GET') return { status: 200, body: admin.getFaults() };
       if (method !== 'PUT') return allowed('GET, PUT');
@@ -119,7 +113,24 @@ export async function handleAdmin(
   }
 }
 
+/** GET shows the sandbox clock; POST {advance_ms} moves it (range-checked), then shows it. */
+async function clockRoute(
+  ctx: SandboxContext,
+  admin: SandboxAdmin,
+  req: IncomingMessage,
+): Promise<Reply> {
+  if (req.method === 'POST') {
+    const b = await body(ctx, req, adminSchemas.clock);
+    if (!b.ok) return b.reply;
+    admin.advanceClock(b.value.advance_ms);
+  }
+  return { status: 200, body: clock(ctx) };
+}
+
 function clock(ctx: SandboxContext) {
   const now = ctx.now();
-  return { now: new Date(now).toISOString(), now_ms: now, offset_ms: ctx.store.clockOffset };
+  const date = new Date(now);
+  // A clock Date cannot show (an injected `now`) is reported as null, never a 500.
+  const iso = Number.isNaN(date.getTime()) ? null : date.toISOString();
+  return { now: iso, now_ms: Number.isFinite(now) ? now : null, offset_ms: ctx.store.clockOffset };
 }

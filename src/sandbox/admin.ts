@@ -4,7 +4,9 @@ import type { SandboxContext } from './context.js';
 import { faultProblems } from './faults.js';
 import type { AccountUpdate, Faults, SandboxAdmin } from './types.js';
 
-const count = z.number().int().min(0);
+const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** The farthest the admin clock moves in one step, and the farthest its offset goes (10 years). */
+export const MAX_CLOCK_SHIFT_MS = 10 * 365 * 24 * 3_600_000;
 /** Bodies of the admin API (strict: a typo is an error, not a silent no-op). */
 export const adminSchemas = {
   createAccount: z.strictObject({
@@ -21,8 +23,35 @@ export const adminSchemas = {
     description: z.string().max(1000).optional(),
     account_id: z.string().optional(),
   }),
-  clock: z.strictObject({ advance_ms: z.number().finite() }),
+  clock: z.strictObject({
+    advance_ms: z.number().int().min(-MAX_CLOCK_SHIFT_MS).max(MAX_CLOCK_SHIFT_MS),
+  }),
 };
+
+/**
+ * Why moving the clock by `ms` is refused, or undefined: an advance must be a whole number of
+ * ms within 10 years, keep the offset within 10 years and the clock at or after epoch 0 (a
+ * clock Date cannot show would break every answer that carries a time).
+ */
+export function clockProblem(now: number, offset: number, ms: number): string | undefined {
+  const max = MAX_CLOCK_SHIFT_MS;
+  if (!Number.isSafeInteger(ms) || Math.abs(ms) > max)
+    return `advance_ms: expected a whole number of ms between -${max} and ${max} (10 years), got ${ms}`;
+  if (Math.abs(offset + ms) > max)
+    return `advance_ms: the clock would move ${offset + ms} ms from the real time, more than 10 years (${max} ms)`;
+  if (now + ms < 0)
+    return `advance_ms: the clock would go below 0 (epoch ms ${now + ms}); advance by at least ${-now}`;
+  return undefined;
+}
+
+/** The clock offset of a saved state, or 0 when it is not one the admin API could have set. */
+export function usableClockOffset(offset: unknown): number {
+  return typeof offset === 'number' &&
+    Number.isSafeInteger(offset) &&
+    Math.abs(offset) <= MAX_CLOCK_SHIFT_MS
+    ? offset
+    : 0;
+}
 
 function notFound(what: string, id: string): EnrichError {
   return new EnrichError('API_NOT_FOUND', `${what} ${id} not found`);
@@ -71,6 +100,8 @@ export function createAdmin(ctx: SandboxContext): SandboxAdmin {
       );
     },
     advanceClock(ms: number) {
+      const problem = clockProblem(ctx.now(), store.clockOffset, ms);
+      if (problem) throw new EnrichError('USAGE', problem);
       store.clockOffset += ms;
       ctx.changed();
     },

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { createAdmin } from './admin.js';
+import { createAdmin, usableClockOffset } from './admin.js';
 import { newStats, type ResolvedOptions, type SandboxContext } from './context.js';
 import { createRandom } from './hash.js';
 import { newAdminToken } from './keys.js';
@@ -42,6 +42,12 @@ export function resolveSandboxOptions(o: SandboxOptions = {}): ResolvedOptions {
     if (!Number.isFinite(r[k]) || r[k] < 0)
       throw usageError(`sandbox option ${k}: expected a number >= 0, got ${r[k]}`);
   }
+  for (const k of ['credits', 'verificationCredits'] as const) {
+    if (!Number.isSafeInteger(r[k]))
+      throw usageError(
+        `sandbox option ${k}: expected a whole number of credits from 0 to ${Number.MAX_SAFE_INTEGER}, got ${r[k]}`,
+      );
+  }
   return r;
 }
 
@@ -52,7 +58,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const problems = faultProblems(faults);
   if (problems.length) throw usageError(`sandbox faults: ${problems.join('; ')}`);
   const saved = opts.stateDir ? loadState(opts.stateDir) : undefined;
-  const store = saved ? Store.fromData(saved) : new Store(newAdminToken());
+  // A saved clock the admin API could not have set (hand-edited, older versions) restarts at 0.
+  const store = saved
+    ? Store.fromData({ ...saved, clock_offset: usableClockOffset(saved.clock_offset) })
+    : new Store(newAdminToken());
   const baseNow = options.now ?? Date.now;
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {

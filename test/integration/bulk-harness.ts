@@ -184,3 +184,12 @@ export async function runFile(
 export function parseCsv(text: string): string[][] {
   return parse(text, { relax_column_count: true }) as string[][];
 }
+
+/**
+ * The sandbox's two modes, for `it.each(SANDBOX_MODES)`: a money test that needs only
+ * api-spec.md's promises runs against both (pass `{ specOnly }` to the sandbox).
+ */
+export const SANDBOX_MODES = [
+  { name: 'default', specOnly: false },
+  { name: 'spec-only', specOnly: true },
+] as const;
