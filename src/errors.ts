@@ -150,11 +150,14 @@ export function usageError(message: string, options?: EnrichErrorOptions): Enric
 }
 
 /**
- * Errors that, met by one batch, stop the whole run from sending more: the key is
- * refused (exit 4) or the service cannot be reached (exit 6). Other failures end only
- * their batch (exit 3). Credits running out stops a run too (exit 5), read from results.
+ * Errors that, met by one batch, stop the whole run from sending more: the service refuses
+ * what the tool sends (exit 2), the key is refused (exit 4) or the service cannot be
+ * reached (exit 6). Other failures end only their batch (exit 3). Credits running out stops
+ * a run too (exit 5), read from results.
  */
 const STOPS_RUN: ReadonlySet<string> = new Set<ErrorCode>([
+  // The service refused a request the tool built (400): every batch would be refused alike.
+  'API_VALIDATION',
   'AUTH_INVALID',
   'AUTH_FORBIDDEN',
   'NETWORK',
@@ -175,11 +178,13 @@ export function exitCodeOfCode(code: string): ExitCodeValue | undefined {
 
 /**
  * How much a run's stop reason says about it, from its exit code: a refused key, then a
- * service out of reach, then credits; any of them over a reason without a rank.
+ * refused request, then a service out of reach, then credits; any of them over a reason
+ * without a rank.
  */
 export function stopRank(code: string): number {
   const exit = exitCodeOfCode(code);
-  if (exit === ExitCode.auth) return 3;
+  if (exit === ExitCode.auth) return 4;
+  if (exit === ExitCode.usage) return 3;
   if (exit === ExitCode.network) return 2;
   if (exit === ExitCode.credits) return 1;
   return 0;

@@ -31,6 +31,11 @@ export interface BulkRunOptions {
   /** False: submit, journal and return; the same call later finishes (true). */
   wait?: boolean;
   restart?: boolean;
+  /**
+   * Send again batches whose POST may have reached a service that does not honour
+   * idempotency keys and never confirmed them: they may be charged twice (false).
+   */
+  resendUnconfirmed?: boolean;
   /** Where run journals and results live (the OS state dir's `runs`, or ENRICH_STATE_DIR's). */
   runsDir?: string;
   /** The output format (from the output's extension, else the input's own). */
@@ -63,6 +68,7 @@ export const BULK_RUN_KEYS: readonly (keyof BulkRunOptions)[] = [
   'timeoutMs',
   'wait',
   'restart',
+  'resendUnconfirmed',
   'runsDir',
   'format',
   'bom',

@@ -117,6 +117,7 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
     timeoutMs: o.timeoutMs === 0 ? 0 : setting('timeoutMs', o.timeoutMs, words),
     wait: o.wait ?? true,
     restart: o.restart ?? false,
+    resendUnconfirmed: o.resendUnconfirmed ?? false,
     runsDir: o.runsDir ?? runsDirOf(getPaths().stateDir),
     command: o.command ?? `enrich ${o.kind} ${source.name} -o ${o.output}`,
     output: Object.freeze({

@@ -20,6 +20,11 @@ export interface BulkApi {
     body: { items: unknown[]; metadata: Record<string, unknown> },
     idempotencyKey: string,
   ): Promise<{ job_id: string; download_url: string; expiration_date: string | number }>;
+  /**
+   * True once the service has shown that it honours idempotency keys (a POST whose answer
+   * was lost may then be sent again with the same key); absent or false: it may not.
+   */
+  honoursIdempotency?(kind: BulkKind): boolean | undefined;
   results(
     kind: BulkKind,
     jobId: string,
@@ -39,7 +44,7 @@ export interface LeafResult {
   first: number;
   last: number;
   count: number;
-  state: 'spooled' | 'failed' | 'expired' | 'pending' | 'unsent';
+  state: 'spooled' | 'failed' | 'unconfirmed' | 'expired' | 'pending' | 'unsent';
   error?: string;
   code?: string;
   jobId?: string;
@@ -52,7 +57,7 @@ export interface LeafResult {
   extra?: string[];
   /** This batch's latest credit retry, when its job did not finish (a job of its own). */
   retry?: {
-    state: 'failed' | 'expired' | 'pending' | 'unsent';
+    state: 'failed' | 'unconfirmed' | 'expired' | 'pending' | 'unsent';
     batch: string;
     jobId?: string;
     /** What became of the retry, for the rows it holds. */
@@ -133,6 +138,11 @@ export interface ResolvedRun {
   readonly timeoutMs: number;
   readonly wait: boolean;
   readonly restart: boolean;
+  /**
+   * Send again the batches whose POST may have reached a service that does not honour
+   * idempotency keys and never confirmed them (they may be charged twice).
+   */
+  readonly resendUnconfirmed: boolean;
   /** Directory holding run journals and spools. */
   readonly runsDir: string;
   /** The command that resumes this run, kept in the journal for `enrich jobs`. */

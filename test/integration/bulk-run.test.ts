@@ -174,8 +174,7 @@ describe('bulk run against the sandbox', () => {
     expect(s.admin.stats().records_submitted).toBe(250);
   });
 
-  // Spec-only: the client reads credit exhaustion from the word "credit" (exit 0, not 5).
-  it.each(DEFAULT_ONLY)(
+  it.each(SANDBOX_MODES)(
     'stops submitting when credits run out, keeps what was enriched and exits 5 ($name)',
     async ({ specOnly }) => {
       const s = await sandbox({ specOnly, credits: 150 });
@@ -192,12 +191,15 @@ describe('bulk run against the sandbox', () => {
       expect(s.admin.stats().credits_charged).toBe(150);
       // Not every batch was sent: submission stopped once the shortage was seen.
       expect(s.admin.stats().jobs_submitted).toBeLessThan(10);
-      const errors = new Set(col(parseCsv(output), 'enrich_error').filter((e) => e !== ''));
-      expect([...errors].every((e) => /credits/i.test(e))).toBe(true);
+      const errors = col(parseCsv(output), 'enrich_error').filter((e) => e !== '');
+      expect(errors).toHaveLength(850);
+      // The service's own words (the default sandbox names credits; a spec-only one need not).
+      if (!specOnly) expect(errors.every((e) => /credits/i.test(e))).toBe(true);
     },
   );
 
-  // Spec-only: the client reads credit exhaustion from the word "credit" (exit 0, not 5).
+  // Spec-only: the join still reads a retry's news and a partial shortage from the service's
+  // wording (pipeline/join: isCreditMessage); issue 14 keeps this open.
   it.each(DEFAULT_ONLY)(
     'a credit retry still running at --timeout ends the run resumable (exit 3), not out of credits (5) ($name)',
     async ({ specOnly }) => {
@@ -376,8 +378,7 @@ describe('bulk run against the sandbox', () => {
     },
   );
 
-  // Spec-only: the client reads credit exhaustion from the word "credit" (exit 0, not 5).
-  it.each(DEFAULT_ONLY)(
+  it.each(SANDBOX_MODES)(
     'sends credit retries only within --max-credits ($name)',
     async ({ specOnly }) => {
       const { s, file, o } = await ranOutThenToppedUp(specOnly, 150, 300);
@@ -395,7 +396,8 @@ describe('bulk run against the sandbox', () => {
     },
   );
 
-  // Spec-only: the client reads credit exhaustion from the word "credit" (exit 0, not 5).
+  // Spec-only: the join still reads a retry's news and a partial shortage from the service's
+  // wording (pipeline/join: isCreditMessage); issue 14 keeps this open.
   it.each(DEFAULT_ONLY)(
     'a credit retry cut by --max-credits is sent again exactly as journaled when its answer was lost ($name)',
     async ({ specOnly }) => {
@@ -534,7 +536,8 @@ describe('bulk run against the sandbox', () => {
     expect(col(out, 'enriched_name')[0]).not.toBe('');
   });
 
-  // Spec-only: the client reads credit exhaustion from the word "credit" (exit 0, not 5).
+  // Spec-only: the join still reads a retry's news and a partial shortage from the service's
+  // wording (pipeline/join: isCreditMessage); issue 14 keeps this open.
   it.each(DEFAULT_ONLY)(
     "says so when credits ran out part-way through a company's matches ($name)",
     async ({ specOnly }) => {
@@ -584,15 +587,25 @@ describe('bulk run against the sandbox', () => {
   });
 
   // Spec-only: the client resends a possibly-accepted POST trusting Idempotency-Key (pays twice).
-  it.each(DEFAULT_ONLY)(
-    'resumes after a crash mid-run without submitting any batch twice ($name)',
+  it.each(SANDBOX_MODES)(
+    'resumes after a crash mid-run without submitting any batch twice, unless asked to ($name)',
     async ({ specOnly }) => {
       const s = await sandbox({ specOnly });
       const dir = await tempDir();
       const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(1000));
-      const real = toBulkApi(fastClient(s));
+      // The default sandbox echoes Idempotency-Key, and this client has seen it do so; a
+      // spec-only service never shows it honours keys.
+      const client = () =>
+        createClient({
+          baseUrl: s.url,
+          apiKey: s.apiKey,
+          sleep: async () => {},
+          random: () => 0.5,
+          ...(specOnly ? {} : { idempotencyStore: sandboxHonoursKeys() }),
+        });
+      const real = toBulkApi(client());
       let submits = 0;
-      // The "process" dies right after the 4th POST was accepted, before it is journaled.
+      // The "process" dies right after the 4th POST reached the service, before its answer.
       const crashing: BulkApi = {
         ...real,
         submit: async (...args) => {
@@ -603,11 +616,27 @@ describe('bulk run against the sandbox', () => {
       };
       const crashed = await runFile(s, file, { runsDir: dir, api: crashing, concurrency: 1 });
       expect(crashed.summary.exitCode).not.toBe(0);
-      const again = await runFile(s, file, { runsDir: dir });
+      const again = await runFile(s, file, { runsDir: dir, client: client() });
       expect(again.summary.resumed).toBe(true);
-      expect(again.summary.statuses.enriched).toBe(1000);
       expect(s.admin.stats().jobs_submitted).toBe(10);
       expect(s.admin.stats().credits_charged).toBe(1000);
+      if (specOnly) {
+        // Sent again only when asked: the service may have charged those 100 rows already.
+        expect(again.summary).toMatchObject({ exitCode: 3, unconfirmedRows: 100 });
+        expect(again.summary.statuses.enriched).toBe(900);
+        expect(again.output).toContain('may have received and charged these rows');
+        const resent = await runFile(s, file, {
+          runsDir: dir,
+          client: client(),
+          resendUnconfirmed: true,
+        });
+        expect(resent.summary).toMatchObject({ exitCode: 0, unconfirmedRows: 0 });
+        expect(resent.summary.statuses.enriched).toBe(1000);
+        expect(s.admin.stats().jobs_submitted).toBe(11); // as warned: that batch paid twice
+      } else {
+        expect(again.summary.exitCode).toBe(0);
+        expect(again.summary.statuses.enriched).toBe(1000);
+      }
       const journal = await readFile(again.summary.journal, 'utf8');
       expect(journal).not.toContain(s.apiKey);
     },

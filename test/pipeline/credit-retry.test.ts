@@ -20,7 +20,7 @@ describe('credit retries (regression: after a top-up, rows that ran out of credi
     expect(creditRetryId('3.1', 2)).toBe('3.1.c2');
   });
 
-  it('retries only rows whose every record ran out of credits (by row id, else by key)', () => {
+  it('retries only rows whose every record the shortage left out (by row id, else by key), whatever the wording', () => {
     const items = [
       item(0, 'a@x.com'),
       item(1, 'b@x.com'),
@@ -31,13 +31,18 @@ describe('credit retries (regression: after a top-up, rows that ran out of credi
     const records = [
       record(0, '', 'a@x.com'), // enriched
       record(1, OUT, 'b@x.com'), // out of credits
-      record(2, 'No match found', 'c@x.com'), // another error: data, not retried
+      // Not charged and no data in a dry answer: a no-match cannot be told from a skipped row
+      // (the spec promises no wording), so it is asked again; that charges nothing if still none.
+      record(2, 'No match found', 'c@x.com'),
       record(undefined, OUT, 'd@x.com'), // out of credits, custom_fields dropped: found by key
       // row 4: no record at all (missing): not retried
     ];
-    expect(creditFailedItems('contacts', records, items).map((i) => i.index)).toEqual([1, 3]);
+    expect(creditFailedItems('contacts', records, items).map((i) => i.index)).toEqual([1, 2, 3]);
     // Once a retry brought a good record, the row is done.
     const later = [...records, record(1, '', 'b@x.com')];
-    expect(creditFailedItems('contacts', later, items).map((i) => i.index)).toEqual([3]);
+    expect(creditFailedItems('contacts', later, items).map((i) => i.index)).toEqual([2, 3]);
+    // A record that was charged is never a shortage's, whatever its error says.
+    const charged = { ...record(3, OUT, 'd@x.com'), credit_charged: true };
+    expect(creditFailedItems('contacts', [charged], [item(3, 'd@x.com')])).toEqual([]);
   });
 });

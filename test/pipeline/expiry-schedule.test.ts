@@ -214,6 +214,7 @@ describe('the --no-wait message of a pending job', () => {
       env,
       deadline: 0,
       wait: false,
+      resendUnconfirmed: false,
       words: CLI_WORDS,
       budget: createBudget(undefined, 1),
       limit: (task) => task(),

@@ -11,6 +11,7 @@ const jobs = {
   total: 2,
   spooled: 2,
   failed: 0,
+  unconfirmed: 0,
   expired: 0,
   pending: 0,
   unsent: 0,

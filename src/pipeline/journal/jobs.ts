@@ -8,7 +8,7 @@ export interface JobInfo {
   kind: string;
   input: string;
   rows: number;
-  status: 'submitting' | 'running' | 'done' | 'failed' | 'expired';
+  status: 'submitting' | 'running' | 'done' | 'failed' | 'unconfirmed' | 'expired';
   started_at: string;
   expires_at: string | null;
   credits_charged: number | null;
@@ -21,6 +21,7 @@ function statusOf(b: BatchState, now: number): JobInfo['status'] {
   if (b.spooled) return 'done';
   // Not downloaded and past its expiry: the service has deleted the results by now.
   if (b.job) return typeof b.expires === 'number' && b.expires <= now ? 'expired' : 'running';
+  if (b.unconfirmed) return 'unconfirmed';
   if (b.failed) return 'failed';
   return 'submitting';
 }
@@ -41,7 +42,7 @@ export function jobsOfRun(run: JournaledRun, now = Date.now()): JobInfo[] {
       started_at: new Date(h.at).toISOString(),
       expires_at: b.expires ? new Date(b.expires).toISOString() : null,
       credits_charged: b.spooled ? b.spooled.credits : null,
-      error: b.failed?.message ?? null,
+      error: b.unconfirmed?.message ?? b.failed?.message ?? null,
       command: h.command,
     }));
 }

@@ -44,6 +44,7 @@ export type JournalEvent =
       at: number;
     }
   | { t: 'failed'; batch: string; code: string; message: string; at: number }
+  | { t: 'unconfirmed'; batch: string; message: string; at: number }
   | { t: 'expired'; batch: string; at: number }
   | { t: 'split'; batch: string; size: number; at: number }
   | { t: 'done'; at: number; output: string };
@@ -63,6 +64,8 @@ export interface BatchState {
   expires?: number | null;
   spooled?: { records: number; credits: number; remaining: number | null; creditError: boolean };
   failed?: { code: string; message: string };
+  /** Its POST may have reached the service, which never confirmed it (and may have charged it). */
+  unconfirmed?: { message: string };
   expired?: boolean;
   splitSize?: number;
 }
@@ -114,7 +117,13 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
   const b = state.batches.get(e.batch);
   if (!b) return;
   if (e.t === 'accepted')
-    Object.assign(b, { job: e.job, url: e.url, expires: e.expires, failed: undefined });
+    Object.assign(b, {
+      job: e.job,
+      url: e.url,
+      expires: e.expires,
+      failed: undefined,
+      unconfirmed: undefined,
+    });
   else if (e.t === 'spooled')
     b.spooled = {
       records: e.records,
@@ -123,6 +132,7 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
       creditError: e.creditError,
     };
   else if (e.t === 'failed') b.failed = { code: e.code, message: e.message };
+  else if (e.t === 'unconfirmed') b.unconfirmed = { message: e.message };
   else if (e.t === 'expired') b.expired = true;
   else if (e.t === 'split') b.splitSize = e.size;
 }

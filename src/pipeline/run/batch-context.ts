@@ -12,6 +12,8 @@ export interface BatchContext {
   env: PollEnv;
   deadline: number;
   wait: boolean;
+  /** Send again batches the service may have charged without confirming them. */
+  resendUnconfirmed: boolean;
   words: RunWords;
   /** Shared by every batch of the run: taken when rows are classified, or before a POST. */
   budget: Budget;

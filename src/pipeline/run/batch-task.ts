@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import { isCreditExhausted } from '../../contract/credits.js';
 import { expirationToMs } from '../../contract/rules.js';
 import { isEnrichError, stopsRun } from '../../errors.js';
+import type { BatchState } from '../journal/journal.js';
 import { writeSpool } from '../journal/spool.js';
-import { isCreditError } from '../join/join.js';
 import type { BatchItem, LeafResult } from '../types.js';
 import type { BatchContext, BatchRun } from './batch-context.js';
 import { takeCredits } from './budget.js';
@@ -14,6 +15,7 @@ import {
   OUT_OF_CREDITS,
   resultsExpired,
   stillRunning,
+  unconfirmed,
 } from './messages.js';
 import { pollJob } from './poll.js';
 import { isBatchTooLarge } from './submit.js';
@@ -96,9 +98,30 @@ async function submitBatch(
     return { t: 'final', leaves: [{ ...base, state: 'expired', jobId: state.job, error }] };
   }
   if (state?.job) return { t: 'job', jobId: state.job, url: state.url ?? '', submits: 0 };
+  if (state && mayHaveReached(state) && !mayResend(ctx)) {
+    const why = state.unconfirmed?.message ?? 'the run stopped before the answer came';
+    const error = unconfirmed(ctx.words, why);
+    return { t: 'final', leaves: [{ ...base, state: 'unconfirmed', error }] };
+  }
   const reason = ctx.stopped() ?? (paid ? undefined : creditsOrStop(ctx, items.length));
   if (reason) return { t: 'final', leaves: [{ ...base, state: 'unsent', error: reason }] };
   return postBatch(ctx, id, items, state?.idem);
+}
+
+/**
+ * A journaled batch whose POST may have reached the service without a confirmed answer:
+ * unconfirmed, or submitted by a run that stopped before the answer came, or failed for a
+ * reason that proves nothing (INTERNAL). (Other journaled failures are ones where nothing
+ * was processed: refused, or never connected.)
+ */
+function mayHaveReached(state: BatchState): boolean {
+  // An INTERNAL failure (a bug, or the process giving out) says nothing of what was sent.
+  return state.unconfirmed !== undefined || (state.failed?.code ?? 'INTERNAL') === 'INTERNAL';
+}
+
+/** Sending such a batch again is safe only to a service that honours idempotency keys, or when asked. */
+function mayResend(ctx: BatchContext): boolean {
+  return ctx.resendUnconfirmed || ctx.api.honoursIdempotency?.(ctx.kind) === true;
 }
 
 /** Journals the batch, POSTs it, and journals the job it became (or why it did not). */
@@ -133,6 +156,11 @@ async function postBatch(
       return { t: 'final', leaves: await runParts(ctx, id, items, size, true) };
     }
     const { code, message } = failureOf(err);
+    if (code === 'UNCONFIRMED') {
+      await journal.append({ t: 'unconfirmed', batch: id, message }, { durable: true });
+      const error = unconfirmed(ctx.words, message);
+      return { t: 'final', leaves: [{ ...base, state: 'unconfirmed', code, error, submits: 1 }] };
+    }
     await journal.append({ t: 'failed', batch: id, code, message });
     if (stopsRun(code)) ctx.stop(code, message);
     const error = notEnriched(message);
@@ -217,7 +245,8 @@ async function pollAndSpool(
   let creditError = false;
   for (const r of records) {
     if (r.credit_charged === true) credits++;
-    if (!creditError && isCreditError(r)) creditError = true;
+    // From the answer's data (not charged, no data, too few credits left), not its wording.
+    if (!creditError && isCreditExhausted(r, remaining)) creditError = true;
   }
   // The response body re-parses to exactly these records (the schemas only check, never
   // transform), so its bytes are spooled as they came rather than stringified again.

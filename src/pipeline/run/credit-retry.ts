@@ -2,7 +2,8 @@ import type { BatchItem, BulkKind, LeafResult } from '../types.js';
 import type { BatchContext, StartBatch } from './batch-context.js';
 import { affordableRows } from './budget.js';
 import { budgetReached, OUT_OF_CREDITS } from './messages.js';
-import { indexBatch, isCreditError, recordsForRow } from '../join/join.js';
+import { isCreditExhausted } from '../../contract/credits.js';
+import { indexBatch, recordsForRow } from '../join/join.js';
 import { readSpool } from '../journal/spool.js';
 import { keyOfFields } from '../mapping/validate.js';
 
@@ -17,9 +18,12 @@ export function creditRetryId(batchId: string, n: number): string {
 }
 
 /**
- * The items of a batch whose records (the batch's and its retries' so far) are all
- * "out of credits" errors: the rows to send again once the account has credits. Rows
- * with any good record, another error, or no record at all are not retried.
+ * The items of a batch whose records (the batch's and its retries' so far) were all left
+ * out by the shortage (not charged, no data, in an answer that showed the account dry):
+ * the rows to send again once the account has credits. Rows with any good record, or no
+ * record at all, are not retried. A row the service had no match for cannot be told from
+ * one it skipped, whatever the wording: it is asked again, which charges nothing when it
+ * still has no match.
  */
 export function creditFailedItems(
   kind: BulkKind,
@@ -35,7 +39,9 @@ export function creditFailedItems(
   return items.filter((item) => {
     const key = keyOfFields(kind, item.element);
     const found = recordsForRow(lookup, item.index, key, true);
-    return found !== undefined && found.length > 0 && found.every(isCreditError);
+    // Only batches whose answer showed the account dry get here: a record not charged and
+    // without data is one the shortage left out, whatever its error says.
+    return found !== undefined && found.length > 0 && found.every((r) => isCreditExhausted(r, 0));
   });
 }
 

@@ -114,6 +114,7 @@ function batchContext(
     env: deps.env,
     deadline: deps.env.now() + run.timeoutMs,
     wait: run.wait,
+    resendUnconfirmed: run.resendUnconfirmed,
     words: run.words,
     budget: createBudget(run.maxCredits, run.creditsPerRow),
     limit: createLimiter(run.concurrency),
@@ -227,6 +228,7 @@ function summaryBase(
     jobs: countJobs(leaves, (b) => journal.state.batches.get(b)?.expires),
     requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
     creditsCharged: sum(leaves, (l) => l.credits),
+    unconfirmedRows: sum(leaves, (l) => (l.state === 'unconfirmed' ? l.count : 0)),
     remainingCredits: lastRemaining(leaves),
     stopReason,
   };

@@ -15,6 +15,8 @@ export interface RunSummary extends JoinStats {
     total: number;
     spooled: number;
     failed: number;
+    /** Batches the service may have charged without confirming them (sent again only when asked). */
+    unconfirmed: number;
     expired: number;
     pending: number;
     unsent: number;
@@ -24,6 +26,8 @@ export interface RunSummary extends JoinStats {
   };
   requests: { submits: number; polls: number };
   creditsCharged: number;
+  /** Rows of batches the service may have charged without confirming them (not sent again by themselves). */
+  unconfirmedRows: number;
   remainingCredits: number | null;
   written: boolean;
   /**
@@ -56,6 +60,7 @@ export function countJobs(
       leaves.filter((l) => l.retry !== undefined && l.retry.state !== 'unsent').length,
     spooled: count('spooled'),
     failed: count('failed'),
+    unconfirmed: count('unconfirmed'),
     expired: count('expired'),
     pending: count('pending'),
     unsent: count('unsent'),
@@ -104,10 +109,12 @@ export function exitCodeFor(
 ): number {
   const stopExit = stop && exitCodeOfCode(stop.code);
   if (stopExit === ExitCode.auth) return ExitCode.auth;
+  // The service refused what was sent (400): running it again would send the same.
+  if (stopExit === ExitCode.usage) return ExitCode.usage;
   // A service out of reach is exit 6 only when nothing came back at all.
   if (stopExit === ExitCode.network && jobs.spooled === 0) return ExitCode.network;
   if (stopExit === ExitCode.credits) return ExitCode.credits;
-  if (jobs.failed + jobs.expired + jobs.pending + jobs.unsent > 0 || stats.statuses.expired > 0)
-    return ExitCode.partial;
+  const unfinished = jobs.failed + jobs.unconfirmed + jobs.expired + jobs.pending + jobs.unsent;
+  if (unfinished > 0 || stats.statuses.expired > 0) return ExitCode.partial;
   return ExitCode.ok;
 }

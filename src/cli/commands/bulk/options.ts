@@ -28,6 +28,9 @@ export interface BulkOptions {
   readonly wait: boolean;
   readonly timeoutMs?: number;
   readonly restart: boolean;
+  readonly resendUnconfirmed: boolean;
+  /** Undefined unless given: the setting decides then. */
+  readonly rateLimit?: number;
   /** Contacts: mobile_phone_enrichment, mobile_phone_exists, business_email_exists, real_time_verification. */
   readonly mobile: boolean;
   readonly requireMobile: boolean;
@@ -74,7 +77,12 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
     )
     .option('--no-wait', 'submit the jobs and exit; fetch later with `enrich jobs`')
     .option('--timeout <duration>', 'give up waiting after this long, e.g. 30m, 2h')
-    .option('--restart', 'ignore a saved run of the same input and start over');
+    .option('--restart', 'ignore a saved run of the same input and start over')
+    .option(
+      '--resend-unconfirmed',
+      'send again batches the service may have charged without confirming them (may charge twice)',
+    )
+    .option('--rate-limit <req/s>', 'at most this many requests per second (setting rate_limit)');
   if (kind === 'contacts') {
     cmd
       .option('--mobile', 'add mobile phone numbers when available')
@@ -194,6 +202,11 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
     wait: raw.wait !== false,
     timeoutMs,
     restart: raw.restart === true,
+    resendUnconfirmed: raw.resendUnconfirmed === true,
+    rateLimit:
+      raw.rateLimit === undefined
+        ? undefined
+        : settingFlag('rateLimit', '--rate-limit', raw.rateLimit),
     mobile: raw.mobile === true,
     requireMobile: raw.requireMobile === true,
     requireEmail: raw.requireEmail === true,
@@ -220,8 +233,8 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
 /** The settings the command line gave explicitly (flags win over env, config and defaults). */
 export function settingFlags(o: BulkOptions): Partial<Settings> {
   // Unset flags stay undefined, which resolveSettings skips.
-  const { batchSize, concurrency, prefix, formulaEscape, timeoutMs } = o;
-  return { batchSize, concurrency, prefix, formulaEscape, timeoutMs };
+  const { batchSize, concurrency, prefix, formulaEscape, timeoutMs, rateLimit } = o;
+  return { batchSize, concurrency, prefix, formulaEscape, timeoutMs, rateLimit };
 }
 
 /** The reader options the flags ask for (--input-format, --delimiter, --encoding, --header-row). */

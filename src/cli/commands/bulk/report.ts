@@ -16,6 +16,7 @@ export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, un
       ids: s.jobs.ids,
     },
     not_sent_batches: s.jobs.unsent,
+    unconfirmed: { batches: s.jobs.unconfirmed, rows: s.unconfirmedRows },
     credits_charged: s.creditsCharged,
     remaining_credits: s.remainingCredits,
     requests: s.requests,

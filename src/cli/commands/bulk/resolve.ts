@@ -21,6 +21,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   rejects: '--rejects',
   output: '-o',
   restart: '--restart',
+  resendUnconfirmed: '--resend-unconfirmed',
 };
 
 /** The CLI's words for the run's messages: flags and "the same command". */
@@ -56,6 +57,7 @@ export function bulkRunOptionsOf(
     timeoutMs: s.timeoutMs,
     wait: o.wait,
     restart: o.restart,
+    resendUnconfirmed: o.resendUnconfirmed,
     format: o.format,
     bom: o.bom,
     formulaEscape: s.formulaEscape,

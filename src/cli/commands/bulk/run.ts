@@ -80,7 +80,8 @@ export async function runBulkCommand(
     service = await openService(globals, { settings: opened.settings });
     boundHeapGrowth();
     const summary = await runBulk(opened.run, {
-      api: toBulkApi(service.client),
+      // The run's deadline bounds every wait of the client too (a Retry-After, a rate limit).
+      api: toBulkApi(service.client, { deadline: Date.now() + opened.run.timeoutMs }),
       baseUrl: service.baseUrl,
       env: { now: Date.now, sleep, random: Math.random, signal: interrupt.signal },
       onProgress: (p) => progress.update(p),
@@ -150,6 +151,10 @@ function report(
     // expired results are gone, and running the same command again would not change them.
     if (s.jobs.failed + s.jobs.pending + s.jobs.unsent > 0)
       process.stderr.write(`enrich: some rows are not done; resume${by} with:\n  ${command}\n`);
+    if (s.unconfirmedRows > 0)
+      process.stderr.write(
+        `enrich: ${s.unconfirmedRows} row(s) in ${s.jobs.unconfirmed} batch(es) were sent, but the service never confirmed them: it may have received and charged them, and it does not show that it honours idempotency keys, so they are not sent again by themselves. To send them again (which may charge them twice):\n  ${command} --resend-unconfirmed\n`,
+      );
     if (s.statuses.expired > 0)
       process.stderr.write(
         `enrich: ${s.statuses.expired} row(s) expired: their results were deleted before they were downloaded, and running the same command again will not bring them back; --restart runs the whole file again (paying for every row again)\n`,
