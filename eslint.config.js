@@ -20,7 +20,7 @@ export default tseslint.config(
     // function that holds them, so a factory stays small too. Import rules: .dependency-cruiser.cjs.
     files: ['src/**/*.ts'],
     rules: {
-      'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
       'max-depth': ['error', 4],
     },
   },

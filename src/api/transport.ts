@@ -123,6 +123,23 @@ function watchdog(controller: AbortController) {
   };
 }
 
+/** Reads a whole body, re-arming the body watchdog per chunk; past `max` bytes it is malformed. */
+async function readBody(body: Body, ex: Exchange, max: number, arm: () => void): Promise<Buffer[]> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  arm();
+  for await (const chunk of body) {
+    arm();
+    size += chunk.length;
+    if (size > max) {
+      discard(body);
+      throw fail('malformed', 'MALFORMED_RESPONSE', ex, `response body larger than ${max} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return chunks;
+}
+
 /**
  * Sends one exchange and reads the whole answer. Never follows redirects (undici's
  * request does not). Throws AttemptFailure for anything but a complete HTTP answer.
@@ -168,23 +185,7 @@ export async function performExchange(init: {
         `response body of ${declared} bytes exceeds the ${init.maxBodyBytes}-byte limit`,
       );
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    dog.arm('body', t.bodyMs);
-    for await (const chunk of body) {
-      dog.arm('body', t.bodyMs);
-      size += chunk.length;
-      if (size > init.maxBodyBytes) {
-        discard(body);
-        throw fail(
-          'malformed',
-          'MALFORMED_RESPONSE',
-          ex,
-          `response body larger than ${init.maxBodyBytes} bytes`,
-        );
-      }
-      chunks.push(chunk);
-    }
+    const chunks = await readBody(body, ex, init.maxBodyBytes, () => dog.arm('body', t.bodyMs));
     const bytes = Buffer.concat(chunks);
     return { status: res.statusCode, headers: res.headers, text: bytes.toString('utf8'), bytes };
   } catch (err) {

@@ -184,31 +184,65 @@ async function inspect(
     maxRecordChars: options.maxRecordChars,
   };
 
-  if (format === 'json' || format === 'jsonl') {
-    const read = format === 'json' ? readJsonArray : readJsonLines;
-    // JSON objects may differ in keys: one streaming pass collects their union, in first-seen order.
-    const keys = new Set<string>();
-    for await (const rec of read(filePath, readOpts))
-      for (const k of Object.keys(rec.value)) keys.add(k);
-    await verify();
-    const header = [...keys];
-    const toRow = (rec: JsonRecord, index: number): InputRow => ({
-      index,
-      line: rec.line,
-      cells: header.map((k) => jsonCell(rec.value[k])),
-      value: rec.value,
-    });
-    return {
-      ...base,
-      dialect: { encoding: enc.encoding, bom: enc.bom, headerLine: 0, sepLine: false },
-      header,
-      rawHeader: header,
-      rows: () => mapRows(read(filePath, readOpts), toRow, verify),
-      // The pass above that collected the keys has already read (and so checked) every record.
-      check: async () => undefined,
-    };
-  }
+  if (format === 'json' || format === 'jsonl')
+    return jsonSource(format, base, readOpts, enc, verify);
+  return csvSource({ base, readOpts, enc, verify, text, sample, options, truncated, scan });
+}
 
+type SourceBase = Omit<
+  InputSource,
+  'close' | 'dialect' | 'header' | 'rawHeader' | 'rows' | 'check'
+>;
+type ReadOpts = { name: string; encoding: string; bomLength: number; maxRecordChars?: number };
+type Encoding = ReturnType<typeof detectEncoding>;
+
+/** A JSON or JSON Lines input: its columns are the union of its records' keys. */
+async function jsonSource(
+  format: 'json' | 'jsonl',
+  base: SourceBase & { filePath: string },
+  readOpts: ReadOpts,
+  enc: Encoding,
+  verify: () => Promise<void>,
+): Promise<Omit<InputSource, 'close'>> {
+  const { filePath } = base;
+  const read = format === 'json' ? readJsonArray : readJsonLines;
+  // JSON objects may differ in keys: one streaming pass collects their union, in first-seen order.
+  const keys = new Set<string>();
+  for await (const rec of read(filePath, readOpts))
+    for (const k of Object.keys(rec.value)) keys.add(k);
+  await verify();
+  const header = [...keys];
+  const toRow = (rec: JsonRecord, index: number): InputRow => ({
+    index,
+    line: rec.line,
+    cells: header.map((k) => jsonCell(rec.value[k])),
+    value: rec.value,
+  });
+  return {
+    ...base,
+    dialect: { encoding: enc.encoding, bom: enc.bom, headerLine: 0, sepLine: false },
+    header,
+    rawHeader: header,
+    rows: () => mapRows(read(filePath, readOpts), toRow, verify),
+    // The pass above that collected the keys has already read (and so checked) every record.
+    check: async () => undefined,
+  };
+}
+
+/** A CSV or TSV input: dialect sniffed from the sample, header row found, rows shaped to it. */
+async function csvSource(o: {
+  base: SourceBase & { filePath: string; name: string };
+  readOpts: ReadOpts;
+  enc: Encoding;
+  verify: () => Promise<void>;
+  text: string;
+  sample: Buffer;
+  options: ReadOptions;
+  truncated: boolean;
+  scan: () => ReturnType<typeof scanFile>;
+}): Promise<Omit<InputSource, 'close'>> {
+  const { base, readOpts, enc, verify, text, sample, options, truncated, scan } = o;
+  const { filePath, name, warnings, format } = base;
   const sniffed = sniffDialect(text, {
     delimiter: options.delimiter ?? (format === 'tsv' ? '\t' : undefined),
     headerRow: options.headerRow,
