@@ -15,7 +15,7 @@ export interface BulkRunOptions {
   /** How to read a path given as input (`-` reads stdin). */
   read?: ReadOptions;
   /** `--map`, `--mapping`, `--save-mapping`. */
-  mapping?: Omit<MappingOptions, 'kind'>;
+  mapping?: Omit<MappingOptions, 'kind' | 'words'>;
   /** Your own row id column, echoed in `custom_fields` (`--id-column`). */
   idColumn?: string;
   request?: RequestOptions;

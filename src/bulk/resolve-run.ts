@@ -87,7 +87,7 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
   for (const target of [o.output, o.rejects]) {
     if (target !== undefined) refuseInputAsOutput(source.file, await checkOutputTarget(target));
   }
-  const mapped = await resolveMapping(source, { ...o.mapping, kind: o.kind });
+  const mapped = await resolveMapping(source, { ...o.mapping, kind: o.kind, words });
   const idColumn = resolveIdColumn(source, o.idColumn, words.option('idColumn'));
   const dedupe = o.dedupe ?? true;
   const format = outputFormatOf(o.format, o.output, source.format);
@@ -105,7 +105,7 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
       dedupe,
       idColumn: idColumn ?? null,
     },
-    validate: { idColumn, header: source.header },
+    validate: { header: source.header },
     metadata,
     creditsPerRow: o.kind === 'companies' ? Number(metadata.top_matches_returned) : 1,
     batchSize: setting('batchSize', o.batchSize, words),

@@ -105,6 +105,8 @@ export interface RunWords {
   restart: string;
   /** The name of an option as the caller knows it: `maxCredits` -> "--max-credits". */
   option(name: string): string;
+  /** How to map `field` to `column`: `--map field="Column"`, or `map: { field: "Column" }`. */
+  map(field: string, column: string): string;
 }
 
 /**

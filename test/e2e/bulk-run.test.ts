@@ -115,7 +115,9 @@ describe('enrich contacts / companies (e2e)', () => {
     const fetch = await runCli(['jobs', 'fetch', id, '-o', fetched], { env });
     expect(fetch.code).toBe(0);
     const csv = parseCsv(await readFile(fetched, 'utf8'));
-    expect(csv[0]?.join(',')).toMatch(/^custom_fields,error,credit_charged,email,/);
+    expect(csv[0]?.join(',')).toMatch(
+      /^custom_fields,enrich_status,enrich_error,enrich_credit_charged,email,/,
+    );
     expect(csv).toHaveLength(51);
     // What each record answers: the echo of what was sent, flattened as original_<field>.
     const emailAt = csv[0]?.indexOf('original_business_email') as number;

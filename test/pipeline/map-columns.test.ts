@@ -2,18 +2,19 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
 import { EnrichError } from '../../src/errors.js';
 import {
   detectMapping,
   loadMapping,
   mappingToJson,
   saveMapping,
-  type Kind,
+  type BulkKind,
 } from '../../src/pipeline/mapping/map-columns.js';
 
 /** Detects a mapping and returns it as field -> column name. */
 function mapped(
-  kind: Kind,
+  kind: BulkKind,
   header: string[],
   samples: string[][] = [],
   overrides?: Record<string, string>,
@@ -285,13 +286,17 @@ describe('detectMapping: companies', () => {
 
 describe('detectMapping: ambiguity, overrides, failures', () => {
   it('duplicate columns are ambiguous: a usage error lists them and the --map to use', () => {
-    const err = failure(() =>
-      detectMapping('contacts', ['Email', 'Name', 'Email (2)'], [['a@b.co', 'Jane Doe', 'c@d.co']]),
-    );
+    const header = ['Email', 'Name', 'Email (2)'];
+    const rows = [['a@b.co', 'Jane Doe', 'c@d.co']];
+    const err = failure(() => detectMapping('contacts', header, rows, {}, { words: CLI_WORDS }));
     expect(err.code).toBe('MAPPING_AMBIGUOUS');
     expect(err.exitCode).toBe(2);
     expect(err.message).toContain('"Email", "Email (2)"');
     expect(err.hint).toContain('--map business_email="Email"');
+    // A library caller is told about its option, never about a flag.
+    const lib = failure(() => detectMapping('contacts', header, rows));
+    expect(lib.hint).toContain('map: { business_email: "Email" }');
+    expect(lib.hint).not.toContain('--');
   });
 
   it('duplicate "Name" columns do not matter when there are first and last name columns', () => {

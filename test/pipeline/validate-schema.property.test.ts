@@ -6,7 +6,7 @@ import {
   COMPANY_INPUT_FIELDS,
   CONTACT_INPUT_FIELDS,
 } from '../../src/contract/index.js';
-import type { ColumnMapping, Kind } from '../../src/pipeline/mapping/map-columns.js';
+import type { ColumnMapping, BulkKind } from '../../src/pipeline/mapping/map-columns.js';
 import { validateRow } from '../../src/pipeline/mapping/validate.js';
 
 // validateRow checks the API rules by hand for speed; it must agree with the contract schemas.
@@ -20,7 +20,7 @@ const cell = fc.record({
   ),
 });
 
-function agrees(kind: Kind, fields: readonly string[]) {
+function agrees(kind: BulkKind, fields: readonly string[]) {
   const mapping: ColumnMapping = { fields: Object.fromEntries(fields.map((f, i) => [f, i])) };
   const schema = kind === 'contacts' ? bulkContactSchema : bulkCompanySchema;
   return fc.property(

@@ -110,13 +110,6 @@ describe('validateRow: contacts', () => {
       last_name: 'Doe',
     });
   });
-
-  it('hands back the --id-column value', () => {
-    const v = validateRow('contacts', contacts, row(['a@b.co', '', '', '', '', '', ' ID-7 ']), {
-      idColumn: 6,
-    });
-    expect(v.ok && v.id).toBe('ID-7');
-  });
 });
 
 describe('validateRow: companies', () => {

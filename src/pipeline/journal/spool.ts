@@ -56,7 +56,7 @@ export async function readSpool(runDir: string, batchId: string, key?: string): 
       `the spooled results ${path} cannot be read: ${(err as Error).message}`,
       {
         cause: err,
-        hint: 'run the command again with --restart to start this run over',
+        hint: 'start the run over with restart (the --restart flag), which sends and pays for every row again',
       },
     );
   }

@@ -1,4 +1,4 @@
-import type { Kind } from './mapping-types.js';
+import type { BulkKind } from './mapping-types.js';
 
 /** A header name with case, accents, spaces and punctuation removed: "E-mail Address" -> "emailaddress", "Prénom" -> "prenom". */
 export function squash(name: string): string {
@@ -247,7 +247,7 @@ const FULL_NAME = s(
 );
 
 /** How strongly a header names each field (0 when it does not), prefixes stripped at a small cost. */
-export function nameStrength(kind: Kind, field: string, header: string): number {
+export function nameStrength(kind: BulkKind, field: string, header: string): number {
   const table =
     field === 'full_name' ? FULL_NAME : (kind === 'contacts' ? CONTACTS : COMPANIES)[field];
   if (!table) return 0;

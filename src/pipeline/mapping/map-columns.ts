@@ -2,10 +2,12 @@ import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../../contract/limit
 import { EnrichError } from '../../errors.js';
 import { nameStrength } from './column-synonyms.js';
 import { mappingCoverageError } from './mapping-coverage.js';
-import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
+import type { ApiField, ColumnMapping, BulkKind } from './mapping-types.js';
 import { shareOf, type ValueKind } from './value-kinds.js';
+import type { RunWords } from '../types.js';
+import { LIBRARY_WORDS } from '../words.js';
 
-export type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
+export type { ApiField, ColumnMapping, BulkKind } from './mapping-types.js';
 export { loadMapping, mappingToJson, saveMapping } from './mapping-file.js';
 export { mappingCoverageError } from './mapping-coverage.js';
 
@@ -15,10 +17,12 @@ export const FULL_NAME = 'full_name';
 export interface DetectOptions {
   /** false: use only the overrides (a `--mapping` file), detect nothing. */
   auto?: boolean;
+  /** How the hints name the ways to map a column (the library's options by default). */
+  words?: RunWords;
 }
 
 /** The fields a kind of input can map, in request order. */
-export function fieldsOf(kind: Kind): readonly ApiField[] {
+export function fieldsOf(kind: BulkKind): readonly ApiField[] {
   return kind === 'contacts' ? CONTACT_INPUT_FIELDS : COMPANY_INPUT_FIELDS;
 }
 
@@ -31,7 +35,12 @@ const EXPECTED: Record<string, (k: ValueKind) => boolean> = {
 const isText = (k: ValueKind) => k === 'text';
 
 /** Finds the column by its unique name, else case-insensitively; MAPPING_INVALID naming the columns when absent. */
-export function resolveColumn(header: readonly string[], name: string, field: string): number {
+export function resolveColumn(
+  header: readonly string[],
+  name: string,
+  field: string,
+  words: RunWords = LIBRARY_WORDS,
+): number {
   let i = header.indexOf(name);
   if (i < 0) i = header.findIndex((h) => h.trim().toLowerCase() === name.trim().toLowerCase());
   if (i >= 0) return i;
@@ -40,15 +49,18 @@ export function resolveColumn(header: readonly string[], name: string, field: st
     `${field} is mapped to column "${name}", which the input does not have; its columns are: ${header.map((h) => `"${h}"`).join(', ')}`,
     {
       location: { column: name },
-      hint: field.startsWith('--')
-        ? `Give ${field} one of the columns above.`
-        : 'Fix the name with --map field=Column, or re-create the mapping file with --save-mapping.',
+      hint:
+        !fieldsOf('contacts').includes(field as ApiField) &&
+        !fieldsOf('companies').includes(field as ApiField) &&
+        field !== FULL_NAME
+          ? `Give ${field} one of the columns above.`
+          : `Fix the name with ${words.map(field, 'Column')}, or re-create the mapping file with ${words.option('saveMapping')}.`,
     },
   );
 }
 
 /** How well column `header` with these sample values fits `field` (0: not at all). */
-function score(kind: Kind, field: string, header: string, samples: string[]): number {
+function score(kind: BulkKind, field: string, header: string, samples: string[]): number {
   // A duplicate header ("Email (2)") scores as its original, so duplicates tie and are reported, never merged.
   const base = header.replace(/ \(\d+\)$/, '');
   let strength = nameStrength(kind, field, base);
@@ -69,7 +81,7 @@ function score(kind: Kind, field: string, header: string, samples: string[]): nu
 
 /** Maps columns to API fields: overrides first, then header names and sample values; ambiguity is a usage error. */
 export function detectMapping(
-  kind: Kind,
+  kind: BulkKind,
   header: string[],
   samples: string[][],
   overrides: Record<string, string> = {},
@@ -91,7 +103,7 @@ export function detectMapping(
     }
     decided.add(field);
     if (column.trim() === '') continue; // mapped to nothing on purpose
-    const col = resolveColumn(header, column, field);
+    const col = resolveColumn(header, column, field, options.words);
     taken.add(col);
     if (field === FULL_NAME) mapping.split = { column: col };
     else mapping.fields[field as ApiField] = col;
@@ -105,14 +117,15 @@ export function detectMapping(
     delete mapping.fields.first_name;
     delete mapping.fields.last_name;
   }
-  if (options.auto !== false) autoDetect(kind, header, samples, mapping, taken, decided);
+  const words = options.words ?? LIBRARY_WORDS;
+  if (options.auto !== false) autoDetect(kind, header, samples, mapping, { taken, decided, words });
   const problem = mappingCoverageError(kind, mapping);
   if (problem) {
     throw new EnrichError(
       'MAPPING_INVALID',
       `${problem}; the input's columns are: ${header.map((h) => `"${h}"`).join(', ')}`,
       {
-        hint: 'Say which column holds what with --map field=Column (repeatable).',
+        hint: `Say which column holds what: ${words.map('field', 'Column')} for each field.`,
       },
     );
   }
@@ -120,12 +133,11 @@ export function detectMapping(
 }
 
 function autoDetect(
-  kind: Kind,
+  kind: BulkKind,
   header: string[],
   samples: string[][],
   mapping: ColumnMapping,
-  taken: Set<number>,
-  decided: Set<string>,
+  { taken, decided, words }: { taken: Set<number>; decided: Set<string>; words: RunWords },
 ): void {
   const columnSamples = header.map((_, c) => samples.map((r) => r[c] ?? ''));
   // Scores do not change as columns are taken: compute each (field, column) once.
@@ -160,6 +172,7 @@ function autoDetect(
       throw ambiguous(
         pick.field,
         pick.ranked.filter((x) => x.s === first!.s).map((x) => header[x.c]!),
+        words,
       );
     open.delete(pick.field);
     taken.add(first!.c);
@@ -175,13 +188,13 @@ function autoDetect(
     delete mapping.split;
 }
 
-function ambiguous(field: string, columns: string[]): EnrichError {
+function ambiguous(field: string, columns: string[], words: RunWords): EnrichError {
   const list = columns.map((c) => `"${c}"`).join(', ');
   return new EnrichError(
     'MAPPING_AMBIGUOUS',
     `cannot tell which column holds ${field}: ${list} all fit`,
     {
-      hint: `Choose one, e.g. --map ${field}=${JSON.stringify(columns[0])}${columns[1] ? ` (or --map ${field}=${JSON.stringify(columns[1])})` : ''}`,
+      hint: `Choose one, e.g. ${words.map(field, columns[0]!)}${columns[1] ? ` (or ${words.map(field, columns[1])})` : ''}`,
       details: { field, candidates: columns },
     },
   );

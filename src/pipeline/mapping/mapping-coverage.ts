@@ -1,8 +1,8 @@
 import { companyCombinationError, contactCombinationError } from '../../contract/rules.js';
-import type { ColumnMapping, Kind } from './mapping-types.js';
+import type { ColumnMapping, BulkKind } from './mapping-types.js';
 
 /** Why no row could ever be valid with this mapping (the API's combinations), or undefined when some could. */
-export function mappingCoverageError(kind: Kind, mapping: ColumnMapping): string | undefined {
+export function mappingCoverageError(kind: BulkKind, mapping: ColumnMapping): string | undefined {
   const present: Record<string, string> = {};
   for (const f of Object.keys(mapping.fields)) present[f] = 'x';
   if (mapping.split) present.first_name = present.last_name = 'x';

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { EnrichError } from '../../errors.js';
 import { writeFileAtomic } from '../../io/atomic-write.js';
-import type { ColumnMapping, Kind } from './mapping-types.js';
+import type { ColumnMapping, BulkKind } from './mapping-types.js';
 
 const FIELD_ORDER = [
   'business_email',
@@ -67,7 +67,7 @@ export async function loadMapping(path: string): Promise<Record<string, string>>
 /** Writes the mapping for `--mapping` to load later (so a changed header fails loudly instead of mapping silently). */
 export async function saveMapping(
   path: string,
-  _kind: Kind,
+  _kind: BulkKind,
   mapping: ColumnMapping,
   header: readonly string[],
 ): Promise<void> {

@@ -1,7 +1,7 @@
 import type { CompanyInputField, ContactInputField } from '../../contract/index.js';
 
-/** The two kinds of bulk input. */
-export type Kind = 'contacts' | 'companies';
+/** The two kinds of bulk input: one name everywhere, from the wire contract. */
+export type { BulkKind } from '../../contract/paths.js';
 
 /** A field of a bulk request element that a column can feed. */
 export type ApiField = ContactInputField | CompanyInputField;

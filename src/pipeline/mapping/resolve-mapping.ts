@@ -9,11 +9,12 @@ import {
   resolveColumn,
   saveMapping,
 } from './map-columns.js';
-import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
+import type { ApiField, ColumnMapping, BulkKind } from './mapping-types.js';
 import { splitFullName } from './normalize.js';
+import type { RunWords } from '../types.js';
 
 export interface MappingOptions {
-  kind: Kind;
+  kind: BulkKind;
   /** `--map field=Column` overrides (an empty column unmaps the field). */
   map?: Record<string, string>;
   /** `--mapping file`: use exactly this mapping, detect nothing. */
@@ -22,6 +23,8 @@ export interface MappingOptions {
   saveMapping?: string;
   /** Rows read for sample values (detection and the dry-run table). */
   sampleRows?: number;
+  /** How hints name the ways to map a column (the library's options by default). */
+  words?: RunWords;
 }
 
 /** The mapping and a few sample values per field. */
@@ -58,6 +61,7 @@ export async function resolveMapping(
         overrides,
         {
           auto: !options.mappingFile,
+          words: options.words,
         },
       ),
     );
@@ -112,7 +116,7 @@ function mappingWithoutRows(
   const mapping: ColumnMapping = { fields: {} };
   for (const [field, column] of Object.entries(known ? overrides : {})) {
     if (column.trim() === '') continue;
-    const col = resolveColumn(source.header, column, field);
+    const col = resolveColumn(source.header, column, field, options.words);
     if (field === FULL_NAME) mapping.split = { column: col };
     else mapping.fields[field as ApiField] = col;
   }

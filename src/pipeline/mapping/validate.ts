@@ -1,7 +1,7 @@
 import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS, Limits } from '../../contract/limits.js';
 import { companyCombinationError, contactCombinationError } from '../../contract/rules.js';
 import type { InputRow } from '../../io/read.js';
-import type { ApiField, ColumnMapping, Kind } from './mapping-types.js';
+import type { ApiField, ColumnMapping, BulkKind } from './mapping-types.js';
 import {
   normalizeDomain,
   normalizeEmail,
@@ -11,8 +11,6 @@ import {
 } from './normalize.js';
 
 export interface ValidateOptions {
-  /** Column index of `--id-column`: its trimmed value is handed back as `id`. */
-  idColumn?: number;
   /** Column names, to name the column of an error. */
   header?: readonly string[];
 }
@@ -22,7 +20,6 @@ export interface ValidRow {
   ok: true;
   fields: Partial<Record<ApiField, string>>;
   key: string;
-  id?: string;
 }
 
 /** A row that is never sent, and the rule it broke. */
@@ -44,7 +41,7 @@ const NORMALIZERS: Record<ApiField, (v: string) => string> = {
 
 /** Normalises a row's mapped cells and checks them with the API's own rules (the contract schemas). */
 export function validateRow(
-  kind: Kind,
+  kind: BulkKind,
   mapping: ColumnMapping,
   row: InputRow,
   options: ValidateOptions = {},
@@ -86,16 +83,14 @@ export function validateRow(
   const rule =
     kind === 'contacts' ? contactCombinationError(fields) : companyCombinationError(fields);
   if (rule) return { ok: false, error: rule };
-  const valid: ValidRow = { ok: true, fields, key: keyOfFields(kind, fields) };
-  if (options.idColumn !== undefined) valid.id = (row.cells[options.idColumn] ?? '').trim();
-  return valid;
+  return { ok: true, fields, key: keyOfFields(kind, fields) };
 }
 
 /** Fields with the 255 limit: every contact field; for companies only company_name (website is unbounded). */
-const checkedFields = (kind: Kind): readonly ApiField[] =>
+const checkedFields = (kind: BulkKind): readonly ApiField[] =>
   kind === 'contacts' ? KEY_FIELDS.contacts : ['company_name'];
 
-const KEY_FIELDS: Record<Kind, readonly ApiField[]> = {
+const KEY_FIELDS: Record<BulkKind, readonly ApiField[]> = {
   contacts: CONTACT_INPUT_FIELDS,
   companies: COMPANY_INPUT_FIELDS,
 };
@@ -105,7 +100,7 @@ const KEY_FIELDS: Record<Kind, readonly ApiField[]> = {
  * case-folded, URLs without scheme, `www.` or trailing slash, so trivial variants of
  * one lookup are sent once.
  */
-export function keyOfFields(kind: Kind, fields: Record<string, unknown>): string {
+export function keyOfFields(kind: BulkKind, fields: Record<string, unknown>): string {
   const parts: string[] = [kind];
   for (const f of KEY_FIELDS[kind]) {
     const raw = fields[f];

@@ -8,12 +8,7 @@ import { resumeBy } from './poll.js';
  * caller is told about its options and a CLI user about flags.
  */
 
-/** The library's words: options of `enrichFile`. */
-export const LIBRARY_WORDS: RunWords = {
-  resume: 'run it again with the same options',
-  restart: 'run it again with restart: true',
-  option: (name) => name,
-};
+export { LIBRARY_WORDS } from '../words.js';
 
 /** The spending limit is reached: the stop reason, and the tail of unsent rows' errors. */
 export function budgetReached(words: RunWords, limit: number | undefined): string {

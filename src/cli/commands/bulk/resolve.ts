@@ -22,6 +22,8 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   output: '-o',
   restart: '--restart',
   resendUnconfirmed: '--resend-unconfirmed',
+  saveMapping: '--save-mapping',
+  mappingFile: '--mapping',
 };
 
 /** The CLI's words for the run's messages: flags and "the same command". */
@@ -29,6 +31,7 @@ export const CLI_WORDS: RunWords = {
   resume: 'run the same command again',
   restart: 're-run with --restart',
   option: (name) => FLAG_OF[name] ?? name,
+  map: (field, column) => `--map ${field}=${JSON.stringify(column)}`,
 };
 
 /** The command line that resumes this run (the same command, without --restart). */

@@ -1,9 +1,8 @@
 import { extname } from 'node:path';
-import { stringify } from 'csv-stringify/sync';
 import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../../../contract/limits.js';
 import { usageError } from '../../../errors.js';
 import { writeOutputFile } from '../../../io/atomic-write.js';
-import { escapeFormula } from '../../../io/formula-escape.js';
+import { createOutputWriter } from '../../../io/write.js';
 import {
   companyColumns,
   contactColumns,
@@ -27,52 +26,62 @@ export function fetchFormat(format: string | undefined, output: string | undefin
   return f as Format;
 }
 
-/** Renders the records of a job: JSON as the service sent them, or flattened rows. */
-export function renderResults(
+/** A job's records as the service sent them: JSON (the whole answer) or JSON Lines (one record per line). */
+export function renderRaw(
   kind: BulkKind,
   jobId: string,
   records: Record<string, unknown>[],
   remaining: number,
-  format: Format,
+  format: 'json' | 'jsonl',
 ): string {
-  if (format === 'json') {
-    return `${JSON.stringify({ job_id: jobId, [kind]: records, remaining_credits: remaining }, null, 2)}\n`;
-  }
   if (format === 'jsonl') return records.map((r) => `${JSON.stringify(r)}\n`).join('');
-  const columns = kind === 'contacts' ? contactColumns('') : companyColumns('');
+  return `${JSON.stringify({ job_id: jobId, [kind]: records, remaining_credits: remaining }, null, 2)}\n`;
+}
+
+/**
+ * Writes a job's records as CSV/TSV through the bulk run's writer (atomic for a file, streamed to
+ * a device or pipe, formula-safe): `custom_fields` (your row id, when it was sent) stands for the
+ * input, then the status columns every output carries, the flattened record, and the echo of what
+ * was sent as `original_<field>`, without which a record cannot be told apart from another.
+ */
+export async function writeFlattened(
+  kind: BulkKind,
+  records: Record<string, unknown>[],
+  target: string,
+  format: 'csv' | 'tsv',
+): Promise<void> {
+  const inputs = kind === 'contacts' ? CONTACT_INPUT_FIELDS : COMPANY_INPUT_FIELDS;
   const flatten = (r: Record<string, unknown>) =>
     kind === 'contacts' ? flattenContact(r as never) : flattenCompany(r as never);
-  // The echo of what was sent, last: without it a record cannot be told apart from another.
-  const inputs = kind === 'contacts' ? CONTACT_INPUT_FIELDS : COMPANY_INPUT_FIELDS;
-  const cell = (v: unknown) =>
-    typeof v === 'string'
-      ? escapeFormula(v, 'auto')
-      : v === null || v === undefined
-        ? ''
-        : String(v);
-  const rows = records.map((r) => {
-    const sent = originalFieldsOf(r) ?? {}; // an object, or the JSON text of one
-    return [
-      JSON.stringify(r.custom_fields ?? null),
-      typeof r.error === 'string' ? escapeFormula(r.error, 'auto') : '',
-      r.credit_charged === true ? 'true' : r.credit_charged === false ? 'false' : '',
-      ...flatten(r).map(cell),
-      ...inputs.map((f) => cell(sent[f])),
-    ];
+  const cell = (v: unknown) => (v === null || v === undefined ? null : (v as string | number));
+  const writer = await createOutputWriter({
+    target,
+    format,
+    inputHeader: ['custom_fields'],
+    jsonKeys: ['custom_fields'],
+    extraColumns: [
+      ...(kind === 'contacts' ? contactColumns('') : companyColumns('')),
+      ...inputs.map((f) => `original_${f}`),
+    ],
   });
-  const header = [
-    'custom_fields',
-    'error',
-    'credit_charged',
-    ...columns,
-    ...inputs.map((f) => `original_${f}`),
-  ];
-  return stringify([header, ...rows], {
-    delimiter: format === 'tsv' ? '\t' : ',',
-    record_delimiter: '\n',
-    // A lone CR inside a value must be quoted too, or a reader would split the row there.
-    quote_record_delimiter: true,
-  });
+  try {
+    for (const [i, r] of records.entries()) {
+      const sent = originalFieldsOf(r) ?? {}; // an object, or the JSON text of one
+      const error = typeof r.error === 'string' ? r.error : '';
+      await writer.write({
+        row: i + 1,
+        input: { index: i, line: i + 2, cells: [JSON.stringify(r.custom_fields ?? null)] },
+        status: error === '' ? 'enriched' : 'failed',
+        error,
+        creditCharged: typeof r.credit_charged === 'boolean' ? r.credit_charged : null,
+        values: [...flatten(r).map(cell), ...inputs.map((f) => cell(sent[f]))],
+      });
+    }
+    await writer.close();
+  } catch (err) {
+    await writer.abort();
+    throw err;
+  }
 }
 
 /** `enrich jobs fetch`: downloads one job's results; exit 3 while it is still processing. */
@@ -97,15 +106,14 @@ export async function fetchJobResults(o: {
       );
       return 3;
     }
-    const text = renderResults(
-      o.kind,
-      o.jobId,
-      answer.records as Record<string, unknown>[],
-      answer.remainingCredits,
-      format,
-    );
-    if (!o.output || o.output === '-') process.stdout.write(text);
-    else await writeOutputFile(o.output, text);
+    const records = answer.records as Record<string, unknown>[];
+    if (format === 'csv' || format === 'tsv')
+      await writeFlattened(o.kind, records, o.output ?? '-', format);
+    else
+      await writeOutputFile(
+        o.output ?? '-',
+        renderRaw(o.kind, o.jobId, records, answer.remainingCredits, format),
+      );
     if (!o.globals.quiet && o.output) {
       process.stderr.write(
         `enrich: ${answer.records.length} records of job ${o.jobId} written to ${o.output}\n`,
