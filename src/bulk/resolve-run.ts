@@ -128,6 +128,7 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
       bom: o.bom ?? false,
       formulaEscape: setting('formulaEscape', o.formulaEscape, words),
       explode: o.explode ?? false,
+      matches: o.kind === 'companies' ? Number(metadata.top_matches_returned) : 1,
       prefix: setting('prefix', o.prefix, words),
       rejects: o.rejects,
     }),

@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readMemo, writeMemo } from './memo-file.js';
 
 /** The last remaining credits the service reported for a profile. */
 export interface CreditsMemo {
@@ -14,15 +14,7 @@ function memoPath(stateDir: string): string {
 }
 
 function readAll(stateDir: string): Record<string, CreditsMemo> {
-  try {
-    const data: unknown = JSON.parse(readFileSync(memoPath(stateDir), 'utf8'));
-    return data && typeof data === 'object' && !Array.isArray(data)
-      ? (data as Record<string, CreditsMemo>)
-      : {};
-  } catch {
-    // A missing or damaged memo only loses a hint shown by `auth status`.
-    return {};
-  }
+  return readMemo<CreditsMemo>(memoPath(stateDir));
 }
 
 /** The last known credits of `profile`, if any were recorded. */
@@ -40,10 +32,7 @@ export function writeCreditsMemo(
   try {
     const all = readAll(stateDir);
     all[profile] = { ...all[profile], ...update, at: now.toISOString() };
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    const tmp = `${memoPath(stateDir)}.${process.pid}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-    renameSync(tmp, memoPath(stateDir));
+    writeMemo(memoPath(stateDir), all);
   } catch {
     // The memo is a convenience; a read-only state dir must not fail a paid lookup.
   }

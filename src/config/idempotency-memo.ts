@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readMemo, writeMemo } from './memo-file.js';
 
 /** What the API client asks of a store of Idempotency-Key lessons (structural: no api/ import). */
 export interface IdempotencyLessons {
@@ -13,14 +13,9 @@ function memoPath(stateDir: string): string {
   return join(stateDir, 'idempotency.json');
 }
 
+/** Missing or damaged: nothing learned, so lost answers are not repeated (the safe side). */
 function readAll(stateDir: string): Saved {
-  try {
-    const data: unknown = JSON.parse(readFileSync(memoPath(stateDir), 'utf8'));
-    return data && typeof data === 'object' && !Array.isArray(data) ? (data as Saved) : {};
-  } catch {
-    // Missing or damaged: nothing learned, so lost answers are not repeated (the safe side).
-    return {};
-  }
+  return readMemo<Saved[string]>(memoPath(stateDir));
 }
 
 /**
@@ -43,10 +38,7 @@ export function fileIdempotencyStore(
       known[scope] = { honoured, at: now().toISOString() };
       try {
         const all = { ...readAll(stateDir), [scope]: known[scope] };
-        mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-        const tmp = `${memoPath(stateDir)}.${process.pid}.tmp`;
-        writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
-        renameSync(tmp, memoPath(stateDir));
+        writeMemo(memoPath(stateDir), all);
       } catch {
         // Kept in memory for this run; the next one learns again.
       }

@@ -34,7 +34,8 @@ export interface OutputRow {
   input: InputRow;
   status: RowStatus;
   error: string;
-  creditCharged: boolean | null;
+  /** null: not sent (empty); 'unknown': sent, its answer not seen. */
+  creditCharged: boolean | null | 'unknown';
   /** Aligned to the extra columns that follow the status columns. */
   values: (string | number | boolean | null)[];
   /** JSON output: the record (contacts) or records array (companies). */

@@ -19,7 +19,13 @@ export interface BulkApi {
     kind: BulkKind,
     body: { items: unknown[]; metadata: Record<string, unknown> },
     idempotencyKey: string,
-  ): Promise<{ job_id: string; download_url: string; expiration_date: string | number }>;
+  ): Promise<{
+    job_id: string;
+    download_url: string;
+    expiration_date: string | number;
+    /** Every successful answer carries it (api-spec.md section 3); read when present. */
+    remaining_credits?: unknown;
+  }>;
   /**
    * True once the service has shown that it honours idempotency keys (a POST whose answer
    * was lost may then be sent again with the same key); absent or false: it may not.
@@ -49,6 +55,8 @@ export interface LeafResult {
   code?: string;
   jobId?: string;
   credits: number;
+  /** Of `credits`, those an earlier run downloaded (a resumed job): shown apart. */
+  creditsEarlier?: number;
   remaining: number | null;
   creditError: boolean;
   polls: number;
@@ -74,6 +82,11 @@ export interface JoinOutput {
   formulaEscape: FormulaEscape;
   explode: boolean;
   prefix: string;
+  /**
+   * Matches per row the service may return (companies' `--top`; 1 otherwise). CSV/TSV without
+   * `explode` write matches 2..N in numbered columns (`enriched_name_2`), so no paid match is dropped.
+   */
+  matches?: number;
   /** `rejects`: the invalid rows again, with their reason and line. */
   rejects?: string;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,5 +44,23 @@ describe('fileIdempotencyStore', () => {
     writeFileSync(join(dir, 'idempotency.json'), '{oops');
     expect(fileIdempotencyStore(dir).get('x')).toBeUndefined();
     expect(readFileSync(join(dir, 'idempotency.json'), 'utf8')).toBe('{oops');
+  });
+});
+
+describe('memo files', () => {
+  it("remove the temp file a killed writer left, and keep a live writer's", () => {
+    const dir = stateDir();
+    const sink = creditsMemoSink(dir, 'default');
+    sink({ kind: 'enrichment', remaining: 5, at: Date.UTC(2026, 0, 1) });
+    // A pid far above pid_max is no process; our own is alive.
+    writeFileSync(join(dir, 'credits.json.99999999.tmp'), '{');
+    writeFileSync(join(dir, `credits.json.${process.ppid}.tmp`), '{');
+    writeFileSync(join(dir, 'idempotency.json.99999999.tmp'), '{');
+    sink({ kind: 'enrichment', remaining: 4, at: Date.UTC(2026, 0, 2) });
+    fileIdempotencyStore(dir).set('https://a.example/contacts', true);
+    expect(readdirSync(dir).sort()).toEqual(
+      [`credits.json.${process.ppid}.tmp`, 'credits.json', 'idempotency.json'].sort(),
+    );
+    expect(readCreditsMemo(dir, 'default')?.remaining_credits).toBe(4);
   });
 });

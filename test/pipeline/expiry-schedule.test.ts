@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
+import { balanceLog } from '../../src/pipeline/run/balance.js';
 import type { BatchContext } from '../../src/pipeline/run/batch-context.js';
 import { startBatch } from '../../src/pipeline/run/batch-task.js';
 import { createBudget } from '../../src/pipeline/run/budget.js';
@@ -212,6 +213,7 @@ describe('the --no-wait message of a pending job', () => {
       journal,
       api: service.api,
       env,
+      balance: balanceLog(),
       deadline: 0,
       wait: false,
       resendUnconfirmed: false,

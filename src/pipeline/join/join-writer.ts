@@ -1,28 +1,16 @@
 import type { InputRow, InputSource } from '../../io/read.js';
 import { createOutputWriter, type OutputRow } from '../../io/write.js';
-import type { BulkKind } from '../types.js';
+import type { BulkKind, JoinOutput } from '../types.js';
 import { noRecords, type RowOutcome, type RowStatus } from './join.js';
 import {
   companyColumns,
   contactColumns,
   flattenCompany,
   flattenContact,
+  type Flat,
 } from './output-columns.js';
 import { invalidMessage, openRejects } from './rejects.js';
 import type { InvalidRow } from '../mapping/validate.js';
-
-/** Where and how the joined output is written. */
-export interface JoinOutput {
-  target: string;
-  format: 'csv' | 'tsv' | 'json' | 'jsonl';
-  delimiter?: string;
-  bom: boolean;
-  formulaEscape: 'auto' | 'always' | 'never';
-  explode: boolean;
-  prefix: string;
-  /** `--rejects file`: the invalid rows again, with their reason and line. */
-  rejects?: string;
-}
 
 /** Counts of the written output. */
 export interface JoinStats {
@@ -77,6 +65,28 @@ function countFill(stats: JoinStats, columns: readonly string[], values: readonl
   }
 }
 
+/** The columns of matches 2..n: `enriched_name_2`, `enriched_website_2`, ... `enriched_name_3` ... */
+export function numberedColumns(columns: readonly string[], n: number): string[] {
+  const out: string[] = [];
+  for (let m = 2; m <= n; m++) for (const c of columns) out.push(`${c}_${m}`);
+  return out;
+}
+
+/** The first match's values, then each further match's (blank where fewer came back). */
+function withMoreMatches(
+  first: Flat[],
+  all: readonly unknown[],
+  width: number,
+  flatten: (r: AnyRecord) => Flat[],
+): Flat[] {
+  const values = first.slice();
+  for (let m = 1; values.length < first.length + width; m++) {
+    const r = all[m];
+    values.push(...(r ? flatten(r as AnyRecord) : first.map(() => null)));
+  }
+  return values;
+}
+
 /** Opens the output (and `--rejects`) of a bulk run. `onRow` fires after each input row. */
 export async function openJoinWriter(o: {
   kind: BulkKind;
@@ -89,13 +99,16 @@ export async function openJoinWriter(o: {
   const flatten = (r: AnyRecord) =>
     o.kind === 'contacts' ? flattenContact(r as never) : flattenCompany(r as never);
   // One row per match only in CSV/TSV; JSON already carries every match in `records`.
-  const explode = o.output.explode && (o.output.format === 'csv' || o.output.format === 'tsv');
+  const table = o.output.format === 'csv' || o.output.format === 'tsv';
+  const explode = o.output.explode && table;
+  // Without --explode, matches 2..N of `--top N` get numbered columns: every paid match is kept.
+  const more = table && !explode ? numberedColumns(fieldColumns, o.output.matches ?? 1) : [];
   const writer = await createOutputWriter({
     target: o.output.target,
     format: o.output.format,
     inputHeader: o.source.rawHeader,
     jsonKeys: o.source.header,
-    extraColumns: [...(explode ? ['enrich_match_rank'] : []), ...fieldColumns],
+    extraColumns: [...(explode ? ['enrich_match_rank'] : []), ...fieldColumns, ...more],
     recordKey: o.kind === 'companies' ? 'records' : 'record',
     delimiter: o.output.delimiter,
     bom: o.output.bom,
@@ -122,6 +135,7 @@ export async function openJoinWriter(o: {
       record: o.kind === 'companies' ? all : (first ?? null),
     };
     if (!explode) {
+      if (more.length > 0) out.values = withMoreMatches(firstValues, all, more.length, flatten);
       await writer.write(out);
       stats.outputRows++;
     } else if (all.length <= 1) {

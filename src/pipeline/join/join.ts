@@ -6,6 +6,8 @@
  * it does not provably belong to: such rows end `missing` instead.
  */
 
+import type { LeafResult } from '../types.js';
+
 /** The `custom_fields` keys the tool sends with every element. */
 export const ROW_FIELD = 'enrich_row';
 export const ID_FIELD = 'enrich_id';
@@ -17,7 +19,8 @@ export type RowStatus = 'enriched' | 'failed' | 'invalid' | 'missing' | 'expired
 export interface RowOutcome<R = Record<string, unknown>> {
   status: RowStatus;
   error: string;
-  creditCharged: boolean | null;
+  /** null: not sent; 'unknown': sent, and its answer not seen (it may have been charged). */
+  creditCharged: boolean | null | 'unknown';
   records: R[];
 }
 
@@ -138,17 +141,20 @@ export function outcomeFromRecords(
   };
 }
 
+/**
+ * Rows of a leaf batch that were (or may have been) sent and whose records were never seen:
+ * unconfirmed, or accepted and not downloaded (still running, expired, failed).
+ */
+export function chargeUnknownRows(l: LeafResult): number {
+  if (l.state === 'unconfirmed' || (l.state !== 'spooled' && l.jobId !== undefined)) return l.count;
+  return 0;
+}
+
 /** The outcome of a row that has no record: nothing was charged for it. */
-export function noRecords(status: RowStatus, error: string): RowOutcome<AnyRecord> {
-  return { status, error, creditCharged: null, records: [] };
-}
-
-/** True when a record's error says the account ran out of credits. */
-export function isCreditError(record: AnyRecord): boolean {
-  return isCreditMessage(errorOf(record));
-}
-
-/** True when an error message says the account ran out of credits. */
-export function isCreditMessage(message: string): boolean {
-  return /credit/i.test(message);
+export function noRecords(
+  status: RowStatus,
+  error: string,
+  creditCharged: null | 'unknown' = null,
+): RowOutcome<AnyRecord> {
+  return { status, error, creditCharged, records: [] };
 }

@@ -3,7 +3,7 @@ import { COMPANY_RECORD_FIELDS } from '../../contract/limits.js';
 
 export { STATUS_COLUMNS } from '../../io/write.js';
 
-type Flat = string | number | boolean | null;
+export type Flat = string | number | boolean | null;
 
 // DESIGN.md section 4: the contact record flattened with `_`, in this order.
 const CONTACT_PATHS = [

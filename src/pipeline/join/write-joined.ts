@@ -1,8 +1,8 @@
 import type { InputRow, InputSource } from '../../io/read.js';
 import type { BulkKind, LeafResult } from '../types.js';
 import {
+  chargeUnknownRows,
   indexBatch,
-  isCreditMessage,
   outcomeFromRecords,
   noRecords,
   recordsForRow,
@@ -13,6 +13,7 @@ import type { JoinWriter } from './join-writer.js';
 import type { ColumnMapping } from '../mapping/map-columns.js';
 import type { RowIndex } from './row-index.js';
 import { readSpool } from '../journal/spool.js';
+import { isCreditExhausted } from '../../contract/credits.js';
 import { keyOfFields, validateRow, type ValidateOptions } from '../mapping/validate.js';
 
 type AnyRecord = Record<string, unknown>;
@@ -64,18 +65,24 @@ function outcomeOfLeafRow(
   notSent: string,
 ): RowOutcome<AnyRecord> {
   if (!leaf || leaf.first > row.index || leaf.last < row.index) return noRecords('failed', notSent);
-  if (leaf.state === 'expired') return noRecords('expired', leaf.error ?? '');
-  if (leaf.state !== 'spooled' || !lookup) return noRecords('failed', leaf.error ?? notSent);
+  // Sent and never seen again (unconfirmed, or a job not downloaded): it may have been charged.
+  const charge = chargeUnknownRows(leaf) > 0 ? 'unknown' : null;
+  if (leaf.state === 'expired') return noRecords('expired', leaf.error ?? '', charge);
+  if (leaf.state !== 'spooled' || !lookup)
+    return noRecords('failed', leaf.error ?? notSent, charge);
   let key = '';
   if (!lookup.byRow.has(row.index) && lookup.byKey.size > 0) {
     const v = validateRow(s.kind, s.mapping, row, s.validate);
     key = v.ok ? v.key : '';
   }
-  const outcome = outcomeFromRecords(recordsForRow(lookup, row.index, key, s.dedupe && key !== ''));
+  const records = recordsForRow(lookup, row.index, key, s.dedupe && key !== '');
+  const outcome = outcomeFromRecords(records);
   // A row that ran out of credits and was sent again after a top-up, in a retry whose job
-  // did not finish: what became of the retry is its news, not the old shortage.
+  // did not finish: what became of the retry is its news, not the old shortage. Only a batch
+  // whose answer showed the account dry has a retry: a record of it not charged and without
+  // data is one the shortage left out, whatever its error says (as credit-retry picks them).
   const retry = leaf.retry;
-  if (retry?.error && outcome.status === 'failed' && isCreditMessage(outcome.error))
+  if (retry?.error && outcome.status === 'failed' && records?.every((r) => isCreditExhausted(r, 0)))
     return {
       ...outcome,
       status: retry.state === 'expired' ? 'expired' : 'failed',

@@ -1,5 +1,6 @@
 import type { Journal } from '../journal/journal.js';
 import type { BatchItem, BulkApi, BulkKind, LeafResult, RunWords } from '../types.js';
+import type { BalanceLog } from './balance.js';
 import type { Budget } from './budget.js';
 import type { PollEnv } from './poll.js';
 
@@ -15,6 +16,8 @@ export interface BatchContext {
   /** Send again batches the service may have charged without confirming them. */
   resendUnconfirmed: boolean;
   words: RunWords;
+  /** Every `remaining_credits` the run's answers carried, in the order they came. */
+  balance: BalanceLog;
   /** Shared by every batch of the run: taken when rows are classified, or before a POST. */
   budget: Budget;
   /** Bounds the HTTP requests in flight. */

@@ -88,6 +88,7 @@ async function submitBatch(
       state: 'spooled',
       jobId: state.job,
       credits,
+      creditsEarlier: credits,
       remaining,
       creditError,
     };
@@ -142,6 +143,7 @@ async function postBatch(
   try {
     const body = { items: items.map((i) => i.element), metadata: { ...ctx.metadata } };
     const job = await ctx.limit(() => ctx.api.submit(ctx.kind, body, idem));
+    ctx.balance.seen(job.remaining_credits, ctx.env.now());
     const expires = expirationToMs(job.expiration_date) ?? null;
     await journal.append(
       { t: 'accepted', batch: id, job: job.job_id, url: job.download_url, expires },
@@ -157,8 +159,11 @@ async function postBatch(
     }
     const { code, message } = failureOf(err);
     if (code === 'UNCONFIRMED') {
-      await journal.append({ t: 'unconfirmed', batch: id, message }, { durable: true });
-      const error = unconfirmed(ctx.words, message);
+      // The cause alone (a reset, a 502, a cut-off body): the row's error says the rest.
+      const cause = (err as Error).cause;
+      const why = cause instanceof Error ? cause.message : message;
+      await journal.append({ t: 'unconfirmed', batch: id, message: why }, { durable: true });
+      const error = unconfirmed(ctx.words, why);
       return { t: 'final', leaves: [{ ...base, state: 'unconfirmed', code, error, submits: 1 }] };
     }
     await journal.append({ t: 'failed', batch: id, code, message });
@@ -241,6 +246,7 @@ async function pollAndSpool(
     return [{ ...leaf, state: 'pending', code: 'TIMEOUT', error, polls: outcome.polls }];
   }
   const { records, remainingCredits: remaining, polls } = outcome;
+  ctx.balance.seen(remaining, ctx.env.now());
   let credits = 0;
   let creditError = false;
   for (const r of records) {

@@ -62,15 +62,17 @@ export async function retryCreditFailures(
   let records = (await readSpool(ctx.journal.dir, id, ctx.kind)) as Record<string, unknown>[];
   const extra: string[] = [];
   let { credits, remaining } = leaf;
+  let creditsEarlier = leaf.creditsEarlier ?? 0;
   // The spooled parts of a retry, read back from the journal and spool, whichever run
   // downloaded them: their rows are paid for and join the output.
-  const readBack = async (child: string) => {
+  const readBack = async (child: string, earlier = false) => {
     for (const part of childLeaves(ctx, child)) {
       records = records.concat(
         (await readSpool(ctx.journal.dir, part, ctx.kind)) as Record<string, unknown>[],
       );
       const spooled = ctx.journal.state.batches.get(part)?.spooled;
       credits += spooled?.credits ?? 0;
+      if (earlier) creditsEarlier += spooled?.credits ?? 0;
       remaining = spooled?.remaining ?? remaining;
       extra.push(part);
     }
@@ -80,7 +82,8 @@ export async function retryCreditFailures(
     const known = ctx.journal.state.batches.get(child);
     if (!known?.spooled) {
       let retry = creditFailedItems(ctx.kind, records, items);
-      if (retry.length === 0) return { ...leaf, credits, remaining, creditError: false, extra };
+      if (retry.length === 0)
+        return { ...leaf, credits, creditsEarlier, remaining, creditError: false, extra };
       // Stopped before this retry was sent (the account ran dry again, or any other stop,
       // whose code gives the exit): the rows still out of credits stay failed.
       if (!known && ctx.stopped()) break;
@@ -113,12 +116,21 @@ export async function retryCreditFailures(
           ...(jobId ? { jobId } : {}),
           ...(error ? { error } : {}),
         };
-        return { ...leaf, credits, remaining, creditError: true, extra, retry: retryOf };
+        return {
+          ...leaf,
+          credits,
+          creditsEarlier,
+          remaining,
+          creditError: true,
+          extra,
+          retry: retryOf,
+        };
       }
     }
-    await readBack(child);
+    // Spooled before this run looked at it: an earlier run downloaded (and reported) it.
+    await readBack(child, known?.spooled !== undefined);
   }
-  return { ...leaf, credits, remaining, creditError: true, extra };
+  return { ...leaf, credits, creditsEarlier, remaining, creditError: true, extra };
 }
 
 type RetryState = NonNullable<LeafResult['retry']>['state'];

@@ -60,7 +60,7 @@ export function notEnriched(message: string): string {
 
 /** A batch whose POST may have reached the service, which never confirmed it. */
 export function unconfirmed(words: RunWords, why: string): string {
-  return `not confirmed: the service may have received and charged these rows, but its answer was lost (${why}); it does not honour idempotency keys, so they are sent again only when asked to with ${words.option('resendUnconfirmed')} (which may charge them twice)`;
+  return `not confirmed: the service may have received and charged these rows, but its answer was lost (${why}); it has not shown that it honours idempotency keys, so they are sent again only when asked to with ${words.option('resendUnconfirmed')} (which may charge them twice)`;
 }
 
 /** The account ran out of credits (read from a job's records). */

@@ -14,6 +14,7 @@ import {
 import type { BulkApi, LeafResult, ResolvedRun, RunProgress, StopReason } from '../types.js';
 import type { BatchContext } from './batch-context.js';
 import { stopAtBudget } from './batch-task.js';
+import { balanceLog, type BalanceLog } from './balance.js';
 import { createBudget } from './budget.js';
 import { driveBatches, type Driven, type ProgressSink } from './drive.js';
 import { INTERRUPTED_NOT_SENT, inputChanged, notSent } from './messages.js';
@@ -23,6 +24,7 @@ import {
   countJobs,
   emptyStats,
   exitCodeFor,
+  chargeUnknownRows,
   lastRemaining,
   strongerStop,
   sum,
@@ -116,6 +118,7 @@ function batchContext(
     wait: run.wait,
     resendUnconfirmed: run.resendUnconfirmed,
     words: run.words,
+    balance: balanceLog(),
     budget: createBudget(run.maxCredits, run.creditsPerRow),
     limit: createLimiter(run.concurrency),
     stopped: () =>
@@ -159,7 +162,7 @@ async function runWithJournal(
     const leaves = (await Promise.all(driven.tasks)).flat().sort((a, b) => a.first - b.first);
     if (deps.env.signal?.aborted)
       throw new EnrichError('INTERRUPTED', 'interrupted; the journal is saved');
-    const base = summaryBase(journal, key, driven, leaves, stopReason());
+    const base = summaryBase(journal, key, driven, leaves, stopReason(), ctx.balance);
     // Not waiting: finish only when every job is already done; else report the jobs.
     if (!run.wait && base.jobs.pending > 0)
       return { ...base, ...emptyStats(), written: false, secondPassFrom: null, exitCode: 0 };
@@ -217,7 +220,10 @@ function summaryBase(
   driven: Driven,
   leaves: LeafResult[],
   stopReason: StopReason | undefined,
+  balance: BalanceLog,
 ) {
+  const seen = balance.report();
+  const earlier = sum(leaves, (l) => l.creditsEarlier ?? 0);
   return {
     runKey: key,
     journal: journal.path,
@@ -227,9 +233,14 @@ function summaryBase(
     duplicates: driven.duplicates,
     jobs: countJobs(leaves, (b) => journal.state.batches.get(b)?.expires),
     requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
-    creditsCharged: sum(leaves, (l) => l.credits),
+    creditsCharged: sum(leaves, (l) => l.credits) - earlier,
+    creditsChargedEarlier: earlier,
     unconfirmedRows: sum(leaves, (l) => (l.state === 'unconfirmed' ? l.count : 0)),
-    remainingCredits: lastRemaining(leaves),
+    chargeUnknownRows: sum(leaves, chargeUnknownRows),
+    // The last figure the service sent (this run's; else the journal's, of a resumed job).
+    remainingCredits: seen?.last.remaining ?? lastRemaining(leaves),
+    remainingCreditsAt: seen?.last.at ?? null,
+    balance: seen && { first: seen.first.remaining, last: seen.last.remaining, drop: seen.drop },
     stopReason,
   };
 }

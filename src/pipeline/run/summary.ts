@@ -2,6 +2,7 @@ import { ExitCode, exitCodeOfCode, stopRank } from '../../errors.js';
 import type { LeafResult, StopReason } from '../types.js';
 import { isDateTime } from '../../contract/rules.js';
 import type { JoinStats } from '../join/join-writer.js';
+export { chargeUnknownRows } from '../join/join.js';
 
 /** What a run did. `exitCode` follows DESIGN.md section 4. */
 export interface RunSummary extends JoinStats {
@@ -25,10 +26,30 @@ export interface RunSummary extends JoinStats {
     pendingExpire: number | null;
   };
   requests: { submits: number; polls: number };
+  /**
+   * Credits the records this run downloaded say were charged (`credit_charged`), for jobs this
+   * run sent: exact for what came back. Rows whose answer was not seen are `chargeUnknownRows`.
+   */
   creditsCharged: number;
+  /** Credits of resumed jobs' records that an earlier run downloaded (and reported). */
+  creditsChargedEarlier: number;
   /** Rows of batches the service may have charged without confirming them (not sent again by themselves). */
   unconfirmedRows: number;
+  /**
+   * Rows sent whose charge is not known: unconfirmed, or accepted but not downloaded (still
+   * running, expired, failed). Their `enrich_credit_charged` says `unknown`.
+   */
+  chargeUnknownRows: number;
+  /** The last `remaining_credits` the service sent, and when (epoch ms; null: from the journal). */
   remainingCredits: number | null;
+  remainingCreditsAt: number | null;
+  /**
+   * The balance as the service reported it while the run ran: first and last figures and the
+   * drop between them (null when it rose: a top-up). The spec has no balance endpoint, so the
+   * figure before the run's first charge is not known; the drop also counts anything else
+   * that used the account meanwhile.
+   */
+  balance: { first: number; last: number; drop: number | null } | null;
   written: boolean;
   /**
    * The first row (0-based) the join wrote in a second pass over the input, or null when

@@ -18,7 +18,12 @@ export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, un
     not_sent_batches: s.jobs.unsent,
     unconfirmed: { batches: s.jobs.unconfirmed, rows: s.unconfirmedRows },
     credits_charged: s.creditsCharged,
+    credits_charged_earlier: s.creditsChargedEarlier,
+    charge_unknown_rows: s.chargeUnknownRows,
     remaining_credits: s.remainingCredits,
+    remaining_credits_at:
+      s.remainingCreditsAt === null ? null : new Date(s.remainingCreditsAt).toISOString(),
+    balance: s.balance,
     requests: s.requests,
     fill_rate: fillRates(s),
     elapsed_ms: Math.round(elapsedMs),
@@ -26,6 +31,13 @@ export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, un
     stopped: s.stopReason ? { code: s.stopReason.code, message: s.stopReason.message } : null,
     exit_code: s.exitCode,
   };
+}
+
+/** This run's charges, with a resumed job's earlier downloads apart: `36`, `0 (+36 by an earlier run)`. */
+function creditsText(s: RunSummary): string {
+  const earlier =
+    s.creditsChargedEarlier > 0 ? ` (+${s.creditsChargedEarlier} by an earlier run)` : '';
+  return `${s.creditsCharged}${earlier}`;
 }
 
 function fillRates(s: RunSummary): Record<string, number> {
@@ -57,8 +69,16 @@ export function summaryText(s: RunSummary, elapsedMs: number, prefix: string): s
   const st = s.statuses;
   const lines = [
     `rows: ${s.rows}  enriched: ${st.enriched}  failed: ${st.failed}  invalid: ${st.invalid}  missing: ${st.missing}  expired: ${st.expired}`,
-    `duplicates sent once: ${s.duplicates}  jobs: ${s.jobs.spooled}/${s.jobs.total} done${s.resumed ? ' (resumed)' : ''}  credits charged: ${s.creditsCharged}  remaining: ${s.remainingCredits ?? 'unknown'}  time: ${formatDuration(elapsedMs)}`,
+    `duplicates sent once: ${s.duplicates}  jobs: ${s.jobs.spooled}/${s.jobs.total} done${s.resumed ? ' (resumed)' : ''}  credits charged: ${creditsText(s)}  remaining: ${s.remainingCredits ?? 'unknown'}  time: ${formatDuration(elapsedMs)}`,
   ];
+  if (s.chargeUnknownRows > 0)
+    lines.push(
+      `charge unknown: ${s.chargeUnknownRows} rows were sent and their answer not seen (enrich_credit_charged: unknown); they may have been charged`,
+    );
+  if (s.balance && s.balance.drop !== null && s.balance.drop !== s.creditsCharged)
+    lines.push(
+      `balance: ${s.balance.first} -> ${s.balance.last} (-${s.balance.drop}) while the run ran, as the service reported it`,
+    );
   if (s.statuses.enriched > 0) lines.push(`fill rate: ${fillLine(fillRates(s), prefix)}`);
   if (s.stopReason) lines.push(`stopped early: ${s.stopReason.message}`);
   return lines.join('\n');

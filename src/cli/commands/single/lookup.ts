@@ -8,7 +8,6 @@ import {
 import { getPaths } from '../../../config/paths.js';
 import { writeCreditsMemo, type CreditsMemo } from '../../../config/credits-memo.js';
 import { EnrichError } from '../../../errors.js';
-import { isCreditMessage } from '../../../pipeline/join/join.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { printJson, printKeyValues, say } from '../../output.js';
@@ -64,9 +63,7 @@ export function creditsExhaustedError(
   // Per record: out of credits by the answer's data (isCreditExhausted), whatever the wording.
   exhausted: readonly boolean[] = [],
 ): EnrichError | undefined {
-  const out = errors.map(
-    (e, i) => exhausted[i] === true || (typeof e === 'string' && isCreditMessage(e)),
-  );
+  const out = errors.map((_, i) => exhausted[i] === true);
   const count = out.filter(Boolean).length;
   if (count === 0) return undefined;
   const what =
@@ -173,7 +170,7 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
     const match = res.companies.length > 1 ? { match: `${i + 1} of ${res.companies.length}` } : {};
     printKeyValues({ ...match, ...compact(company) });
     // Credits errors are reported once, by the thrown error below.
-    if (company.error && !isCreditMessage(company.error) && !exhausted[i])
+    if (company.error && !exhausted[i])
       say(globals.quiet, `enrich: company not enriched: ${company.error}`);
   });
   if (res.companies.length === 0) say(globals.quiet, 'enrich: no matching company');

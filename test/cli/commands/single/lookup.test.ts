@@ -5,7 +5,7 @@ const NO_CREDITS = 'Insufficient credits: the account has no enrichment credits 
 
 describe('creditsExhaustedError (in-band record errors of single lookups)', () => {
   it('turns a credits error into CREDITS_EXHAUSTED (exit 5), naming what was not enriched', () => {
-    const e = creditsExhaustedError('contact', [NO_CREDITS]);
+    const e = creditsExhaustedError('contact', [NO_CREDITS], [true]);
     expect([e?.code, e?.exitCode, e?.message]).toEqual([
       'CREDITS_EXHAUSTED',
       5,
@@ -14,7 +14,7 @@ describe('creditsExhaustedError (in-band record errors of single lookups)', () =
   });
 
   it('counts the matches a partial company answer left unenriched', () => {
-    const e = creditsExhaustedError('company', ['', NO_CREDITS, NO_CREDITS]);
+    const e = creditsExhaustedError('company', ['', NO_CREDITS, NO_CREDITS], [false, true, true]);
     expect(e?.message).toBe(`2 of 3 company matches not enriched: ${NO_CREDITS}`);
     expect(e?.exitCode).toBe(5);
   });
@@ -25,5 +25,19 @@ describe('creditsExhaustedError (in-band record errors of single lookups)', () =
     expect(creditsExhaustedError('contact', [''])).toBeUndefined();
     expect(creditsExhaustedError('contact', ['No match found'])).toBeUndefined();
     expect(creditsExhaustedError('company', [])).toBeUndefined();
+  });
+
+  it('reads the shortage from the data (isCreditExhausted per record), never from the wording', () => {
+    // "credit" in a message the data does not back is no shortage...
+    expect(
+      creditsExhaustedError('contact', ['credit card on file expired'], [false]),
+    ).toBeUndefined();
+    expect(creditsExhaustedError('contact', [NO_CREDITS])).toBeUndefined();
+    // ...and a shortage the data shows counts whatever the words.
+    const e = creditsExhaustedError('contact', ['quota reached'], [true]);
+    expect([e?.code, e?.message]).toEqual([
+      'CREDITS_EXHAUSTED',
+      'contact not enriched: quota reached',
+    ]);
   });
 });

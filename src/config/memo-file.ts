@@ -1,0 +1,49 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/**
+ * The small JSON memos of the state directory (`credits.json`, `idempotency.json`): read
+ * forgivingly, written whole through a temp file renamed into place, mode 0600 in a 0700
+ * directory. A process killed between the write and the rename leaves `<name>.<pid>.tmp`:
+ * the next write removes those of processes that are gone.
+ */
+export function readMemo<T>(path: string): Record<string, T> {
+  try {
+    const data: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    return data && typeof data === 'object' && !Array.isArray(data)
+      ? (data as Record<string, T>)
+      : {};
+  } catch {
+    // Missing or damaged: a memo only saves a lesson or a hint, learnt again next time.
+    return {};
+  }
+}
+
+/** Writes `data` as the memo at `path`; throws on failure (callers decide it is best effort). */
+export function writeMemo(path: string, data: unknown): void {
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  removeDeadTemps(dir, basename(path));
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, path);
+}
+
+function removeDeadTemps(dir: string, name: string): void {
+  const pattern = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.tmp$`);
+  for (const entry of readdirSync(dir)) {
+    const pid = pattern.exec(entry)?.[1];
+    if (pid !== undefined && !isAlive(Number(pid))) rmSync(join(dir, entry), { force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, and belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
