@@ -262,6 +262,8 @@ describe('bulk run against the sandbox', () => {
   it.each([
     { answer: 402, code: 'CREDITS_EXHAUSTED', exit: 5, why: 'the account is dry again' },
     { answer: 503, code: 'SERVER_ERROR', exit: 3, why: 'the run is partial and resumable' },
+    // Sending the same rows again would be refused again: a usage error, not a resume.
+    { answer: 400, code: 'API_VALIDATION', exit: 2, why: 'the service refused what was sent' },
   ] as const)(
     'a credit retry whose POST gets $answer ends with exit $exit: $why',
     async ({ answer, code, exit }) => {
@@ -594,6 +596,35 @@ describe('bulk run against the sandbox', () => {
     }
     expect(unknown).toBe(b.summary.unconfirmedRows);
   });
+
+  it.each(SANDBOX_MODES)(
+    'a service that allows 1 request/s, with --concurrency 8: 2,000 rows at --batch-size 100 finish with exit 0 ($name)',
+    async ({ specOnly }) => {
+      // One clock for the sandbox and the client: the waits the 429s ask for pass at once.
+      let t = Date.now();
+      const s = await sandbox({ specOnly, rateLimit: 1, now: () => t });
+      const dir = await tempDir();
+      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(2000));
+      const sleep = async (ms: number) => void (t += ms);
+      const client = createClient({
+        baseUrl: s.url,
+        apiKey: s.apiKey,
+        clock: { now: () => t },
+        sleep,
+        random: () => 0.5,
+      });
+      const env = { now: () => t, random: () => 0.5, sleep };
+      const o = { runsDir: dir, batchSize: 100, concurrency: 8, client, env };
+      const { summary } = await runFile(s, file, { ...o, timeoutMs: 7_200_000 });
+      await client.close();
+      const stats = s.admin.stats();
+      expect(stats.requests_by_status['429'] ?? 0).toBeGreaterThan(0);
+      expect(summary.exitCode).toBe(0);
+      expect(summary.statuses.enriched).toBe(2000);
+      expect(stats.credits_charged).toBe(2000);
+      expect(stats.jobs_submitted).toBe(20);
+    },
+  );
 
   it('enriches companies with --top 3 and --explode', async () => {
     const s = await sandbox();
