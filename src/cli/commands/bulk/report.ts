@@ -75,7 +75,9 @@ export function summaryText(s: RunSummary, elapsedMs: number, prefix: string): s
     lines.push(
       `charge unknown: ${s.chargeUnknownRows} rows were sent and their answer not seen (enrich_credit_charged: unknown); they may have been charged`,
     );
-  if (s.balance && s.balance.drop !== null && s.balance.drop !== s.creditsCharged)
+  // Only when the service shows more spent than the records say (a lost answer, or another
+  // user of the account): its first figure may already include the first batch's charge.
+  if (s.balance && s.balance.drop !== null && s.balance.drop > s.creditsCharged)
     lines.push(
       `balance: ${s.balance.first} -> ${s.balance.last} (-${s.balance.drop}) while the run ran, as the service reported it`,
     );

@@ -60,6 +60,25 @@ describe('bulk report', () => {
     expect(text).toContain('fill rate: 100% email, title; 50% office_phone; 0% mobile_phone');
   });
 
+  it("says the money the service's numbers show: earlier runs' charges apart, rows whose charge is unknown, a balance that dropped more", () => {
+    const plain = summaryText(summary, 1000, 'enriched_');
+    expect(plain).not.toMatch(/charge unknown|balance:/);
+    const text = summaryText(
+      {
+        ...summary,
+        creditsCharged: 0,
+        creditsChargedEarlier: 36,
+        chargeUnknownRows: 21,
+        balance: { first: 120, last: 78, drop: 42 },
+      },
+      1000,
+      'enriched_',
+    );
+    expect(text).toContain('credits charged: 0 (+36 by an earlier run)');
+    expect(text).toContain('charge unknown: 21 rows were sent and their answer not seen');
+    expect(text).toContain('balance: 120 -> 78 (-42) while the run ran');
+  });
+
   it('has the same facts as JSON', () => {
     expect(summaryJson(summary, 1234)).toMatchObject({
       rows: 10,
@@ -67,7 +86,11 @@ describe('bulk report', () => {
       duplicates: 2,
       jobs: { total: 2, done: 2, ids: ['a', 'b'] },
       credits_charged: 6,
+      credits_charged_earlier: 0,
+      charge_unknown_rows: 0,
       remaining_credits: 94,
+      remaining_credits_at: '2023-11-14T22:13:20.000Z',
+      balance: { first: 99, last: 94, drop: 5 },
       fill_rate: { enriched_email: 1, enriched_office_phone: 0.5, enriched_mobile_phone: 0 },
       elapsed_ms: 1234,
       exit_code: 0,
