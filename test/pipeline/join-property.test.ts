@@ -139,3 +139,103 @@ describe('the join (property)', () => {
     );
   });
 });
+
+/**
+ * A fake companies service: `top` matches per company (named `<website>#<rank>`), each
+ * without its custom_fields by chance (found again by its original_fields echo), the whole
+ * answer shuffled. The order the matches of one company keep in the answer is their rank.
+ */
+function topService(top: number, dropRate: number, seed: number) {
+  const jobs = new Map<string, Record<string, unknown>[]>();
+  let next = 0;
+  let rand = seed;
+  const random = () => (rand = (rand * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const api: BulkApi = {
+    async submit(_kind, body) {
+      const id = `job-${next++}`;
+      const records: Record<string, unknown>[] = [];
+      for (const item of body.items as Record<string, unknown>[]) {
+        const { custom_fields, ...original } = item;
+        for (let k = 1; k <= top; k++)
+          records.push({
+            error: '',
+            credit_charged: true,
+            name: `${String(item.company_website)}#${k}`,
+            ...(random() < dropRate ? {} : { custom_fields }),
+            original_fields: original,
+          });
+      }
+      records.sort(() => random() - 0.5);
+      jobs.set(id, records);
+      return { job_id: id, download_url: `http://fake/${id}`, expiration_date: 4_000_000_000 };
+    },
+    async results(_kind, jobId) {
+      return { state: 'done', records: jobs.get(jobId) ?? [], remainingCredits: 100 };
+    },
+  };
+  return { api, answers: () => [...jobs.values()].flat() };
+}
+
+describe('the join of --top matches (property)', () => {
+  it('keeps every paid match of a company, in the order the service gave them, whatever lost its custom_fields', async () => {
+    const dir = await tempDir('enrich-prop-top-');
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 25 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.constantFrom(0, 0.3, 1),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 1000 }),
+        async (ids, top, dropRate, batchSize, seed) => {
+          const run = join(dir, `t${n++}`);
+          const file = `${run}.csv`;
+          await writeFile(file, ['Website', ...ids.map((i) => `c${i}.example`)].join('\n') + '\n');
+          const source = await openInput(file);
+          const service = topService(top, dropRate, seed);
+          const resolved = await resolveRun(
+            {
+              kind: 'companies',
+              mapping: { map: { company_website: 'Website' } },
+              request: { top },
+              batchSize,
+              concurrency: 2,
+              timeoutMs: 60_000,
+              runsDir: run,
+              command: 'test',
+              output: `${run}.csv`.replace(/\.csv$/, '-out.csv'),
+              formulaEscape: 'never',
+            },
+            source,
+          );
+          const summary = await runBulk(resolved, {
+            baseUrl: 'http://fake',
+            api: service.api,
+            env: { now: Date.now, sleep: async () => {}, random: () => 0.5 },
+          });
+          await source.close();
+          expect(summary.creditsCharged).toBe(ids.length * top);
+          const [header, ...out] = (await readFile(`${run}-out.csv`, 'utf8'))
+            .trim()
+            .split('\n')
+            .map((l) => l.split(','));
+          const names = [
+            'enriched_name',
+            ...[2, 3, 4].slice(0, top - 1).map((k) => `enriched_name_${k}`),
+          ];
+          const cols = names.map((c) => header!.indexOf(c));
+          expect(cols.every((c) => c > 0)).toBe(true);
+          const answered = service.answers().map((r) => String(r.name));
+          for (const [i, row] of out.entries()) {
+            const site = `c${ids[i]}.example`;
+            // Every match, in the order of the answer (its rank there), none from another row.
+            const expected = answered.filter((name) => name.startsWith(`${site}#`));
+            expect(cols.map((c) => row[c])).toEqual(expected);
+          }
+          await rm(run, { recursive: true, force: true });
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});

@@ -30,6 +30,8 @@ type AnyRecord = Record<string, unknown>;
 export interface BatchLookup {
   byRow: Map<number, AnyRecord[]>;
   byKey: Map<string, AnyRecord[]>;
+  /** Each record's place in the answer, kept only when some record came without its row id. */
+  at?: Map<AnyRecord, number>;
 }
 
 /** Reads the row id from a record's `custom_fields`, if it is there and well-formed. */
@@ -85,7 +87,12 @@ export function indexBatch(
     const key = fields ? keyOf(fields) : undefined;
     if (key !== undefined) push(byKey, key, record);
   }
-  return { byRow, byKey };
+  if (byKey.size === 0) return { byRow, byKey };
+  // A row may get records both ways (a company's --top matches, some without custom_fields):
+  // merged, they keep the order the service gave them.
+  const at = new Map<AnyRecord, number>();
+  records.forEach((r, i) => at.set(r, i));
+  return { byRow, byKey, at };
 }
 
 function push<K>(map: Map<K, AnyRecord[]>, key: K, record: AnyRecord): void {
@@ -95,8 +102,10 @@ function push<K>(map: Map<K, AnyRecord[]>, key: K, record: AnyRecord): void {
 }
 
 /**
- * The records for one row: by row id first, else by key when the key fallback is
- * safe (every sent row has a distinct key, which dedupe guarantees).
+ * The records for one row: those naming its row id, and those that came without one whose
+ * `original_fields` echo its key when the key fallback is safe (every sent row has a
+ * distinct key, which dedupe guarantees), merged in the service's order: no paid match is
+ * dropped, and `--top` ranks stay as the service ranked them.
  */
 export function recordsForRow(
   lookup: BatchLookup,
@@ -104,7 +113,12 @@ export function recordsForRow(
   key: string,
   keyFallback: boolean,
 ): AnyRecord[] | undefined {
-  return lookup.byRow.get(row) ?? (keyFallback ? lookup.byKey.get(key) : undefined);
+  const own = lookup.byRow.get(row);
+  const echoed = keyFallback ? lookup.byKey.get(key) : undefined;
+  if (!echoed) return own;
+  if (!own) return echoed;
+  const at = lookup.at;
+  return [...own, ...echoed].sort((a, b) => (at?.get(a) ?? 0) - (at?.get(b) ?? 0));
 }
 
 function errorOf(record: AnyRecord): string {

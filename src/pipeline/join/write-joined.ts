@@ -71,7 +71,8 @@ function outcomeOfLeafRow(
   if (leaf.state !== 'spooled' || !lookup)
     return noRecords('failed', leaf.error ?? notSent, charge);
   let key = '';
-  if (!lookup.byRow.has(row.index) && lookup.byKey.size > 0) {
+  // Records that came without their row id: this row's key may find some of them too.
+  if (lookup.byKey.size > 0) {
     const v = validateRow(s.kind, s.mapping, row, s.validate);
     key = v.ok ? v.key : '';
   }
