@@ -18,14 +18,16 @@ import {
   sandboxPerTest,
   tempDir,
   writeCsv,
+  type HarnessRun,
+  type RunFileOptions,
 } from './bulk-harness.js';
+import type { SandboxHandle } from '../../src/sandbox/index.js';
 
 const sandbox = sandboxPerTest();
 
 /**
- * Money tests that fail against the spec-only sandbox because the client still relies on a
- * default-mode extra (issue 14, "the client relies only on the spec"): each says which. Once
- * the client no longer does, they run on SANDBOX_MODES like the others.
+ * Tests of what only a service that honours Idempotency-Key gives (a lost answer retried
+ * with the same key): the default sandbox's extra. Money tests run on SANDBOX_MODES.
  */
 const DEFAULT_ONLY = SANDBOX_MODES.filter((m) => !m.specOnly);
 
@@ -58,6 +60,22 @@ async function ranOutThenToppedUp(specOnly: boolean, credits: number, rows: numb
   expect(s.admin.stats().credits_charged).toBe(credits);
   s.admin.updateAccount(s.accountId, { credits: 1000 });
   return { s, file, o };
+}
+
+/** Companies (`Company`, `Website`) with `--top 3`, through `runFile`. */
+async function runCompanies(
+  s: SandboxHandle,
+  rows: string[][],
+  o: Partial<RunFileOptions> = {},
+): Promise<HarnessRun> {
+  const dir = await tempDir();
+  const file = await writeCsv(dir, 'co.csv', ['Company', 'Website'], rows);
+  return runFile(s, file, {
+    kind: 'companies',
+    runsDir: dir,
+    metadata: { top_matches_returned: 3 },
+    ...o,
+  });
 }
 
 describe('bulk run against the sandbox', () => {
@@ -199,18 +217,10 @@ describe('bulk run against the sandbox', () => {
   );
 
   it('--top N without --explode keeps every paid match: matches 2..N in numbered columns', async () => {
-    const s = await sandbox();
-    const dir = await tempDir();
-    const rows = [
+    const { summary, output } = await runCompanies(await sandbox(), [
       ['Acme', 'https://acme.com'],
       ['Nomatch Industries', 'nomatch.example'],
-    ];
-    const file = await writeCsv(dir, 'co.csv', ['Company', 'Website'], rows);
-    const { summary, output } = await runFile(s, file, {
-      kind: 'companies',
-      runsDir: dir,
-      metadata: { top_matches_returned: 3 },
-    });
+    ]);
     expect(summary.creditsCharged).toBe(3);
     const out = parseCsv(output);
     expect(out).toHaveLength(3); // one row per input row
@@ -672,19 +682,12 @@ describe('bulk run against the sandbox', () => {
   it.each(SANDBOX_MODES)(
     "says so when credits ran out part-way through a company's matches ($name)",
     async ({ specOnly }) => {
-      const s = await sandbox({ specOnly, credits: 4 });
-      const dir = await tempDir();
       const rows = [
         ['Acme', 'https://acme.com'],
         ['Globex', 'https://globex.com'],
       ];
-      const file = await writeCsv(dir, 'co.csv', ['Company', 'Website'], rows);
-      const { summary, output } = await runFile(s, file, {
-        kind: 'companies',
-        runsDir: dir,
-        metadata: { top_matches_returned: 3 },
-        output: { explode: true },
-      });
+      const s = await sandbox({ specOnly, credits: 4 });
+      const { summary, output } = await runCompanies(s, rows, { output: { explode: true } });
       expect(summary.exitCode).toBe(5);
       const out = parseCsv(output);
       expect(out.slice(1).map((r) => [r[0], r[2], r[3], r[5]])).toEqual([
