@@ -104,6 +104,8 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
       metadata,
       dedupe,
       idColumn: idColumn ?? null,
+      // Absent by default, so journals of runs before the cache existed still resume.
+      ...(o.cache === false ? { cache: 'off' } : o.refresh ? { cache: 'refresh' } : {}),
     },
     validate: { idColumn, header: source.header },
     metadata,
@@ -118,6 +120,11 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
     wait: o.wait ?? true,
     restart: o.restart ?? false,
     resendUnconfirmed: o.resendUnconfirmed ?? false,
+    cache: Object.freeze({
+      read: o.cache !== false && o.refresh !== true,
+      write: o.cache !== false,
+      maxAgeMs: setting('cacheMaxAgeMs', o.maxAgeMs, words),
+    }),
     runsDir: o.runsDir ?? runsDirOf(getPaths().stateDir),
     command: o.command ?? `enrich ${o.kind} ${source.name} -o ${o.output}`,
     output: Object.freeze({

@@ -103,7 +103,11 @@ export async function tempEnv(): Promise<Record<string, string>> {
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const root = mkdtempSync(join(tmpdir(), 'enrich-e2e-'));
-  return { ENRICH_CONFIG_DIR: join(root, 'config'), ENRICH_STATE_DIR: join(root, 'state') };
+  return {
+    ENRICH_CONFIG_DIR: join(root, 'config'),
+    ENRICH_STATE_DIR: join(root, 'state'),
+    ENRICH_CACHE_DIR: join(root, 'cache'),
+  };
 }
 
 /** Builds dist/ when any source is newer than it (type errors elsewhere do not stop the emit). */

@@ -19,6 +19,8 @@ export interface RowOutcome<R = Record<string, unknown>> {
   error: string;
   creditCharged: boolean | null;
   records: R[];
+  /** Taken from the results cache: when the service first gave this answer (epoch ms). */
+  cachedAt?: number;
 }
 
 type AnyRecord = Record<string, unknown>;

@@ -7,6 +7,7 @@ export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, un
     rows: s.rows,
     statuses: s.statuses,
     duplicates: s.duplicates,
+    cache: { hits: s.cacheHits, credits_saved: s.creditsSaved },
     jobs: {
       total: s.jobs.total,
       done: s.jobs.spooled,
@@ -59,6 +60,10 @@ export function summaryText(s: RunSummary, elapsedMs: number, prefix: string): s
     `rows: ${s.rows}  enriched: ${st.enriched}  failed: ${st.failed}  invalid: ${st.invalid}  missing: ${st.missing}  expired: ${st.expired}`,
     `duplicates sent once: ${s.duplicates}  jobs: ${s.jobs.spooled}/${s.jobs.total} done${s.resumed ? ' (resumed)' : ''}  credits charged: ${s.creditsCharged}  remaining: ${s.remainingCredits ?? 'unknown'}  time: ${formatDuration(elapsedMs)}`,
   ];
+  if (s.cacheHits > 0)
+    lines.push(
+      `from the results cache: ${s.cacheHits} row(s), not sent  credits saved: ${s.creditsSaved}`,
+    );
   if (s.statuses.enriched > 0) lines.push(`fill rate: ${fillLine(fillRates(s), prefix)}`);
   if (s.stopReason) lines.push(`stopped early: ${s.stopReason.message}`);
   return lines.join('\n');

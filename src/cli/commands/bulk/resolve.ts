@@ -22,6 +22,10 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   output: '-o',
   restart: '--restart',
   resendUnconfirmed: '--resend-unconfirmed',
+  maxAgeMs: '--max-age',
+  cacheMaxAgeMs: '--max-age',
+  refresh: '--refresh',
+  cache: '--no-cache',
 };
 
 /** The CLI's words for the run's messages: flags and "the same command". */
@@ -58,6 +62,9 @@ export function bulkRunOptionsOf(
     wait: o.wait,
     restart: o.restart,
     resendUnconfirmed: o.resendUnconfirmed,
+    cache: o.cache,
+    refresh: o.refresh,
+    maxAgeMs: s.cacheMaxAgeMs,
     format: o.format,
     bom: o.bom,
     formulaEscape: s.formulaEscape,
