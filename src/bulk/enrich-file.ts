@@ -22,8 +22,7 @@ export interface EnrichFileOptions extends BulkRunOptions {
    * one, such a run neither reads nor fills the cache).
    */
   service:
-    | { client: EnrichClient; baseUrl: string }
-    | { api: BulkApi; baseUrl: string; account?: string };
+    { client: EnrichClient; baseUrl: string } | { api: BulkApi; baseUrl: string; account?: string };
   /** Stops submitting and polling (the run then ends with an INTERRUPTED error; its journal is kept). */
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
@@ -75,7 +74,14 @@ export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
       ? openRunCache(run, { baseUrl, account, dir: o.cacheDir, onWarning })
       : undefined;
     try {
-      return await runBulk(run, { api, baseUrl, env: pollEnv, onProgress, onWarning, cache: cache?.cache });
+      return await runBulk(run, {
+        api,
+        baseUrl,
+        env: pollEnv,
+        onProgress,
+        onWarning,
+        cache: cache?.cache,
+      });
     } finally {
       await cache?.close();
     }

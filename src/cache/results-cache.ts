@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 
@@ -83,6 +83,7 @@ export function openResultsCache(
   let db: RootDatabase<Stored, string>;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    checkMetaPages(join(dir, CACHE_FILE));
     db = open<Stored, string>({ path: join(dir, CACHE_FILE), compression: true });
     db.get('\0probe'); // a corrupt file fails here, not mid-run
   } catch (err) {
@@ -90,6 +91,41 @@ export function openResultsCache(
     return undefined;
   }
   return wrap(db, dir, onWarning);
+}
+
+const LMDB_MAGIC = 0xbeefc0de;
+const META_MAGIC_AT = 24;
+
+/**
+ * Refuses a file that is not an LMDB environment before lmdb maps it: the native code trusts
+ * the file's meta pages, and a damaged one (garbage, cut short) crashes the process rather
+ * than failing. Both meta pages must carry LMDB's magic (page size read from the first).
+ */
+function checkMetaPages(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // a new cache
+    throw err;
+  }
+  try {
+    const head = Buffer.alloc(64);
+    const n = readSync(fd, head, 0, 64, 0);
+    if (n === 0) return; // created, never written
+    const pageSize = n === 64 ? head.readUInt32LE(48) : 0;
+    const second = Buffer.alloc(4);
+    const ok =
+      n === 64 &&
+      head.readUInt32LE(META_MAGIC_AT) === LMDB_MAGIC &&
+      pageSize >= 512 &&
+      pageSize <= 65536 &&
+      readSync(fd, second, 0, 4, pageSize + META_MAGIC_AT) === 4 &&
+      second.readUInt32LE(0) === LMDB_MAGIC;
+    if (!ok) throw new Error(`${path} is damaged (not an LMDB file)`);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function unusable(dir: string, err: unknown): string {
@@ -135,8 +171,7 @@ function wrap(
           }),
       };
     },
-    flushed: () =>
-      guard(Promise.resolve(), () => db.flushed.then(() => undefined, fail)),
+    flushed: () => guard(Promise.resolve(), () => db.flushed.then(() => undefined, fail)),
     close: () => db.close().catch(() => undefined),
     stats: () => guard({ entries: 0, charged: 0, oldest: null, newest: null }, () => statsOf(db)),
     prune: (cutoff) => guard(Promise.resolve(0), () => pruneOlder(db, cutoff)),
@@ -177,6 +212,5 @@ async function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): Pro
 /** Removes the cache's files: no contact data is left in `dir`. */
 export async function clearCache(dir: string): Promise<void> {
   const { rm } = await import('node:fs/promises');
-  for (const f of [CACHE_FILE, `${CACHE_FILE}-lock`])
-    await rm(join(dir, f), { force: true });
+  for (const f of [CACHE_FILE, `${CACHE_FILE}-lock`]) await rm(join(dir, f), { force: true });
 }

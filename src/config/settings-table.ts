@@ -128,7 +128,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     prop: 'cacheMaxAgeMs',
     env: 'ENRICH_CACHE_MAX_AGE',
     default: 30 * 86_400_000,
-    description: 'answers older than this are looked up again instead of taken from the results cache (0s: always)',
+    description:
+      'answers older than this are looked up again instead of taken from the results cache (0s: always)',
     parse: durationAtLeast(0, 'cache_max_age'),
     format: (v) => formatDays(Number(v)),
   },

@@ -34,7 +34,9 @@ export function cacheLookup(
       if (!policy.read) return undefined;
       const a = cache.get(key);
       if (!a) return undefined;
-      const maxAge = isNoMatch(a) ? Math.min(policy.maxAgeMs, NO_MATCH_MAX_AGE_MS) : policy.maxAgeMs;
+      const maxAge = isNoMatch(a)
+        ? Math.min(policy.maxAgeMs, NO_MATCH_MAX_AGE_MS)
+        : policy.maxAgeMs;
       return started - a.at < maxAge ? a : undefined;
     },
     any: (key) => cache.get(key),
@@ -43,7 +45,10 @@ export function cacheLookup(
 }
 
 /** The outcome of a row answered from the cache: as the answer says, nothing charged now. */
-export function cachedOutcome(answer: CachedAnswer | undefined, gone: string): RowOutcome<AnyRecord> {
+export function cachedOutcome(
+  answer: CachedAnswer | undefined,
+  gone: string,
+): RowOutcome<AnyRecord> {
   if (!answer) return noRecords('failed', gone);
   return { ...outcomeFromRecords(answer.records), creditCharged: false, cachedAt: answer.at };
 }
@@ -71,7 +76,8 @@ export function fillCache(
     if (!r || typeof r !== 'object') continue;
     const row = rowIdOf(r);
     const fields = row === undefined ? originalFieldsOf(r) : undefined;
-    const [map, key] = row !== undefined ? [byRow, row] : [byKey, fields && keyOfFields(kind, fields)];
+    const [map, key] =
+      row !== undefined ? [byRow, row] : [byKey, fields && keyOfFields(kind, fields)];
     if (key === undefined) continue;
     const list = (map as Map<unknown, AnyRecord[]>).get(key);
     if (list) list.push(r);

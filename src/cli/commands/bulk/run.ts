@@ -133,7 +133,11 @@ async function openCliRunCache(
 ): Promise<RunCache | undefined> {
   if (globals.sandbox) return undefined;
   const { openRunCache } = await import('../../../bulk/run-cache.js');
-  return openRunCache(run, { baseUrl: service.baseUrl, account: service.client.account, onWarning });
+  return openRunCache(run, {
+    baseUrl: service.baseUrl,
+    account: service.client.account,
+    onWarning,
+  });
 }
 
 function report(
