@@ -6,7 +6,7 @@ import { runBulk, type RunSummary } from '../pipeline/run/run.js';
 import type { BulkApi, RunProgress } from '../pipeline/types.js';
 import { BULK_RUN_KEYS, type BulkRunOptions } from './options.js';
 import { checkKeys, resolveRun } from './resolve-run.js';
-import { openRunCache } from './run-cache.js';
+import { openRunCache, pruneOldRuns } from './run-cache.js';
 
 // The library's one-call bulk run: it joins the client (api/), the settings' defaults
 // (config/) and the pipeline, so it sits outside pipeline/, which never reaches into api/
@@ -68,6 +68,7 @@ export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
       ...env,
       ...(signal && { signal }),
     };
+    await pruneOldRuns(run);
     const account = 'client' in service ? service.client.account : service.account;
     const { baseUrl } = service;
     const cache = account

@@ -42,6 +42,8 @@ export interface BulkRunOptions {
   refresh?: boolean;
   /** Cached answers older than this (ms) are looked up again (setting cache_max_age, 30 days). */
   maxAgeMs?: number;
+  /** Finished runs' journals and results are removed this long after (setting run_retention, 7 days). */
+  runRetentionMs?: number;
   /** Where the results cache lives (the OS cache dir, or ENRICH_CACHE_DIR). */
   cacheDir?: string;
   /** Where run journals and results live (the OS state dir's `runs`, or ENRICH_STATE_DIR's). */
@@ -81,6 +83,7 @@ export const BULK_RUN_KEYS: readonly (keyof BulkRunOptions)[] = [
   'refresh',
   'maxAgeMs',
   'cacheDir',
+  'runRetentionMs',
   'runsDir',
   'format',
   'bom',

@@ -126,6 +126,7 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
       maxAgeMs: setting('cacheMaxAgeMs', o.maxAgeMs, words),
     }),
     runsDir: o.runsDir ?? runsDirOf(getPaths().stateDir),
+    runRetentionMs: setting('runRetentionMs', o.runRetentionMs, words),
     command: o.command ?? `enrich ${o.kind} ${source.name} -o ${o.output}`,
     output: Object.freeze({
       target: o.output,

@@ -3,6 +3,7 @@ import {
   openResultsCache,
   type ResultsCacheStore,
 } from '../cache/results-cache.js';
+import { pruneFinishedRuns } from '../cache/retention.js';
 import { getPaths } from '../config/paths.js';
 import type { ResolvedRun, ResultsCache } from '../pipeline/types.js';
 
@@ -36,6 +37,14 @@ export function openRunCache(
     cache: store.scoped(scopeOf(run, o.baseUrl, accountFingerprint(o.account))),
     close: () => closeStore(store),
   };
+}
+
+/**
+ * Retention at the start of a run: the journals and spools of finished runs older than the
+ * run's `runRetentionMs` go, within a quarter of a second (the rest at the next start).
+ */
+export async function pruneOldRuns(run: Pick<ResolvedRun, 'runsDir' | 'runRetentionMs'>) {
+  return pruneFinishedRuns(run.runsDir, { olderThanMs: run.runRetentionMs, budgetMs: 250 });
 }
 
 /** The part of the cache key every request of the run shares. */

@@ -177,6 +177,8 @@ export interface ResolvedRun {
   readonly cache: Readonly<CachePolicy>;
   /** Directory holding run journals and spools. */
   readonly runsDir: string;
+  /** Journals and spools of finished runs untouched this long are removed when a run starts (ms). */
+  readonly runRetentionMs: number;
   /** The command that resumes this run, kept in the journal for `enrich jobs`. */
   readonly command: string;
   readonly output: Readonly<JoinOutput>;

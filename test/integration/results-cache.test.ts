@@ -148,6 +148,24 @@ describe('the results cache: never pay twice for the same lookup', () => {
     expect(warnings.join('\n')).toMatch(/results cache .* cannot be used/);
   });
 
+  it('after 30 runs the state directory holds only what the retention rule keeps', async () => {
+    const { dir, run } = await rig();
+    const runs = join(dir, 'runs');
+    for (let i = 0; i < 30; i++) {
+      const rows = contactRows(3).map((r) => [...r.slice(0, 5), `night ${i}`]);
+      const input = await writeCsv(dir, `night-${i}.csv`, CONTACT_HEADER, rows);
+      // A retention of 0: every finished run before this one is past it.
+      await run(input, `out-${i}.csv`, { runRetentionMs: 0 });
+    }
+    expect(await readdir(runs)).toHaveLength(1);
+    // With the default (7 days) finished runs stay, for `enrich jobs` and re-runs.
+    for (let i = 0; i < 3; i++) {
+      const input = await writeCsv(dir, `day-${i}.csv`, CONTACT_HEADER, contactRows(2 + i));
+      await run(input, `day-${i}.csv.out.csv`);
+    }
+    expect(await readdir(runs)).toHaveLength(4);
+  });
+
   it('clearing the cache leaves no contact data in its directory', async () => {
     const { dir, run } = await rig();
     const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(5));

@@ -65,6 +65,7 @@ export function bulkRunOptionsOf(
     cache: o.cache,
     refresh: o.refresh,
     maxAgeMs: s.cacheMaxAgeMs,
+    runRetentionMs: s.runRetentionMs,
     format: o.format,
     bom: o.bom,
     formulaEscape: s.formulaEscape,

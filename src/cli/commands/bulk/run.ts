@@ -132,7 +132,8 @@ async function openCliRunCache(
   onWarning: (message: string) => void,
 ): Promise<RunCache | undefined> {
   if (globals.sandbox) return undefined;
-  const { openRunCache } = await import('../../../bulk/run-cache.js');
+  const { openRunCache, pruneOldRuns } = await import('../../../bulk/run-cache.js');
+  await pruneOldRuns(run);
   return openRunCache(run, {
     baseUrl: service.baseUrl,
     account: service.client.account,
