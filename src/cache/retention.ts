@@ -42,7 +42,13 @@ async function removable(dir: string, cutoff: number): Promise<boolean> {
   try {
     const st = await stat(journal);
     if (st.mtimeMs > cutoff) return false;
-    if (await stat(join(dir, 'lock')).then(() => true, () => false)) return false;
+    if (
+      await stat(join(dir, 'lock')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return false;
     return await endsDone(journal, st.size);
   } catch {
     return false; // not a run directory

@@ -85,7 +85,13 @@ export async function runCli(
   const { fileURLToPath } = await import('node:url');
   const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
   const child = spawn(process.execPath, [bin, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...opts.env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      // Never the real OS cache directory: this test file's own (setup-cache-dir.ts).
+      ENRICH_CACHE_DIR: process.env.ENRICH_CACHE_DIR ?? '',
+      ...opts.env,
+    },
     stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
