@@ -14,7 +14,11 @@ afterAll(() => sb.close());
 
 describe('enrich with the results cache, and enrich cache stats | prune | clear (e2e)', () => {
   it('a second run of grown rows pays for the new row only, says so, and clear erases the cache', async () => {
-    const env = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
+    const env: Record<string, string> = {
+      ...(await tempEnv()),
+      ENRICH_BASE_URL: sb.url,
+      ENRICH_API_KEY: sb.apiKey,
+    };
     const dir = await tempDir();
     const rows = contactRows(8);
     const day1 = await writeCsv(dir, 'new.csv', CONTACT_HEADER, rows);
@@ -47,6 +51,6 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
     await runCli(['contacts', day2, '-o', join(dir, 'o3.csv'), '--restart', '-q'], { env });
     const cleared = await runCli(['cache', 'clear'], { env });
     expect(cleared.code).toBe(0);
-    expect(await readdir(env.ENRICH_CACHE_DIR)).toEqual([]);
+    expect(await readdir(env.ENRICH_CACHE_DIR as string)).toEqual([]);
   });
 });
