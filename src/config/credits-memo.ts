@@ -1,5 +1,5 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 
 /** The last remaining credits the service reported for a profile. */
 export interface CreditsMemo {
@@ -30,6 +30,26 @@ export function readCreditsMemo(stateDir: string, profile: string): CreditsMemo 
   return readAll(stateDir)[profile];
 }
 
+/** Removes memo temp files of processes that died between write and rename (SIGKILL). */
+function removeDeadTemps(stateDir: string): void {
+  const prefix = `${basename(memoPath(stateDir))}.`;
+  for (const name of readdirSync(stateDir)) {
+    const pid = Number(name.slice(prefix.length, -'.tmp'.length));
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp') || !Number.isSafeInteger(pid)) continue;
+    if (pid === process.pid || isAlive(pid)) continue;
+    rmSync(join(stateDir, name), { force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Records the remaining credits of the latest answer (best effort: never throws). */
 export function writeCreditsMemo(
   stateDir: string,
@@ -42,6 +62,7 @@ export function writeCreditsMemo(
     all[profile] = { ...all[profile], ...update, at: now.toISOString() };
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     const tmp = `${memoPath(stateDir)}.${process.pid}.tmp`;
+    removeDeadTemps(stateDir);
     writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
     renameSync(tmp, memoPath(stateDir));
   } catch {
