@@ -8,5 +8,7 @@ export default defineConfig({
     pool: 'forks',
     // Test temp dirs live under one root that is removed after the run.
     globalSetup: ['test/global-setup.ts'],
+    // ...and each test file its own results cache directory (ENRICH_CACHE_DIR).
+    setupFiles: ['test/setup-cache-dir.ts'],
   },
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { accountOfKey } from './account.js';
 import { ApiError, usageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { Paths, type BulkKind } from '../contract/paths.js';
@@ -93,6 +94,11 @@ export interface EnrichClient {
   ): Promise<ResultsState<CompanyRecord>>;
   /** True once the bulk endpoint of `kind` echoed an Idempotency-Key, false once it did not. */
   honoursIdempotency(kind: BulkKind): boolean | undefined;
+  /**
+   * Names the account of this client's key without the key: a SHA-256 of it. The results
+   * cache keeps one account's answers apart from another's by it.
+   */
+  readonly account: string;
   /** Zero-cost key check: asks for the results of a random job id. */
   checkKey(): Promise<
     { ok: true } | { ok: false; reason: 'invalid' | 'forbidden'; message: string }
@@ -157,6 +163,7 @@ export function createClient(options: ClientOptions): EnrichClient {
   return {
     ...singleMethods(calls, by),
     ...bulkMethods(calls, by),
+    account: accountOfKey(options.apiKey),
     honoursIdempotency: (kind) =>
       store.get(
         idempotencyScope(base.origin, kind === 'contacts' ? Paths.contacts : Paths.companies),

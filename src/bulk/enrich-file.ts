@@ -6,6 +6,7 @@ import { runBulk, type RunSummary } from '../pipeline/run/run.js';
 import type { BulkApi, RunProgress } from '../pipeline/types.js';
 import { BULK_RUN_KEYS, type BulkRunOptions } from './options.js';
 import { checkKeys, resolveRun } from './resolve-run.js';
+import { openRunCache, pruneOldRuns } from './run-cache.js';
 
 // The library's one-call bulk run: it joins the client (api/), the settings' defaults
 // (config/) and the pipeline, so it sits outside pipeline/, which never reaches into api/
@@ -15,8 +16,13 @@ import { checkKeys, resolveRun } from './resolve-run.js';
 export interface EnrichFileOptions extends BulkRunOptions {
   /** A path (`-` reads `read.stdin`), or an input already opened with `openInput` (its owner closes it). */
   input: string | InputSource;
-  /** The service: a client from `createClient` (its owner closes it), or any BulkApi with its base URL. */
-  service: { client: EnrichClient; baseUrl: string } | { api: BulkApi; baseUrl: string };
+  /**
+   * The service: a client from `createClient` (its owner closes it), or any BulkApi with its
+   * base URL (and the account it bills, any stable name of it, for the results cache; without
+   * one, such a run neither reads nor fills the cache).
+   */
+  service:
+    { client: EnrichClient; baseUrl: string } | { api: BulkApi; baseUrl: string; account?: string };
   /** Stops submitting and polling (the run then ends with an INTERRUPTED error; its journal is kept). */
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
@@ -62,13 +68,24 @@ export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
       ...env,
       ...(signal && { signal }),
     };
-    return await runBulk(run, {
-      api,
-      baseUrl: service.baseUrl,
-      env: pollEnv,
-      onProgress,
-      onWarning,
-    });
+    await pruneOldRuns(run);
+    const account = 'client' in service ? service.client.account : service.account;
+    const { baseUrl } = service;
+    const cache = account
+      ? openRunCache(run, { baseUrl, account, dir: o.cacheDir, onWarning })
+      : undefined;
+    try {
+      return await runBulk(run, {
+        api,
+        baseUrl,
+        env: pollEnv,
+        onProgress,
+        onWarning,
+        cache: cache?.cache,
+      });
+    } finally {
+      await cache?.close();
+    }
   } finally {
     if (typeof input === 'string') await source.close();
   }

@@ -36,6 +36,16 @@ export interface BulkRunOptions {
    * idempotency keys and never confirmed them: they may be charged twice (false).
    */
   resendUnconfirmed?: boolean;
+  /** Use the results cache (true): false neither reads nor writes it (`--no-cache`). */
+  cache?: boolean;
+  /** Look every row up again, and keep the new answers in the cache (`--refresh`). */
+  refresh?: boolean;
+  /** Cached answers older than this (ms) are looked up again (setting cache_max_age, 30 days). */
+  maxAgeMs?: number;
+  /** Finished runs' journals and results are removed this long after (setting run_retention, 7 days). */
+  runRetentionMs?: number;
+  /** Where the results cache lives (the OS cache dir, or ENRICH_CACHE_DIR). */
+  cacheDir?: string;
   /** Where run journals and results live (the OS state dir's `runs`, or ENRICH_STATE_DIR's). */
   runsDir?: string;
   /** The output format (from the output's extension, else the input's own). */
@@ -69,6 +79,11 @@ export const BULK_RUN_KEYS: readonly (keyof BulkRunOptions)[] = [
   'wait',
   'restart',
   'resendUnconfirmed',
+  'cache',
+  'refresh',
+  'maxAgeMs',
+  'cacheDir',
+  'runRetentionMs',
   'runsDir',
   'format',
   'bom',

@@ -104,6 +104,8 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
       metadata,
       dedupe,
       idColumn: idColumn ?? null,
+      // Absent by default, so journals of runs before the cache existed still resume.
+      ...(o.cache === false ? { cache: 'off' } : o.refresh ? { cache: 'refresh' } : {}),
     },
     validate: { header: source.header },
     metadata,
@@ -118,7 +120,13 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
     wait: o.wait ?? true,
     restart: o.restart ?? false,
     resendUnconfirmed: o.resendUnconfirmed ?? false,
+    cache: Object.freeze({
+      read: o.cache !== false && o.refresh !== true,
+      write: o.cache !== false,
+      maxAgeMs: setting('cacheMaxAgeMs', o.maxAgeMs, words),
+    }),
     runsDir: o.runsDir ?? runsDirOf(getPaths().stateDir),
+    runRetentionMs: setting('runRetentionMs', o.runRetentionMs, words),
     command: o.command ?? `enrich ${o.kind} ${source.name} -o ${o.output}`,
     output: Object.freeze({
       target: o.output,

@@ -9,6 +9,7 @@ import { registerAuth } from './commands/auth.js';
 import { registerConfig } from './commands/config.js';
 import { registerSandbox } from './commands/sandbox.js';
 import { registerJobs } from './commands/jobs.js';
+import { registerCache } from './commands/cache.js';
 
 // Command modules import only commander and types at load time; each action imports
 // what it needs, so `enrich --help` stays fast (DESIGN.md section 7).
@@ -20,6 +21,7 @@ const registrations: ((program: Command) => void)[] = [
   registerCompany,
   registerVerifyEmail,
   registerJobs,
+  registerCache,
   registerAuth,
   registerConfig,
   registerSandbox,

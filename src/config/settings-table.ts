@@ -10,6 +10,10 @@ export interface Settings {
   prefix: string;
   /** Ceiling on requests per second to the service; undefined: no ceiling of our own. */
   rateLimit: number | undefined;
+  /** How old a cached answer may be and still be used instead of a lookup (ms). */
+  cacheMaxAgeMs: number;
+  /** How long journals and spools of finished runs are kept (ms). */
+  runRetentionMs: number;
 }
 
 /** One setting: its name in the config file and `enrich config`, its env var, its rules. */
@@ -120,6 +124,25 @@ export const SETTINGS: readonly SettingSpec[] = [
     format: (v) => formatDuration(Number(v)),
   },
   {
+    key: 'cache_max_age',
+    prop: 'cacheMaxAgeMs',
+    env: 'ENRICH_CACHE_MAX_AGE',
+    default: 30 * 86_400_000,
+    description:
+      'answers older than this are looked up again instead of taken from the results cache (0s: always)',
+    parse: durationAtLeast(0, 'cache_max_age'),
+    format: (v) => formatDays(Number(v)),
+  },
+  {
+    key: 'run_retention',
+    prop: 'runRetentionMs',
+    env: 'ENRICH_RUN_RETENTION',
+    default: 7 * 86_400_000,
+    description: 'how long journals and results of finished runs are kept (7d)',
+    parse: durationAtLeast(0, 'run_retention'),
+    format: (v) => formatDays(Number(v)),
+  },
+  {
     key: 'formula_escape',
     prop: 'formulaEscape',
     env: 'ENRICH_FORMULA_ESCAPE',
@@ -158,6 +181,20 @@ export const SETTINGS: readonly SettingSpec[] = [
     format: (v) => (v === undefined ? '' : str(v)),
   },
 ] as SettingSpec[];
+
+/** A duration parser (text or ms) that refuses values below `min` ms. */
+function durationAtLeast(min: number, what: string): (v: unknown) => number {
+  return (v) => {
+    const ms = typeof v === 'number' ? v : parseDuration(String(v), what);
+    if (!Number.isFinite(ms) || ms < min) throw new Error(`expected a duration, got ${String(v)}`);
+    return ms;
+  };
+}
+
+/** Whole days as `30d`, anything else as formatDuration does. */
+function formatDays(ms: number): string {
+  return ms > 0 && ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : formatDuration(ms);
+}
 
 /** The setting named `key` (config file form, e.g. `batch_size`), if there is one. */
 export function findSetting(key: string): SettingSpec | undefined {

@@ -117,6 +117,7 @@ function jsonEncoder(o: OutputWriterOptions): Encoder {
       status: r.status,
       error: r.error === '' ? null : r.error,
       credit_charged: r.creditCharged,
+      cached_at: r.cachedAt ?? null,
       [key]: r.record ?? (key === 'records' ? [] : null),
     }).slice(1)}`;
   if (o.format === 'jsonl') return { row: (r) => `${json(r)}\n`, end: () => '' };
@@ -144,6 +145,7 @@ function csvCells(o: OutputWriterOptions): { header: string[]; row(r: OutputRow)
       out[width] = r.status;
       out[width + 1] = escapeFormula(r.error, r.status === 'invalid' ? 'never' : mode);
       out[width + 2] = text(r.creditCharged);
+      out[width + 3] = r.cachedAt ?? '';
       // Missing trailing values (a row with no record) are empty cells: every row has every column.
       for (let j = 0, at = width + STATUS_COLUMNS.length; j < tail.length; j++) {
         const v = r.values[j];

@@ -6,7 +6,12 @@ import type { InputRow } from './read.js';
 export type RowStatus = 'enriched' | 'failed' | 'invalid' | 'missing' | 'expired';
 
 /** The status columns every CSV/TSV output carries after the input columns. */
-export const STATUS_COLUMNS = ['enrich_status', 'enrich_error', 'enrich_credit_charged'] as const;
+export const STATUS_COLUMNS = [
+  'enrich_status',
+  'enrich_error',
+  'enrich_credit_charged',
+  'enrich_cached_at',
+] as const;
 
 export interface OutputWriterOptions {
   /** A path, or '-' for stdout. */
@@ -36,6 +41,8 @@ export interface OutputRow {
   error: string;
   /** null: not sent (empty); 'unknown': sent, its answer not seen. */
   creditCharged: boolean | null | 'unknown';
+  /** When a result taken from the results cache was first looked up (ISO 8601); null otherwise. */
+  cachedAt?: string | null;
   /** Aligned to the extra columns that follow the status columns. */
   values: (string | number | boolean | null)[];
   /** JSON output: the record (contacts) or records array (companies). */

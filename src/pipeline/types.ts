@@ -38,6 +38,34 @@ export interface BulkApi {
   ): Promise<ResultsAnswer<Record<string, unknown>>>;
 }
 
+/** One answer of the results cache: the records the service gave, when, and whether it charged. */
+export interface CachedAnswer {
+  records: Record<string, unknown>[];
+  /** When the service gave it (epoch ms). */
+  at: number;
+  charged: boolean;
+}
+
+/**
+ * The results cache as the run sees it (it arrives as this interface, already bound to the
+ * run's service, account, kind and request options): a request's dedupe key -> its answer.
+ * Lookups and writes never throw: a cache that fails is no cache.
+ */
+export interface ResultsCache {
+  get(requestKey: string): CachedAnswer | undefined;
+  put(requestKey: string, answer: CachedAnswer): void;
+}
+
+/** How a run uses the results cache. */
+export interface CachePolicy {
+  /** Take answers from the cache (false with `refresh` or without a cache). */
+  read: boolean;
+  /** Keep this run's answers in the cache (false with `cache: false`). */
+  write: boolean;
+  /** Answers older than this are looked up again. */
+  maxAgeMs: number;
+}
+
 /** One element to send, with the input row it stands for. */
 export interface BatchItem {
   index: number;
@@ -140,6 +168,8 @@ export interface ResolvedRun {
     metadata: Record<string, unknown>;
     dedupe: boolean;
     idColumn: number | null;
+    /** `refresh` or `off` (`--no-cache`): a run of its own; absent when the cache is used as usual. */
+    cache?: 'refresh' | 'off';
   }>;
   readonly validate: ValidateOptions;
   readonly metadata: Readonly<Record<string, unknown>>;
@@ -158,8 +188,12 @@ export interface ResolvedRun {
    * idempotency keys and never confirmed them (they may be charged twice).
    */
   readonly resendUnconfirmed: boolean;
+  /** Whether answers are read from and written to the results cache, and how old they may be. */
+  readonly cache: Readonly<CachePolicy>;
   /** Directory holding run journals and spools. */
   readonly runsDir: string;
+  /** Journals and spools of finished runs untouched this long are removed when a run starts (ms). */
+  readonly runRetentionMs: number;
   /** The command that resumes this run, kept in the journal for `enrich jobs`. */
   readonly command: string;
   readonly output: Readonly<JoinOutput>;

@@ -111,6 +111,8 @@ describe('the API key stays secret (acceptance)', () => {
       '-o',
       join(dir, 'again.csv'),
       '--restart',
+      // The cache would answer every row without a request (the same key's answers).
+      '--no-cache',
       '--debug',
     ]);
     expect(revoked.code).toBe(4);

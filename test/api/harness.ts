@@ -85,7 +85,13 @@ export async function runCli(
   const { fileURLToPath } = await import('node:url');
   const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
   const child = spawn(process.execPath, [bin, ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...opts.env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      // Never the real OS cache directory: this test file's own (setup-cache-dir.ts).
+      ENRICH_CACHE_DIR: process.env.ENRICH_CACHE_DIR ?? '',
+      ...opts.env,
+    },
     stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -103,7 +109,11 @@ export async function tempEnv(): Promise<Record<string, string>> {
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const root = mkdtempSync(join(tmpdir(), 'enrich-e2e-'));
-  return { ENRICH_CONFIG_DIR: join(root, 'config'), ENRICH_STATE_DIR: join(root, 'state') };
+  return {
+    ENRICH_CONFIG_DIR: join(root, 'config'),
+    ENRICH_STATE_DIR: join(root, 'state'),
+    ENRICH_CACHE_DIR: join(root, 'cache'),
+  };
 }
 
 /** Builds dist/ when any source is newer than it (type errors elsewhere do not stop the emit). */

@@ -58,7 +58,7 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(r.code).toBe(0);
     const text = await readFile(out, 'utf8');
     expect(text.split('\n')[0]).toMatch(
-      /^Contact ID,First Name,.*,enrich_status,enrich_error,enrich_credit_charged,enriched_email,/,
+      /^Contact ID,First Name,.*,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at,enriched_email,/,
     );
     expect(r.stderr).toMatch(/rows: 25\s+enriched: 23\s+failed: 0\s+invalid: 2/);
     expect(r.stdout).toBe('');
@@ -116,7 +116,7 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(fetch.code).toBe(0);
     const csv = parseCsv(await readFile(fetched, 'utf8'));
     expect(csv[0]?.join(',')).toMatch(
-      /^custom_fields,enrich_status,enrich_error,enrich_credit_charged,email,/,
+      /^custom_fields,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at,email,/,
     );
     expect(csv).toHaveLength(51);
     // What each record answers: the echo of what was sent, flattened as original_<field>.
@@ -257,7 +257,7 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(mixed.stdout).toBe('');
   });
 
-  it('warns on stderr, even with -q, when the input changed since an earlier run of it', async () => {
+  it('a grown input pays only for its new rows, and says nothing about it with -q', async () => {
     const s = (sb = await startSandbox({ port: 0 }));
     const dir = await tempDir();
     const env = await serviceEnv(s);
@@ -267,7 +267,8 @@ describe('enrich contacts / companies (e2e)', () => {
     await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(31));
     const r = await runCli(args, { env });
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/^enrich: warning: .*leads\.csv changed since a run of it started/m);
+    expect(r.stderr).toBe('');
+    expect(s.admin.stats().credits_charged).toBe(31);
   });
 
   it('-q still says on stderr why a run stopped early (cron reads nothing else)', async () => {
@@ -405,9 +406,11 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(second.code).toBe(0);
     expect(existsSync(out)).toBe(true);
     const lines = (await readFile(rejects, 'utf8')).trim().split('\n');
-    expect(lines[0]).toMatch(/,enrich_status,enrich_error,enrich_credit_charged,enrich_line$/);
+    expect(lines[0]).toMatch(
+      /,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at,enrich_line$/,
+    );
     expect(lines).toHaveLength(3);
-    expect(lines[1]).toMatch(/,invalid,needs at least one of: .*,,\d+$/);
+    expect(lines[1]).toMatch(/,invalid,needs at least one of: .*,,,\d+$/);
     expect(s.admin.stats().jobs_submitted).toBe(1);
   });
 });

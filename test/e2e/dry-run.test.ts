@@ -28,6 +28,7 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
       rows: 25,
       valid: 23,
       invalid: 2,
+      cached: 0,
       duplicates: 2,
       batches: 3,
       max_credits: 21,
@@ -46,7 +47,7 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^rows\s+12$/m);
     expect(r.stdout).toMatch(/^duplicates\s+1 \(sent once\)$/m);
-    expect(r.stdout).toMatch(/^max_credits\s+20$/m);
+    expect(r.stdout).toMatch(/^max_credits\s+20 \(at most, for the rows sent\)$/m);
     expect(r.stderr).toMatch(/company_website\s+Website\s+https:\/\/www\.acme\.com/);
   });
 

@@ -327,30 +327,21 @@ describe('bulk run against the sandbox', () => {
     expect(s.admin.stats().jobs_submitted).toBe(0);
   });
 
-  it('warns, before paying, that a file changed since an earlier run of it is a new run', async () => {
+  it('a changed file is a new run, with no warning (without a cache it pays again; with one, only for new rows)', async () => {
     const s = await sandbox();
     const dir = await tempDir();
     const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
     const warnings: string[] = [];
     const o = { runsDir: dir, onWarning: (w: string) => warnings.push(w) };
     await runFile(s, file, o);
-    expect(warnings).toEqual([]);
-    // Rows appended: a new content, so a new run that pays again for the first 100.
     await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(110));
     await runFile(s, file, o);
-    expect(warnings).toEqual([
-      expect.stringMatching(
-        /in\.csv changed since a run of it started .*: this is a new run, and every valid row is sent and paid for again/,
-      ),
-    ]);
+    // runBulk without a cache (test/integration/results-cache.test.ts has the one with it).
     expect(s.admin.stats().credits_charged).toBe(210);
-    // Running it again resumes that new run: nothing more to say, nothing more to pay.
+    // Running it again resumes that new run: nothing more to pay.
     await runFile(s, file, o);
-    expect(warnings).toHaveLength(1);
     expect(s.admin.stats().credits_charged).toBe(210);
-    // Other options are another job, not a changed file.
-    await runFile(s, file, { ...o, batchSize: 7, dedupe: false });
-    expect(warnings).toHaveLength(1);
+    expect(warnings).toEqual([]);
   });
 
   it('refuses a file malformed near its end before sending anything', async () => {
@@ -657,15 +648,16 @@ describe('bulk run against the sandbox', () => {
       output: { explode: true },
     });
     const out = parseCsv(output);
-    expect(out[0]?.slice(0, 6)).toEqual([
+    expect(out[0]?.slice(0, 7)).toEqual([
       'Company',
       'Website',
       'enrich_status',
       'enrich_error',
       'enrich_credit_charged',
+      'enrich_cached_at',
       'enrich_match_rank',
     ]);
-    expect(out.slice(1).map((r) => [r[0], r[2], r[5]])).toEqual([
+    expect(out.slice(1).map((r) => [r[0], r[2], r[6]])).toEqual([
       ['Acme', 'enriched', '1'],
       ['Acme', 'enriched', '2'],
       ['Acme', 'enriched', '3'],
@@ -690,7 +682,7 @@ describe('bulk run against the sandbox', () => {
       const { summary, output } = await runCompanies(s, rows, { output: { explode: true } });
       expect(summary.exitCode).toBe(5);
       const out = parseCsv(output);
-      expect(out.slice(1).map((r) => [r[0], r[2], r[3], r[5]])).toEqual([
+      expect(out.slice(1).map((r) => [r[0], r[2], r[3], r[6]])).toEqual([
         ['Acme', 'enriched', '', '1'],
         ['Acme', 'enriched', '', '2'],
         ['Acme', 'enriched', '', '3'],

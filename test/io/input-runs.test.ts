@@ -51,7 +51,8 @@ describe('an input with no rows, e.g. a nightly export with nothing new (e2e)', 
     });
     return { ...r, dir };
   };
-  const statusColumns = 'enrich_status,enrich_error,enrich_credit_charged,enriched_email,';
+  const statusColumns =
+    'enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at,enriched_email,';
 
   it.each([
     ['empty.json', '[]\n', 'out.json', (out: string) => expect(out).toBe('[]\n')],

@@ -232,7 +232,7 @@ describe('inputs: NUL anywhere, capped JSON records, exact JSON numbers, FIFOs',
     });
     await w.close();
     expect(await readFile(out, 'utf8')).toBe(
-      '{"row":1,"input":{"id":9007199254740993,"score":1.10,"n":5,"e":1E400,"nested":{"big":-12345678901234567890},"s":"9007199254740993"},"status":"enriched","error":null,"credit_charged":true,"record":null}\n',
+      '{"row":1,"input":{"id":9007199254740993,"score":1.10,"n":5,"e":1E400,"nested":{"big":-12345678901234567890},"s":"9007199254740993"},"status":"enriched","error":null,"credit_charged":true,"cached_at":null,"record":null}\n',
     );
   });
 

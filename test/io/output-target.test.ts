@@ -48,8 +48,8 @@ async function writeRows(target: string, n: number): Promise<void> {
 }
 
 const expected = (n: number) =>
-  ['Email,enrich_status,enrich_error,enrich_credit_charged']
-    .concat(Array.from({ length: n }, (_, i) => `r${i}@acme.com,enriched,,true`))
+  ['Email,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at']
+    .concat(Array.from({ length: n }, (_, i) => `r${i}@acme.com,enriched,,true,`))
     .join('\n') + '\n';
 
 describe('output targets: files are replaced atomically, devices and pipes written through', () => {

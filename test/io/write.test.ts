@@ -82,8 +82,8 @@ describe('createOutputWriter: CSV/TSV', () => {
     expect(text).toBe(
       [
         `Email,Name,${STATUS_COLUMNS.join(',')},enriched_phone,enriched_flag`,
-        `=1+1," Jane , ""Doe"" ",enriched,,true,"'=HYPERLINK(""x"")",true`,
-        'a@b.co,,invalid,needs at least one of: x,,,false',
+        `=1+1," Jane , ""Doe"" ",enriched,,true,,"'=HYPERLINK(""x"")",true`,
+        'a@b.co,,invalid,needs at least one of: x,,,,false',
         '',
       ].join('\n'),
     );
@@ -94,16 +94,16 @@ describe('createOutputWriter: CSV/TSV', () => {
       row({ input: input(['a', 'b']), values: ['+1 415 555 0100'] }),
     ]);
     expect(text.split('\n')[0]).toBe(
-      'Email,Name,enrich_status,enrich_error,enrich_credit_charged,enriched_phone',
+      'Email,Name,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at,enriched_phone',
     );
-    expect(text.split('\n')[1]).toBe('a,b,enriched,,true,+1 415 555 0100');
+    expect(text.split('\n')[1]).toBe('a,b,enriched,,true,,+1 415 555 0100');
   });
 
   it('aligns a ragged row to the header', async () => {
     const text = await writeAll({}, [
       row({ input: input(['only']), status: 'invalid', error: 'expected 2 cells, got 1' }),
     ]);
-    expect(text.split('\n')[1]).toBe('only,,invalid,"expected 2 cells, got 1",true,,');
+    expect(text.split('\n')[1]).toBe('only,,invalid,"expected 2 cells, got 1",true,,,');
   });
 
   it('TSV with a BOM; formula escaping can be turned off', async () => {
@@ -111,12 +111,12 @@ describe('createOutputWriter: CSV/TSV', () => {
       row({ input: input(['a\tb', 'c']), values: ['=1', null] }),
     ]);
     expect(text.startsWith('\uFEFFEmail\tName\tenrich_status')).toBe(true);
-    expect(text.split('\n')[1]).toBe('"a\tb"\tc\tenriched\t\ttrue\t=1\t');
+    expect(text.split('\n')[1]).toBe('"a\tb"\tc\tenriched\t\ttrue\t\t=1\t');
   });
 
   it('an empty output still has its header', async () => {
     expect(await writeAll({}, [])).toBe(
-      'Email,Name,enrich_status,enrich_error,enrich_credit_charged,enriched_phone,enriched_flag\n',
+      'Email,Name,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at,enriched_phone,enriched_flag\n',
     );
   });
 });
@@ -144,6 +144,7 @@ describe('createOutputWriter: JSON/JSONL', () => {
         status: 'enriched',
         error: null,
         credit_charged: true,
+        cached_at: null,
         record: { email: 'jane@acme.com', phone: '=1' },
       },
       {
@@ -152,6 +153,7 @@ describe('createOutputWriter: JSON/JSONL', () => {
         status: 'invalid',
         error: 'bad',
         credit_charged: null,
+        cached_at: null,
         record: null,
       },
     ]);
@@ -164,8 +166,8 @@ describe('createOutputWriter: JSON/JSONL', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     expect(lines.map((l) => Object.keys(l))).toEqual([
-      ['row', 'input', 'status', 'error', 'credit_charged', 'records'],
-      ['row', 'input', 'status', 'error', 'credit_charged', 'records'],
+      ['row', 'input', 'status', 'error', 'credit_charged', 'cached_at', 'records'],
+      ['row', 'input', 'status', 'error', 'credit_charged', 'cached_at', 'records'],
     ]);
     expect(lines[1].records).toEqual([]);
   });

@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InputRow } from '../../src/io/read.js';
 import { createBudget } from '../../src/pipeline/run/budget.js';
-import { classifyRows, type BatchReady, type RowClass } from '../../src/pipeline/run/classify.js';
+import {
+  classifyRows,
+  type BatchReady,
+  type HitsSpan,
+  type RowClass,
+} from '../../src/pipeline/run/classify.js';
 
 const header = ['Email'];
 const run = (batchSize: number, dedupe = true) => ({
@@ -25,7 +30,7 @@ async function classify(
   state: Parameters<typeof classifyRows>[2] = {},
   dedupe = true,
 ) {
-  const out: (RowClass | BatchReady)[] = [];
+  const out: (RowClass | BatchReady | HitsSpan)[] = [];
   for await (const c of classifyRows(run(batchSize, dedupe), rowsOf(emails), state)) out.push(c);
   return out;
 }

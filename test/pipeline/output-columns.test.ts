@@ -33,7 +33,12 @@ describe('output columns', () => {
       'enriched_company_location_zip_code',
     ]);
     expect(contactColumns('x_')[0]).toBe('x_email');
-    expect(STATUS_COLUMNS).toEqual(['enrich_status', 'enrich_error', 'enrich_credit_charged']);
+    expect(STATUS_COLUMNS).toEqual([
+      'enrich_status',
+      'enrich_error',
+      'enrich_credit_charged',
+      'enrich_cached_at',
+    ]);
   });
 
   it('companies: every record field', () => {

@@ -105,11 +105,11 @@ describe('planBulk on fixtures/contacts.csv', () => {
     );
     const lines = (await readFile(rejects, 'utf8')).trimEnd().split('\n');
     expect(lines[0]).toBe(
-      'Contact ID,First Name,Last Name,Email,Company,Website,Title,LinkedIn URL,Phone,Notes,enrich_status,enrich_error,enrich_credit_charged,enrich_line',
+      'Contact ID,First Name,Last Name,Email,Company,Website,Title,LinkedIn URL,Phone,Notes,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at,enrich_line',
     );
     expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(['C-1007', 'C-1014']);
     expect(lines[1]).toContain(
-      ',invalid,needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name,,8',
+      ',invalid,needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name,,,8',
     );
   });
 

@@ -131,6 +131,7 @@ export async function openJoinWriter(o: {
       status: outcome.status,
       error: outcome.error,
       creditCharged: outcome.creditCharged,
+      cachedAt: outcome.cachedAt === undefined ? null : new Date(outcome.cachedAt).toISOString(),
       values: firstValues,
       record: o.kind === 'companies' ? all : (first ?? null),
     };

@@ -22,6 +22,8 @@ export interface RowOutcome<R = Record<string, unknown>> {
   /** null: not sent; 'unknown': sent, and its answer not seen (it may have been charged). */
   creditCharged: boolean | null | 'unknown';
   records: R[];
+  /** Taken from the results cache: when the service first gave this answer (epoch ms). */
+  cachedAt?: number;
 }
 
 type AnyRecord = Record<string, unknown>;

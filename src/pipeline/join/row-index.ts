@@ -1,3 +1,6 @@
+/** In a run's `reps`: a row answered from the results cache (its duplicates point at it as usual). */
+export const CACHED_ROW = -2;
+
 /**
  * A growable array of 32-bit integers in fixed chunks: one entry per input row
  * (4 bytes a row, about 4 MB for a million rows), so the run remembers what became

@@ -24,6 +24,8 @@ export interface StreamJoin {
   invalid(row: InputRow, v: InvalidRow): void;
   /** Pass 1 hands over a row to send, in batch `batch` (-1: never sent, e.g. past --max-credits). */
   sent(row: InputRow, batch: number): void;
+  /** Pass 1 hands over a row answered from the results cache, with its outcome. */
+  cached(row: InputRow, outcome: RowOutcome<AnyRecord>): void;
   /** Pass 1 hands over a duplicate of row `rep`. */
   duplicate(row: InputRow, rep: number): void;
   /** True when pass 1 should wait (`room()`) before handing over more rows. */
@@ -44,12 +46,13 @@ export interface StreamJoin {
   readonly spilled: boolean;
 }
 
-/** One row waiting in the window: 0 invalid, 1 sent (batch), 2 duplicate (of `ref`). */
+/** One row waiting in the window: 0 invalid, 1 sent (batch), 2 duplicate (of `ref`), 3 from the cache. */
 interface Pending {
   row: InputRow;
-  kind: 0 | 1 | 2;
+  kind: 0 | 1 | 2 | 3;
   ref: number;
   invalid?: InvalidRow;
+  outcome?: RowOutcome<AnyRecord>;
 }
 
 export interface StreamJoinOptions {
@@ -112,6 +115,10 @@ class WindowJoin implements StreamJoin {
 
   sent(row: InputRow, batch: number): void {
     this.add({ row, kind: 1, ref: batch });
+  }
+
+  cached(row: InputRow, outcome: RowOutcome<AnyRecord>): void {
+    this.add({ row, kind: 3, ref: -1, outcome });
   }
 
   duplicate(row: InputRow, rep: number): void {
@@ -203,8 +210,8 @@ class WindowJoin implements StreamJoin {
 
   private async writeOne(p: Pending): Promise<void> {
     if (p.kind === 0) return this.out.writeInvalid(p.row, p.invalid as InvalidRow);
-    if (p.kind === 1) {
-      const outcome = await this.outcomeOfSent(p);
+    if (p.kind === 1 || p.kind === 3) {
+      const outcome = p.outcome ?? (await this.outcomeOfSent(p));
       // Only duplicates read later ask for an outcome already written.
       if (this.s.dedupe) {
         this.recent.set(p.row.index, outcome);

@@ -11,7 +11,7 @@ import {
 } from './join.js';
 import type { JoinWriter } from './join-writer.js';
 import type { ColumnMapping } from '../mapping/map-columns.js';
-import type { RowIndex } from './row-index.js';
+import { CACHED_ROW, type RowIndex } from './row-index.js';
 import { readSpool } from '../journal/spool.js';
 import { isCreditExhausted } from '../../contract/credits.js';
 import { keyOfFields, validateRow, type ValidateOptions } from '../mapping/validate.js';
@@ -25,8 +25,10 @@ export interface JoinSource {
   validate: ValidateOptions;
   dedupe: boolean;
   journalDir: string;
-  /** Per input row: -1 invalid, its own index when sent (or meant to be), else its representative. */
+  /** Per input row: -1 invalid, CACHED_ROW from the cache, its own index when sent (or meant to be), else its representative. */
   reps: RowIndex;
+  /** The outcome of a row the run answered from the results cache (read from the cache again). */
+  cachedOutcome?: (row: InputRow) => RowOutcome<AnyRecord>;
 }
 
 /**
@@ -106,6 +108,11 @@ export function leafJoiner(s: JoinSource, fresh?: Map<string, AnyRecord[]>) {
   };
 }
 
+/** A cached row's outcome in the second pass. */
+function cachedOf(s: JoinSource, row: InputRow): RowOutcome<AnyRecord> {
+  return s.cachedOutcome?.(row) ?? noRecords('failed', 'the cached answer is gone');
+}
+
 /** A duplicate shares the one request that was sent; its credit was charged once, there. */
 export function duplicateOutcome(first: RowOutcome<AnyRecord>): RowOutcome<AnyRecord> {
   return { ...first, creditCharged: first.creditCharged === null ? null : false };
@@ -140,7 +147,12 @@ export async function writeJoinedFrom(
   for await (const row of s.source.rows()) {
     const rep = s.reps.get(row.index);
     const write = row.index >= fromRow;
-    if (rep === undefined || rep < 0) {
+    if (rep === CACHED_ROW) {
+      if (!write && !remaining.has(row.index)) continue;
+      const outcome = cachedOf(s, row);
+      if (remaining.has(row.index)) cached.set(row.index, outcome);
+      if (write) await out.write(row, outcome);
+    } else if (rep === undefined || rep < 0) {
       if (!write) continue;
       const v = validateRow(s.kind, s.mapping, row, s.validate);
       if (v.ok) await out.write(row, noRecords('invalid', 'invalid'));

@@ -47,6 +47,8 @@ export type JournalEvent =
   | { t: 'unconfirmed'; batch: string; message: string; at: number }
   | { t: 'expired'; batch: string; at: number }
   | { t: 'split'; batch: string; size: number; at: number }
+  /** Rows up to `upTo` are classified; those in `ranges` (inclusive) came from the results cache. */
+  | { t: 'hits'; upTo: number; ranges: [number, number][]; at: number }
   | { t: 'done'; at: number; output: string };
 
 type Omit2<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
@@ -75,6 +77,8 @@ export interface RunState {
   header: Extract<JournalEvent, { t: 'run' }>;
   batches: Map<string, BatchState>;
   done?: { at: number; output: string };
+  /** The rows an earlier attempt of the run took from the results cache (a resumed run takes them again). */
+  hits?: { upTo: number; ranges: [number, number][] };
 }
 
 /** The identity of a run: input identity plus the options that change requests. */
@@ -100,6 +104,13 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
   if (e.t === 'run') return;
   if (e.t === 'done') {
     state.done = { at: e.at, output: e.output };
+    return;
+  }
+  if (e.t === 'hits') {
+    const hits = (state.hits ??= { upTo: -1, ranges: [] });
+    // Ranges arrive in row order; a resumed attempt journals only rows past `upTo`.
+    for (const r of e.ranges) if (r[0] > hits.upTo) hits.ranges.push(r);
+    hits.upTo = Math.max(hits.upTo, e.upTo);
     return;
   }
   if (e.t === 'submit') {

@@ -28,6 +28,12 @@ export interface BatchContext {
   stop(code: string, message: string): void;
   /** Hands the records of a batch just spooled to the join (which then need not read them back). */
   spooled?: (spoolId: string, records: Record<string, unknown>[]) => void;
+  /** Keeps the answers of a batch just spooled in the results cache (absent: no cache, or `cache: false`). */
+  remember?: (
+    items: readonly BatchItem[],
+    records: readonly Record<string, unknown>[],
+    remaining: number | null,
+  ) => void;
 }
 
 /** A batch on its way: `accepted` once the service holds it (or it needs no POST), `done` once it ends. */

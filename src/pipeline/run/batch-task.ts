@@ -49,7 +49,7 @@ export function startBatch(
     if (s.t === 'final') return s.leaves;
     if (s.t === 'credit-retry')
       return retryCreditFailures(ctx, id, items, s.leaf, startBatch).then((l) => [l]);
-    return pollAndSpool(ctx, leafBase(id, items), s);
+    return pollAndSpool(ctx, { id, items }, s);
   });
   return { accepted: submitted.then(noop, noop), done };
 }
@@ -217,9 +217,10 @@ type Base = ReturnType<typeof leafBase>;
 /** Polls an accepted job to its end and spools its records. */
 async function pollAndSpool(
   ctx: BatchContext,
-  base: Base,
+  batch: { id: string; items: BatchItem[] },
   job: { jobId: string; url: string; submits: number },
 ): Promise<LeafResult[]> {
+  const base: Base = leafBase(batch.id, batch.items);
   const { jobId, submits } = job;
   const leaf = { ...base, jobId, submits };
   const fetch = () => ctx.limit(() => ctx.api.results(ctx.kind, jobId, job.url));
@@ -262,6 +263,7 @@ async function pollAndSpool(
     { durable: true },
   );
   ctx.spooled?.(base.id, records);
+  ctx.remember?.(batch.items, records, remaining);
   if (creditError) ctx.stop('CREDITS_EXHAUSTED', OUT_OF_CREDITS);
   return [{ ...leaf, state: 'spooled', credits, remaining, creditError, polls }];
 }

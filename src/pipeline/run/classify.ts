@@ -1,18 +1,21 @@
 import type { InputRow } from '../../io/read.js';
 import { ID_FIELD, ROW_FIELD } from '../join/join.js';
 import { validateRow, type InvalidRow } from '../mapping/validate.js';
-import type { BatchItem, ResolvedRun } from '../types.js';
+import type { BatchItem, CachedAnswer, ResolvedRun } from '../types.js';
 import { affordableRows, type Budget } from './budget.js';
+import { createHitTracker, type CacheLookup, type HitRanges } from './cache-hits.js';
 import { createDeduper } from './dedupe.js';
 
 /**
  * What becomes of one input row, decided once for the dry run and the run alike:
- * invalid (never sent), a duplicate of an earlier row (shares its request), over the
- * budget (never sent), or sent in batch `batch`.
+ * invalid (never sent), a duplicate of an earlier row (shares its request), answered by the
+ * results cache (never sent; `answer` undefined when an earlier attempt of the run took it
+ * from the cache and it is gone since), over the budget (never sent), or sent in batch `batch`.
  */
 export type RowClass =
   | { t: 'invalid'; row: InputRow; invalid: InvalidRow }
   | { t: 'duplicate'; row: InputRow; of: number }
+  | { t: 'cached'; row: InputRow; answer?: CachedAnswer }
   | { t: 'over-budget'; row: InputRow }
   | { t: 'send'; row: InputRow; batch: number };
 
@@ -24,12 +27,21 @@ export interface BatchReady {
   paid: boolean;
 }
 
+/** The cache decisions of the rows up to `upTo` since the last such event (journaled before a batch is sent). */
+export interface HitsSpan {
+  t: 'hits';
+  upTo: number;
+  ranges: HitRanges;
+}
+
 /** What classification needs beyond the resolved run. */
 export interface ClassifyState {
   /** The spending limit (rows of batches new to the journal take their credits here). */
   budget?: Budget;
   /** The row count of batch `no` as an earlier run journaled it (a resumed run rebuilds it alike). */
   journaledCount?: (no: number) => number | undefined;
+  /** The results cache (none: every valid row is sent). */
+  cache?: CacheLookup;
 }
 
 type Classifiable = Pick<
@@ -46,9 +58,15 @@ export async function* classifyRows(
   run: Classifiable,
   rows: AsyncIterable<InputRow>,
   state: ClassifyState = {},
-): AsyncGenerator<RowClass | BatchReady> {
+): AsyncGenerator<RowClass | BatchReady | HitsSpan> {
   const deduper = run.dedupe ? createDeduper() : undefined;
   const { budget, journaledCount = () => undefined } = state;
+  const hits = createHitTracker(state.cache);
+  const span = (index: number): HitsSpan[] => {
+    const s = hits.span(index);
+    return s ? [{ t: 'hits', ...s }] : [];
+  };
+  let last = -1;
   let no = 0;
   let journaled = journaledCount(0);
   let items: BatchItem[] = [];
@@ -59,6 +77,7 @@ export async function* classifyRows(
     return batch;
   };
   for await (const row of rows) {
+    last = row.index;
     const v = validateRow(run.kind, run.mapping, row, run.validate);
     if (!v.ok) {
       yield { t: 'invalid', row, invalid: v };
@@ -67,6 +86,11 @@ export async function* classifyRows(
     const first = deduper?.check(v.key, row.index);
     if (first !== undefined) {
       yield { t: 'duplicate', row, of: first };
+      continue;
+    }
+    const cached = hits.check(row.index, v.key);
+    if (cached.hit) {
+      yield { t: 'cached', row, answer: cached.answer };
       continue;
     }
     // A batch an earlier run journaled takes its credits before its POST, not here.
@@ -79,8 +103,12 @@ export async function* classifyRows(
     }
     yield { t: 'send', row, batch: no };
     items.push({ index: row.index, element: elementOf(run, row, v.fields) });
-    if (items.length >= (journaled ?? run.batchSize)) yield ready();
+    if (items.length >= (journaled ?? run.batchSize)) {
+      yield* span(row.index);
+      yield ready();
+    }
   }
+  yield* span(last);
   if (items.length > 0) yield ready();
 }
 

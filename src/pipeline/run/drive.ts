@@ -1,9 +1,12 @@
-import type { RowIndex } from '../join/row-index.js';
+import { CACHED_ROW, type RowIndex } from '../join/row-index.js';
 import type { StreamJoin } from '../join/stream-join.js';
 import type { LeafResult, ResolvedRun, RunProgress } from '../types.js';
 import type { BatchContext } from './batch-context.js';
 import { startBatch } from './batch-task.js';
+import type { CacheLookup } from './cache-hits.js';
+import { cachedOutcome, creditsSaved } from './cache-use.js';
 import { classifyRows } from './classify.js';
+import { CACHED_ANSWER_GONE } from './messages.js';
 import { createSemaphore } from './submit.js';
 
 /** What the first pass over the input leaves for the rest of the run. */
@@ -14,6 +17,9 @@ export interface Driven {
   dupCounts: Map<number, number>;
   valid: number;
   duplicates: number;
+  /** Rows answered from the results cache (not counting their duplicates), and what they would have cost. */
+  cacheHits: number;
+  creditsSaved: number;
   overBudget: number;
   /** One per batch, in order: its leaves once it ends. */
   tasks: Promise<LeafResult[]>[];
@@ -35,7 +41,7 @@ const INVALID = -1;
 export async function driveBatches(
   run: ResolvedRun,
   ctx: BatchContext,
-  to: { join: StreamJoin | undefined; sink: ProgressSink; reps: RowIndex },
+  to: { join: StreamJoin | undefined; sink: ProgressSink; reps: RowIndex; cache?: CacheLookup },
 ): Promise<Driven> {
   const { join, sink } = to;
   const { progress } = sink;
@@ -44,6 +50,8 @@ export async function driveBatches(
     dupCounts: new Map(),
     valid: 0,
     duplicates: 0,
+    cacheHits: 0,
+    creditsSaved: 0,
     overBudget: 0,
     tasks: [],
   };
@@ -52,7 +60,13 @@ export async function driveBatches(
   for await (const c of classifyRows(run, run.source.rows(), {
     budget: ctx.budget,
     journaledCount,
+    ...(to.cache ? { cache: to.cache } : {}),
   })) {
+    if (c.t === 'hits') {
+      // Before the batch it precedes is sent: a resumed run must rebuild that batch alike.
+      await ctx.journal.append({ t: 'hits', upTo: c.upTo, ranges: c.ranges });
+      continue;
+    }
     if (c.t !== 'batch') {
       if (++progress.rowsRead % 10_000 === 0) sink.emit();
       // The next row is read only once the join has room for it (the classification is lazy).
@@ -72,6 +86,13 @@ export async function driveBatches(
       continue;
     }
     d.valid++;
+    if (c.t === 'cached') {
+      d.reps.push(CACHED_ROW);
+      d.cacheHits++;
+      d.creditsSaved += creditsSaved(c.answer);
+      join?.cached(c.row, cachedOutcome(c.answer, CACHED_ANSWER_GONE));
+      continue;
+    }
     if (c.t === 'duplicate') {
       d.reps.push(c.of);
       d.dupCounts.set(c.of, (d.dupCounts.get(c.of) ?? 0) + 1);

@@ -1,23 +1,28 @@
 import { join as joinPath } from 'node:path';
 import { EnrichError } from '../../errors.js';
+import type { InputRow } from '../../io/read.js';
 import { openJoinWriter, type JoinWriter } from '../join/join-writer.js';
 import { RowIndex } from '../join/row-index.js';
 import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
-import { writeJoinedFrom } from '../join/write-joined.js';
-import {
-  changedSinceEarlierRun,
-  hasJournal,
-  openJournal,
-  runKey,
-  type Journal,
-} from '../journal/journal.js';
-import type { BulkApi, LeafResult, ResolvedRun, RunProgress, StopReason } from '../types.js';
+import { writeJoinedFrom, type JoinSource } from '../join/write-joined.js';
+import { hasJournal, openJournal, runKey, type Journal } from '../journal/journal.js';
+import { validateRow } from '../mapping/validate.js';
+import type {
+  BulkApi,
+  LeafResult,
+  ResolvedRun,
+  ResultsCache,
+  RunProgress,
+  StopReason,
+} from '../types.js';
 import type { BatchContext } from './batch-context.js';
 import { stopAtBudget } from './batch-task.js';
 import { balanceLog, type BalanceLog } from './balance.js';
 import { createBudget } from './budget.js';
 import { driveBatches, type Driven, type ProgressSink } from './drive.js';
-import { INTERRUPTED_NOT_SENT, inputChanged, notSent } from './messages.js';
+import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
+import type { CacheLookup } from './cache-hits.js';
+import { CACHED_ANSWER_GONE, INTERRUPTED_NOT_SENT, notSent } from './messages.js';
 import type { PollEnv } from './poll.js';
 import { createLimiter } from './submit.js';
 import {
@@ -42,6 +47,11 @@ export interface RunDeps {
   onProgress?: (p: RunProgress) => void;
   /** What the user should know before the run spends anything (the input changed since an earlier run...). */
   onWarning?: (message: string) => void;
+  /**
+   * The results cache, bound to this run's service, account and request options (none: every
+   * valid row is sent). `run.cache` says whether it is read and written.
+   */
+  cache?: ResultsCache;
   /** Tuning of the one-pass join (defaults suit any service; tests make it spill). */
   join?: Partial<StreamJoinOptions>;
 }
@@ -62,16 +72,12 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     throw new EnrichError('USAGE', `baseUrl must be a URL, got ${JSON.stringify(deps.baseUrl)}`);
   const input = await run.source.identity();
   const { key, options } = runKeyOf(run, input, deps.baseUrl);
-  // A resumed run has the same content as when it started: what a new run says and
-  // checks below was said and checked then.
+  // A resumed run has the same content as when it started: it was checked then.
   if (run.restart || !(await hasJournal(run.runsDir, key))) {
     // Batches are sent while the file is still being read: a malformed line near its end
     // would stop the run after paying for the rows above it, and fixing the file makes a
     // new run that pays for them again. So a new run reads the whole file once first.
     await run.source.check();
-    const header = { kind: run.kind, input, options };
-    const earlier = await changedSinceEarlierRun(run.runsDir, key, header);
-    if (earlier) deps.onWarning?.(inputChanged(run.source.name, earlier.at));
   }
   const journal = await openJournal({
     runsDir: run.runsDir,
@@ -153,9 +159,12 @@ async function runWithJournal(
   let out = run.wait ? await openOutput() : undefined;
   try {
     const reps = new RowIndex();
-    const join = out && openStreamJoin(run, deps, { journalDir: journal.dir, reps }, out);
+    const use = cacheUse(run, deps, journal);
+    const store = { journalDir: journal.dir, reps, cachedOutcome: use.cachedOutcomeOf };
+    const join = out && openStreamJoin(run, deps, store, out);
     const { ctx, stopReason } = batchContext(run, deps, journal, join);
-    const driven = await driveBatches(run, ctx, { join, sink, reps });
+    ctx.remember = use.remember;
+    const driven = await driveBatches(run, ctx, { join, sink, reps, cache: use.lookup });
     if (driven.overBudget > 0) stopAtBudget(ctx);
     sink.progress.phase = 'waiting';
     sink.emit();
@@ -172,7 +181,7 @@ async function runWithJournal(
     const final = { leaves, dupCounts: driven.dupCounts, notSent: notSent(base.stopReason) };
     const stats = join
       ? await join.finish(final)
-      : await writeAllAtOnce(run, journal, driven, final, out);
+      : await writeAllAtOnce({ ...run, ...store }, driven, final, out);
     out = undefined; // closed: nothing to abort any more
     await journal.append({ t: 'done', output: run.output.target });
     const exitCode = exitCodeFor(stats, base.jobs, base.stopReason);
@@ -183,11 +192,13 @@ async function runWithJournal(
   }
 }
 
+type StreamJoinSource = JoinSource & { source: ResolvedRun['source'] };
+
 /** The one-pass join of a run that waits for its results. */
 function openStreamJoin(
   run: ResolvedRun,
   deps: RunDeps,
-  store: { journalDir: string; reps: RowIndex },
+  store: Pick<StreamJoinSource, 'journalDir' | 'reps' | 'cachedOutcome'>,
   out: JoinWriter,
 ) {
   return createStreamJoin({ ...run, ...store }, out, {
@@ -200,16 +211,33 @@ function openStreamJoin(
   });
 }
 
+/** How the run reads and fills the results cache (nothing without one). */
+function cacheUse(run: ResolvedRun, deps: RunDeps, journal: Journal) {
+  const { cache } = deps;
+  if (!cache) return {};
+  const hits = journal.state.hits;
+  const journaled = hits && { upTo: hits.upTo, ranges: [...hits.ranges] };
+  const lookup = cacheLookup(cache, run.cache, deps.env.now, journaled) as CacheLookup;
+  const remember: BatchContext['remember'] = run.cache.write
+    ? (items, records, remaining) =>
+        void fillCache(cache, run.kind, items, { records, remaining, at: deps.env.now() })
+    : undefined;
+  // The second pass reads a cached row's answer again (the first pass held it only briefly).
+  const cachedOutcomeOf = (row: InputRow) => {
+    const v = validateRow(run.kind, run.mapping, row, run.validate);
+    return cachedOutcome(v.ok ? lookup.any(v.key) : undefined, CACHED_ANSWER_GONE);
+  };
+  return { lookup, remember, cachedOutcomeOf };
+}
+
 /** A run that did not wait, with every job done: the whole output in one pass over the input. */
 async function writeAllAtOnce(
-  run: ResolvedRun,
-  journal: Journal,
+  source: StreamJoinSource,
   driven: Driven,
   final: { leaves: LeafResult[]; dupCounts: Map<number, number>; notSent: string },
   out: JoinWriter,
 ) {
-  const source = { ...run, journalDir: journal.dir, reps: driven.reps };
-  await writeJoinedFrom({ ...source, ...final }, out, 0);
+  await writeJoinedFrom({ ...source, reps: driven.reps, ...final }, out, 0);
   return { ...(await out.close()), secondPassFrom: 0 };
 }
 
@@ -231,6 +259,8 @@ function summaryBase(
     rows: driven.reps.length,
     valid: driven.valid,
     duplicates: driven.duplicates,
+    cacheHits: driven.cacheHits,
+    creditsSaved: driven.creditsSaved,
     jobs: countJobs(leaves, (b) => journal.state.batches.get(b)?.expires),
     requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
     creditsCharged: sum(leaves, (l) => l.credits) - earlier,

@@ -12,6 +12,10 @@ export interface RunSummary extends JoinStats {
   rows: number;
   valid: number;
   duplicates: number;
+  /** Rows answered from the results cache (their duplicates not counted), never sent. */
+  cacheHits: number;
+  /** What those answers cost when the service gave them: credits this run did not spend. */
+  creditsSaved: number;
   jobs: {
     total: number;
     spooled: number;

@@ -1,6 +1,7 @@
 import type { InputSource } from '../../../io/read.js';
 import type { Plan } from '../../../pipeline/run/plan.js';
-import type { BulkKind } from '../../../pipeline/types.js';
+import type { ResolvedSettings } from '../../../config/settings.js';
+import type { BulkKind, ResolvedRun } from '../../../pipeline/types.js';
 import type { BulkOptions } from './options.js';
 import type { GlobalOptions } from '../../globals.js';
 
@@ -12,6 +13,7 @@ export function planJson(plan: Plan): Record<string, unknown> {
     valid: plan.valid,
     invalid: plan.invalid,
     duplicates: plan.duplicates,
+    cached: plan.cached,
     batches: plan.batches,
     max_credits: plan.max_credits,
   };
@@ -87,8 +89,9 @@ export function formatPlan(plan: Plan, options: BulkOptions, batchSize: number):
     ['valid', String(plan.valid)],
     ['invalid', String(plan.invalid) + (options.rejects ? ` (written to ${options.rejects})` : '')],
     ['duplicates', String(plan.duplicates) + (options.dedupe ? ' (sent once)' : '')],
+    ['cached', `${plan.cached} (answered from the results cache, not sent)`],
     ['batches', `${plan.batches} (batch size ${batchSize})`],
-    ['max_credits', String(plan.max_credits)],
+    ['max_credits', `${plan.max_credits} (at most, for the rows sent)`],
   ];
   return lines.map(([k, v]) => `${k.padEnd(11)}  ${v}`).join('\n');
 }
@@ -104,9 +107,10 @@ export async function runDryRun(
     import('./resolve.js'),
     import('../../../pipeline/run/plan.js'),
   ]);
-  const { source, run } = await openBulkRun(kind, input, options, globals);
+  const { source, run, settings } = await openBulkRun(kind, input, options, globals);
+  const cache = await planCache(run, settings, globals);
   try {
-    const plan = await planBulk(run);
+    const plan = await planBulk(run, cache ? { cache: cache.cache } : {});
     if (!globals.quiet) process.stderr.write(`${formatMappingTable(plan, source)}\n`);
     if (run.maxCredits !== undefined && plan.max_credits > run.maxCredits && !globals.quiet) {
       process.stderr.write(
@@ -117,6 +121,26 @@ export async function runDryRun(
     else process.stdout.write(`${formatPlan(plan, options, run.batchSize)}\n`);
     return 0;
   } finally {
+    await cache?.close();
     await source.close();
   }
+}
+
+/**
+ * The results cache a run with these settings would read: known only with a key and a base
+ * URL (the cache is per account and service); never with --sandbox, a new account each time.
+ */
+async function planCache(run: ResolvedRun, settings: ResolvedSettings, globals: GlobalOptions) {
+  if (globals.sandbox || !settings.apiKey || !settings.baseUrl) return undefined;
+  const [{ openRunCache }, { accountOfKey }] = await Promise.all([
+    import('../../../bulk/run-cache.js'),
+    import('../../../api/account.js'),
+  ]);
+  return openRunCache(run, {
+    baseUrl: settings.baseUrl,
+    account: accountOfKey(settings.apiKey),
+    onWarning: (w) => {
+      if (!globals.quiet) process.stderr.write(`enrich: warning: ${w}\n`);
+    },
+  });
 }

@@ -31,6 +31,12 @@ export interface BulkOptions {
   readonly resendUnconfirmed: boolean;
   /** Undefined unless given: the setting decides then. */
   readonly rateLimit?: number;
+  /** --no-cache: neither read nor write the results cache. */
+  readonly cache: boolean;
+  /** --refresh: look every row up again and keep the new answers. */
+  readonly refresh: boolean;
+  /** --max-age; undefined unless given: setting cache_max_age decides then. */
+  readonly maxAgeMs?: number;
   /** Contacts: mobile_phone_enrichment, mobile_phone_exists, business_email_exists, real_time_verification. */
   readonly mobile: boolean;
   readonly requireMobile: boolean;
@@ -82,7 +88,13 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
       '--resend-unconfirmed',
       'send again batches the service may have charged without confirming them (may charge twice)',
     )
-    .option('--rate-limit <req/s>', 'at most this many requests per second (setting rate_limit)');
+    .option('--rate-limit <req/s>', 'at most this many requests per second (setting rate_limit)')
+    .option(
+      '--max-age <duration>',
+      'use cached answers younger than this, e.g. 7d, 12h, 0s (default: setting cache_max_age, 30d)',
+    )
+    .option('--refresh', 'look every row up again (paying again) and keep the new answers')
+    .option('--no-cache', 'neither read nor write the results cache');
   if (kind === 'contacts') {
     cmd
       .option('--mobile', 'add mobile phone numbers when available')
@@ -174,6 +186,10 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
   const format = raw.format === undefined ? undefined : oneOf('--format', raw.format, FORMATS);
   if (raw.explode === true && kind !== 'companies')
     throw usageError('--explode is for companies only');
+  if (raw.refresh === true && raw.cache === false)
+    throw usageError('--refresh and --no-cache: choose one', {
+      hint: '--refresh looks every row up again and keeps the answers; --no-cache neither reads nor writes the cache.',
+    });
   const timeout = str(raw.timeout);
   let timeoutMs: number | undefined;
   if (timeout !== undefined) timeoutMs = parseDuration(timeout, '--timeout');
@@ -203,6 +219,10 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
     timeoutMs,
     restart: raw.restart === true,
     resendUnconfirmed: raw.resendUnconfirmed === true,
+    cache: raw.cache !== false,
+    refresh: raw.refresh === true,
+    maxAgeMs:
+      raw.maxAge === undefined ? undefined : settingFlag('cacheMaxAgeMs', '--max-age', raw.maxAge),
     rateLimit:
       raw.rateLimit === undefined
         ? undefined
@@ -234,7 +254,15 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
 export function settingFlags(o: BulkOptions): Partial<Settings> {
   // Unset flags stay undefined, which resolveSettings skips.
   const { batchSize, concurrency, prefix, formulaEscape, timeoutMs, rateLimit } = o;
-  return { batchSize, concurrency, prefix, formulaEscape, timeoutMs, rateLimit };
+  return {
+    batchSize,
+    concurrency,
+    prefix,
+    formulaEscape,
+    timeoutMs,
+    rateLimit,
+    cacheMaxAgeMs: o.maxAgeMs,
+  };
 }
 
 /** The reader options the flags ask for (--input-format, --delimiter, --encoding, --header-row). */

@@ -7,6 +7,7 @@ export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, un
     rows: s.rows,
     statuses: s.statuses,
     duplicates: s.duplicates,
+    cache: { hits: s.cacheHits, credits_saved: s.creditsSaved },
     jobs: {
       total: s.jobs.total,
       done: s.jobs.spooled,
@@ -80,6 +81,10 @@ export function summaryText(s: RunSummary, elapsedMs: number, prefix: string): s
   if (s.balance && s.balance.drop !== null && s.balance.drop > s.creditsCharged)
     lines.push(
       `balance: ${s.balance.first} -> ${s.balance.last} (-${s.balance.drop}) while the run ran, as the service reported it`,
+    );
+  if (s.cacheHits > 0)
+    lines.push(
+      `from the results cache: ${s.cacheHits} row(s), not sent  credits saved: ${s.creditsSaved}`,
     );
   if (s.statuses.enriched > 0) lines.push(`fill rate: ${fillLine(fillRates(s), prefix)}`);
   if (s.stopReason) lines.push(`stopped early: ${s.stopReason.message}`);

@@ -24,6 +24,10 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   resendUnconfirmed: '--resend-unconfirmed',
   saveMapping: '--save-mapping',
   mappingFile: '--mapping',
+  maxAgeMs: '--max-age',
+  cacheMaxAgeMs: '--max-age',
+  refresh: '--refresh',
+  cache: '--no-cache',
 };
 
 /** The CLI's words for the run's messages: flags and "the same command". */
@@ -61,6 +65,10 @@ export function bulkRunOptionsOf(
     wait: o.wait,
     restart: o.restart,
     resendUnconfirmed: o.resendUnconfirmed,
+    cache: o.cache,
+    refresh: o.refresh,
+    maxAgeMs: s.cacheMaxAgeMs,
+    runRetentionMs: s.runRetentionMs,
     format: o.format,
     bom: o.bom,
     formulaEscape: s.formulaEscape,

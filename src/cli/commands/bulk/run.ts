@@ -8,7 +8,8 @@ import { sleep } from '../../../bulk/enrich-file.js';
 import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { resumeBy } from '../../../pipeline/run/poll.js';
 import { runBulk, type RunSummary } from '../../../pipeline/run/run.js';
-import type { BulkKind } from '../../../pipeline/types.js';
+import type { RunCache } from '../../../bulk/run-cache.js';
+import type { BulkKind, ResolvedRun } from '../../../pipeline/types.js';
 import { openService } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { warningLine } from '../../output.js';
@@ -72,6 +73,7 @@ export async function runBulkCommand(
   if (!options.output) process.exitCode = ErrorCodes.OUTPUT_CLOSED;
   let opened: Awaited<ReturnType<typeof openBulkRun>> | undefined;
   let service: Awaited<ReturnType<typeof openService>> | undefined;
+  let cache: RunCache | undefined;
   const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
   try {
     // The run is resolved (mapping, output, options) before the service is needed (a key,
@@ -79,7 +81,11 @@ export async function runBulkCommand(
     opened = await openBulkRun(kind, input, options, globals, { runsDir: scratch, command });
     service = await openService(globals, { settings: opened.settings });
     boundHeapGrowth();
+    cache = await openCliRunCache(opened.run, service, globals, (w) =>
+      progress.note(warningLine(w)),
+    );
     const summary = await runBulk(opened.run, {
+      cache: cache?.cache,
       // The run's deadline bounds every wait of the client too (a Retry-After, a rate limit).
       api: toBulkApi(service.client, { deadline: Date.now() + opened.run.timeoutMs }),
       baseUrl: service.baseUrl,
@@ -108,10 +114,31 @@ export async function runBulkCommand(
   } finally {
     process.exitCode = undefined;
     interrupt.dispose();
+    await cache?.close();
     await service?.close();
     await opened?.source.close();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * The results cache of a CLI run. Not with --sandbox: each embedded sandbox is a new account
+ * (a new key), whose answers no later run could ever use.
+ */
+async function openCliRunCache(
+  run: ResolvedRun,
+  service: { baseUrl: string; client: { account: string } },
+  globals: GlobalOptions,
+  onWarning: (message: string) => void,
+): Promise<RunCache | undefined> {
+  if (globals.sandbox) return undefined;
+  const { openRunCache, pruneOldRuns } = await import('../../../bulk/run-cache.js');
+  await pruneOldRuns(run);
+  return openRunCache(run, {
+    baseUrl: service.baseUrl,
+    account: service.client.account,
+    onWarning,
+  });
 }
 
 function report(

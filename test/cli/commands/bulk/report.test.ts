@@ -9,6 +9,8 @@ const summary: RunSummary = {
   rows: 10,
   valid: 9,
   duplicates: 2,
+  cacheHits: 0,
+  creditsSaved: 0,
   jobs: {
     total: 2,
     spooled: 2,

@@ -1,0 +1,61 @@
+import {
+  accountFingerprint,
+  openResultsCache,
+  type ResultsCacheStore,
+} from '../cache/results-cache.js';
+import { pruneFinishedRuns } from '../cache/retention.js';
+import { getPaths } from '../config/paths.js';
+import type { ResolvedRun, ResultsCache } from '../pipeline/types.js';
+
+/** The results cache of one run, bound to its scope, and how to let go of it. */
+export interface RunCache {
+  cache: ResultsCache;
+  /** Waits for the answers written to reach the disk, then closes the cache. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the results cache for a resolved run: scoped to the service's base URL, the account
+ * (a hash of its API key: another key's run never sees these answers), the kind and the
+ * request options. Undefined when the run does not use the cache, or when it cannot be opened
+ * (`onWarning` says why: the run goes on without it and sends every row).
+ */
+export function openRunCache(
+  run: Pick<ResolvedRun, 'kind' | 'metadata' | 'cache'>,
+  o: {
+    baseUrl: string;
+    /** The client's `account` (a hash of its key; hashed again here, never stored as given). */
+    account: string;
+    dir?: string | undefined;
+    onWarning?: ((message: string) => void) | undefined;
+  },
+): RunCache | undefined {
+  if ((!run.cache.read && !run.cache.write) || !URL.canParse(o.baseUrl)) return undefined;
+  const store = openResultsCache(o.dir ?? getPaths().cacheDir, o.onWarning);
+  if (!store) return undefined;
+  return {
+    cache: store.scoped(scopeOf(run, o.baseUrl, accountFingerprint(o.account))),
+    close: () => closeStore(store),
+  };
+}
+
+/**
+ * Retention at the start of a run: the journals and spools of finished runs older than the
+ * run's `runRetentionMs` go, within a quarter of a second (the rest at the next start).
+ */
+export async function pruneOldRuns(run: Pick<ResolvedRun, 'runsDir' | 'runRetentionMs'>) {
+  return pruneFinishedRuns(run.runsDir, { olderThanMs: run.runRetentionMs, budgetMs: 250 });
+}
+
+/** The part of the cache key every request of the run shares. */
+function scopeOf(run: Pick<ResolvedRun, 'kind' | 'metadata'>, baseUrl: string, account: string) {
+  const url = new URL(baseUrl);
+  // The service is its origin and path: the key's query or a trailing slash change nothing.
+  const service = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+  return { baseUrl: service, account, kind: run.kind, metadata: run.metadata };
+}
+
+async function closeStore(store: ResultsCacheStore): Promise<void> {
+  await store.flushed();
+  await store.close();
+}

@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type RootDatabase } from 'lmdb';
+
+/**
+ * The results cache across runs and files: one lmdb environment in the OS cache directory.
+ * lmdb is a memory-mapped B-tree that several processes may read and write at once (two
+ * runs in cron fill it safely); its binaries ship as npm packages, so it installs with no
+ * compiler. Keys are SHA-256 hashes of (scope, request): no contact data in the keys, and a
+ * key never exceeds lmdb's key size however long the request's fields are.
+ */
+
+/** One cached answer: the records the service gave, when, and whether it charged for them. */
+export interface CachedAnswer {
+  records: Record<string, unknown>[];
+  /** When the service answered (epoch ms). */
+  at: number;
+  charged: boolean;
+}
+
+/**
+ * What makes answers comparable: the same service, the same account and the same
+ * request options. The account is a hash of the API key, never the key: one account's
+ * paid data is never served to a run with another key.
+ */
+export interface CacheScope {
+  baseUrl: string;
+  account: string;
+  kind: string;
+  metadata: Readonly<Record<string, unknown>>;
+}
+
+/** The cache seen by one kind of request of one account: request key -> answer. */
+export interface ScopedCache {
+  get(requestKey: string): CachedAnswer | undefined;
+  put(requestKey: string, answer: CachedAnswer): void;
+}
+
+/** The opened cache. Every method degrades (warns once, then does nothing) instead of failing. */
+export interface ResultsCacheStore {
+  readonly dir: string;
+  scoped(scope: CacheScope): ScopedCache;
+  /** Resolves once every put is on disk. */
+  flushed(): Promise<void>;
+  close(): Promise<void>;
+  /** Entries by whether they are older than `cutoff` (epoch ms). */
+  stats(): CacheStats;
+  /** Removes entries looked up before `cutoff` (epoch ms); returns how many. */
+  prune(cutoff: number): Promise<number>;
+}
+
+export interface CacheStats {
+  entries: number;
+  charged: number;
+  oldest: number | null;
+  newest: number | null;
+}
+
+/** The file name of the database inside the cache directory (lmdb adds `-lock`). */
+export const CACHE_FILE = 'results.mdb';
+
+/** A hash of an API key that names its account in the cache (the key itself is never stored). */
+export function accountFingerprint(apiKey: string): string {
+  return createHash('sha256').update(`enrich-cache-account\0${apiKey}`).digest('hex').slice(0, 32);
+}
+
+/** Stored form: short names keep each entry small. */
+interface Stored {
+  r: Record<string, unknown>[];
+  t: number;
+  c: boolean;
+}
+
+/**
+ * Opens (creating) the cache in `dir`. A cache that cannot be opened (read-only, disk full,
+ * corrupt) is undefined, with `onWarning` told why: the run then goes on without one.
+ */
+export function openResultsCache(
+  dir: string,
+  onWarning: (message: string) => void = () => undefined,
+): ResultsCacheStore | undefined {
+  let db: RootDatabase<Stored, string>;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    checkMetaPages(join(dir, CACHE_FILE));
+    db = open<Stored, string>({ path: join(dir, CACHE_FILE), compression: true });
+    db.get('\0probe'); // a corrupt file fails here, not mid-run
+  } catch (err) {
+    onWarning(unusable(dir, err));
+    return undefined;
+  }
+  return wrap(db, dir, onWarning);
+}
+
+const LMDB_MAGIC = 0xbeefc0de;
+const META_MAGIC_AT = 24;
+
+/**
+ * Refuses a file that is not an LMDB environment before lmdb maps it: the native code trusts
+ * the file's meta pages, and a damaged one (garbage, cut short) crashes the process rather
+ * than failing. Both meta pages must carry LMDB's magic (page size read from the first).
+ */
+function checkMetaPages(path: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // a new cache
+    throw err;
+  }
+  try {
+    const head = Buffer.alloc(64);
+    const n = readSync(fd, head, 0, 64, 0);
+    if (n === 0) return; // created, never written
+    const pageSize = n === 64 ? head.readUInt32LE(48) : 0;
+    const second = Buffer.alloc(4);
+    const ok =
+      n === 64 &&
+      head.readUInt32LE(META_MAGIC_AT) === LMDB_MAGIC &&
+      pageSize >= 512 &&
+      pageSize <= 65536 &&
+      readSync(fd, second, 0, 4, pageSize + META_MAGIC_AT) === 4 &&
+      second.readUInt32LE(0) === LMDB_MAGIC;
+    if (!ok) throw new Error(`${path} is damaged (not an LMDB file)`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function unusable(dir: string, err: unknown): string {
+  const why = err instanceof Error ? err.message : String(err);
+  return `the results cache in ${dir} cannot be used (${why}); going on without it: every row is sent (enrich cache clear starts a new one)`;
+}
+
+function wrap(
+  db: RootDatabase<Stored, string>,
+  dir: string,
+  onWarning: (message: string) => void,
+): ResultsCacheStore {
+  let broken = false;
+  // Once it fails, the cache is off for the rest of the process: a warning, never a failed run.
+  const fail = (err: unknown) => {
+    if (!broken) onWarning(unusable(dir, err));
+    broken = true;
+  };
+  const guard = <T>(fallback: T, f: () => T): T => {
+    if (broken) return fallback;
+    try {
+      return f();
+    } catch (err) {
+      fail(err);
+      return fallback;
+    }
+  };
+  const keyOf = (scope: string, requestKey: string) =>
+    createHash('sha256').update(scope).update('\0').update(requestKey).digest('base64url');
+  return {
+    dir,
+    scoped(scope) {
+      const s = scopeString(scope);
+      return {
+        get: (requestKey) =>
+          guard(undefined, () => {
+            const v = db.get(keyOf(s, requestKey));
+            return v ? { records: v.r, at: v.t, charged: v.c } : undefined;
+          }),
+        put: (requestKey, a) =>
+          guard(undefined, () => {
+            db.put(keyOf(s, requestKey), { r: a.records, t: a.at, c: a.charged }).catch(fail);
+          }),
+      };
+    },
+    flushed: () => guard(Promise.resolve(), () => db.flushed.then(() => undefined, fail)),
+    close: () => db.close().catch(() => undefined),
+    stats: () => guard({ entries: 0, charged: 0, oldest: null, newest: null }, () => statsOf(db)),
+    prune: (cutoff) => guard(Promise.resolve(0), () => pruneOlder(db, cutoff)),
+  };
+}
+
+/** The scope as one canonical string (metadata keys sorted). */
+function scopeString(scope: CacheScope): string {
+  const meta = Object.keys(scope.metadata)
+    .sort()
+    .map((k) => [k, scope.metadata[k]]);
+  return JSON.stringify(['v1', scope.baseUrl, scope.account, scope.kind, meta]);
+}
+
+function statsOf(db: RootDatabase<Stored, string>): CacheStats {
+  const s: CacheStats = { entries: 0, charged: 0, oldest: null, newest: null };
+  for (const { value } of db.getRange()) {
+    s.entries++;
+    if (value.c) s.charged++;
+    s.oldest = s.oldest === null ? value.t : Math.min(s.oldest, value.t);
+    s.newest = s.newest === null ? value.t : Math.max(s.newest, value.t);
+  }
+  return s;
+}
+
+async function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): Promise<number> {
+  let removed = 0;
+  for (const { key, value } of db.getRange()) {
+    if (value.t < cutoff) {
+      void db.remove(key);
+      removed++;
+    }
+  }
+  await db.flushed;
+  return removed;
+}
+
+/** Removes the cache's files: no contact data is left in `dir`. */
+export async function clearCache(dir: string): Promise<void> {
+  const { rm } = await import('node:fs/promises');
+  for (const f of [CACHE_FILE, `${CACHE_FILE}-lock`]) await rm(join(dir, f), { force: true });
+}

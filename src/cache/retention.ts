@@ -1,0 +1,71 @@
+import { open, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** What a pruning pass did. */
+export interface PruneReport {
+  removed: number;
+  kept: number;
+  /** True when the time bound stopped the pass before every run was looked at. */
+  partial: boolean;
+}
+
+/**
+ * Removes the journals and spools of finished runs (their output was written: the journal's
+ * last event is `done`) untouched for `olderThanMs`. Runs still going (a `lock` file), or that
+ * never finished (a resume would need them), are kept. Stops after `budgetMs`, so the start of
+ * a run is never held up long: what is left goes at the next start.
+ */
+export async function pruneFinishedRuns(
+  runsDir: string,
+  o: { olderThanMs: number; now?: number; budgetMs?: number },
+): Promise<PruneReport> {
+  const started = Date.now();
+  const cutoff = (o.now ?? started) - o.olderThanMs;
+  const report: PruneReport = { removed: 0, kept: 0, partial: false };
+  const names = await readdir(runsDir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (o.budgetMs !== undefined && Date.now() - started > o.budgetMs) {
+      report.partial = true;
+      break;
+    }
+    const dir = join(runsDir, name);
+    if (await removable(dir, cutoff)) {
+      await rm(dir, { recursive: true, force: true });
+      report.removed++;
+    } else report.kept++;
+  }
+  return report;
+}
+
+async function removable(dir: string, cutoff: number): Promise<boolean> {
+  const journal = join(dir, 'journal.jsonl');
+  try {
+    const st = await stat(journal);
+    if (st.mtimeMs > cutoff) return false;
+    if (
+      await stat(join(dir, 'lock')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return false;
+    return await endsDone(journal, st.size);
+  } catch {
+    return false; // not a run directory
+  }
+}
+
+/** True when the journal's last line is a `done` event (read from its tail only). */
+async function endsDone(path: string, size: number): Promise<boolean> {
+  const fh = await open(path, 'r');
+  try {
+    const len = Math.min(size, 4096);
+    const buf = Buffer.alloc(len);
+    await fh.read(buf, 0, len, size - len);
+    const lines = buf.toString('utf8').trimEnd().split('\n');
+    const last = lines[lines.length - 1] ?? '';
+    return /^\{"t":"done"/.test(last);
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,107 @@
+import { isCreditExhausted } from '../../contract/credits.js';
+import { noRecords, originalFieldsOf, outcomeFromRecords, rowIdOf } from '../join/join.js';
+import type { RowOutcome } from '../join/join.js';
+import { keyOfFields } from '../mapping/validate.js';
+import type { BatchItem, BulkKind, CachedAnswer, CachePolicy, ResultsCache } from '../types.js';
+import type { CacheLookup, JournaledHits } from './cache-hits.js';
+
+type AnyRecord = Record<string, unknown>;
+
+/**
+ * How long a "no match" answer is used: a week, whatever the max age. The service learns of
+ * new people and companies all the time, and asking again costs nothing when there is still
+ * no match (api-spec: records without a match are not charged), while a match found is
+ * worth paying for; a week still spares the requests of nightly and weekly re-runs.
+ */
+export const NO_MATCH_MAX_AGE_MS = 7 * 86_400_000;
+
+/** True when the answer has no record without an error (no match, or the service said why not). */
+export function isNoMatch(answer: CachedAnswer): boolean {
+  return !answer.records.some((r) => typeof r.error !== 'string' || r.error.trim() === '');
+}
+
+/** The lookup the classification uses, from the cache, the run's policy and the clock. */
+export function cacheLookup(
+  cache: ResultsCache | undefined,
+  policy: CachePolicy,
+  now: () => number,
+  journaled?: JournaledHits,
+): CacheLookup | undefined {
+  if (!cache) return undefined;
+  const started = now();
+  return {
+    fresh(key) {
+      if (!policy.read) return undefined;
+      const a = cache.get(key);
+      if (!a) return undefined;
+      const maxAge = isNoMatch(a)
+        ? Math.min(policy.maxAgeMs, NO_MATCH_MAX_AGE_MS)
+        : policy.maxAgeMs;
+      return started - a.at < maxAge ? a : undefined;
+    },
+    any: (key) => cache.get(key),
+    ...(journaled ? { journaled } : {}),
+  };
+}
+
+/** The outcome of a row answered from the cache: as the answer says, nothing charged now. */
+export function cachedOutcome(
+  answer: CachedAnswer | undefined,
+  gone: string,
+): RowOutcome<AnyRecord> {
+  if (!answer) return noRecords('failed', gone);
+  return { ...outcomeFromRecords(answer.records), creditCharged: false, cachedAt: answer.at };
+}
+
+/** The credits a cached answer spared: what the service charged for it then. */
+export function creditsSaved(answer: CachedAnswer | undefined): number {
+  return answer ? answer.records.filter((r) => r.credit_charged === true).length : 0;
+}
+
+/**
+ * Keeps a batch's answers in the cache, by each row's request key. Answers the service may
+ * give differently next time are left out: a row whose records ran out of credits, and rows
+ * the results do not answer (missing). Records are kept without `custom_fields`, which
+ * hold this run's row ids.
+ */
+export function fillCache(
+  cache: ResultsCache,
+  kind: BulkKind,
+  items: readonly BatchItem[],
+  answer: { records: readonly AnyRecord[]; remaining: number | null; at: number },
+): number {
+  const byRow = new Map<number, AnyRecord[]>();
+  const byKey = new Map<string, AnyRecord[]>();
+  for (const r of answer.records) {
+    if (!r || typeof r !== 'object') continue;
+    const row = rowIdOf(r);
+    const fields = row === undefined ? originalFieldsOf(r) : undefined;
+    const [map, key] =
+      row !== undefined ? [byRow, row] : [byKey, fields && keyOfFields(kind, fields)];
+    if (key === undefined) continue;
+    const list = (map as Map<unknown, AnyRecord[]>).get(key);
+    if (list) list.push(r);
+    else (map as Map<unknown, AnyRecord[]>).set(key, [r]);
+  }
+  let kept = 0;
+  for (const item of items) {
+    const key = keyOfFields(kind, item.element);
+    const records = byRow.get(item.index) ?? byKey.get(key);
+    if (!records || records.length === 0) continue;
+    if (records.some((r) => isCreditExhausted(r, answer.remaining))) continue;
+    cache.put(key, {
+      records: records.map(withoutCustomFields),
+      at: answer.at,
+      charged: records.some((r) => r.credit_charged === true),
+    });
+    kept++;
+  }
+  return kept;
+}
+
+function withoutCustomFields(r: AnyRecord): AnyRecord {
+  if (!('custom_fields' in r)) return r;
+  const out: AnyRecord = {};
+  for (const k of Object.keys(r)) if (k !== 'custom_fields') out[k] = r[k];
+  return out;
+}

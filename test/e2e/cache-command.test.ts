@@ -1,0 +1,56 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
+
+let sb: SandboxHandle;
+beforeAll(async () => {
+  await ensureBuilt();
+  sb = await startSandbox({ port: 0, jobMs: 0 });
+});
+afterAll(() => sb.close());
+
+describe('enrich with the results cache, and enrich cache stats | prune | clear (e2e)', () => {
+  it('a second run of grown rows pays for the new row only, says so, and clear erases the cache', async () => {
+    const env: Record<string, string> = {
+      ...(await tempEnv()),
+      ENRICH_BASE_URL: sb.url,
+      ENRICH_API_KEY: sb.apiKey,
+    };
+    const dir = await tempDir();
+    const rows = contactRows(8);
+    const day1 = await writeCsv(dir, 'new.csv', CONTACT_HEADER, rows);
+    const first = await runCli(['contacts', day1, '-o', join(dir, 'o1.csv'), '--no-progress'], {
+      env,
+    });
+    expect(first.code).toBe(0);
+    const day2 = await writeCsv(dir, 'new.csv', CONTACT_HEADER, [
+      ...rows,
+      ['X1', 'New', 'Row', 'new.row@fresh.io', 'Fresh', ''],
+    ]);
+    const dry = await runCli(['contacts', day2, '--dry-run', '--json'], { env });
+    expect(JSON.parse(dry.stdout)).toMatchObject({ cached: 8, max_credits: 1 });
+    const second = await runCli(
+      ['contacts', day2, '-o', join(dir, 'o2.csv'), '--json', '--no-progress'],
+      { env },
+    );
+    expect(second.code).toBe(0);
+    expect(second.stderr).not.toMatch(/changed since/);
+    expect(JSON.parse(second.stdout)).toMatchObject({
+      credits_charged: 1,
+      cache: { hits: 8, credits_saved: 8 },
+    });
+    expect(await readFile(join(dir, 'o2.csv'), 'utf8')).toContain('enrich_cached_at');
+
+    const stats = await runCli(['cache', 'stats', '--json'], { env });
+    expect(JSON.parse(stats.stdout)).toMatchObject({ answers: 9, charged: 9 });
+    const pruned = await runCli(['cache', 'prune', '--older-than', '0s', '--json'], { env });
+    expect(JSON.parse(pruned.stdout)).toMatchObject({ answers_removed: 9 });
+    await runCli(['contacts', day2, '-o', join(dir, 'o3.csv'), '--restart', '-q'], { env });
+    const cleared = await runCli(['cache', 'clear'], { env });
+    expect(cleared.code).toBe(0);
+    expect(await readdir(env.ENRICH_CACHE_DIR as string)).toEqual([]);
+  });
+});

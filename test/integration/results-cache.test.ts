@@ -1,0 +1,179 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import iconv from 'iconv-lite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { clearCache, openResultsCache } from '../../src/cache/results-cache.js';
+import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
+import {
+  CONTACT_HEADER,
+  contactRows,
+  parseCsv,
+  sandboxPerTest,
+  tempDir,
+  writeCsv,
+} from './bulk-harness.js';
+
+const sandbox = sandboxPerTest();
+const clients: EnrichClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+/** A sandbox, a client, and a temp dir with its own results cache and state. */
+async function rig() {
+  const s = await sandbox({ jobMs: 0 });
+  const dir = await tempDir();
+  const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+  clients.push(client);
+  const warnings: string[] = [];
+  const run = (input: string, output: string, more: Record<string, unknown> = {}) =>
+    enrichFile({
+      kind: 'contacts',
+      input,
+      output: join(dir, output),
+      service: { client, baseUrl: s.url },
+      runsDir: join(dir, 'runs'),
+      cacheDir: join(dir, 'cache'),
+      batchSize: 20,
+      onWarning: (w) => warnings.push(w),
+      ...more,
+    });
+  const charged = () => s.admin.stats().credits_charged;
+  return { s, dir, run, charged, warnings };
+}
+
+const CACHED_AT = CONTACT_HEADER.length + 3;
+
+describe('the results cache: never pay twice for the same lookup', () => {
+  it('day 2 = day 1 plus one row charges exactly the new row, with no warning', async () => {
+    const { dir, run, charged, warnings } = await rig();
+    const day1 = contactRows(40, { dupEvery: 10, noMatchEvery: 9 });
+    const first = await run(await writeCsv(dir, 'day1.csv', CONTACT_HEADER, day1), 'out1.csv');
+    expect(first.exitCode).toBe(0);
+    const paid = charged();
+    expect(paid).toBe(first.creditsCharged);
+    expect(first.cacheHits).toBe(0);
+
+    const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
+    const day2 = [...day1, extra];
+    const second = await run(await writeCsv(dir, 'day2.csv', CONTACT_HEADER, day2), 'out2.csv');
+    expect(second.exitCode).toBe(0);
+    expect(charged() - paid).toBe(1);
+    expect(second.creditsCharged).toBe(1);
+    expect(second.cacheHits).toBe(first.valid - first.duplicates);
+    expect(second.creditsSaved).toBe(paid);
+    expect(warnings).toEqual([]);
+
+    const out1 = parseCsv(await readFile(join(dir, 'out1.csv'), 'utf8'));
+    const out2 = parseCsv(await readFile(join(dir, 'out2.csv'), 'utf8'));
+    expect(out2[0]![CACHED_AT]).toBe('enrich_cached_at');
+    for (let i = 1; i < out1.length; i++) {
+      const [a, b] = [out1[i]!, out2[i]!];
+      expect(b[CONTACT_HEADER.length]).toBe(a[CONTACT_HEADER.length]); // same status
+      expect(b.slice(CACHED_AT + 1)).toEqual(a.slice(CACHED_AT + 1)); // same enrichment
+      expect(b[CONTACT_HEADER.length + 2]).toBe(a[CONTACT_HEADER.length + 2] === '' ? '' : 'false');
+      expect(a[CACHED_AT]).toBe('');
+      expect(Number.isNaN(Date.parse(b[CACHED_AT]!))).toBe(false);
+    }
+    const last = out2[out2.length - 1]!;
+    expect([last[CONTACT_HEADER.length], last[CONTACT_HEADER.length + 2], last[CACHED_AT]]).toEqual(
+      ['enriched', 'true', ''],
+    );
+  });
+
+  it('the same rows in another file, column order and encoding cost nothing', async () => {
+    const { dir, run, charged } = await rig();
+    const rows = contactRows(30);
+    await run(await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows), 'a-out.csv');
+    const paid = charged();
+    expect(paid).toBe(30);
+    // Columns reversed, UTF-16LE with a BOM, semicolons, and the emails in upper case.
+    const order = [...CONTACT_HEADER.keys()].reverse();
+    const lines = [
+      CONTACT_HEADER,
+      ...rows.map((r) => [...r.slice(0, 3), r[3]!.toUpperCase(), ...r.slice(4)]),
+    ]
+      .map((r) => order.map((i) => `"${r[i]!.replace(/"/g, '""')}"`).join(';'))
+      .join('\r\n');
+    const other = join(dir, 'b.csv');
+    await writeFile(
+      other,
+      Buffer.concat([Buffer.from([0xff, 0xfe]), iconv.encode(lines, 'utf16le')]),
+    );
+    const summary = await run(other, 'b-out.json');
+    expect(summary.statuses.enriched).toBe(30);
+    expect(summary.cacheHits).toBe(30);
+    expect(charged()).toBe(paid);
+    const json = JSON.parse(await readFile(join(dir, 'b-out.json'), 'utf8')) as {
+      credit_charged: boolean;
+      cached_at: string | null;
+    }[];
+    expect(json.every((r) => r.credit_charged === false && r.cached_at !== null)).toBe(true);
+  });
+
+  it('--refresh and --max-age 0s pay again; --dry-run shows the hits', async () => {
+    const { dir, run, charged } = await rig();
+    const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
+    await run(input, 'o1.csv');
+    expect(charged()).toBe(10);
+    expect((await run(input, 'o2.csv', { restart: true })).cacheHits).toBe(10);
+    expect(charged()).toBe(10);
+    const refreshed = await run(input, 'o3.csv', { refresh: true });
+    expect([refreshed.cacheHits, refreshed.creditsCharged]).toEqual([0, 10]);
+    expect(charged()).toBe(20);
+    const aged = await run(input, 'o4.csv', { maxAgeMs: 0, restart: true });
+    expect([aged.cacheHits, aged.creditsCharged]).toEqual([0, 10]);
+    expect(charged()).toBe(30);
+  });
+
+  it('--no-cache neither reads nor writes: the cache directory stays empty', async () => {
+    const { dir, run, charged } = await rig();
+    const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
+    await run(input, 'o1.csv', { cache: false });
+    await run(input, 'o2.csv', { cache: false, restart: true });
+    expect(charged()).toBe(20);
+    expect(await readdir(join(dir, 'cache')).catch(() => [])).toEqual([]);
+  });
+
+  it('a corrupt cache file is a warning, and the run goes on (and pays) without it', async () => {
+    const { dir, run, charged, warnings } = await rig();
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(dir, 'cache'), { recursive: true });
+    await writeFile(join(dir, 'cache', 'results.mdb'), Buffer.alloc(64 * 1024, 0x5a));
+    const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
+    const summary = await run(input, 'o1.csv');
+    expect(summary.exitCode).toBe(0);
+    expect(summary.statuses.enriched).toBe(10);
+    expect(charged()).toBe(10);
+    expect(warnings.join('\n')).toMatch(/results cache .* cannot be used/);
+  });
+
+  it('after 30 runs the state directory holds only what the retention rule keeps', async () => {
+    const { dir, run } = await rig();
+    const runs = join(dir, 'runs');
+    for (let i = 0; i < 30; i++) {
+      const rows = contactRows(3).map((r) => [...r.slice(0, 5), `night ${i}`]);
+      const input = await writeCsv(dir, `night-${i}.csv`, CONTACT_HEADER, rows);
+      // A retention of 0: every finished run before this one is past it.
+      await run(input, `out-${i}.csv`, { runRetentionMs: 0 });
+    }
+    expect(await readdir(runs)).toHaveLength(1);
+    // With the default (7 days) finished runs stay, for `enrich jobs` and re-runs.
+    for (let i = 0; i < 3; i++) {
+      const input = await writeCsv(dir, `day-${i}.csv`, CONTACT_HEADER, contactRows(2 + i));
+      await run(input, `day-${i}.csv.out.csv`);
+    }
+    expect(await readdir(runs)).toHaveLength(4);
+  });
+
+  it('clearing the cache leaves no contact data in its directory', async () => {
+    const { dir, run } = await rig();
+    const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(5));
+    await run(input, 'o1.csv');
+    const store = openResultsCache(join(dir, 'cache'));
+    expect(store?.stats().entries).toBe(5);
+    await store?.close();
+    await clearCache(join(dir, 'cache'));
+    expect(await readdir(join(dir, 'cache'))).toEqual([]);
+  });
+});
