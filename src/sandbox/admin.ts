@@ -67,7 +67,6 @@ export function createAdmin(ctx: SandboxContext): SandboxAdmin {
         o.verification_credits ?? ctx.options.verificationCredits,
       );
       const { key } = store.createKey(acc.id, 'default', '', ctx.now());
-      ctx.changed();
       return { account_id: acc.id, api_key: key };
     },
     createKey(o = {}) {
@@ -75,18 +74,12 @@ export function createAdmin(ctx: SandboxContext): SandboxAdmin {
       if (!store.accounts.has(accountId)) throw notFound('Account', accountId);
       const name = o.name ?? `key-${store.keys.size + 1}`;
       const { record, key } = store.createKey(accountId, name, o.description ?? '', ctx.now());
-      ctx.changed();
       return { id: record.id, api_key: key, name: record.name };
     },
     listKeys: () => store.listKeys(),
-    revokeKey(id) {
-      const ok = store.revokeKey(id);
-      if (ok) ctx.changed();
-      return ok;
-    },
+    revokeKey: (id) => store.revokeKey(id),
     updateAccount(id: string, o: AccountUpdate) {
       if (!store.updateAccount(id, o)) throw notFound('Account', id);
-      ctx.changed();
     },
     getAccount(id) {
       const a = store.accounts.get(id);
@@ -102,8 +95,7 @@ export function createAdmin(ctx: SandboxContext): SandboxAdmin {
     advanceClock(ms: number) {
       const problem = clockProblem(ctx.now(), store.clockOffset, ms);
       if (problem) throw new EnrichError('USAGE', problem);
-      store.clockOffset += ms;
-      ctx.changed();
+      store.setClockOffset(store.clockOffset + ms);
     },
     setFaults(f: Faults) {
       const problems = faultProblems(f);

@@ -15,6 +15,11 @@ export interface ResolvedOptions {
   maxBodyBytes: number;
   requestTimeoutMs: number;
   seed: number;
+  /** Per-account caps on what is stored (see SandboxOptions). */
+  maxJobsPerAccount: number;
+  maxStoredBytesPerAccount: number;
+  maxUnpaidBytesPerAccount: number;
+  stateCompactBytes: number;
   stateDir: string | undefined;
   /** Keep only api-spec.md's promises (see SandboxOptions.specOnly). */
   specOnly: boolean;
@@ -34,8 +39,11 @@ export interface SandboxContext {
   /** The first account (the one whose key `enrich sandbox` prints). */
   firstAccountId: string;
   baseUrl: string;
-  /** Schedules a write of the persisted state (no-op without --state). */
-  changed(): void;
+  /**
+   * Resolves once every change made so far is on disk (at once without --state): an answer
+   * that acknowledges a change is sent only after it.
+   */
+  persisted(): Promise<void>;
 }
 
 /** A reply before it is written (so faults can truncate or drop it). */

@@ -8,6 +8,7 @@ import type { ContactInput } from './generate-contact.js';
 import { bodyHash } from './canonical.js';
 import type { Account, Job } from './store.js';
 import { specOnlyRecords } from './spec-only.js';
+import { quotaBeforeSubmit, quotaForJob } from './quota.js';
 
 type Raw = Record<string, unknown>;
 
@@ -25,9 +26,9 @@ export function submitBulk(
   idempotencyKey: string | undefined,
   baseUrl: string = ctx.baseUrl,
 ): Reply {
+  ctx.store.purgeExpired(ctx.now());
   const hash = idempotencyKey === undefined ? undefined : bodyHash(body);
   if (idempotencyKey !== undefined) {
-    ctx.store.purgeExpired(ctx.now());
     const prior = ctx.store.jobForIdempotencyKey(account.id, kind, idempotencyKey);
     if (prior) {
       if (prior.idempotency?.body_hash === hash) return accepted(ctx, prior, baseUrl, account);
@@ -40,6 +41,8 @@ export function submitBulk(
       };
     }
   }
+  const full = quotaBeforeSubmit(ctx, account);
+  if (full) return full;
   const meta = (body.metadata ?? {}) as Raw;
   const seed = ctx.options.seed;
   const items = body[kind] as Raw[];
@@ -70,17 +73,19 @@ export function submitBulk(
     ready_at: now + ctx.options.jobMs,
     expires_at: expires,
     total: items.length,
+    records: records.length,
+    charged,
     results,
     idempotency:
       idempotencyKey === undefined ? undefined : { key: idempotencyKey, body_hash: hash as string },
   };
+  const over = quotaForJob(ctx, account, job);
+  if (over) return over;
   const reply = accepted(ctx, job, baseUrl, account, charged);
-  account.credits -= charged;
-  ctx.store.addJob(job);
+  ctx.store.addJob(job, charged);
   ctx.stats.jobs_submitted++;
   ctx.stats.records_submitted += items.length;
   ctx.stats.credits_charged += charged;
-  ctx.changed();
   return reply;
 }
 
@@ -132,7 +137,7 @@ export function jobResults(
     };
   }
   const now = ctx.now();
-  if (ctx.store.purgeExpired(now) > 0) ctx.changed();
+  ctx.store.purgeExpired(now);
   const job = ctx.store.jobs.get(jobId);
   if (!job || job.account_id !== account.id || job.kind !== kind) {
     return {

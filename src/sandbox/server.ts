@@ -67,7 +67,12 @@ async function dispatch(
   const q = url.indexOf('?');
   const path = q >= 0 ? url.slice(0, q) : url;
   const route = matchRoute(path);
-  if (route.kind === 'admin') return write(res, await handleAdmin(ctx, admin, req, path));
+  if (route.kind === 'admin') {
+    const reply = await handleAdmin(ctx, admin, req, path);
+    // What the answer acknowledges is on disk first (--state).
+    await ctx.persisted();
+    return write(res, reply);
+  }
   if (route.kind === 'openapi') {
     if (req.method !== 'GET') return count(ctx, res, '/openapi.json', notAllowed(req, path, 'GET'));
     return write(res, {
@@ -119,6 +124,8 @@ async function serve(
   if (fault.status !== undefined)
     return count(ctx, res, route.statsPath, mode(injected(ctx, fault)));
   const reply = mode(await processRequest(ctx, req, route));
+  // Every change the answer acknowledges (a job, a charge) is on disk before it is sent (--state).
+  await ctx.persisted();
   if (fault.resetAfter) {
     bump(ctx.stats.requests_by_status, 'reset');
     bump(ctx.stats.requests_by_path, route.statsPath);

@@ -126,10 +126,8 @@ function singleCompany(ctx: SandboxContext, account: Account, body: Raw): Reply 
 }
 
 function charge(ctx: SandboxContext, account: Account, n: number): void {
-  if (n === 0) return;
-  account.credits -= n;
+  ctx.store.charge(account, n);
   ctx.stats.credits_charged += n;
-  ctx.changed();
 }
 
 function verifyEmail(ctx: SandboxContext, account: Account, body: Raw): Reply {
@@ -156,9 +154,8 @@ function verifyEmail(ctx: SandboxContext, account: Account, body: Raw): Reply {
   // An "unknown" answer is not billed: the service could not tell.
   const charged = status !== 'unknown';
   if (charged) {
-    account.verification_credits -= 1;
+    ctx.store.charge(account, 0, 1);
     ctx.stats.verification_credits_charged += 1;
-    ctx.changed();
   }
   return {
     status: 200,

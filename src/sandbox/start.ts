@@ -3,8 +3,9 @@ import { createAdmin, usableClockOffset } from './admin.js';
 import { newStats, type ResolvedOptions, type SandboxContext } from './context.js';
 import { createRandom } from './hash.js';
 import { newAdminToken } from './keys.js';
-import { loadState, saveState } from './persist.js';
+import { openState } from './persist.js';
 import { createSandboxServer } from './server.js';
+import type { StateLog } from './state-log.js';
 import { Store } from './store.js';
 import type { SandboxHandle, SandboxOptions } from './types.js';
 import { faultProblems } from './faults.js';
@@ -24,6 +25,10 @@ export function resolveSandboxOptions(o: SandboxOptions = {}): ResolvedOptions {
     maxBodyBytes: o.maxBodyBytes ?? 32 * 1024 * 1024,
     requestTimeoutMs: o.requestTimeoutMs ?? 30_000,
     seed: o.seed ?? 1,
+    maxJobsPerAccount: o.maxJobsPerAccount ?? 10_000,
+    maxStoredBytesPerAccount: o.maxStoredBytesPerAccount ?? 2 * 1024 ** 3,
+    maxUnpaidBytesPerAccount: o.maxUnpaidBytesPerAccount ?? 128 * 1024 ** 2,
+    stateCompactBytes: o.stateCompactBytes ?? 64 * 1024 ** 2,
     stateDir: o.stateDir,
     specOnly: o.specOnly === true,
   };
@@ -38,6 +43,10 @@ export function resolveSandboxOptions(o: SandboxOptions = {}): ResolvedOptions {
     'maxBodyBytes',
     'requestTimeoutMs',
     'seed',
+    'maxJobsPerAccount',
+    'maxStoredBytesPerAccount',
+    'maxUnpaidBytesPerAccount',
+    'stateCompactBytes',
   ] as const) {
     if (!Number.isFinite(r[k]) || r[k] < 0)
       throw usageError(`sandbox option ${k}: expected a number >= 0, got ${r[k]}`);
@@ -57,18 +66,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const faults = options.faults ?? {};
   const problems = faultProblems(faults);
   if (problems.length) throw usageError(`sandbox faults: ${problems.join('; ')}`);
-  const saved = opts.stateDir ? loadState(opts.stateDir) : undefined;
+  const state = opts.stateDir
+    ? await openState(opts.stateDir, { minBytes: opts.stateCompactBytes })
+    : undefined;
+  const log: StateLog | undefined = state?.log;
+  const store = state?.store ?? new Store(newAdminToken());
   // A saved clock the admin API could not have set (hand-edited, older versions) restarts at 0.
-  const store = saved
-    ? Store.fromData({ ...saved, clock_offset: usableClockOffset(saved.clock_offset) })
-    : new Store(newAdminToken());
+  if (usableClockOffset(store.clockOffset) !== store.clockOffset) store.setClockOffset(0);
   const baseNow = options.now ?? Date.now;
-  let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
-    if (opts.stateDir) saveState(opts.stateDir, store.toData());
-  };
   const ctx: SandboxContext = {
     options: opts,
     store,
@@ -79,20 +84,23 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     stats: newStats(),
     firstAccountId: '',
     baseUrl: '',
-    changed: () => {
-      // Coalesce bursts of changes into one atomic write.
-      if (opts.stateDir && !timer) timer = setTimeout(flush, 250).unref();
-    },
+    persisted: () => log?.persisted() ?? Promise.resolve(),
   };
   const first =
     [...store.accounts.values()][0] ?? store.createAccount(opts.credits, opts.verificationCredits);
   ctx.firstAccountId = first.id;
-  const { key: apiKey } = store.createKey(first.id, saved ? 'restart' : 'default', '', ctx.now());
+  const restored = state?.restored === true;
+  const { key: apiKey } = store.createKey(
+    first.id,
+    restored ? 'restart' : 'default',
+    '',
+    ctx.now(),
+  );
   const admin = createAdmin(ctx);
   const { server, sockets } = createSandboxServer(ctx, admin);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      if (timer) clearTimeout(timer);
+      void log?.close();
       // A busy or forbidden port is the user's to fix, not a crash.
       if (err.code === 'EADDRINUSE' || err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL') {
         reject(
@@ -110,7 +118,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   ctx.baseUrl = `http://${host}:${addr.port}`;
-  flush();
+  await ctx.persisted();
   let closed: Promise<void> | undefined;
   return {
     url: ctx.baseUrl,
@@ -122,7 +130,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
-        flush();
+      }).then(async () => {
+        await log?.close();
       });
       return closed;
     },

@@ -31,6 +31,9 @@ export interface Job {
   expires_at: number;
   /** Input records submitted. */
   total: number;
+  /** Result records and the credits charged for them (absent on jobs saved by older versions). */
+  records?: number;
+  charged?: number;
   /**
    * The result records as JSON array text, serialised once when the job is made: a
    * download (or a replay) only joins strings, and the heap holds one flat string per
@@ -40,14 +43,30 @@ export interface Job {
   idempotency?: { key: string; body_hash: string };
 }
 
-/** Everything the sandbox persists with --state. */
-export interface StoreData {
-  version: 1;
-  admin_token: string;
-  clock_offset: number;
-  accounts: Account[];
-  keys: KeyRecord[];
-  jobs: Job[];
+/**
+ * One change of the state, as the --state log records it. A job carries the account as it is
+ * after the job's debit: the charge and the job are one record, never one without the other.
+ */
+export type StateEvent =
+  | { t: 'account'; account: Account }
+  | { t: 'key'; key: KeyRecord }
+  | { t: 'clock'; offset: number }
+  | { t: 'job'; job: Job; account?: Account }
+  | { t: 'drop'; ids: string[] };
+
+/** What one account keeps stored: unexpired jobs, their results' size, and the part nobody paid for. */
+export interface Usage {
+  jobs: number;
+  bytes: number;
+  unpaidBytes: number;
+}
+
+/** The size of a job's stored results, and the share of it whose records were not charged. */
+export function jobBytes(job: Job): { bytes: number; unpaidBytes: number } {
+  const bytes = job.results.length;
+  const records = job.records ?? 0;
+  const unpaid = records > 0 ? Math.max(0, records - (job.charged ?? records)) / records : 0;
+  return { bytes, unpaidBytes: Math.ceil(bytes * unpaid) };
 }
 
 /** Accounts, keys and jobs in memory (null-prototype-free Maps: request data never becomes a key of a plain object). */
@@ -57,20 +76,55 @@ export class Store {
   readonly jobs = new Map<string, Job>();
   /** `${account}\u0000${kind}\u0000${idempotency key}` -> job id. */
   readonly idempotency = new Map<string, string>();
+  readonly usage = new Map<string, Usage>();
   clockOffset = 0;
+  /**
+   * Receives every change before memory is changed (the --state log writes it there); when it
+   * throws, the change does not happen.
+   */
+  record: (event: StateEvent) => void = () => {};
 
   constructor(readonly adminToken: string) {}
 
+  /** Applies a change: records it first, then makes it in memory. */
+  private commit(event: StateEvent): void {
+    this.record(event);
+    this.apply(event);
+  }
+
+  /** Makes a recorded change in memory (also how the log is replayed). */
+  apply(event: StateEvent): void {
+    switch (event.t) {
+      case 'account': {
+        const acc = this.accounts.get(event.account.id);
+        if (acc) Object.assign(acc, event.account);
+        else this.accounts.set(event.account.id, { ...event.account });
+        return;
+      }
+      case 'key':
+        this.keys.set(event.key.id, { ...event.key });
+        return;
+      case 'clock':
+        this.clockOffset = event.offset;
+        return;
+      case 'job':
+        if (event.account) this.apply({ t: 'account', account: event.account });
+        this.putJob(event.job);
+        return;
+      case 'drop':
+        for (const id of event.ids) this.deleteJob(id);
+        return;
+    }
+  }
+
   /** Creates an account with the given balances. */
   createAccount(credits: number, verificationCredits: number): Account {
-    const acc: Account = {
-      id: newId('acc'),
-      credits,
-      verification_credits: verificationCredits,
-      suspended: false,
-    };
-    this.accounts.set(acc.id, acc);
-    return acc;
+    const id = newId('acc');
+    this.commit({
+      t: 'account',
+      account: { id, credits, verification_credits: verificationCredits, suspended: false },
+    });
+    return this.accounts.get(id) as Account;
   }
 
   /** Creates a key for an account and returns it once; only its hash is kept. */
@@ -91,8 +145,8 @@ export class Store {
       revoked: false,
       created_at: new Date(now).toISOString(),
     };
-    this.keys.set(record.id, record);
-    return { record, key };
+    this.commit({ t: 'key', key: record });
+    return { record: this.keys.get(record.id) as KeyRecord, key };
   }
 
   /** The account and key a presented API key authenticates, or undefined (revoked keys do not). */
@@ -122,7 +176,7 @@ export class Store {
   revokeKey(id: string): boolean {
     const k = this.keys.get(id);
     if (!k) return false;
-    k.revoked = true;
+    this.commit({ t: 'key', key: { ...k, revoked: true } });
     return true;
   }
 
@@ -130,17 +184,37 @@ export class Store {
   updateAccount(id: string, o: AccountUpdate): boolean {
     const acc = this.accounts.get(id);
     if (!acc) return false;
-    if (o.credits !== undefined) acc.credits = o.credits;
-    if (o.verification_credits !== undefined) acc.verification_credits = o.verification_credits;
-    if (o.suspended !== undefined) acc.suspended = o.suspended;
+    const next = { ...acc };
+    if (o.credits !== undefined) next.credits = o.credits;
+    if (o.verification_credits !== undefined) next.verification_credits = o.verification_credits;
+    if (o.suspended !== undefined) next.suspended = o.suspended;
+    this.commit({ t: 'account', account: next });
     return true;
   }
 
-  /** Stores a job (and its idempotency key). */
-  addJob(job: Job): void {
-    this.jobs.set(job.id, job);
-    if (job.idempotency)
-      this.idempotency.set(idemKey(job.account_id, job.kind, job.idempotency.key), job.id);
+  /** Takes credits (or verification credits) from an account. */
+  charge(account: Account, credits: number, verificationCredits = 0): void {
+    if (credits === 0 && verificationCredits === 0) return;
+    this.commit({
+      t: 'account',
+      account: {
+        ...account,
+        credits: account.credits - credits,
+        verification_credits: account.verification_credits - verificationCredits,
+      },
+    });
+  }
+
+  /** Moves the admin clock offset. */
+  setClockOffset(offset: number): void {
+    this.commit({ t: 'clock', offset });
+  }
+
+  /** Stores a job and takes its credits from its account, as one change. */
+  addJob(job: Job, charged = 0): void {
+    const acc = this.accounts.get(job.account_id);
+    const account = acc && { ...acc, credits: acc.credits - charged };
+    this.commit({ t: 'job', job, account });
   }
 
   /** The live job a repeated Idempotency-Key refers to. */
@@ -149,49 +223,46 @@ export class Store {
     return id === undefined ? undefined : this.jobs.get(id);
   }
 
+  /** What an account keeps stored now. */
+  usageOf(accountId: string): Usage {
+    return this.usage.get(accountId) ?? { jobs: 0, bytes: 0, unpaidBytes: 0 };
+  }
+
   /** Deletes jobs whose results expired (the data is gone for good). */
   purgeExpired(now: number): number {
-    let n = 0;
-    for (const job of this.jobs.values()) {
-      if (now >= job.expires_at) {
-        this.jobs.delete(job.id);
-        if (job.idempotency)
-          this.idempotency.delete(idemKey(job.account_id, job.kind, job.idempotency.key));
-        n++;
-      }
-    }
-    return n;
+    const ids: string[] = [];
+    for (const job of this.jobs.values()) if (now >= job.expires_at) ids.push(job.id);
+    if (ids.length > 0) this.commit({ t: 'drop', ids });
+    return ids.length;
   }
 
-  /** A plain snapshot for persistence. */
-  toData(): StoreData {
-    return {
-      version: 1,
-      admin_token: this.adminToken,
-      clock_offset: this.clockOffset,
-      accounts: [...this.accounts.values()],
-      keys: [...this.keys.values()],
-      jobs: [...this.jobs.values()],
+  private putJob(job: Job): void {
+    if (this.jobs.has(job.id)) this.deleteJob(job.id);
+    this.jobs.set(job.id, job);
+    if (job.idempotency)
+      this.idempotency.set(idemKey(job.account_id, job.kind, job.idempotency.key), job.id);
+    this.count(job, 1);
+  }
+
+  private deleteJob(id: string): void {
+    const job = this.jobs.get(id);
+    if (!job) return;
+    this.jobs.delete(id);
+    if (job.idempotency)
+      this.idempotency.delete(idemKey(job.account_id, job.kind, job.idempotency.key));
+    this.count(job, -1);
+  }
+
+  private count(job: Job, sign: 1 | -1): void {
+    const u = this.usageOf(job.account_id);
+    const { bytes, unpaidBytes } = jobBytes(job);
+    const next = {
+      jobs: u.jobs + sign,
+      bytes: u.bytes + sign * bytes,
+      unpaidBytes: u.unpaidBytes + sign * unpaidBytes,
     };
-  }
-
-  /** Rebuilds a store from a snapshot. */
-  static fromData(data: StoreData): Store {
-    const s = new Store(data.admin_token);
-    s.clockOffset = data.clock_offset;
-    for (const a of data.accounts) s.accounts.set(a.id, a);
-    for (const k of data.keys) s.keys.set(k.id, k);
-    for (const j of data.jobs) {
-      // State saved before results were kept as text held the record objects; before the
-      // submission answer was built per reply, jobs held it (with a download_url on the
-      // address of that run).
-      const old = j as Job & { records?: unknown[]; response?: unknown };
-      if (typeof old.results !== 'string') old.results = JSON.stringify(old.records ?? []);
-      delete old.records;
-      delete old.response;
-      s.addJob(old);
-    }
-    return s;
+    if (next.jobs <= 0) this.usage.delete(job.account_id);
+    else this.usage.set(job.account_id, next);
   }
 }
 

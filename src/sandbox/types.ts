@@ -26,8 +26,22 @@ export interface SandboxOptions {
   seed?: number;
   /** Initial faults (same shape as PUT /_sandbox/faults). */
   faults?: Faults;
-  /** Directory where accounts, key hashes and jobs are persisted (JSON) and reloaded from. */
+  /**
+   * Directory where accounts, key hashes, jobs and the clock are kept and reloaded from: a log of
+   * changes (`sandbox-state.jsonl`), each on disk (fsync) before the answer that acknowledges it.
+   */
   stateDir?: string;
+  /** Rewrite the --state log once it passes this many bytes and twice what is live (default 64 MiB). */
+  stateCompactBytes?: number;
+  /** Most unexpired bulk jobs one account may keep; one more answers 429 (default 10_000). */
+  maxJobsPerAccount?: number;
+  /** Most bytes of unexpired bulk results one account may keep; more answers 429, or 413 for a job larger on its own (default 2 GiB). */
+  maxStoredBytesPerAccount?: number;
+  /**
+   * Most bytes of stored results no credit was paid for (no match, out of credits) one account
+   * may keep (default 128 MiB): an empty account cannot fill the sandbox's memory for free.
+   */
+  maxUnpaidBytesPerAccount?: number;
   /** Base clock in epoch ms; the admin clock advance adds an offset to it. */
   now?: () => number;
   /**
@@ -56,7 +70,7 @@ export interface SandboxHandle {
   accountId: string;
   /** The operations of the HTTP admin API, in-process. */
   admin: SandboxAdmin;
-  /** Stops listening, destroys open sockets and flushes persisted state. */
+  /** Stops listening, destroys open sockets and closes the --state log. */
   close(): Promise<void>;
 }
 

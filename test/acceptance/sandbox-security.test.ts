@@ -7,6 +7,7 @@ import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src
 import { resolveSandboxOptions } from '../../src/sandbox/start.js';
 import { call } from '../sandbox/http-helper.js';
 import { tempDir } from '../integration/bulk-harness.js';
+import { readState } from '../sandbox/state-helper.js';
 
 let sb: SandboxHandle | undefined;
 afterEach(async () => {
@@ -108,9 +109,7 @@ describe('sandbox security (acceptance)', () => {
       expect(text).not.toContain(key);
       expect(text).not.toContain(key.slice(7)); // nor the part after the prefix
     }
-    const state = JSON.parse(readFileSync(join(dir, 'sandbox-state.json'), 'utf8')) as {
-      keys: { hash: string }[];
-    };
+    const state = readState(dir);
     expect(state.keys.length).toBeGreaterThanOrEqual(3);
     expect(state.keys.every((k) => /^[0-9a-f]{64}$/.test(k.hash))).toBe(true);
     // The same keys still work after a restart from that state.

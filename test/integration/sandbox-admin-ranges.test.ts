@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { call } from '../sandbox/http-helper.js';
+import { stateFile } from '../sandbox/state-helper.js';
 
 let sb: SandboxHandle | undefined;
 afterEach(async () => {
@@ -68,10 +69,8 @@ describe('sandbox admin inputs are range-checked', () => {
     try {
       const first = await startSandbox({ stateDir: dir, now: () => BASE });
       await first.close();
-      const file = join(dir, 'sandbox-state.json');
       for (const bad of [1e300, -BASE * 2, 'soon']) {
-        const data = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-        writeFileSync(file, JSON.stringify({ ...data, clock_offset: bad }));
+        appendFileSync(stateFile(dir), `${JSON.stringify({ t: 'clock', offset: bad })}\n`);
         sb = await startSandbox({ stateDir: dir, now: () => BASE });
         const c = await call(sb.url, 'GET', '/_sandbox/clock', { key: sb.adminToken });
         expect(c.status).toBe(200);

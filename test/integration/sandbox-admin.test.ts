@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -10,6 +10,7 @@ import {
   type SandboxHandle,
 } from '../../src/sandbox/index.js';
 import { call, contact } from '../sandbox/http-helper.js';
+import { readState, stateFile } from '../sandbox/state-helper.js';
 
 const open: SandboxHandle[] = [];
 const dirs: string[] = [];
@@ -170,7 +171,7 @@ describe('sandbox --state persistence', () => {
     a.admin.revokeKey(revoked.id);
     a.admin.advanceClock(1234);
     await a.close();
-    const file = join(dir, 'sandbox-state.json');
+    const file = stateFile(dir);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain(a.apiKey);
@@ -213,7 +214,7 @@ describe('sandbox --state persistence', () => {
     const first = await call(a.url, 'POST', '/contacts', { key: a.apiKey, body, headers });
     await a.close();
     // Neither the address nor the balance is frozen into the saved job.
-    const text = readFileSync(join(dir, 'sandbox-state.json'), 'utf8');
+    const text = readFileSync(stateFile(dir), 'utf8');
     expect(text).not.toContain('download_url');
     expect(text).not.toContain('remaining_credits');
     const b = await start({ stateDir: dir });
@@ -232,10 +233,13 @@ describe('sandbox --state persistence', () => {
     const a = await startSandbox({ stateDir: dir });
     const first = await call(a.url, 'POST', '/companies', { key: a.apiKey, body, headers });
     await a.close();
-    // Rewrite the saved jobs the way the previous version stored them.
+    // Rewrite the state as the whole-state file of an earlier version, its jobs holding answers.
     const file = join(dir, 'sandbox-state.json');
-    const state = JSON.parse(readFileSync(file, 'utf8')) as { jobs: Record<string, unknown>[] };
+    const state = readState(dir) as unknown as { jobs: Record<string, unknown>[] };
+    rmSync(stateFile(dir));
     const job = state.jobs[0] as Record<string, unknown>;
+    delete job.records;
+    delete job.charged;
     job.response = {
       job_id: first.json.job_id,
       download_url: `http://127.0.0.1:1/companies/results/${first.json.job_id}.json`,
@@ -255,5 +259,9 @@ describe('sandbox --state persistence', () => {
     });
     expect(res.status).toBe(200);
     expect(res.json.companies[0].custom_fields).toEqual({ r: 1 });
+    // Migrated once: the log replaces the old file, which is kept aside.
+    expect(existsSync(file)).toBe(false);
+    expect(existsSync(`${file}.migrated`)).toBe(true);
+    expect(readState(dir).jobs.map((j) => j.id)).toEqual([first.json.job_id]);
   });
 });

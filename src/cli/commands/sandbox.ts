@@ -15,6 +15,9 @@ interface ServeFlags {
   faults?: string;
   seed?: string;
   state?: string;
+  maxJobs?: string;
+  maxStoredMb?: string;
+  maxUnpaidMb?: string;
   specOnly?: boolean;
 }
 
@@ -26,11 +29,9 @@ interface AdminFlags {
   account?: string;
 }
 
-/** Registers `enrich sandbox` (serve) and `enrich sandbox keys create|list|revoke`. */
-export function registerSandbox(program: Command): void {
-  const sandbox = program
-    .command('sandbox')
-    .description('serve a local sandbox of the enrichment service (synthetic, deterministic data)')
+/** The options of `enrich sandbox` (serve). */
+function serveOptions(c: Command): Command {
+  return c
     .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--credits <n>', 'enrichment credits of the first account (default 100000)')
@@ -44,11 +45,32 @@ export function registerSandbox(program: Command): void {
       'inject faults: JSON, or e.g. 500=0.05,429=0.05,reset=0.02,latency=0-50',
     )
     .option('--seed <n>', 'seed of the synthetic data (default 1)')
-    .option('--state <dir>', 'persist accounts, keys and jobs in this directory')
+    .option(
+      '--state <dir>',
+      'keep accounts, keys and jobs in this directory (each change on disk before its answer)',
+    )
+    .option(
+      '--max-jobs <n>',
+      'most unexpired bulk jobs per account, then 429 (default 10000; 0 = no cap)',
+    )
+    .option(
+      '--max-stored-mb <n>',
+      'most MiB of bulk results kept per account, then 429 (default 2048; 0 = no cap)',
+    )
+    .option(
+      '--max-unpaid-mb <n>',
+      'most MiB of kept results no credit paid for, per account, then 429 (default 128; 0 = no cap)',
+    )
     .option(
       '--spec-only',
       'keep only api-spec.md promises: no idempotency keys, other error wording, no Retry-After',
-    )
+    );
+}
+
+/** Registers `enrich sandbox` (serve) and `enrich sandbox keys create|list|revoke`. */
+export function registerSandbox(program: Command): void {
+  const sandbox = serveOptions(program.command('sandbox'))
+    .description('serve a local sandbox of the enrichment service (synthetic, deterministic data)')
     .addHelpText(
       'after',
       `
@@ -133,8 +155,15 @@ async function sandboxOptionsFromFlags(f: ServeFlags): Promise<SandboxOptions> {
     faults: f.faults === undefined ? undefined : parseFaultSpec(f.faults),
     seed: int(f.seed, '--seed'),
     stateDir: f.state,
+    maxJobsPerAccount: int(f.maxJobs, '--max-jobs'),
+    maxStoredBytesPerAccount: mib(int(f.maxStoredMb, '--max-stored-mb')),
+    maxUnpaidBytesPerAccount: mib(int(f.maxUnpaidMb, '--max-unpaid-mb')),
     specOnly: f.specOnly === true,
   };
+}
+
+function mib(n: number | undefined): number | undefined {
+  return n === undefined ? undefined : n * 1024 * 1024;
 }
 
 async function serve(opts: SandboxOptions, globals: GlobalOptions): Promise<number> {
