@@ -63,6 +63,24 @@ describe('enrich contact / company / verify-email (--sandbox)', () => {
   });
 });
 
+describe('the one email rule in the single commands (--sandbox)', () => {
+  it('refuses a bad --email before anything is sent, and verifies what mail systems take, CLI and sandbox alike', async () => {
+    const env = await tempEnv();
+    for (const bad of ['bad@@x.com', 'foo', 'mailto:a@b.com']) {
+      const c = await runCli(['contact', '--email', bad, '--sandbox'], { env });
+      expect([c.code, c.stdout]).toEqual([2, '']);
+      expect(c.stderr).toMatch(/--email: not an email address/);
+      const v = await runCli(['verify-email', bad, '--sandbox'], { env });
+      expect([v.code, v.stdout]).toEqual([2, '']);
+    }
+    for (const good of ['a!b@example.com', 'josé@exämple.de', '"john doe"@example.com']) {
+      const v = await runCli(['verify-email', good, '--sandbox'], { env });
+      expect(v.stderr).toBe('');
+      expect([v.code, v.stdout.split(/\s/)[0]]).toEqual([0, 'valid']);
+    }
+  });
+});
+
 describe('running out of credits (exit 5), against a sandbox started here', () => {
   let sandbox: SandboxHandle;
   beforeAll(async () => {

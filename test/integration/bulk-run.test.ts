@@ -221,6 +221,40 @@ describe('bulk run against the sandbox', () => {
     },
   );
 
+  it.each(SANDBOX_MODES)(
+    'the email rule: bad addresses are never sent; a row with another complete combination goes without it and says so ($name)',
+    async ({ specOnly }) => {
+      const s = await sandbox({ specOnly });
+      const dir = await tempDir();
+      const header = ['Email', 'First Name', 'Last Name', 'Company'];
+      const rows = [
+        ['foo', '', '', ''],
+        ['bad@', '', '', ''],
+        ['@x.com', '', '', ''],
+        ['mailto:a@b.com', '', '', ''],
+        ['jane doe@acme.com', 'Jane', 'Doe', 'Acme'],
+        ['ok@acme.com', '', '', ''],
+      ];
+      const file = await writeCsv(dir, 'in.csv', header, rows);
+      const mapping = { map: { business_email: 'Email' } };
+      const { summary, output } = await runFile(s, file, { runsDir: dir, mapping });
+      expect(summary.statuses).toMatchObject({ invalid: 4, enriched: 2 });
+      expect(s.admin.stats().records_submitted).toBe(2);
+      expect(s.admin.stats().credits_charged).toBe(2);
+      const out = parseCsv(output);
+      expect(col(out, 'enrich_error').slice(0, 4)).toEqual([
+        'business_email: not an email address (it has no @) (column "Email")',
+        'business_email: not an email address (it has nothing after the @) (column "Email")',
+        'business_email: not an email address (it has nothing before the @) (column "Email")',
+        'business_email: not an email address (it starts with "mailto:"; the address is what follows) (column "Email")',
+      ]);
+      expect(col(out, 'enrich_error')[4]).toBe(
+        'business_email left out (not an email address: it contains a space); sent without it',
+      );
+      expect(col(out, 'enrich_error')[5]).toBe('');
+    },
+  );
+
   it('--top N without --explode keeps every paid match: matches 2..N in numbered columns', async () => {
     const { summary, output } = await runCompanies(await sandbox(), [
       ['Acme', 'https://acme.com'],

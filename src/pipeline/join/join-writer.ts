@@ -10,7 +10,8 @@ import {
   type Flat,
 } from './output-columns.js';
 import { invalidMessage, openRejects } from './rejects.js';
-import type { InvalidRow } from '../mapping/validate.js';
+import { emailNote, type InvalidRow } from '../mapping/validate.js';
+import type { ColumnMapping } from '../mapping/mapping-types.js';
 
 /** Counts of the written output. */
 export interface JoinStats {
@@ -92,6 +93,8 @@ export async function openJoinWriter(o: {
   kind: BulkKind;
   source: InputSource;
   output: JoinOutput;
+  /** The run's mapping: a contact sent without its bad email says so (`emailNote`). */
+  mapping?: ColumnMapping;
   onRow: () => void;
 }): Promise<JoinWriter> {
   const fieldColumns =
@@ -118,6 +121,14 @@ export async function openJoinWriter(o: {
   const stats = newStats(fieldColumns);
   const blank = fieldColumns.map(() => null);
 
+  // Rows that were sent (or answered from the cache) without a bad email say so.
+  const mapping = o.kind === 'contacts' ? o.mapping : undefined;
+  const withNote = (outcome: RowOutcome<AnyRecord>, row: InputRow) => {
+    const note = mapping && outcome.creditCharged !== null ? emailNote(mapping, row) : undefined;
+    if (!note) return outcome.error;
+    return outcome.error ? `${outcome.error}; ${note}` : note;
+  };
+
   const write = async (row: InputRow, outcome: RowOutcome<AnyRecord>) => {
     stats.statuses[outcome.status]++;
     const all = outcome.records;
@@ -129,7 +140,7 @@ export async function openJoinWriter(o: {
       row: row.index + 1,
       input: row,
       status: outcome.status,
-      error: outcome.error,
+      error: withNote(outcome, row),
       creditCharged: outcome.creditCharged,
       cachedAt: outcome.cachedAt === undefined ? null : new Date(outcome.cachedAt).toISOString(),
       values: firstValues,

@@ -1,5 +1,6 @@
 import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS, Limits } from '../../contract/limits.js';
 import { companyCombinationError, contactCombinationError } from '../../contract/rules.js';
+import { emailProblem } from '../../contract/email.js';
 import type { InputRow } from '../../io/read.js';
 import type { ApiField, ColumnMapping, BulkKind } from './mapping-types.js';
 import {
@@ -70,20 +71,36 @@ export function validateRow(
       ? { ok: false, error }
       : { ok: false, error, column: options.header?.[col] ?? `column ${col + 1}` };
   }
-  const email = fields.business_email;
-  if (email !== undefined && (/\s/.test(email) || email.indexOf('@') !== email.lastIndexOf('@'))) {
-    // No address has a space or two @: sending one would pay for a lookup that cannot be right.
-    const col = columnOf.business_email;
-    return {
-      ok: false,
-      error: `business_email: not an email address (${/\s/.test(email) ? 'it contains a space' : 'it contains more than one @'})`,
-      ...(col === undefined ? {} : { column: options.header?.[col] ?? `column ${col + 1}` }),
-    };
+  const badEmail = fields.business_email !== undefined && emailProblem(fields.business_email);
+  if (badEmail) {
+    // Sending it would pay for a lookup that cannot be right. The row goes without it when it
+    // holds another complete combination (the output says so: `emailNote`), else it is invalid.
+    delete fields.business_email;
+    if (contactCombinationError(fields)) {
+      const col = columnOf.business_email;
+      return {
+        ok: false,
+        error: `business_email: not an email address (${badEmail})`,
+        ...(col === undefined ? {} : { column: options.header?.[col] ?? `column ${col + 1}` }),
+      };
+    }
   }
   const rule =
     kind === 'contacts' ? contactCombinationError(fields) : companyCombinationError(fields);
   if (rule) return { ok: false, error: rule };
   return { ok: true, fields, key: keyOfFields(kind, fields) };
+}
+
+/**
+ * What a contact row sent without its email says in `enrich_error`: the address failed the
+ * email rule, and another complete combination of the row was sent instead (validateRow).
+ */
+export function emailNote(mapping: ColumnMapping, row: InputRow): string | undefined {
+  const col = mapping.fields.business_email;
+  if (col === undefined) return undefined;
+  const email = normalizeEmail(row.cells[col] ?? '');
+  const problem = email === '' ? undefined : emailProblem(email);
+  return problem && `business_email left out (not an email address: ${problem}); sent without it`;
 }
 
 /** Fields with the 255 limit: every contact field; for companies only company_name (website is unbounded). */

@@ -1,13 +1,14 @@
 import {
   companyRequestSchema,
   contactRequestSchema,
+  emailProblem,
   emailVerificationRequestSchema,
   isCreditExhausted,
   Limits,
 } from '../../../contract/index.js';
 import { getPaths } from '../../../config/paths.js';
 import { writeCreditsMemo, type CreditsMemo } from '../../../config/credits-memo.js';
-import { EnrichError } from '../../../errors.js';
+import { EnrichError, usageError } from '../../../errors.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { printJson, printKeyValues, say } from '../../output.js';
@@ -94,6 +95,10 @@ async function withService<T>(
 
 /** `enrich contact`: validates the flags, enriches one contact and prints it. */
 export async function runContact(flags: ContactFlags, globals: GlobalOptions): Promise<number> {
+  // The one email rule (contract/email.ts), as a bulk run applies it: a lookup it could not
+  // answer would still be charged. The wire itself takes any string.
+  const badEmail = flags.email === undefined ? undefined : emailProblem(flags.email.trim());
+  if (badEmail) throw usageError(`--email: not an email address (${badEmail})`);
   const metadata = {
     ...(flags.requireEmail ? { business_email_exists: true } : {}),
     ...(flags.mobile ? { mobile_phone_enrichment: true } : {}),
