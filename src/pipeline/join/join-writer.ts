@@ -88,6 +88,15 @@ function withMoreMatches(
   return values;
 }
 
+/** A row's `enrich_error`: a contact sent (or answered from the cache) without its bad email says so. */
+function errorWithNote(mapping: ColumnMapping | undefined) {
+  return (outcome: RowOutcome<AnyRecord>, row: InputRow): string => {
+    const note = mapping && outcome.creditCharged !== null ? emailNote(mapping, row) : undefined;
+    if (!note) return outcome.error;
+    return outcome.error ? `${outcome.error}; ${note}` : note;
+  };
+}
+
 /** Opens the output (and `--rejects`) of a bulk run. `onRow` fires after each input row. */
 export async function openJoinWriter(o: {
   kind: BulkKind;
@@ -121,13 +130,7 @@ export async function openJoinWriter(o: {
   const stats = newStats(fieldColumns);
   const blank = fieldColumns.map(() => null);
 
-  // Rows that were sent (or answered from the cache) without a bad email say so.
-  const mapping = o.kind === 'contacts' ? o.mapping : undefined;
-  const withNote = (outcome: RowOutcome<AnyRecord>, row: InputRow) => {
-    const note = mapping && outcome.creditCharged !== null ? emailNote(mapping, row) : undefined;
-    if (!note) return outcome.error;
-    return outcome.error ? `${outcome.error}; ${note}` : note;
-  };
+  const withNote = errorWithNote(o.kind === 'contacts' ? o.mapping : undefined);
 
   const write = async (row: InputRow, outcome: RowOutcome<AnyRecord>) => {
     stats.statuses[outcome.status]++;
