@@ -20,6 +20,8 @@ export interface OutputWriterOptions {
   extraColumns: string[];
   delimiter?: string;
   bom?: boolean;
+  /** Gzip the output (node:zlib); by default when the target's name ends in `.gz`. */
+  gzip?: boolean;
   formulaEscape?: FormulaEscape;
   /** JSON key of the record: `record` (contacts) or `records` (companies). */
   recordKey?: 'record' | 'records';
