@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import type { FormulaEscape } from './formula-escape.js';
 import type { InputRow } from './read.js';
 
-export type RowStatus = 'enriched' | 'failed' | 'invalid' | 'missing' | 'expired';
+export type RowStatus = 'enriched' | 'not_found' | 'failed' | 'invalid' | 'missing' | 'expired';
 
 /** The status columns every CSV/TSV output carries after the input columns. */
 export const STATUS_COLUMNS = ['enrich_status', 'enrich_error', 'enrich_credit_charged'] as const;

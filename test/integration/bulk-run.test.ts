@@ -156,7 +156,8 @@ describe('bulk run against the sandbox', () => {
     });
     const out = parseCsv(output);
     const status = col(out, 'enrich_status');
-    expect(new Set(status)).toEqual(new Set(['enriched', 'failed', 'invalid', 'expired']));
+    expect(new Set(status)).toEqual(new Set(['enriched', 'not_found', 'invalid', 'expired']));
+    expect(status[0]).toBe('not_found');
     expect(col(out, 'enrich_error')[0]).toBe('No match found');
     expect(col(out, 'enrich_error')[status.indexOf('expired')]).toMatch(
       /expired before they were downloaded/,
@@ -663,9 +664,9 @@ describe('bulk run against the sandbox', () => {
       ['Globex', 'enriched', '2'],
       ['Globex', 'enriched', '3'],
       ['', 'invalid', ''],
-      ['Nomatch Industries', 'failed', ''],
+      ['Nomatch Industries', 'not_found', ''],
     ]);
-    expect(summary.statuses).toMatchObject({ enriched: 2, invalid: 1, failed: 1 });
+    expect(summary.statuses).toMatchObject({ enriched: 2, invalid: 1, not_found: 1, failed: 0 });
     expect(col(out, 'enriched_name')[0]).not.toBe('');
   });
 

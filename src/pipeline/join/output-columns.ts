@@ -1,7 +1,9 @@
 import type { CompanyRecord, ContactRecord } from '../../contract/index.js';
 import { COMPANY_RECORD_FIELDS } from '../../contract/limits.js';
 
-export { STATUS_COLUMNS } from '../../io/write.js';
+import { STATUS_COLUMNS } from '../../io/write.js';
+
+export { STATUS_COLUMNS };
 
 export type Flat = string | number | boolean | null;
 
@@ -64,4 +66,48 @@ export function flattenContact(record: ContactRecord): Flat[] {
 /** A company record's values aligned to companyColumns. */
 export function flattenCompany(record: CompanyRecord): Flat[] {
   return COMPANY_RECORD_FIELDS.map((f) => flat((record as Record<string, unknown>)[f]));
+}
+
+/** The names `--fields` takes: the record's fields flattened with `_`, without the prefix. */
+export function fieldNames(kind: 'contacts' | 'companies'): string[] {
+  return kind === 'contacts' ? contactColumns('') : companyColumns('');
+}
+
+/**
+ * The enriched columns written and how a record fills them: every field, or only those
+ * `fields` names (`--fields email,mobile_phone`), in the order given.
+ */
+export function enrichedColumns(
+  kind: 'contacts' | 'companies',
+  prefix: string,
+  fields?: readonly string[],
+): { columns: string[]; flatten(record: Record<string, unknown>): Flat[] } {
+  const all = kind === 'contacts' ? flattenContact : flattenCompany;
+  const full = (r: Record<string, unknown>) => all(r as never);
+  if (!fields) return { columns: fieldNames(kind).map((f) => prefix + f), flatten: full };
+  const names = fieldNames(kind);
+  const at = fields.map((f) => names.indexOf(f));
+  return {
+    columns: fields.map((f) => prefix + f),
+    flatten: (r) => {
+      const values = full(r);
+      return at.map((i) => values[i] ?? null);
+    },
+  };
+}
+
+/** The columns a run of this tool adds besides the prefixed ones. */
+const OWN_COLUMNS = new Set([...STATUS_COLUMNS, 'enrich_cached_at', 'enrich_match_rank']);
+
+/**
+ * The columns of an earlier run's output in `header` (re-enriching an enriched file): the
+ * `enrich_*` status columns and the `prefix`ed ones, only when `enrich_status` is there.
+ */
+export function earlierOutputColumns(header: readonly string[], prefix: string): number[] {
+  if (!header.includes('enrich_status')) return [];
+  const out: number[] = [];
+  header.forEach((h, i) => {
+    if (OWN_COLUMNS.has(h) || (prefix !== '' && h.startsWith(prefix))) out.push(i);
+  });
+  return out;
 }
