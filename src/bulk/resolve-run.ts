@@ -88,6 +88,7 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
     if (target !== undefined) refuseInputAsOutput(input.file, await checkOutputTarget(target));
   }
   const format = outputFormatOf(o.format, o.output, input.format);
+  if (o.rejects !== undefined) outputFormatOf(undefined, o.rejects, 'csv'); // .parquet refused too
   const fields = resolveFields(o.kind, o.fields, words);
   const prefix = setting('prefix', o.prefix, words);
   const source = replaceEarlierOutput(input, prefix);
