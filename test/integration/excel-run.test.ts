@@ -144,6 +144,29 @@ describe('Excel and friends, end to end against the sandbox', () => {
       'enriched_company_website',
     ]);
     expect(Object.keys(summary.fill)).toEqual(fields.map((f) => `enriched_${f}`));
+    // JSON keeps only those fields of the record, nested as the record nests them.
+    const json = await runFile(s, file, {
+      runsDir: dir,
+      fields,
+      format: 'jsonl',
+      outputPath: join(dir, 'out.jsonl'),
+    });
+    const record = (JSON.parse(json.output.split('\n')[0]!) as { record: Record<string, unknown> })
+      .record;
+    expect(Object.keys(record).sort()).toEqual(
+      [
+        'company',
+        'credit_charged',
+        'custom_fields',
+        'email',
+        'error',
+        'mobile_phone',
+        'original_fields',
+      ]
+        .filter((k) => k in record)
+        .sort(),
+    );
+    expect(Object.keys(record.company as object)).toEqual(['website']);
     await expect(runFile(s, file, { runsDir: dir, fields: ['email', 'phone'] })).rejects.toThrow(
       /--fields: unknown field "phone"/,
     );

@@ -88,11 +88,11 @@ export async function openJoinWriter(o: {
   output: JoinOutput;
   onRow: () => void;
 }): Promise<JoinWriter> {
-  const { columns: fieldColumns, flatten } = enrichedColumns(
-    o.kind,
-    o.output.prefix,
-    o.output.fields,
-  );
+  const {
+    columns: fieldColumns,
+    flatten,
+    pick,
+  } = enrichedColumns(o.kind, o.output.prefix, o.output.fields);
   // One row per match only in tables (CSV/TSV/XLSX); JSON already carries every match in `records`.
   const table = o.output.format !== 'json' && o.output.format !== 'jsonl';
   const explode = o.output.explode && table;
@@ -127,7 +127,7 @@ export async function openJoinWriter(o: {
       error: outcome.error,
       creditCharged: outcome.creditCharged,
       values: firstValues,
-      record: o.kind === 'companies' ? all : (first ?? null),
+      record: pick(o.kind === 'companies' ? all : (first ?? null)),
     };
     if (!explode) {
       if (more.length > 0) out.values = withMoreMatches(firstValues, all, more.length, flatten);

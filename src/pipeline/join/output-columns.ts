@@ -81,19 +81,45 @@ export function enrichedColumns(
   kind: 'contacts' | 'companies',
   prefix: string,
   fields?: readonly string[],
-): { columns: string[]; flatten(record: Record<string, unknown>): Flat[] } {
+): {
+  columns: string[];
+  flatten(record: Record<string, unknown>): Flat[];
+  /** A record for JSON output: only the chosen fields (nested as in the record), plus its flags and echoes. */
+  pick<T>(record: T): T;
+} {
   const all = kind === 'contacts' ? flattenContact : flattenCompany;
   const full = (r: Record<string, unknown>) => all(r as never);
-  if (!fields) return { columns: fieldNames(kind).map((f) => prefix + f), flatten: full };
   const names = fieldNames(kind);
-  const at = fields.map((f) => names.indexOf(f));
+  if (!fields) return { columns: names.map((f) => prefix + f), flatten: full, pick: (r) => r };
+  const index = fields.map((f) => names.indexOf(f));
+  const paths = index.map((i) => (kind === 'contacts' ? CONTACT_PATHS[i]! : [names[i]!]));
   return {
     columns: fields.map((f) => prefix + f),
     flatten: (r) => {
       const values = full(r);
-      return at.map((i) => values[i] ?? null);
+      return index.map((i) => values[i] ?? null);
     },
+    pick: (r) => pickRecordPaths(r, paths),
   };
+}
+
+const KEPT = ['error', 'credit_charged', 'original_fields', 'custom_fields'];
+
+/** The record (or each of an array's) with only `paths` of its data: `--fields` in JSON output. */
+function pickRecordPaths<T>(value: T, paths: readonly (readonly string[])[]): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => pickRecordPaths(v, paths)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const record = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of KEPT) if (k in record) out[k] = record[k];
+  for (const path of paths) {
+    const v = at(record, path);
+    if (v === undefined) continue;
+    let node = out;
+    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+    node[path[path.length - 1]!] = v;
+  }
+  return out as T;
 }
 
 /** The columns a run of this tool adds besides the prefixed ones. */
