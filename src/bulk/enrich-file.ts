@@ -60,6 +60,7 @@ export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
   try {
     for (const w of source.warnings) onWarning?.(w);
     const run = await resolveRun(options, source);
+    for (const w of run.source.warnings.slice(source.warnings.length)) onWarning?.(w);
     const api = 'api' in service ? service.api : toBulkApi(service.client);
     const pollEnv = {
       now: Date.now,

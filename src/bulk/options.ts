@@ -50,7 +50,12 @@ export interface BulkRunOptions {
   runsDir?: string;
   /** The output format (from the output's extension, else the input's own). */
   format?: FileFormat;
+  /** A UTF-8 BOM on CSV/TSV output; left out: when the input had one, was UTF-16, Windows-1252 or a workbook. */
   bom?: boolean;
+  /** The CSV/TSV output's delimiter (default: TSV's tab; a CSV keeps the input's, a tab becoming a comma). */
+  outputDelimiter?: string;
+  /** The enrichment fields to write, by record field name (`email`, `company_website`); all by default. */
+  fields?: readonly string[];
   formulaEscape?: FormulaEscape;
   explode?: boolean;
   /** Prefix of the enriched columns (setting prefix, `enriched_`). */
@@ -87,6 +92,8 @@ export const BULK_RUN_KEYS: readonly (keyof BulkRunOptions)[] = [
   'runsDir',
   'format',
   'bom',
+  'outputDelimiter',
+  'fields',
   'formulaEscape',
   'explode',
   'prefix',

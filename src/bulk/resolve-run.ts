@@ -2,7 +2,7 @@ import { getPaths } from '../config/paths.js';
 import { parseInteger, parseSetting, settingDefault } from '../config/settings-table.js';
 import type { Settings } from '../config/settings-table.js';
 import { EnrichError } from '../errors.js';
-import { formatOfExtension, type FileFormat } from '../io/file-format.js';
+import { formatOfExtension } from '../io/file-format.js';
 import type { InputSource } from '../io/read.js';
 import { checkOutputTarget, refuseInputAsOutput } from '../io/write.js';
 import { FULL_NAME } from '../pipeline/mapping/map-columns.js';
@@ -11,7 +11,16 @@ import { LIBRARY_WORDS } from '../pipeline/run/messages.js';
 import { runsDirOf } from '../pipeline/run/run.js';
 import type { ResolvedRun, RunWords } from '../pipeline/types.js';
 import { BULK_RUN_KEYS, type BulkRunOptions } from './options.js';
+import {
+  outputBomOf,
+  outputDelimiterOf,
+  outputFormatOf,
+  replaceEarlierOutput,
+  resolveFields,
+} from './output-plan.js';
 import { requestMetadata } from './request-metadata.js';
+
+export { outputFormatOf };
 
 /** Refuses keys `allowed` does not name: a misspelt option must not be silently ignored. */
 export function checkKeys(
@@ -29,15 +38,6 @@ export function checkKeys(
     `${what}: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => words.option(k)).join(', ')}`,
     { hint: `Known options: ${allowed.join(', ')}.` },
   );
-}
-
-/** The output format: the one asked for, else the output's extension, else the input's own. */
-export function outputFormatOf(
-  asked: FileFormat | undefined,
-  output: string,
-  inputFormat: FileFormat,
-): FileFormat {
-  return asked ?? (output === '-' ? undefined : formatOfExtension(output)) ?? inputFormat;
 }
 
 /** A setting's value from the options, checked against the settings table (or its default). */
@@ -70,7 +70,7 @@ function count(name: string, value: number | undefined, words: RunWords): number
  * the run's identity, output and defaults. The dry run, the CLI run and `enrichFile` all
  * start here; nothing downstream decides any of it again.
  */
-export async function resolveRun(o: BulkRunOptions, source: InputSource): Promise<ResolvedRun> {
+export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise<ResolvedRun> {
   const words = o.words ?? LIBRARY_WORDS;
   checkKeys(o, BULK_RUN_KEYS, 'bulk run', words);
   const metadata = requestMetadata(o.kind, o.request, words); // bad request options fail first
@@ -85,12 +85,17 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
   // Before anything is sent: a target that cannot be written would fail only at the end,
   // and the input file itself is still being read while the output is written.
   for (const target of [o.output, o.rejects]) {
-    if (target !== undefined) refuseInputAsOutput(source.file, await checkOutputTarget(target));
+    if (target !== undefined) refuseInputAsOutput(input.file, await checkOutputTarget(target));
   }
+  const format = outputFormatOf(o.format, o.output, input.format);
+  if (o.rejects !== undefined) outputFormatOf(undefined, o.rejects, 'csv'); // .parquet refused too
+  const fields = resolveFields(o.kind, o.fields, words);
+  const prefix = setting('prefix', o.prefix, words);
+  const source = replaceEarlierOutput(input, prefix);
   const mapped = await resolveMapping(source, { ...o.mapping, kind: o.kind, words });
   const idColumn = resolveIdColumn(source, o.idColumn, words.option('idColumn'));
   const dedupe = o.dedupe ?? true;
-  const format = outputFormatOf(o.format, o.output, source.format);
+  const named = o.format !== undefined || (o.output !== '-' && !!formatOfExtension(o.output));
   const split = mapped.mapping.split;
   const run: ResolvedRun = {
     kind: o.kind,
@@ -131,13 +136,13 @@ export async function resolveRun(o: BulkRunOptions, source: InputSource): Promis
     output: Object.freeze({
       target: o.output,
       format,
-      // CSV out of CSV keeps the input's delimiter.
-      delimiter: source.format === 'csv' && format === 'csv' ? source.dialect.delimiter : undefined,
-      bom: o.bom ?? false,
+      delimiter: outputDelimiterOf(o.outputDelimiter, format, named, source),
+      bom: outputBomOf(o.bom, format, source),
       formulaEscape: setting('formulaEscape', o.formulaEscape, words),
       explode: o.explode ?? false,
       matches: o.kind === 'companies' ? Number(metadata.top_matches_returned) : 1,
-      prefix: setting('prefix', o.prefix, words),
+      prefix,
+      ...(fields ? { fields } : {}),
       rejects: o.rejects,
     }),
     words,

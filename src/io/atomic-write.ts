@@ -53,7 +53,7 @@ export async function writeFileAtomic(
  * cannot be written is a USAGE error, a failure while writing a FILE_SYSTEM one, both
  * naming the path and the cause.
  */
-export async function writeOutputFile(target: string, data: string): Promise<void> {
+export async function writeOutputFile(target: string, data: string | Uint8Array): Promise<void> {
   const checked = await checkOutputTarget(target);
   if (checked.mode === 'stdout') {
     await new Promise<void>((ok, fail) =>

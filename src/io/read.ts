@@ -10,12 +10,17 @@ import {
   holdsUtf8Characters,
 } from './detect-encoding.js';
 import { uniqueHeader } from './header.js';
+import { formatOfExtension } from './file-format.js';
 import { checkPin, pinFile, type FileId } from './input-pin.js';
 import { formatOf, readSample, scanFile, type InputFormat } from './inspect-file.js';
 import { readCsvRecords } from './read-csv.js';
 import { jsonCell, readJsonArray, readJsonLines, type JsonRecord } from './read-json.js';
+import { csvRowShaper } from './row-shape.js';
 import { sniffDialect } from './sniff-dialect.js';
-import { spoolToFile, type Spool } from './spool-stdin.js';
+import { gunzipToFile, isGzip, spoolToFile, type Spool } from './spool-stdin.js';
+import { looksLikeXlsx } from './read-xlsx.js';
+import type { SheetValue } from './xlsx-cells.js';
+import { xlsxSource } from './xlsx-source.js';
 
 export type { InputFormat } from './inspect-file.js';
 
@@ -29,6 +34,8 @@ export interface ReadOptions {
   tmpDir?: string;
   /** Longest CSV row or JSON record accepted, in characters (default 8 MiB). */
   maxRecordChars?: number;
+  /** XLSX: the worksheet, by name or 1-based position ("2" is the second); the first by default. */
+  sheet?: string | number;
 }
 
 export interface InputDialect {
@@ -49,6 +56,8 @@ export interface InputRow {
   cells: string[];
   /** JSON/JSONL: the original object (a number a JS number would change is a JsonNumber holding its text). */
   value?: unknown;
+  /** XLSX: the cells' typed values (numbers, dates, booleans), written back as such to an `.xlsx` output. */
+  values?: SheetValue[];
   /** Why the row cannot be used (ragged row): it becomes `invalid`, never fatal. */
   error?: string;
 }
@@ -93,9 +102,20 @@ export async function openInput(source: string, options: ReadOptions = {}): Prom
     spool = await spoolToFile(createReadStream(source), options.tmpDir);
   }
   const name = source;
+  // A gzip file (`leads.csv.gz`, or gzipped stdin) is read from a private uncompressed copy: every
+  // pass then reads plain bytes; the run's identity stays the file's path, its file id the input's.
+  let origin: FileId | undefined;
+  const compressed = spool ? spool.filePath : resolve(source);
+  if (await isGzip(compressed)) {
+    if (!spool) origin = await pinFile(compressed, Buffer.alloc(0)).then((p) => p.id);
+    const plain = await gunzipToFile(name, compressed, options.tmpDir).finally(() =>
+      spool?.remove(),
+    );
+    spool = plain;
+  }
   const filePath = spool ? spool.filePath : resolve(source);
   try {
-    const opened = await inspect(name, filePath, options, spool !== undefined);
+    const opened = await inspect(name, filePath, options, spool !== undefined, origin);
     return { ...opened, close: async () => spool?.remove() };
   } catch (err) {
     await spool?.remove();
@@ -120,6 +140,7 @@ async function inspect(
   filePath: string,
   options: ReadOptions,
   spooled: boolean,
+  origin?: FileId,
 ): Promise<Omit<InputSource, 'close'>> {
   if (options.encoding && !iconv.encodingExists(canonicalEncoding(options.encoding))) {
     throw new EnrichError(
@@ -135,6 +156,26 @@ async function inspect(
   // One read of the whole file answers every question the sample cannot, and the run's identity.
   let scanned: ReturnType<typeof scanFile> | undefined;
   const scan = () => (scanned ??= scanFile(filePath));
+  // A spool's path changes every run: stdin's (or a pipe's) identity is '-' plus its content hash.
+  // A file's is its real path: the same file through a symlinked directory is the same run.
+  const identify = async () => {
+    const { size, sha256 } = await scan();
+    await verify();
+    return { path: origin?.realPath ?? (spooled ? '-' : pin.id.realPath), size, sha256 };
+  };
+  const file = origin ?? (spooled ? undefined : pin.id);
+  const workbook = looksLikeXlsx(sample);
+  if (workbook || options.format === 'xlsx' || formatOfExtension(name) === 'xlsx') {
+    if (!workbook) throw notAWorkbook(name);
+    const base = {
+      name,
+      filePath,
+      format: 'xlsx' as const,
+      warnings: [] as string[],
+      identity: identify,
+    };
+    return xlsxSource({ ...base, ...(file ? { file } : {}) }, options, verify);
+  }
   let enc = detectEncoding(sample, truncated, options.encoding);
   if (
     truncated &&
@@ -162,21 +203,7 @@ async function inspect(
     { stripBOM: false },
   );
   const format = options.format ?? formatOf(name, text);
-  // A spool's path changes every run: stdin's (or a pipe's) identity is '-' plus its content hash.
-  // A file's is its real path: the same file through a symlinked directory is the same run.
-  const identify = async () => {
-    const { size, sha256 } = await scan();
-    await verify();
-    return { path: spooled ? '-' : pin.id.realPath, size, sha256 };
-  };
-  const base = {
-    name,
-    filePath,
-    format,
-    warnings,
-    identity: identify,
-    ...(spooled ? {} : { file: pin.id }),
-  };
+  const base = { name, filePath, format, warnings, identity: identify, ...(file ? { file } : {}) };
   const readOpts = {
     name,
     encoding: enc.encoding,
@@ -187,6 +214,18 @@ async function inspect(
   if (format === 'json' || format === 'jsonl')
     return jsonSource(format, base, readOpts, enc, verify);
   return csvSource({ base, readOpts, enc, verify, text, sample, options, truncated, scan });
+}
+
+/** A file named or forced as `.xlsx` that is no ZIP workbook. */
+function notAWorkbook(name: string): EnrichError {
+  return new EnrichError(
+    'INPUT_UNREADABLE',
+    `${name} is not an Excel workbook: expected an .xlsx file (a ZIP archive holding the sheets)`,
+    {
+      location: { file: name },
+      hint: 'If it is a CSV file, rename it (or pass --input-format csv).',
+    },
+  );
 }
 
 type SourceBase = Omit<
@@ -302,37 +341,4 @@ async function* mapRows(
   let index = 0;
   for await (const rec of records) yield toRow(rec, index++);
   await verify();
-}
-
-/** Shapes CSV records into InputRows: the first record is the header; a ragged row gets its error. */
-function csvRowShaper(width: number): (cells: string[], line: number) => InputRow | undefined {
-  let index = -1;
-  return (cells, line) => {
-    if (index++ < 0) return undefined; // the header
-    // Many exporters end each data row with a delimiter the header lacks (`1,2,3,4,`): empty
-    // cells past the header's width hold nothing, so such a row is whole, not ragged.
-    if (cells.length > width && onlyEmptyFrom(cells, width)) cells.length = width;
-    const row: InputRow = { index: index - 1, line, cells };
-    if (cells.length !== width) row.error = raggedMessage(width, cells);
-    return row;
-  };
-}
-
-function onlyEmptyFrom(cells: string[], start: number): boolean {
-  for (let i = start; i < cells.length; i++) if (cells[i] !== '') return false;
-  return true;
-}
-
-/**
- * "expected 8 cells, got 9": a row is written back with the header's width, so its extra cells
- * live only here, quoted and in full (cutting them would lose data).
- */
-function raggedMessage(width: number, cells: string[]): string {
-  const base = `expected ${width} cells, got ${cells.length}`;
-  if (cells.length < width) return base;
-  const extra = cells
-    .slice(width)
-    .map((c) => JSON.stringify(c))
-    .join(', ');
-  return `${base} (extra: ${extra})`;
 }

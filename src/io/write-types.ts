@@ -3,7 +3,7 @@ import type { Writable } from 'node:stream';
 import type { FormulaEscape } from './formula-escape.js';
 import type { InputRow } from './read.js';
 
-export type RowStatus = 'enriched' | 'failed' | 'invalid' | 'missing' | 'expired';
+export type RowStatus = 'enriched' | 'not_found' | 'failed' | 'invalid' | 'missing' | 'expired';
 
 /** The status columns every CSV/TSV output carries after the input columns. */
 export const STATUS_COLUMNS = [
@@ -25,6 +25,8 @@ export interface OutputWriterOptions {
   extraColumns: string[];
   delimiter?: string;
   bom?: boolean;
+  /** Gzip the output (node:zlib); by default when the target's name ends in `.gz`. */
+  gzip?: boolean;
   formulaEscape?: FormulaEscape;
   /** JSON key of the record: `record` (contacts) or `records` (companies). */
   recordKey?: 'record' | 'records';

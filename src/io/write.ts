@@ -6,7 +6,10 @@ import type { Writable } from 'node:stream';
 import type { EnrichError } from '../errors.js';
 import { checkOutputTarget, fileSystemError, type OutputTarget } from './output-target.js';
 import { removeStaleTemps, tempNameFor } from './stale-temps.js';
-import { csvSink, jsonSink } from './write-sinks.js';
+import { createGzip } from 'node:zlib';
+import { isGzipName } from './file-format.js';
+import { csvSink, jsonSink, type Sink } from './write-sinks.js';
+import { xlsxSink } from './write-xlsx.js';
 import type { OutputRow, OutputWriterOptions } from './write-types.js';
 
 export {
@@ -52,10 +55,13 @@ export async function createOutputWriter(options: OutputWriterOptions): Promise<
     return failure;
   };
   dest.out.on('error', (err) => fail(err));
-  const sink =
-    options.format === 'csv' || options.format === 'tsv'
-      ? csvSink(options, dest.out)
-      : jsonSink(options, dest.out);
+  const gzip = options.gzip ?? isGzipName(options.target);
+  const zipped = gzip ? gzipInto(dest.out) : undefined;
+  zipped?.stream.on('error', (err) => fail(err));
+  const sink = await openSink(options, zipped?.stream ?? dest.out).catch(async (err: unknown) => {
+    await dest.discard();
+    throw fail(err);
+  });
   let ended = false;
   const settle = async (err: unknown): Promise<never> => {
     ended = true;
@@ -71,6 +77,7 @@ export async function createOutputWriter(options: OutputWriterOptions): Promise<
       if (failure) return settle(failure);
       try {
         await sink.end();
+        await zipped?.end();
         await dest.finish();
         ended = true;
       } catch (err) {
@@ -81,6 +88,31 @@ export async function createOutputWriter(options: OutputWriterOptions): Promise<
       if (ended) return;
       ended = true;
       await dest.discard();
+    },
+  };
+}
+
+/** The sink of a format: text (CSV/TSV), JSON, or a workbook. */
+async function openSink(o: OutputWriterOptions, out: Writable): Promise<Sink> {
+  if (o.format === 'xlsx') return xlsxSink(o, out);
+  if (o.format === 'csv' || o.format === 'tsv') return csvSink(o, out);
+  return jsonSink(o, out);
+}
+
+/** A gzip stream (node:zlib) into `out`, which it never ends: `end` flushes it into `out`. */
+function gzipInto(out: Writable): { stream: Writable; end(): Promise<void> } {
+  const stream = createGzip();
+  stream.pipe(out, { end: false });
+  const done = new Promise<void>((ok, fail) => {
+    stream.on('end', ok);
+    stream.on('error', fail);
+  });
+  done.catch(() => undefined); // failures also reach `fail` through the error listener
+  return {
+    stream,
+    end: async () => {
+      stream.end();
+      await done;
     },
   };
 }

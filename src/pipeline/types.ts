@@ -110,6 +110,8 @@ export interface JoinOutput {
   formulaEscape: FormulaEscape;
   explode: boolean;
   prefix: string;
+  /** The enrichment fields written (`--fields`), in this order; undefined: every field. */
+  fields?: readonly string[];
   /**
    * Matches per row the service may return (companies' `--top`; 1 otherwise). CSV/TSV without
    * `explode` write matches 2..N in numbered columns (`enriched_name_2`), so no paid match is dropped.

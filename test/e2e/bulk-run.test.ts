@@ -60,7 +60,7 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(text.split('\n')[0]).toMatch(
       /^Contact ID,First Name,.*,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at,enriched_email,/,
     );
-    expect(r.stderr).toMatch(/rows: 25\s+enriched: 23\s+failed: 0\s+invalid: 2/);
+    expect(r.stderr).toMatch(/rows: 25\s+enriched: 23\s+not found: 0\s+failed: 0\s+invalid: 2/);
     expect(r.stdout).toBe('');
   });
 

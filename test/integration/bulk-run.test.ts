@@ -179,7 +179,8 @@ describe('bulk run against the sandbox', () => {
     });
     const out = parseCsv(output);
     const status = col(out, 'enrich_status');
-    expect(new Set(status)).toEqual(new Set(['enriched', 'failed', 'invalid', 'expired']));
+    expect(new Set(status)).toEqual(new Set(['enriched', 'not_found', 'invalid', 'expired']));
+    expect(status[0]).toBe('not_found');
     expect(col(out, 'enrich_error')[0]).toBe('No match found');
     expect(col(out, 'enrich_error')[status.indexOf('expired')]).toMatch(
       /expired before they were downloaded/,
@@ -583,6 +584,8 @@ describe('bulk run against the sandbox', () => {
     const faulty = await sandbox({
       specOnly: true,
       faults: {
+        // The first submission is processed and its answer cut, whatever the random faults do.
+        next: [{ path: '/contacts', reset: true, after: true }],
         rates: { '500': 0.03, '429': 0.05 },
         reset_rate: 0.02,
         reset_after_rate: 0.08,
@@ -617,7 +620,11 @@ describe('bulk run against the sandbox', () => {
       b.summary.creditsCharged + b.summary.chargeUnknownRows,
     );
     expect(b.summary.chargeUnknownRows).toBe(b.summary.unconfirmedRows);
-    expect(b.summary.remainingCredits).toBe(faulty.admin.getAccount(faulty.accountId)?.credits);
+    // The last figure the service sent: a submission whose answer was lost after it may
+    // have charged later still.
+    const balance = faulty.admin.getAccount(faulty.accountId)?.credits ?? 0;
+    expect(b.summary.remainingCredits).toBeGreaterThanOrEqual(balance);
+    expect(b.summary.remainingCredits! - balance).toBeLessThanOrEqual(b.summary.chargeUnknownRows);
     // Rows: each confirmed one as in the clean run; the others failed, charge unknown, saying why.
     const good = parseCsv(a.output);
     const got = parseCsv(b.output);
@@ -704,9 +711,9 @@ describe('bulk run against the sandbox', () => {
       ['Globex', 'enriched', '2'],
       ['Globex', 'enriched', '3'],
       ['', 'invalid', ''],
-      ['Nomatch Industries', 'failed', ''],
+      ['Nomatch Industries', 'not_found', ''],
     ]);
-    expect(summary.statuses).toMatchObject({ enriched: 2, invalid: 1, failed: 1 });
+    expect(summary.statuses).toMatchObject({ enriched: 2, invalid: 1, not_found: 1, failed: 0 });
     expect(col(out, 'enriched_name')[0]).not.toBe('');
   });
 

@@ -229,7 +229,7 @@ describe('openInput: unreadable input is a clear error (exit 2)', () => {
 
   it.each([
     ['missing.csv', 'INPUT_UNREADABLE', /no such file/, undefined],
-    ['workbook.xlsx', 'INPUT_UNREADABLE', /not a text file.*ZIP/, undefined],
+    ['workbook.xlsx', 'INPUT_UNREADABLE', /not an Excel workbook.*ZIP/, undefined],
     ['not-array.json', 'INPUT_INVALID', /expected a JSON array of objects/, 1],
     ['array-of-numbers.json', 'INPUT_INVALID', /expected an object .* element 2/, 3],
     ['bad-line.jsonl', 'INPUT_INVALID', /line 2 is not valid JSON/, 2],

@@ -40,11 +40,17 @@ describe('join', () => {
       creditCharged: true,
     });
     expect(outcomeFromRecords([{ error: 'No match found', credit_charged: false }])).toMatchObject({
-      status: 'failed',
+      status: 'not_found',
       error: 'No match found',
       creditCharged: false,
       records: [],
     });
+    // Read from the data, not the wording: no data and credits left is no match, whatever it
+    // says; no data and too few credits left is a shortage (failed), whatever it says.
+    const bare = { error: 'Something happened', credit_charged: false, email: '' };
+    expect(outcomeFromRecords([bare], 12).status).toBe('not_found');
+    expect(outcomeFromRecords([bare], 0).status).toBe('failed');
+    expect(outcomeFromRecords([{ ...bare, title: 'CEO' }], 12).status).toBe('failed');
     const companies = outcomeFromRecords([{ error: 'x' }, { error: '', name: 'A' }, { name: 'B' }]);
     expect(companies.records.map((r) => r.name)).toEqual(['A', 'B']);
     // Enriched, but the match that came back with an error is not silently dropped.

@@ -3,7 +3,7 @@ import type { LeafResult } from '../../src/pipeline/types.js';
 import { countJobs, exitCodeFor, strongerStop } from '../../src/pipeline/run/summary.js';
 
 const stats = {
-  statuses: { enriched: 5, failed: 0, invalid: 1, missing: 0, expired: 0 },
+  statuses: { enriched: 5, not_found: 0, failed: 0, invalid: 1, missing: 0, expired: 0 },
   fill: {},
   outputRows: 6,
 };

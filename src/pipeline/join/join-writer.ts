@@ -2,13 +2,7 @@ import type { InputRow, InputSource } from '../../io/read.js';
 import { createOutputWriter, type OutputRow } from '../../io/write.js';
 import type { BulkKind, JoinOutput } from '../types.js';
 import { noRecords, type RowOutcome, type RowStatus } from './join.js';
-import {
-  companyColumns,
-  contactColumns,
-  flattenCompany,
-  flattenContact,
-  type Flat,
-} from './output-columns.js';
+import { enrichedColumns, type Flat } from './output-columns.js';
 import { invalidMessage, openRejects } from './rejects.js';
 import { emailNote, type InvalidRow } from '../mapping/validate.js';
 import type { ColumnMapping } from '../mapping/mapping-types.js';
@@ -52,7 +46,7 @@ async function openRejectsOr(
 /** Counts of an output not written yet. */
 function newStats(fieldColumns: readonly string[]): JoinStats {
   return {
-    statuses: { enriched: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
+    statuses: { enriched: 0, not_found: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
     fill: Object.fromEntries(fieldColumns.map((c) => [c, 0])),
     outputRows: 0,
   };
@@ -106,12 +100,13 @@ export async function openJoinWriter(o: {
   mapping?: ColumnMapping;
   onRow: () => void;
 }): Promise<JoinWriter> {
-  const fieldColumns =
-    o.kind === 'contacts' ? contactColumns(o.output.prefix) : companyColumns(o.output.prefix);
-  const flatten = (r: AnyRecord) =>
-    o.kind === 'contacts' ? flattenContact(r as never) : flattenCompany(r as never);
-  // One row per match only in CSV/TSV; JSON already carries every match in `records`.
-  const table = o.output.format === 'csv' || o.output.format === 'tsv';
+  const {
+    columns: fieldColumns,
+    flatten,
+    pick,
+  } = enrichedColumns(o.kind, o.output.prefix, o.output.fields);
+  // One row per match only in tables (CSV/TSV/XLSX); JSON already carries every match in `records`.
+  const table = o.output.format !== 'json' && o.output.format !== 'jsonl';
   const explode = o.output.explode && table;
   // Without --explode, matches 2..N of `--top N` get numbered columns: every paid match is kept.
   const more = table && !explode ? numberedColumns(fieldColumns, o.output.matches ?? 1) : [];
@@ -147,7 +142,7 @@ export async function openJoinWriter(o: {
       creditCharged: outcome.creditCharged,
       cachedAt: outcome.cachedAt === undefined ? null : new Date(outcome.cachedAt).toISOString(),
       values: firstValues,
-      record: o.kind === 'companies' ? all : (first ?? null),
+      record: pick(o.kind === 'companies' ? all : (first ?? null)),
     };
     if (!explode) {
       if (more.length > 0) out.values = withMoreMatches(firstValues, all, more.length, flatten);

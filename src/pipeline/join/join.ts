@@ -6,14 +6,15 @@
  * it does not provably belong to: such rows end `missing` instead.
  */
 
-import type { LeafResult } from '../types.js';
+import { hasNoData, isCreditExhausted } from '../../contract/credits.js';
+import type { LeafResult, RowStatus } from '../types.js';
 
 /** The `custom_fields` keys the tool sends with every element. */
 export const ROW_FIELD = 'enrich_row';
 export const ID_FIELD = 'enrich_id';
 
 /** The statuses a row can end with (DESIGN.md section 4). */
-export type RowStatus = 'enriched' | 'failed' | 'invalid' | 'missing' | 'expired';
+export type { RowStatus } from '../../io/write.js';
 
 /** What the output says of one row. */
 export interface RowOutcome<R = Record<string, unknown>> {
@@ -129,13 +130,16 @@ function errorOf(record: AnyRecord): string {
 
 /**
  * The outcome of a row from its records: enriched when at least one record came
- * back without an error, failed with the first error otherwise, missing when nothing
- * came back. Records with an error beside good ones (a company whose `--top 3` matches
+ * back without an error; not_found when every record says, by its data, that the service
+ * had no match (an error, no data, and not a credit shortage: `remaining` credits, the
+ * answer's, were enough for a record); failed with the first error otherwise; missing
+ * when nothing came back. Records with an error beside good ones (a company whose `--top 3` matches
  * ran out of credits after the first) are dropped, and the row's error says so: the row
  * is enriched but incomplete, which must not pass for complete.
  */
 export function outcomeFromRecords(
   records: readonly AnyRecord[] | undefined,
+  remaining?: number | null,
 ): RowOutcome<AnyRecord> {
   if (!records || records.length === 0)
     return noRecords('missing', 'the job returned no result for this row');
@@ -149,8 +153,10 @@ export function outcomeFromRecords(
       : '';
     return { status: 'enriched', error, creditCharged: charged, records: good };
   }
+  // Read from the data, never the wording: "no match" and "out of credits" may read alike.
+  const noMatch = records.every((r) => hasNoData(r) && !isCreditExhausted(r, remaining));
   return {
-    status: 'failed',
+    status: noMatch ? 'not_found' : 'failed',
     error: errorOf(records[0] as AnyRecord),
     creditCharged: charged,
     records: [],

@@ -1,7 +1,9 @@
 import type { CompanyRecord, ContactRecord } from '../../contract/index.js';
 import { COMPANY_RECORD_FIELDS } from '../../contract/limits.js';
 
-export { STATUS_COLUMNS } from '../../io/write.js';
+import { STATUS_COLUMNS } from '../../io/write.js';
+
+export { STATUS_COLUMNS };
 
 export type Flat = string | number | boolean | null;
 
@@ -64,4 +66,74 @@ export function flattenContact(record: ContactRecord): Flat[] {
 /** A company record's values aligned to companyColumns. */
 export function flattenCompany(record: CompanyRecord): Flat[] {
   return COMPANY_RECORD_FIELDS.map((f) => flat((record as Record<string, unknown>)[f]));
+}
+
+/** The names `--fields` takes: the record's fields flattened with `_`, without the prefix. */
+export function fieldNames(kind: 'contacts' | 'companies'): string[] {
+  return kind === 'contacts' ? contactColumns('') : companyColumns('');
+}
+
+/**
+ * The enriched columns written and how a record fills them: every field, or only those
+ * `fields` names (`--fields email,mobile_phone`), in the order given.
+ */
+export function enrichedColumns(
+  kind: 'contacts' | 'companies',
+  prefix: string,
+  fields?: readonly string[],
+): {
+  columns: string[];
+  flatten(record: Record<string, unknown>): Flat[];
+  /** A record for JSON output: only the chosen fields (nested as in the record), plus its flags and echoes. */
+  pick<T>(record: T): T;
+} {
+  const all = kind === 'contacts' ? flattenContact : flattenCompany;
+  const full = (r: Record<string, unknown>) => all(r as never);
+  const names = fieldNames(kind);
+  if (!fields) return { columns: names.map((f) => prefix + f), flatten: full, pick: (r) => r };
+  const index = fields.map((f) => names.indexOf(f));
+  const paths = index.map((i) => (kind === 'contacts' ? CONTACT_PATHS[i]! : [names[i]!]));
+  return {
+    columns: fields.map((f) => prefix + f),
+    flatten: (r) => {
+      const values = full(r);
+      return index.map((i) => values[i] ?? null);
+    },
+    pick: (r) => pickRecordPaths(r, paths),
+  };
+}
+
+const KEPT = ['error', 'credit_charged', 'original_fields', 'custom_fields'];
+
+/** The record (or each of an array's) with only `paths` of its data: `--fields` in JSON output. */
+function pickRecordPaths<T>(value: T, paths: readonly (readonly string[])[]): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => pickRecordPaths(v, paths)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const record = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of KEPT) if (k in record) out[k] = record[k];
+  for (const path of paths) {
+    const v = at(record, path);
+    if (v === undefined) continue;
+    let node = out;
+    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+    node[path[path.length - 1]!] = v;
+  }
+  return out as T;
+}
+
+/** The columns a run of this tool adds besides the prefixed ones. */
+const OWN_COLUMNS = new Set([...STATUS_COLUMNS, 'enrich_cached_at', 'enrich_match_rank']);
+
+/**
+ * The columns of an earlier run's output in `header` (re-enriching an enriched file): the
+ * `enrich_*` status columns and the `prefix`ed ones, only when `enrich_status` is there.
+ */
+export function earlierOutputColumns(header: readonly string[], prefix: string): number[] {
+  if (!header.includes('enrich_status')) return [];
+  const out: number[] = [];
+  header.forEach((h, i) => {
+    if (OWN_COLUMNS.has(h) || (prefix !== '' && h.startsWith(prefix))) out.push(i);
+  });
+  return out;
 }

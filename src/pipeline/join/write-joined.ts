@@ -79,7 +79,9 @@ function outcomeOfLeafRow(
     key = v.ok ? v.key : '';
   }
   const records = recordsForRow(lookup, row.index, key, s.dedupe && key !== '');
-  const outcome = outcomeFromRecords(records);
+  // A batch whose answer showed the account dry: its records without data are the shortage's
+  // (as credit-retry picks them), never a no-match; else the answer's balance tells.
+  const outcome = outcomeFromRecords(records, leaf.creditError ? 0 : leaf.remaining);
   // A row that ran out of credits and was sent again after a top-up, in a retry whose job
   // did not finish: what became of the retry is its news, not the old shortage. Only a batch
   // whose answer showed the account dry has a retry: a record of it not charged and without

@@ -111,7 +111,7 @@ export function lastRemaining(leaves: LeafResult[]): number | null {
 /** Join statistics of a run that wrote nothing (--no-wait with jobs still running). */
 export function emptyStats(): JoinStats {
   return {
-    statuses: { enriched: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
+    statuses: { enriched: 0, not_found: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
     fill: {},
     outputRows: 0,
   };

@@ -68,6 +68,7 @@ export function formatMappingTable(plan: Plan, source: InputSource): string {
 
 function describeDialect(source: InputSource): string {
   const d = source.dialect;
+  if (source.format === 'xlsx') return `XLSX workbook, header on row ${d.headerLine}`;
   const names: Record<string, string> = {
     ',': 'comma',
     ';': 'semicolon',

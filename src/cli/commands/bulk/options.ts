@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { parseDuration } from '../../../config/duration.js';
 import { parseSetting, type Settings } from '../../../config/settings-table.js';
 import { usageError } from '../../../errors.js';
-import type { FileFormat } from '../../../io/file-format.js';
+import { FILE_FORMATS, type FileFormat } from '../../../io/file-format.js';
 import type { ReadOptions } from '../../../io/read.js';
 import type { MappingOptions } from '../../../pipeline/mapping/resolve-mapping.js';
 import type { BulkKind, FormulaEscape } from '../../../pipeline/types.js';
@@ -48,7 +48,13 @@ export interface BulkOptions {
   readonly prefix?: string;
   readonly rejects?: string;
   readonly formulaEscape?: FormulaEscape;
-  readonly bom: boolean;
+  /** --bom true, --no-bom false; undefined: a BOM when the input came from Excel's world. */
+  readonly bom?: boolean;
+  readonly outputDelimiter?: string;
+  /** --fields: the enrichment fields to write. */
+  readonly fields?: readonly string[];
+  /** --sheet: the worksheet of an XLSX input, by name or number. */
+  readonly sheet?: string;
   readonly delimiter?: string;
   readonly encoding?: string;
   readonly headerRow?: number;
@@ -63,7 +69,7 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
     .option('-o, --output <file>', 'write the enriched file here (default: stdout)')
     .option(
       '--format <format>',
-      'output format: csv, tsv, json, jsonl (default: from -o, else the input format)',
+      'output format: csv, tsv, json, jsonl, xlsx (default: from -o, .gz included, else the input format)',
     )
     .option(
       '--map <field=Column>',
@@ -106,6 +112,11 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
       .option('--top <n>', 'best-matching company records per row, 1..10', '1')
       .option('--explode', 'one output row per match, with enrich_match_rank');
   }
+  return addOutputOptions(cmd);
+}
+
+/** The options of the output and of how the input is read. */
+function addOutputOptions(cmd: Command): Command {
   return cmd
     .option('--prefix <str>', 'prefix of the enriched columns (default: setting prefix, enriched_)')
     .option('--rejects <file>', 'also write the invalid rows, with their reason, to this file')
@@ -113,7 +124,23 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
       '--formula-escape <mode>',
       'quote service values a spreadsheet would run: auto, always, never (default: setting formula_escape, auto)',
     )
-    .option('--bom', 'start the output with a UTF-8 BOM (for Excel)')
+    .option(
+      '--fields <list>',
+      'enrichment fields to write, comma-separated (e.g. email,mobile_phone,company_website; default: all)',
+    )
+    .option(
+      '--bom',
+      'start a CSV/TSV output with a UTF-8 BOM (default: when the input had one, was UTF-16, Windows-1252 or .xlsx)',
+    )
+    .option('--no-bom', 'never start the output with a BOM')
+    .option(
+      '--output-delimiter <c>',
+      'output delimiter: , ; | tab (default: from the format; a CSV keeps the input delimiter, tabs become commas)',
+    )
+    .option(
+      '--sheet <name|n>',
+      'the worksheet of an .xlsx input, by name or number (default: the first)',
+    )
     .option('--delimiter <c>', 'input delimiter: , ; | tab (default: detected)')
     .option(
       '--encoding <name>',
@@ -122,11 +149,11 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
     .option('--header-row <n>', 'line number of the header row (default: detected)')
     .option(
       '--input-format <format>',
-      'input format: csv, tsv, json, jsonl (default: from extension or content)',
+      'input format: csv, tsv, json, jsonl, xlsx (default: from extension or content)',
     );
 }
 
-const FORMATS: readonly FileFormat[] = ['csv', 'tsv', 'json', 'jsonl'];
+const FORMATS: readonly FileFormat[] = FILE_FORMATS;
 
 /** A setting given as a flag, checked by the settings table's own parser (one range, one place). */
 function settingFlag<K extends keyof Settings>(prop: K, flag: string, raw: unknown): Settings[K] {
@@ -145,7 +172,7 @@ function oneOf<T extends string>(flag: string, raw: unknown, allowed: readonly T
 }
 
 /** "tab", "\t", "semicolon"... to the one character it names. */
-export function parseDelimiter(raw: string): string {
+export function parseDelimiter(raw: string, flag = '--delimiter'): string {
   const names: Record<string, string> = {
     tab: '\t',
     '\\t': '\t',
@@ -157,7 +184,7 @@ export function parseDelimiter(raw: string): string {
   const d = names[raw.toLowerCase()] ?? raw;
   if (d.length !== 1 || d === '"' || d === '\n' || d === '\r') {
     throw usageError(
-      `--delimiter: expected one character (or tab, comma, semicolon, pipe), got "${raw}"`,
+      `${flag}: expected one character (or tab, comma, semicolon, pipe), got "${raw}"`,
     );
   }
   return d;
@@ -239,7 +266,13 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
       raw.formulaEscape === undefined
         ? undefined
         : settingFlag('formulaEscape', '--formula-escape', raw.formulaEscape),
-    bom: raw.bom === true,
+    bom: typeof raw.bom === 'boolean' ? raw.bom : undefined,
+    outputDelimiter:
+      raw.outputDelimiter === undefined
+        ? undefined
+        : parseDelimiter(String(raw.outputDelimiter), '--output-delimiter'),
+    fields: str(raw.fields)?.split(','),
+    sheet: str(raw.sheet),
     delimiter: raw.delimiter === undefined ? undefined : parseDelimiter(String(raw.delimiter)),
     encoding: str(raw.encoding),
     headerRow:
@@ -272,6 +305,7 @@ export function readOptionsOf(o: BulkOptions): ReadOptions {
     delimiter: o.delimiter,
     encoding: o.encoding,
     headerRow: o.headerRow,
+    sheet: o.sheet,
   };
 }
 

@@ -69,7 +69,7 @@ export function fillLine(rates: Record<string, number>, prefix: string): string 
 export function summaryText(s: RunSummary, elapsedMs: number, prefix: string): string {
   const st = s.statuses;
   const lines = [
-    `rows: ${s.rows}  enriched: ${st.enriched}  failed: ${st.failed}  invalid: ${st.invalid}  missing: ${st.missing}  expired: ${st.expired}`,
+    `rows: ${s.rows}  enriched: ${st.enriched}  not found: ${st.not_found}  failed: ${st.failed}  invalid: ${st.invalid}  missing: ${st.missing}  expired: ${st.expired}`,
     `duplicates sent once: ${s.duplicates}  jobs: ${s.jobs.spooled}/${s.jobs.total} done${s.resumed ? ' (resumed)' : ''}  credits charged: ${creditsText(s)}  remaining: ${s.remainingCredits ?? 'unknown'}  time: ${formatDuration(elapsedMs)}`,
   ];
   if (s.chargeUnknownRows > 0)

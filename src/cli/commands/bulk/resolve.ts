@@ -28,6 +28,9 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   cacheMaxAgeMs: '--max-age',
   refresh: '--refresh',
   cache: '--no-cache',
+  fields: '--fields',
+  outputDelimiter: '--output-delimiter',
+  bom: '--bom',
 };
 
 /** The CLI's words for the run's messages: flags and "the same command". */
@@ -71,6 +74,8 @@ export function bulkRunOptionsOf(
     runRetentionMs: s.runRetentionMs,
     format: o.format,
     bom: o.bom,
+    outputDelimiter: o.outputDelimiter,
+    fields: o.fields,
     formulaEscape: s.formulaEscape,
     explode: o.explode,
     prefix: s.prefix,
@@ -102,7 +107,9 @@ export async function openBulkRun(
   try {
     warnAbout(source.warnings);
     const run = await resolveRun(bulkRunOptionsOf(kind, options, settings, extra), source);
-    return { source, run, settings };
+    // The run may read the input without an earlier run's output columns: it says so.
+    warnAbout(run.source.warnings.slice(source.warnings.length));
+    return { source: run.source, run, settings };
   } catch (err) {
     await source.close();
     throw err;

@@ -1,7 +1,15 @@
 import { extname } from 'node:path';
 import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../../../contract/limits.js';
 import { usageError } from '../../../errors.js';
+import { gzipSync } from 'node:zlib';
 import { writeOutputFile } from '../../../io/atomic-write.js';
+import {
+  FILE_FORMATS,
+  formatOfExtension,
+  isGzipName,
+  unwritableFormatOf,
+  type FileFormat,
+} from '../../../io/file-format.js';
 import { createOutputWriter } from '../../../io/write.js';
 import {
   companyColumns,
@@ -14,12 +22,18 @@ import { originalFieldsOf } from '../../../pipeline/join/join.js';
 import { openService } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 
-type Format = 'json' | 'jsonl' | 'csv' | 'tsv';
-const FORMATS: readonly Format[] = ['json', 'jsonl', 'csv', 'tsv'];
+type Format = FileFormat;
+const FORMATS: readonly Format[] = FILE_FORMATS;
 
-/** Picks the output format from --format, else the -o extension, else JSON. */
+/** Picks the output format from --format, else the -o extension (`.csv.gz` is CSV), else JSON. */
 export function fetchFormat(format: string | undefined, output: string | undefined): Format {
-  const f = (format ?? (output ? extname(output).slice(1) : '') ?? '').toLowerCase() || 'json';
+  const cannot = format === undefined && output ? unwritableFormatOf(output) : undefined;
+  if (cannot)
+    throw usageError(
+      `-o ${output}: cannot write ${cannot}: expected one of ${FORMATS.join(', ')} (optionally .gz)`,
+    );
+  const named = output ? (formatOfExtension(output) ?? extname(output).slice(1)) : '';
+  const f = (format ?? named).toLowerCase() || 'json';
   if (!FORMATS.includes(f as Format)) {
     throw usageError(`--format: expected one of ${FORMATS.join(', ')}, got "${f}"`);
   }
@@ -48,7 +62,7 @@ export async function writeFlattened(
   kind: BulkKind,
   records: Record<string, unknown>[],
   target: string,
-  format: 'csv' | 'tsv',
+  format: 'csv' | 'tsv' | 'xlsx',
 ): Promise<void> {
   const inputs = kind === 'contacts' ? CONTACT_INPUT_FIELDS : COMPANY_INPUT_FIELDS;
   const flatten = (r: Record<string, unknown>) =>
@@ -84,6 +98,12 @@ export async function writeFlattened(
   }
 }
 
+/** Writes JSON text as it is, or gzip-compressed when the name ends in `.gz`. */
+async function writeRaw(target: string, text: string): Promise<void> {
+  if (!isGzipName(target)) return writeOutputFile(target, text);
+  await writeOutputFile(target, gzipSync(text));
+}
+
 /** `enrich jobs fetch`: downloads one job's results; exit 3 while it is still processing. */
 export async function fetchJobResults(o: {
   jobId: string;
@@ -107,13 +127,12 @@ export async function fetchJobResults(o: {
       return 3;
     }
     const records = answer.records as Record<string, unknown>[];
-    if (format === 'csv' || format === 'tsv')
-      await writeFlattened(o.kind, records, o.output ?? '-', format);
-    else
-      await writeOutputFile(
+    if (format === 'json' || format === 'jsonl')
+      await writeRaw(
         o.output ?? '-',
         renderRaw(o.kind, o.jobId, records, answer.remainingCredits, format),
       );
+    else await writeFlattened(o.kind, records, o.output ?? '-', format);
     if (!o.globals.quiet && o.output) {
       process.stderr.write(
         `enrich: ${answer.records.length} records of job ${o.jobId} written to ${o.output}\n`,

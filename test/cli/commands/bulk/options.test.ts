@@ -37,7 +37,7 @@ describe('normalizeBulkOptions', () => {
       dedupe: true,
       wait: true,
       dryRun: false,
-      bom: false,
+      bom: undefined,
       top: 1,
       map: {},
     });
@@ -159,6 +159,33 @@ describe('normalizeBulkOptions', () => {
     expect(format(['-o', 'x.TSV', '--format', 'json'], 'csv')).toBe('json');
     expect(format(['-o', 'x.out'], 'json')).toBe('json');
     expect(format(['-o', '-'], 'jsonl')).toBe('jsonl');
+    expect(format(['-o', 'x.csv.gz'], 'json')).toBe('csv');
+    expect(format(['-o', 'x.xlsx'], 'csv')).toBe('xlsx');
+    expect(format(['--format', 'xlsx'], 'csv')).toBe('xlsx');
+    expect(outputFormatOf(undefined, '-', 'xlsx')).toBe('csv');
+    // Refused before anything is sent; --format says what to write whatever the name.
+    for (const name of ['x.parquet', 'x.xls', 'x.xlsx.gz'])
+      expect(() => format(['-o', name], 'csv')).toThrow(/is not a format enrich writes/);
+    expect(format(['-o', 'x.parquet', '--format', 'csv'], 'csv')).toBe('csv');
+  });
+
+  it('--bom, --no-bom, --output-delimiter, --fields, --sheet', () => {
+    expect(parse('contacts', []).bom).toBeUndefined();
+    expect(parse('contacts', ['--bom']).bom).toBe(true);
+    expect(parse('contacts', ['--no-bom']).bom).toBe(false);
+    const o = parse('contacts', [
+      '--output-delimiter',
+      'semicolon',
+      '--fields',
+      'email,mobile_phone',
+      '--sheet',
+      'Leads',
+    ]);
+    expect([o.outputDelimiter, o.fields, o.sheet]).toEqual([
+      ';',
+      ['email', 'mobile_phone'],
+      'Leads',
+    ]);
   });
 
   it.each([
@@ -167,7 +194,8 @@ describe('normalizeBulkOptions', () => {
     [['--concurrency', 'many'], /--concurrency/],
     [['--max-credits', '-1'], /--max-credits: expected an integer >= 0/],
     [['--formula-escape', 'maybe'], /expected one of auto, always, never/],
-    [['--format', 'xlsx'], /--format: expected one of csv, tsv, json, jsonl/],
+    [['--format', 'xls'], /--format: expected one of csv, tsv, json, jsonl, xlsx/],
+    [['--output-delimiter', ';;'], /--output-delimiter: expected one character/],
     [['--timeout', 'soon'], /duration/],
     [['--header-row', '0'], /--header-row/],
     [['--delimiter', ';;'], /--delimiter: expected one character/],
@@ -196,13 +224,8 @@ describe('normalizeBulkOptions', () => {
   });
 
   it('parseDelimiter names', () => {
-    expect([',', 'comma', 'semicolon', 'pipe', '\\t', 'TAB'].map(parseDelimiter)).toEqual([
-      ',',
-      ',',
-      ';',
-      '|',
-      '\t',
-      '\t',
-    ]);
+    expect([',', 'comma', 'semicolon', 'pipe', '\\t', 'TAB'].map((d) => parseDelimiter(d))).toEqual(
+      [',', ',', ';', '|', '\t', '\t'],
+    );
   });
 });

@@ -33,7 +33,7 @@ const summary: RunSummary = {
   written: true,
   secondPassFrom: null,
   exitCode: 0,
-  statuses: { enriched: 8, failed: 1, invalid: 1, missing: 0, expired: 0 },
+  statuses: { enriched: 8, not_found: 0, failed: 1, invalid: 1, missing: 0, expired: 0 },
   fill: {
     enriched_email: 8,
     enriched_title: 8,
@@ -55,7 +55,9 @@ describe('bulk report', () => {
 
   it('summarises rows, statuses, duplicates, jobs, credits and fill on stderr', () => {
     const text = summaryText(summary, 61_000, 'enriched_');
-    expect(text).toContain('rows: 10  enriched: 8  failed: 1  invalid: 1  missing: 0  expired: 0');
+    expect(text).toContain(
+      'rows: 10  enriched: 8  not found: 0  failed: 1  invalid: 1  missing: 0  expired: 0',
+    );
     expect(text).toContain(
       'duplicates sent once: 2  jobs: 2/2 done (resumed)  credits charged: 6  remaining: 94  time: 1m 01s',
     );

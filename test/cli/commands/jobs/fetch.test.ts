@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeFlattened } from '../../../../src/cli/commands/jobs/fetch.js';
+import ExcelJS from 'exceljs';
+import { fetchFormat, writeFlattened } from '../../../../src/cli/commands/jobs/fetch.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'enrich-fetch-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -53,5 +54,24 @@ describe('jobs fetch as CSV', () => {
       'custom_fields',
       'enrich_status',
     ]);
+  });
+
+  it('XLSX through the same writer; -o names the format, .gz included; .parquet refused', async () => {
+    expect(fetchFormat(undefined, 'job.xlsx')).toBe('xlsx');
+    expect(fetchFormat(undefined, 'job.csv.gz')).toBe('csv');
+    expect(fetchFormat(undefined, 'job.jsonl.gz')).toBe('jsonl');
+    expect(() => fetchFormat(undefined, 'job.parquet')).toThrow(/cannot write Parquet/);
+    const out = join(dir, 'job.xlsx');
+    await writeFlattened(
+      'companies',
+      [{ error: '', credit_charged: true, name: 'Acme' }],
+      out,
+      'xlsx',
+    );
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(out);
+    const ws = wb.worksheets[0]!;
+    expect(ws.getRow(1).getCell(2).value).toBe('enrich_status');
+    expect(ws.getRow(2).getCell(2).value).toBe('enriched');
   });
 });

@@ -1,0 +1,103 @@
+import { EnrichError } from '../errors.js';
+import { withoutColumns } from '../io/drop-columns.js';
+import { FILE_FORMATS, formatOfExtension, unwritableFormatOf } from '../io/file-format.js';
+import type { FileFormat } from '../io/file-format.js';
+import type { InputSource } from '../io/read.js';
+import { earlierOutputColumns, fieldNames } from '../pipeline/join/output-columns.js';
+import type { BulkKind, RunWords } from '../pipeline/types.js';
+
+/**
+ * The output format: the one asked for, else the output's extension (`.csv.gz` is CSV),
+ * else the input's own (a workbook's to stdout is CSV: text for a terminal or a pipe). A
+ * name this tool cannot write (`out.parquet`, `out.xls`) is refused before anything is sent.
+ */
+export function outputFormatOf(
+  asked: FileFormat | undefined,
+  output: string,
+  inputFormat: FileFormat,
+): FileFormat {
+  if (asked) return asked;
+  if (output === '-') return inputFormat === 'xlsx' ? 'csv' : inputFormat;
+  const cannot = unwritableFormatOf(output);
+  if (cannot) {
+    throw new EnrichError(
+      'USAGE',
+      `cannot write ${output}: ${cannot} is not a format enrich writes; expected ${FILE_FORMATS.map((f) => `.${f}`).join(', ')} (optionally .gz)`,
+      {
+        location: { file: output },
+        hint: 'Name the output .csv, .tsv, .json, .jsonl or .xlsx (add .gz to compress it).',
+      },
+    );
+  }
+  return formatOfExtension(output) ?? inputFormat;
+}
+
+/**
+ * The delimiter of a CSV/TSV output: the one asked for, else TSV's tab; a CSV keeps the
+ * input's own delimiter (a semicolon file stays one) unless that was a tab and the output was
+ * named or asked to be CSV (`-o out.csv`, `--format csv`), which means commas.
+ */
+export function outputDelimiterOf(
+  asked: string | undefined,
+  format: FileFormat,
+  named: boolean,
+  source: InputSource,
+): string | undefined {
+  if (asked !== undefined) return asked;
+  if (format === 'tsv') return '\t';
+  if (format !== 'csv') return undefined;
+  const own = source.format === 'csv' ? source.dialect.delimiter : undefined;
+  if (own === '\t' && named) return ',';
+  return own ?? ',';
+}
+
+/**
+ * A UTF-8 BOM on a CSV/TSV output: as asked, else when the input came from Excel's world
+ * (it had a BOM, was UTF-16 or Windows-1252, or was a workbook), so that Excel opens the
+ * output with its accents intact.
+ */
+export function outputBomOf(asked: boolean | undefined, format: FileFormat, source: InputSource) {
+  if (asked !== undefined) return asked;
+  if (format !== 'csv' && format !== 'tsv') return false;
+  const d = source.dialect;
+  return (
+    source.format === 'xlsx' ||
+    d.bom ||
+    d.encoding.startsWith('utf-16') ||
+    d.encoding === 'windows-1252'
+  );
+}
+
+/** `--fields`: the enrichment fields to write, each a record field's name; unknown names refused. */
+export function resolveFields(
+  kind: BulkKind,
+  fields: readonly string[] | undefined,
+  words: RunWords,
+): readonly string[] | undefined {
+  if (fields === undefined) return undefined;
+  const valid = fieldNames(kind);
+  const asked = [...new Set(fields.map((f) => f.trim()).filter((f) => f !== ''))];
+  const unknown = asked.filter((f) => !valid.includes(f));
+  if (asked.length > 0 && unknown.length === 0) return Object.freeze(asked);
+  const what = unknown.length
+    ? `unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((f) => JSON.stringify(f)).join(', ')}`
+    : 'no field named';
+  throw new EnrichError('USAGE', `${words.option('fields')}: ${what}`, {
+    hint: `The ${kind} fields are: ${valid.join(', ')}.`,
+  });
+}
+
+/**
+ * An input that is an earlier output of this tool (it has `enrich_status`): its
+ * `enrich_*` and prefixed columns are left out, to be replaced by this run's, not doubled.
+ */
+export function replaceEarlierOutput(source: InputSource, prefix: string): InputSource {
+  if (source.format === 'json' || source.format === 'jsonl') return source;
+  const drop = earlierOutputColumns(source.rawHeader, prefix);
+  if (drop.length === 0) return source;
+  return withoutColumns(
+    source,
+    drop,
+    `${source.name} was enriched before: its ${drop.length} enrich_*/${prefix}* columns are replaced by this run's, not added a second time`,
+  );
+}

@@ -1,0 +1,164 @@
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { EnrichError } from '../errors.js';
+import { cellText, sheetValue, type SheetValue } from './xlsx-cells.js';
+
+/** One row of a worksheet: what a user sees in each cell, the typed values, and its row number. */
+export interface SheetRow {
+  cells: string[];
+  values: SheetValue[];
+  /** 1-based row number in the sheet (the "line" of messages). */
+  line: number;
+}
+
+/** Which worksheet: its name, or its 1-based position in the workbook (the first by default). */
+export type SheetChoice = string | number;
+
+const ZIP = [0x50, 0x4b, 0x03, 0x04];
+
+/**
+ * True when the first bytes are a ZIP archive holding a workbook: an Excel file whatever
+ * its name. (A gzip file starts 1F 8B and is no ZIP: a `.csv.gz` is never taken for one.)
+ */
+export function looksLikeXlsx(sample: Uint8Array): boolean {
+  if (!ZIP.every((b, i) => sample[i] === b)) return false;
+  const names = Buffer.from(sample.buffer, sample.byteOffset, sample.length).toString('latin1');
+  return names.includes('[Content_Types].xml') || names.includes('xl/');
+}
+
+interface ReaderSheet extends AsyncIterable<ExcelRow> {
+  name: string;
+}
+interface ExcelRow {
+  number: number;
+  values: unknown[];
+  getCell(col: number): { numFmt?: string };
+}
+interface Reader extends AsyncIterable<ReaderSheet> {
+  model?: { sheets?: { name: string }[] };
+}
+
+/** The worksheet's place in the workbook (1-based), from the workbook's own list when it was read. */
+function positionOf(reader: Reader, sheet: ReaderSheet, seen: number): number {
+  const at = reader.model?.sheets?.findIndex((s) => s.name === sheet.name) ?? -1;
+  return at >= 0 ? at + 1 : seen;
+}
+
+function matches(choice: SheetChoice, name: string, position: number): boolean {
+  if (typeof choice === 'number') return position === choice;
+  return name === choice || name.toLowerCase() === choice.trim().toLowerCase();
+}
+
+/**
+ * Lets a sheet go unread. exceljs copies a sheet stored before the shared strings to a temp
+ * file and removes it once the next sheet is asked for: its read stream, never read, would
+ * then fail to open (an uncaught ENOENT) unless closed here first.
+ */
+function skip(sheet: ReaderSheet): void {
+  const source = (sheet as { iterator?: unknown }).iterator;
+  if (source instanceof Readable) {
+    source.on('error', () => undefined);
+    source.destroy();
+  }
+}
+
+/** A row's cells as shown and as typed, from exceljs's 1-based sparse `values`. */
+function shapeRow(row: ExcelRow): SheetRow {
+  const raw = row.values;
+  const width = Math.max(0, raw.length - 1);
+  const cells = new Array<string>(width);
+  const values = new Array<SheetValue>(width);
+  for (let c = 1; c <= width; c++) {
+    const v = raw[c];
+    values[c - 1] = sheetValue(v);
+    cells[c - 1] = cellText(v, typeof v === 'number' ? row.getCell(c).numFmt : undefined);
+  }
+  // Cells styled but empty at the end of a row are no cells.
+  while (cells.length > 0 && cells[cells.length - 1] === '') {
+    cells.pop();
+    values.pop();
+  }
+  return { cells, values, line: row.number };
+}
+
+/**
+ * Streams the rows of one worksheet (the first by default). exceljs's streaming reader
+ * holds the shared strings and one row at a time; a sheet stored before the shared
+ * strings is first copied to a temp file by it. Every call reads the file again.
+ */
+export async function* readXlsxRows(
+  filePath: string,
+  o: { name: string; sheet?: SheetChoice },
+): AsyncGenerator<SheetRow> {
+  const { default: ExcelJS } = await import('exceljs');
+  const stream: Readable = createReadStream(filePath);
+  const reader = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
+    sharedStrings: 'cache',
+    styles: 'cache',
+    hyperlinks: 'ignore',
+    worksheets: 'emit',
+    entries: 'ignore',
+  }) as unknown as Reader;
+  const choice = o.sheet ?? 1;
+  let seen = 0;
+  let current: ReaderSheet | undefined;
+  try {
+    for await (const sheet of reader) {
+      current = sheet;
+      seen++;
+      if (!matches(choice, sheet.name, positionOf(reader, sheet, seen))) {
+        skip(sheet);
+        continue;
+      }
+      for await (const row of sheet) yield shapeRow(row);
+      return;
+    }
+  } catch (err) {
+    throw new EnrichError(
+      'INPUT_UNREADABLE',
+      `cannot read ${o.name} as a workbook: ${String((err as Error).message ?? err)}`,
+      {
+        cause: err,
+        location: { file: o.name },
+      },
+    );
+  } finally {
+    // Left early (a sample, a stop): the sheet's own stream too, when it is a temp file's.
+    if (current) skip(current);
+    stream.destroy();
+  }
+  const names = reader.model?.sheets?.map((s) => JSON.stringify(s.name)) ?? [];
+  throw new EnrichError(
+    'USAGE',
+    `${o.name} has no sheet ${typeof choice === 'number' ? `number ${choice}` : JSON.stringify(choice)}: expected one of ${names.join(', ') || '(no sheets)'}`,
+    { location: { file: o.name }, hint: 'Name the sheet with --sheet <name|number>.' },
+  );
+}
+
+/**
+ * The first rows of the sheet as CSV text, one line per sheet row (gaps as blank lines):
+ * the header is found by the same detection as a CSV file's, and its line is the row number.
+ */
+export async function sheetSample(
+  filePath: string,
+  o: { name: string; sheet?: SheetChoice },
+  maxRows = 60,
+): Promise<{ text: string; rows: SheetRow[] }> {
+  const lines: string[] = [];
+  const rows: SheetRow[] = [];
+  let taken = 0;
+  for await (const row of readXlsxRows(filePath, o)) {
+    rows.push(row);
+    // Blank rows keep their lines (up to a point: a sheet may start far down).
+    while (lines.length < row.line - 1 && lines.length < 10_000) lines.push('');
+    lines.push(row.cells.map(quote).join(','));
+    if (++taken >= maxRows) break;
+  }
+  return { text: lines.join('\n'), rows };
+}
+
+/** A cell as a CSV field on one line: a line break inside a cell would shift the row numbers. */
+function quote(cell: string): string {
+  const flat = cell.replace(/\r\n|\r|\n/g, ' ');
+  return /[",]/.test(flat) ? `"${flat.replace(/"/g, '""')}"` : flat;
+}

@@ -1,0 +1,68 @@
+/**
+ * Spreadsheet cells as a user sees them, and as the workbook holds them. exceljs hands a
+ * cell's value as a string, number, boolean, Date (a number with a date format), or an
+ * object for a formula, rich text, a hyperlink or an error.
+ */
+
+/** The value a cell holds, as written back to a workbook: a formula is its last result. */
+export type SheetValue = string | number | boolean | Date | null;
+
+/** A cell's typed value: a formula's cached result, rich text's text, a hyperlink's text, an error's code. */
+export function sheetValue(v: unknown): SheetValue {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
+  if (v instanceof Date) return v;
+  if (typeof v !== 'object') return String(v);
+  const o = v as Record<string, unknown>;
+  if ('result' in o || 'formula' in o || 'sharedFormula' in o) return sheetValue(o.result);
+  if (Array.isArray(o.richText))
+    return (o.richText as { text?: unknown }[]).map((r) => String(r.text ?? '')).join('');
+  if ('error' in o) return String(o.error);
+  if ('text' in o) return sheetValue(o.text);
+  return JSON.stringify(v);
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** A date cell as ISO 8601: `2024-03-01`, or `2024-03-01T09:30:00` when it has a time of day. */
+export function isoDate(d: Date): string {
+  if (Number.isNaN(d.getTime())) return '';
+  // Excel's dates have no zone: exceljs reads the serial number as UTC, so UTC reads it back.
+  const day = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+  const secs = d.getUTCHours() * 3600 + d.getUTCMinutes() * 60 + d.getUTCSeconds();
+  if (secs === 0) return day;
+  return `${day}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+}
+
+/**
+ * A number as a spreadsheet shows it, never in exponent form: Excel keeps 15 significant
+ * digits (0.1+0.2 shows 0.3) and an id or a phone such as 12025550123 shows whole, not
+ * as 1.2E+10. A percent format shows 0.25 as 25%.
+ */
+export function numberText(n: number, numFmt?: string): string {
+  if (!Number.isFinite(n)) return String(n);
+  const shown = Number(n.toPrecision(15));
+  if (numFmt && /%/.test(numFmt.replace(/"[^"]*"/g, ''))) {
+    const decimals = /\.(0+)%/.exec(numFmt)?.[1]?.length ?? 0;
+    return `${(shown * 100).toFixed(decimals)}%`;
+  }
+  return plainDigits(shown);
+}
+
+/** String(n), with the exponent form (1e+21, 1e-7) spelt out in digits. */
+function plainDigits(n: number): string {
+  const s = String(n);
+  if (!/e/i.test(s)) return s;
+  if (Math.abs(n) >= 1) return BigInt(Math.round(n)).toString();
+  return n.toFixed(20).replace(/0+$/, '');
+}
+
+/** The text a user sees in a cell (a Date as ISO 8601, TRUE/FALSE, a formula's result). */
+export function cellText(v: unknown, numFmt?: string): string {
+  const value = sheetValue(v);
+  if (value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return numberText(value, numFmt);
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  return isoDate(value);
+}

@@ -1,0 +1,88 @@
+import { EnrichError } from '../errors.js';
+import { uniqueHeader } from './header.js';
+import type { InputRow, InputSource, ReadOptions } from './read.js';
+import { readXlsxRows, sheetSample, type SheetRow } from './read-xlsx.js';
+import { raggedMessage } from './row-shape.js';
+import { sniffDialect } from './sniff-dialect.js';
+
+type Opened = Omit<InputSource, 'close'>;
+type Base = Omit<Opened, 'dialect' | 'header' | 'rawHeader' | 'rows' | 'check'>;
+
+/**
+ * An Excel workbook: one worksheet (the first unless `--sheet` names another), its header
+ * found as a CSV file's is (a title row above it is skipped), its cells read as the text a
+ * user sees (dates as ISO 8601, ids and phones in full), and the typed values kept for an
+ * `.xlsx` output. Rows are streamed again on every pass.
+ */
+export async function xlsxSource(
+  base: Base,
+  options: ReadOptions,
+  verify: () => Promise<void>,
+): Promise<Opened> {
+  const { filePath, name, warnings } = base;
+  const at = { name, sheet: sheetChoice(options.sheet) };
+  const sample = await sheetSample(filePath, at);
+  const sniffed = sniffDialect(sample.text, { delimiter: ',', headerRow: options.headerRow });
+  if (sniffed.skippedLines) {
+    warnings.push(
+      `${name}: row ${sniffed.headerLine} is taken as the header (the rows above it look like a title or notes); if the header is on another row, run again with --header-row <row>`,
+    );
+  }
+  const headerLine = sniffed.headerLine;
+  let rawHeader = sample.rows.find((r) => r.line >= headerLine)?.cells;
+  // A --header-row below the sample: one more pass to reach it.
+  for await (const row of rawHeader ? [] : readXlsxRows(filePath, at)) {
+    if (row.line < headerLine) continue;
+    rawHeader = row.cells;
+    break;
+  }
+  if (!rawHeader || rawHeader.length === 0) {
+    throw new EnrichError(
+      'INPUT_INVALID',
+      `${name} has no header row: expected a row naming the columns, got an empty sheet`,
+      { location: { file: name, line: headerLine } },
+    );
+  }
+  const width = rawHeader.length;
+  const rows = async function* (): AsyncGenerator<InputRow> {
+    await verify();
+    let index = 0;
+    for await (const row of readXlsxRows(filePath, at)) {
+      if (row.line <= headerLine) continue;
+      if (row.cells.length === 0) continue; // a blank row (formatted, nothing in it)
+      yield shapeSheetRow(row, width, index++);
+    }
+    await verify();
+  };
+  return {
+    ...base,
+    dialect: { encoding: 'utf-8', bom: false, headerLine, sepLine: false },
+    header: uniqueHeader(rawHeader),
+    rawHeader,
+    rows,
+    check: async () => {
+      for await (const _ of rows());
+    },
+  };
+}
+
+/** `--sheet 2` is the second sheet; any other text is a sheet's name. */
+function sheetChoice(sheet: string | number | undefined): string | number | undefined {
+  if (typeof sheet === 'string' && /^\s*\d+\s*$/.test(sheet)) return Number(sheet);
+  return sheet;
+}
+
+/** A sheet row aligned to the header: short rows padded (empty cells are not stored); a longer one is ragged. */
+function shapeSheetRow(row: SheetRow, width: number, index: number): InputRow {
+  const { cells, values } = row;
+  const out: InputRow = { index, line: row.line, cells, values };
+  if (cells.length > width) {
+    out.error = raggedMessage(width, cells);
+    return out;
+  }
+  while (cells.length < width) {
+    cells.push('');
+    values.push(null);
+  }
+  return out;
+}
