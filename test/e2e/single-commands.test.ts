@@ -230,3 +230,60 @@ describe('local validation, before any request', () => {
     }
   });
 });
+
+describe('single lookups and the results cache, against a sandbox started here', () => {
+  let sandbox: SandboxHandle;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+  });
+
+  it('answers a repeated contact, company and verify-email from the cache, charging once; --refresh and --no-cache ask again', async () => {
+    const { account_id, api_key } = sandbox.admin.createAccount({
+      credits: 100,
+      verification_credits: 100,
+    });
+    const env = { ...(await tempEnv()), ENRICH_BASE_URL: sandbox.url, ENRICH_API_KEY: api_key };
+    const credits = () => sandbox.admin.getAccount(account_id)!;
+    const first = await runCli(['contact', '--email', 'jane.doe@acme.com'], { env });
+    expect([first.code, first.stderr]).toEqual([0, '']);
+    expect(credits().credits).toBe(99);
+    const again = await runCli(['contact', '--email', ' jane.doe@acme.com '], { env });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(first.stdout); // the same record, as the service gave it
+    expect(again.stderr).toMatch(/answered from the results cache \(looked up 20\d\d-/);
+    expect(credits().credits).toBe(99);
+    // Another account (key) never sees this account's answers.
+    const other = sandbox.admin.createAccount({ credits: 5 });
+    const foreign = { ...env, ENRICH_API_KEY: other.api_key };
+    expect(
+      (await runCli(['contact', '--email', 'jane.doe@acme.com'], { env: foreign })).stderr,
+    ).toBe('');
+    expect(sandbox.admin.getAccount(other.account_id)!.credits).toBe(4);
+    for (const flag of ['--refresh', '--no-cache']) {
+      const r = await runCli(['contact', '--email', 'jane.doe@acme.com', flag], { env });
+      expect([r.code, r.stderr]).toEqual([0, '']);
+    }
+    expect(credits().credits).toBe(97);
+    // --max-age 0s: too old at once.
+    await runCli(['contact', '--email', 'jane.doe@acme.com', '--max-age', '0s'], { env });
+    expect(credits().credits).toBe(96);
+
+    await runCli(['company', '--website', 'acme.com', '--top', '2'], { env });
+    const spent = credits().credits;
+    const co = await runCli(['company', '--website', 'acme.com', '--top', '2'], { env });
+    expect(co.stderr).toMatch(/results cache/);
+    expect(credits().credits).toBe(spent);
+    // Another --top is another request.
+    await runCli(['company', '--website', 'acme.com', '--top', '3'], { env });
+    expect(credits().credits).toBeLessThan(spent);
+
+    await runCli(['verify-email', 'jane.doe@acme.com'], { env });
+    const v = await runCli(['verify-email', 'jane.doe@acme.com'], { env });
+    expect(v.stdout.split('\n')[0]).toBe('valid');
+    expect(v.stderr).toMatch(/results cache/);
+    expect(credits().verification_credits).toBe(99);
+  });
+});

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { addCacheOptions } from './single/cache-flags.js';
 import type { CompanyFlags } from './single/lookup.js';
 
 /** Registers `enrich company`: one company (its best matches), enriched synchronously. */
 export function registerCompany(program: Command): void {
-  program
-    .command('company')
+  addCacheOptions(program.command('company'))
     .description('enrich one company by name and/or website')
     .option('--name <name>', 'company name (company_name)')
     .option('--website <url>', 'company website or domain (company_website)')
@@ -19,7 +19,8 @@ Give --name, --website or both. Each match is printed as key/value lines
 Examples:
   $ enrich company --website acme.com
   $ enrich company --name "Acme Corp" --top 3
-  $ enrich company --website acme.com --json --sandbox`,
+  $ enrich company --website acme.com --json --sandbox
+  $ enrich company --website acme.com --no-cache         # neither read nor keep an answer`,
     )
     .action(
       action<CompanyFlags>(async ({ options, globals }) => {

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { addCacheOptions } from './single/cache-flags.js';
 import type { ContactFlags } from './single/lookup.js';
 
 /** Registers `enrich contact`: one contact, enriched synchronously. */
 export function registerContact(program: Command): void {
-  program
-    .command('contact')
+  addCacheOptions(program.command('contact'))
     .description('enrich one contact (charged when the service finds an email or phone)')
     .option('--email <address>', 'work email (business_email)')
     .option('--prof-network-url <url>', 'professional-network profile URL (prof_network_url)')
@@ -31,7 +31,8 @@ Examples:
   $ enrich contact --email jane.doe@acme.com
   $ enrich contact --first-name Jane --last-name Doe --company-domain acme.com --mobile
   $ enrich contact --prof-network-url https://pn.example/in/janedoe --json
-  $ enrich contact --email jane.doe@acme.com --sandbox`,
+  $ enrich contact --email jane.doe@acme.com --sandbox
+  $ enrich contact --email jane.doe@acme.com --max-age 7d   # a cached answer up to a week old`,
     )
     .action(
       action<ContactFlags>(async ({ options, globals }) => {

@@ -3,6 +3,7 @@ import {
   contactRequestSchema,
   emailProblem,
   emailVerificationRequestSchema,
+  hasNoData,
   isCreditExhausted,
   Limits,
 } from '../../../contract/index.js';
@@ -14,9 +15,10 @@ import type { GlobalOptions } from '../../globals.js';
 import { printJson, printKeyValues, say } from '../../output.js';
 import { parseIntegerFlag } from '../../flags.js';
 import { checkRequest, compact } from './request-flags.js';
+import { cachedLookup, sayCached, type CacheFlags } from './lookup-cache.js';
 
 /** Flags of `enrich contact`. */
-export interface ContactFlags {
+export interface ContactFlags extends CacheFlags {
   email?: string;
   profNetworkUrl?: string;
   firstName?: string;
@@ -29,7 +31,7 @@ export interface ContactFlags {
 }
 
 /** Flags of `enrich company`. */
-export interface CompanyFlags {
+export interface CompanyFlags extends CacheFlags {
   name?: string;
   website?: string;
   top?: string;
@@ -79,13 +81,14 @@ export function creditsExhaustedError(
 async function withService<T>(
   globals: GlobalOptions,
   fn: (service: Service) => Promise<T>,
-  credits: (result: T) => Omit<CreditsMemo, 'at'>,
+  credits: (result: T) => Omit<CreditsMemo, 'at'> | undefined,
 ): Promise<T> {
   const service = await openService(globals);
   try {
     const result = await fn(service);
-    if (!service.sandbox) {
-      writeCreditsMemo(getPaths().stateDir, service.settings.profile, credits(result));
+    const seen = credits(result); // undefined: no answer came now (a cached one)
+    if (!service.sandbox && seen) {
+      writeCreditsMemo(getPaths().stateDir, service.settings.profile, seen);
     }
     return result;
   } finally {
@@ -118,11 +121,28 @@ export async function runContact(flags: ContactFlags, globals: GlobalOptions): P
     },
     CONTACT_FLAGS,
   );
-  const res = await withService(
+  const { metadata: meta, ...request } = body;
+  const { answer: res, cachedAt } = await withService(
     globals,
-    (s) => s.client.enrichContact(body),
-    (r) => ({ remaining_credits: r.remaining_credits }),
+    (s) =>
+      cachedLookup(
+        s,
+        flags,
+        {
+          endpoint: 'contact',
+          request,
+          metadata: meta,
+          keep: (r) => !isCreditExhausted(r.contact, r.remaining_credits),
+          noMatch: (r) => hasNoData(r.contact),
+          charged: (r) => r.contact.credit_charged === true,
+        },
+        () => s.client.enrichContact(body),
+        globals.quiet,
+      ),
+    (r) =>
+      r.cachedAt === undefined ? { remaining_credits: r.answer.remaining_credits } : undefined,
   );
+  sayCached(globals.quiet, cachedAt);
   if (globals.json) printJson(res);
   else printKeyValues({ ...compact(res.contact), remaining_credits: res.remaining_credits });
   // The record stays on stdout as data; the credits error goes to stderr with exit 5.
@@ -152,11 +172,28 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
     },
     COMPANY_FLAGS,
   );
-  const res = await withService(
+  const { metadata: meta, ...request } = body;
+  const { answer: res, cachedAt } = await withService(
     globals,
-    (s) => s.client.enrichCompany(body),
-    (r) => ({ remaining_credits: r.remaining_credits }),
+    (s) =>
+      cachedLookup(
+        s,
+        flags,
+        {
+          endpoint: 'company',
+          request,
+          metadata: meta,
+          keep: (r) => !r.companies.some((c) => isCreditExhausted(c, r.remaining_credits)),
+          noMatch: (r) => r.companies.every((c) => hasNoData(c)),
+          charged: (r) => r.companies.some((c) => c.credit_charged === true),
+        },
+        () => s.client.enrichCompany(body),
+        globals.quiet,
+      ),
+    (r) =>
+      r.cachedAt === undefined ? { remaining_credits: r.answer.remaining_credits } : undefined,
   );
+  sayCached(globals.quiet, cachedAt);
   // Any match left unenriched for lack of credits ends the command with exit 5, once
   // every match (the enriched ones too) is on stdout.
   const exhausted = res.companies.map((c) => isCreditExhausted(c, res.remaining_credits));
@@ -186,7 +223,11 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
 }
 
 /** `enrich verify-email`: prints valid, invalid or unknown first, then the details. */
-export async function runVerifyEmail(email: string, globals: GlobalOptions): Promise<number> {
+export async function runVerifyEmail(
+  email: string,
+  globals: GlobalOptions,
+  flags: CacheFlags = {},
+): Promise<number> {
   const body = checkRequest(
     'verify-email',
     emailVerificationRequestSchema,
@@ -195,11 +236,29 @@ export async function runVerifyEmail(email: string, globals: GlobalOptions): Pro
       email: '<email>',
     },
   );
-  const res = await withService(
+  const { answer: res, cachedAt } = await withService(
     globals,
-    (s) => s.client.verifyEmail(body.email),
-    (r) => ({ remaining_verification_credits: r.remaining_credits }),
+    (s) =>
+      cachedLookup(
+        s,
+        flags,
+        {
+          endpoint: 'email-verification',
+          request: { email: body.email },
+          // An in-band error (no verification credits left) is no verdict to keep.
+          keep: (r) => typeof r.error !== 'string' || r.error === '',
+          noMatch: () => false,
+          charged: (r) => r.credit_charged === true,
+        },
+        () => s.client.verifyEmail(body.email),
+        globals.quiet,
+      ),
+    (r) =>
+      r.cachedAt === undefined
+        ? { remaining_verification_credits: r.answer.remaining_credits }
+        : undefined,
   );
+  sayCached(globals.quiet, cachedAt);
   if (globals.json) printJson(res);
   else {
     process.stdout.write(`${res.status}\n`);
