@@ -109,6 +109,10 @@ describe('enrich contacts / companies (e2e)', () => {
       ['done', 50],
     ]);
     const id = jobs[0]?.job_id as string;
+    // As a table, grouped by run: the run's start and input on its first job.
+    const table = await runCli(['jobs', 'list', '--limit', '1'], { env });
+    expect(table.stdout.split('\n')[0]).toMatch(/^RUN STARTED\s+INPUT\s+JOB\s+KIND/);
+    expect(table.stdout).toContain(id);
     const show = await runCli(['jobs', 'show', id.slice(0, 8)], { env });
     expect(show.stdout).toContain(id);
     const fetched = join(dir, 'job.csv');

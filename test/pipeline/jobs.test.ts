@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchState, JournaledRun } from '../../src/pipeline/journal/journal.js';
-import { jobsOfRun } from '../../src/pipeline/journal/jobs.js';
+import { groupByRun, jobsOfRun, type JobInfo } from '../../src/pipeline/journal/jobs.js';
 
 const run = (batches: BatchState[]): JournaledRun => ({
   key: 'k',
@@ -54,5 +54,39 @@ describe('jobsOfRun', () => {
       ['3', 'done'],
       ['4', 'submitting'],
     ]);
+  });
+});
+
+describe('groupByRun (enrich jobs list)', () => {
+  const job = (run: string, status: JobInfo['status']): JobInfo => ({
+    job_id: `${run}-${status}`,
+    run,
+    batch: '0',
+    kind: 'contacts',
+    input: `/in-${run}.csv`,
+    rows: 10,
+    status,
+    started_at: '2026-11-24T10:00:00.000Z',
+    expires_at: null,
+    credits_charged: null,
+    error: null,
+    command: 'enrich contacts',
+  });
+  const jobs = [job('c', 'done'), job('c', 'unconfirmed'), job('b', 'done'), job('a', 'running')];
+
+  it('keeps the runs in order (newest first) with their jobs and counts per status', () => {
+    const { runs, hidden } = groupByRun(jobs);
+    expect(hidden).toBe(0);
+    expect(runs.map((r) => [r.run, r.jobs.length, r.statuses])).toEqual([
+      ['c', 2, { done: 1, unconfirmed: 1 }],
+      ['b', 1, { done: 1 }],
+      ['a', 1, { running: 1 }],
+    ]);
+  });
+
+  it('shows the newest `limit` runs and counts the rest', () => {
+    const { runs, hidden } = groupByRun(jobs, 2);
+    expect(runs.map((r) => r.run)).toEqual(['c', 'b']);
+    expect(hidden).toBe(1);
   });
 });

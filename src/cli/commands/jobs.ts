@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
+import { parseIntegerFlag } from '../flags.js';
+import type { RunJobs } from '../../pipeline/journal/jobs.js';
 
 const EXAMPLES = `
 Examples:
   $ enrich jobs list
-  $ enrich jobs list --json
+  $ enrich jobs list --limit 3 --json
   $ enrich jobs show 3f2a9c1e
   $ enrich jobs fetch 3f2a9c1e-...-9b1d -o results.csv
   $ enrich jobs fetch 3f2a9c1e-...-9b1d --kind companies > results.json`;
@@ -23,30 +25,52 @@ export function registerJobs(program: Command): void {
 function registerList(jobs: Command): void {
   jobs
     .command('list')
-    .description('list journaled jobs: kind, rows, status, expiry')
-    .addHelpText('after', '\nExamples:\n  $ enrich jobs list\n  $ enrich jobs list --json')
+    .description('list journaled jobs by run, newest run first: kind, rows, status, expiry')
+    .option('--limit <n>', 'show the newest n runs (default 10)')
+    .option('--all', 'show every run')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ enrich jobs list\n  $ enrich jobs list --limit 3\n  $ enrich jobs list --all --json',
+    )
     .action(
-      action(async ({ globals }) => {
+      action<{ limit?: string; all?: boolean }>(async ({ options, globals }) => {
         const { runsDir } = await locate();
-        const { listJobs } = await import('../../pipeline/journal/jobs.js');
-        const list = await listJobs(runsDir);
+        const { listJobs, groupByRun } = await import('../../pipeline/journal/jobs.js');
+        const limit = options.all
+          ? undefined
+          : options.limit === undefined
+            ? 10
+            : parseIntegerFlag('--limit', options.limit, 1, 100_000);
+        const { runs, hidden } = groupByRun(await listJobs(runsDir), limit);
         const { printJson } = await import('../output.js');
-        if (globals.json) return printJson(list);
-        if (list.length === 0) {
+        if (globals.json) return printJson(runs.flatMap((r) => r.jobs));
+        if (runs.length === 0) {
           process.stderr.write('no journaled jobs\n');
           return;
         }
-        const rows = list.map((j) => [
-          j.job_id ?? '(not accepted)',
-          j.kind,
-          String(j.rows),
-          j.status,
-          j.expires_at ?? '',
-          j.input,
-        ]);
-        printTable(['JOB', 'KIND', 'ROWS', 'STATUS', 'EXPIRES', 'INPUT'], rows);
+        printRuns(runs);
+        if (hidden > 0)
+          process.stderr.write(
+            `${hidden} older run(s) not shown: --limit ${runs.length + hidden} or --all shows them\n`,
+          );
       }),
     );
+}
+
+/** One table: a run's first job names the run (when it started, its input), its others follow. */
+function printRuns(runs: RunJobs[]): void {
+  const rows = runs.flatMap((r) =>
+    r.jobs.map((j, i) => [
+      i === 0 ? r.started_at.slice(0, 19).replace('T', ' ') : '',
+      i === 0 ? r.input : '',
+      j.job_id ?? '(not accepted)',
+      j.kind,
+      String(j.rows),
+      j.status,
+      j.expires_at ?? '',
+    ]),
+  );
+  printTable(['RUN STARTED', 'INPUT', 'JOB', 'KIND', 'ROWS', 'STATUS', 'EXPIRES'], rows);
 }
 
 function registerShow(jobs: Command): void {

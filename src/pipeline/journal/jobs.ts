@@ -52,6 +52,47 @@ export async function listJobs(runsDir: string, now = Date.now()): Promise<JobIn
   return (await listRuns(runsDir)).flatMap((run) => jobsOfRun(run, now));
 }
 
+/** The jobs of one run, with what a listing says of it. */
+export interface RunJobs {
+  run: string;
+  kind: string;
+  input: string;
+  started_at: string;
+  jobs: JobInfo[];
+  /** Jobs per status, e.g. { done: 10, unconfirmed: 2 }. */
+  statuses: Partial<Record<JobInfo['status'], number>>;
+}
+
+/**
+ * Groups a listing (newest run first, as `listJobs` gives it) by run and keeps the newest
+ * `limit` runs (all with `limit` undefined); `hidden` counts the runs left out.
+ */
+export function groupByRun(
+  jobs: readonly JobInfo[],
+  limit?: number,
+): { runs: RunJobs[]; hidden: number } {
+  const runs = new Map<string, RunJobs>();
+  for (const j of jobs) {
+    let r = runs.get(j.run);
+    if (!r) {
+      r = {
+        run: j.run,
+        kind: j.kind,
+        input: j.input,
+        started_at: j.started_at,
+        jobs: [],
+        statuses: {},
+      };
+      runs.set(j.run, r);
+    }
+    r.jobs.push(j);
+    r.statuses[j.status] = (r.statuses[j.status] ?? 0) + 1;
+  }
+  const all = [...runs.values()];
+  const shown = limit === undefined ? all : all.slice(0, limit);
+  return { runs: shown, hidden: all.length - shown.length };
+}
+
 /** Finds a job by its id, or by a unique prefix of it of at least 4 characters. */
 export async function findJob(
   runsDir: string,
