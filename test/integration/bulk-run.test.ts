@@ -62,6 +62,20 @@ async function ranOutThenToppedUp(specOnly: boolean, credits: number, rows: numb
   return { s, file, o };
 }
 
+/**
+ * A client for a sandbox with random faults: no waiting, and 10 attempts. About 15% of
+ * attempts fail in these tests: with the default 5 one request in ~13,000 still fails for
+ * good (its batch then differs, correctly, from a clean run's), which a run of ~60 requests
+ * met about once in 200 runs (seen on CI); 10 make that one in ~10^8. The product's stays 5.
+ */
+function patientClient(
+  s: SandboxHandle,
+  o: Partial<Parameters<typeof createClient>[0]> = {},
+): ReturnType<typeof createClient> {
+  const base = { baseUrl: s.url, apiKey: s.apiKey, sleep: async () => {}, random: () => 0.5 };
+  return createClient({ ...base, retry: { maxAttempts: 10 }, ...o });
+}
+
 /** Companies (`Company`, `Website`) with `--top 3`, through `runFile`. */
 async function runCompanies(
   s: SandboxHandle,
@@ -547,18 +561,7 @@ describe('bulk run against the sandbox', () => {
           drop_custom_fields: 0.5,
         },
       });
-      // About 15% of attempts fail here: with the default 5 attempts one request in ~13,000
-      // still fails for good (its batch then differs, correctly, from the clean run's), which
-      // a run of ~60 requests met about once in 200 runs (seen on CI). 10 attempts make that
-      // one in ~10^8; the product's default stays 5.
-      const client = createClient({
-        baseUrl: faulty.url,
-        apiKey: faulty.apiKey,
-        sleep: async () => {},
-        random: () => 0.5,
-        retry: { maxAttempts: 10 },
-        idempotencyStore: sandboxHonoursKeys(),
-      });
+      const client = patientClient(faulty, { idempotencyStore: sandboxHonoursKeys() });
       const b = await runFile(faulty, file, { runsDir: `${dir}/b`, batchSize: 50, client });
       await client.close();
       expect(firstDifference(b.output, a.output)).toBeUndefined();
@@ -594,13 +597,7 @@ describe('bulk run against the sandbox', () => {
         drop_custom_fields: 0.5,
       },
     });
-    const client = createClient({
-      baseUrl: faulty.url,
-      apiKey: faulty.apiKey,
-      sleep: async () => {},
-      random: () => 0.5,
-      retry: { maxAttempts: 10 },
-    });
+    const client = patientClient(faulty);
     const b = await runFile(faulty, file, { runsDir: `${dir}/b`, batchSize: 50, client });
     await client.close();
     const stats = faulty.admin.stats();
