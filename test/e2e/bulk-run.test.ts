@@ -275,6 +275,31 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(s.admin.stats().credits_charged).toBe(31);
   });
 
+  it("jobs fetch keeps a journaled job's answers in the results cache: the same rows in another file cost nothing", async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const dir = await tempDir();
+    const env = await serviceEnv(s);
+    const rows = contactRows(40);
+    const file = await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows);
+    // A run that keeps nothing in the cache itself.
+    const run = ['contacts', file, '-o', join(dir, 'a-out.csv'), '-q', '--no-cache'];
+    expect((await runCli(run, { env })).code).toBe(0);
+    expect(s.admin.stats().credits_charged).toBe(40);
+    const [job] = JSON.parse((await runCli(['jobs', 'list', '--json'], { env })).stdout) as {
+      job_id: string;
+    }[];
+    const fetch = ['jobs', 'fetch', job!.job_id, '-o', join(dir, 'job.json')];
+    expect((await runCli(fetch, { env })).code).toBe(0);
+    // The same rows, reversed, in another file: every one answered from the cache.
+    const other = await writeCsv(dir, 'b.csv', CONTACT_HEADER, [...rows].reverse());
+    const again = await runCli(['contacts', other, '-o', join(dir, 'b-out.csv'), '--json'], {
+      env,
+    });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ credits_charged: 0, cache: { hits: 40 } });
+    expect(s.admin.stats().credits_charged).toBe(40);
+  });
+
   it('-q still says on stderr why a run stopped early (cron reads nothing else)', async () => {
     const s = (sb = await startSandbox({ port: 0 }));
     const dir = await tempDir();

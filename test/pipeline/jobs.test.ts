@@ -71,6 +71,7 @@ describe('groupByRun (enrich jobs list)', () => {
     credits_charged: null,
     error: null,
     command: 'enrich contacts',
+    metadata: null,
   });
   const jobs = [job('c', 'done'), job('c', 'unconfirmed'), job('b', 'done'), job('a', 'running')];
 

@@ -103,12 +103,13 @@ function registerFetch(jobs: Command): void {
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .option('--format <format>', 'json | jsonl | csv | tsv (default: from -o, else json)')
     .option('--kind <kind>', 'contacts | companies (default: from the journal)')
+    .option('--no-cache', "do not keep the job's answers in the results cache")
     .addHelpText(
       'after',
       '\nExamples:\n  $ enrich jobs fetch 3f2a9c1e-...-9b1d -o results.csv\n  $ enrich jobs fetch 3f2a9c1e-...-9b1d --kind companies > results.json',
     )
     .action(
-      action<{ output?: string; format?: string; kind?: string }>(
+      action<{ output?: string; format?: string; kind?: string; cache?: boolean }>(
         async ({ args, options, globals }) => {
           const id = args[0] as string;
           const { runsDir } = await locate();
@@ -128,6 +129,8 @@ function registerFetch(jobs: Command): void {
             output: options.output,
             format: options.format,
             globals,
+            // A journaled job's run says which request options its answers answer.
+            cacheAs: options.cache === false ? undefined : (job?.metadata ?? undefined),
           });
         },
       ),

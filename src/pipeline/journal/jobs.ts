@@ -14,6 +14,8 @@ export interface JobInfo {
   credits_charged: number | null;
   error: string | null;
   command: string;
+  /** The run's request options (what the results cache keys its answers by), when journaled. */
+  metadata: Record<string, unknown> | null;
 }
 
 function statusOf(b: BatchState, now: number): JobInfo['status'] {
@@ -44,7 +46,13 @@ export function jobsOfRun(run: JournaledRun, now = Date.now()): JobInfo[] {
       credits_charged: b.spooled ? b.spooled.credits : null,
       error: b.unconfirmed?.message ?? b.failed?.message ?? null,
       command: h.command,
+      metadata: metadataOf(h.options),
     }));
+}
+
+function metadataOf(options: Record<string, unknown>): Record<string, unknown> | null {
+  const m = options.metadata;
+  return m && typeof m === 'object' && !Array.isArray(m) ? (m as Record<string, unknown>) : null;
 }
 
 /** Every journaled job under `runsDir`, newest run first. */

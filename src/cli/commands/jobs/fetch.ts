@@ -19,7 +19,7 @@ import {
 } from '../../../pipeline/join/output-columns.js';
 import type { BulkKind } from '../../../pipeline/types.js';
 import { originalFieldsOf } from '../../../pipeline/join/join.js';
-import { openService } from '../../context.js';
+import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 
 type Format = FileFormat;
@@ -104,6 +104,40 @@ async function writeRaw(target: string, text: string): Promise<void> {
   await writeOutputFile(target, gzipSync(text));
 }
 
+/**
+ * Keeps a downloaded job's answers in the results cache, as its run would have: by each
+ * record's echo of what was sent (`original_fields`), under the run's request options.
+ */
+async function keepInCache(
+  service: Service,
+  kind: BulkKind,
+  metadata: Record<string, unknown>,
+  answer: { records: unknown[]; remainingCredits: number },
+): Promise<void> {
+  const { openRunCache } = await import('../../../bulk/run-cache.js');
+  const { fillCache } = await import('../../../pipeline/run/cache-use.js');
+  const { originalFieldsOf, rowIdOf } = await import('../../../pipeline/join/join.js');
+  const cache = openRunCache(
+    { kind, metadata, cache: { read: false, write: true, maxAgeMs: 0 } },
+    { baseUrl: service.baseUrl, account: service.client.account },
+  );
+  if (!cache) return;
+  try {
+    const records = answer.records as Record<string, unknown>[];
+    const items = records.flatMap((r, i) => {
+      const element = originalFieldsOf(r);
+      return element ? [{ index: rowIdOf(r) ?? -1 - i, element }] : [];
+    });
+    fillCache(cache.cache, kind, items, {
+      records,
+      remaining: answer.remainingCredits,
+      at: Date.now(),
+    });
+  } finally {
+    await cache.close();
+  }
+}
+
 /** `enrich jobs fetch`: downloads one job's results; exit 3 while it is still processing. */
 export async function fetchJobResults(o: {
   jobId: string;
@@ -111,6 +145,8 @@ export async function fetchJobResults(o: {
   output: string | undefined;
   format: string | undefined;
   globals: GlobalOptions;
+  /** The request options of the run that sent the job: its answers go to the results cache. */
+  cacheAs?: Record<string, unknown> | undefined;
 }): Promise<number> {
   const format = fetchFormat(o.format, o.output);
   const service = await openService(o.globals);
@@ -127,6 +163,7 @@ export async function fetchJobResults(o: {
       return 3;
     }
     const records = answer.records as Record<string, unknown>[];
+    if (o.cacheAs && !service.sandbox) await keepInCache(service, o.kind, o.cacheAs, answer);
     if (format === 'json' || format === 'jsonl')
       await writeRaw(
         o.output ?? '-',
