@@ -4,7 +4,7 @@
 //   no-cache - the same rows as a new file with --no-cache: the cold run's cost without the cache;
 //   warm     - the same rows as another new file: every row comes from the cache, none is sent.
 // Prints a human summary on stderr and one JSON object on stdout. Never fails on timing.
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, URL } from 'node:url';
@@ -59,11 +59,19 @@ try {
   const noCache = await run('no-cache', copy('nocache'), ['--no-cache']);
   const warm = await run('warm', copy('warm'));
   const ratio = (a, b) => Math.round((a / b) * 100) / 100;
+  const cacheBytes = readdirSync(env.ENRICH_CACHE_DIR).reduce(
+    (n, f) => n + statSync(join(env.ENRICH_CACHE_DIR, f)).size,
+    0,
+  );
+  log(
+    `  cache files: ${Math.round(cacheBytes / 1e6)} MB (${Math.round(cacheBytes / rows)} bytes a row)`,
+  );
   const summary = {
     rows,
     cold,
     no_cache: noCache,
     warm,
+    cache_bytes: cacheBytes,
     warm_speedup_wall: ratio(cold.wall_ms, warm.wall_ms),
     warm_speedup_cpu: ratio(cold.cpu_ms, warm.cpu_ms),
     cache_share_of_cold_cpu: ratio(cold.cpu_ms - noCache.cpu_ms, cold.cpu_ms),

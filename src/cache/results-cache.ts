@@ -57,6 +57,9 @@ export interface CacheStats {
   newest: number | null;
 }
 
+/** Puts that may wait to be written before a run waits for them (about two batches). */
+const MAX_PENDING_PUTS = 2_000;
+
 /** The file name of the database inside the cache directory (lmdb adds `-lock`). */
 export const CACHE_FILE = 'results.mdb';
 
@@ -153,6 +156,8 @@ function wrap(
       return fallback;
     }
   };
+  let pending = 0;
+  let last: Promise<void> = Promise.resolve();
   const keyOf = (scope: string, requestKey: string) =>
     createHash('sha256').update(scope).update('\0').update(requestKey).digest('base64url');
   return {
@@ -167,8 +172,14 @@ function wrap(
           }),
         put: (requestKey, a) =>
           guard(undefined, () => {
-            db.put(keyOf(s, requestKey), { r: a.records, t: a.at, c: a.charged }).catch(fail);
+            pending++;
+            last = db
+              .put(keyOf(s, requestKey), { r: a.records, t: a.at, c: a.charged })
+              .then(() => undefined, fail)
+              .finally(() => pending--);
           }),
+        // Waits for the writes queued so far once more than a batch or two of them pile up.
+        settled: () => (pending > MAX_PENDING_PUTS ? last : Promise.resolve()),
       };
     },
     flushed: () => guard(Promise.resolve(), () => db.flushed.then(() => undefined, fail)),

@@ -54,6 +54,11 @@ export interface CachedAnswer {
 export interface ResultsCache {
   get(requestKey: string): CachedAnswer | undefined;
   put(requestKey: string, answer: CachedAnswer): void;
+  /**
+   * Resolves once few puts wait to be written: a run that awaits it after each batch never
+   * holds more answers in memory than the store writes (a cold 1M-row run held 3 GB without).
+   */
+  settled?(): Promise<void>;
 }
 
 /** How a run uses the results cache. */

@@ -33,7 +33,7 @@ export interface BatchContext {
     items: readonly BatchItem[],
     records: readonly Record<string, unknown>[],
     remaining: number | null,
-  ) => void;
+  ) => void | Promise<void>;
 }
 
 /** A batch on its way: `accepted` once the service holds it (or it needs no POST), `done` once it ends. */

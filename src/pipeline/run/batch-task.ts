@@ -263,7 +263,7 @@ async function pollAndSpool(
     { durable: true },
   );
   ctx.spooled?.(base.id, records);
-  ctx.remember?.(batch.items, records, remaining);
+  await ctx.remember?.(batch.items, records, remaining);
   if (creditError) ctx.stop('CREDITS_EXHAUSTED', OUT_OF_CREDITS);
   return [{ ...leaf, state: 'spooled', credits, remaining, creditError, polls }];
 }

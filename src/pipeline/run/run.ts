@@ -219,8 +219,10 @@ function cacheUse(run: ResolvedRun, deps: RunDeps, journal: Journal) {
   const journaled = hits && { upTo: hits.upTo, ranges: [...hits.ranges] };
   const lookup = cacheLookup(cache, run.cache, deps.env.now, journaled) as CacheLookup;
   const remember: BatchContext['remember'] = run.cache.write
-    ? (items, records, remaining) =>
-        void fillCache(cache, run.kind, items, { records, remaining, at: deps.env.now() })
+    ? async (items, records, remaining) => {
+        fillCache(cache, run.kind, items, { records, remaining, at: deps.env.now() });
+        await cache.settled?.();
+      }
     : undefined;
   // The second pass reads a cached row's answer again (the first pass held it only briefly).
   const cachedOutcomeOf = (row: InputRow) => {
