@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -39,4 +40,22 @@ export async function removeStaleTemps(dir: string, name?: string): Promise<void
     const pid = parseInt(m[2] as string, 16);
     if (pid !== process.pid && !processAlive(pid)) await rm(join(dir, entry), { force: true });
   }
+}
+
+/** Output temp files this process has open (the bulk output and rejects), until renamed or removed. */
+const liveTemps = new Set<string>();
+
+/** Notes a temp file this process writes, so a sudden exit can remove it (`removeLiveTempsSync`). */
+export function trackTemp(path: string): () => void {
+  liveTemps.add(path);
+  return () => void liveTemps.delete(path);
+}
+
+/**
+ * Removes this process's unfinished output temp files at once, for an exit that cannot wait
+ * (a second Ctrl-C): otherwise the `.tmp` stays until the next run to that directory.
+ */
+export function removeLiveTempsSync(): void {
+  for (const path of liveTemps) rmSync(path, { force: true });
+  liveTemps.clear();
 }

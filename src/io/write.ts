@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { EnrichError } from '../errors.js';
 import { checkOutputTarget, fileSystemError, type OutputTarget } from './output-target.js';
-import { removeStaleTemps, tempNameFor } from './stale-temps.js';
+import { removeStaleTemps, tempNameFor, trackTemp } from './stale-temps.js';
 import { createGzip } from 'node:zlib';
 import { isGzipName } from './file-format.js';
 import { csvSink, jsonSink, type Sink } from './write-sinks.js';
@@ -134,9 +134,11 @@ async function openDestination(target: OutputTarget, stdout?: Writable): Promise
   );
   await removeStaleTemps(dir, basename(target.path));
   const file = await openStream(target.name, temp, 'wx');
+  const untrack = trackTemp(temp);
   const discard = async () => {
     file.destroy();
     await rm(temp, { force: true });
+    untrack();
   };
   const finish = async () => {
     await endStream(file);
@@ -148,6 +150,7 @@ async function openDestination(target: OutputTarget, stdout?: Writable): Promise
       await fh.close();
     }
     await rename(temp, target.path);
+    untrack();
   };
   return { out: file, finish, discard };
 }

@@ -1,5 +1,7 @@
 import { formatDuration } from '../../../config/duration.js';
+import { budgetReached } from '../../../pipeline/run/messages.js';
 import type { RunSummary } from '../../../pipeline/run/run.js';
+import { CLI_WORDS } from './resolve.js';
 
 /** The JSON summary of a bulk run (stdout with `-o` and `--json`). */
 export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, unknown> {
@@ -89,4 +91,38 @@ export function summaryText(s: RunSummary, elapsedMs: number, prefix: string): s
   if (s.statuses.enriched > 0) lines.push(`fill rate: ${fillLine(fillRates(s), prefix)}`);
   if (s.stopReason) lines.push(`stopped early: ${s.stopReason.message}`);
   return lines.join('\n');
+}
+
+/**
+ * What to run next after a run that stopped early (exit 3, 5, 6), on stderr; empty when
+ * there is nothing to pick up. `by` is "before <date>" when a job's results expire.
+ */
+export function resumeHints(
+  s: RunSummary,
+  command: string,
+  by: string,
+  maxCredits: number | undefined,
+): string {
+  if (s.exitCode === 3) return partialHints(s, command, by);
+  const stop = s.stopReason;
+  if (s.exitCode === 5 && stop && stop.message === budgetReached(CLI_WORDS, maxCredits))
+    return `enrich: ${stop.message}: the rows not sent end "failed" (not sent). Each run spends up to --max-credits more; run the same command again to send the next rows (a larger --max-credits sends more at once):\n  ${command}\n`;
+  if (s.exitCode === 5)
+    return `enrich: the account ran out of credits; batches already answered are kept. After a top-up, the same command sends only the rows that came back "out of credits"${by}:\n  ${command}\n`;
+  if (s.exitCode === 6)
+    return `enrich: the service is out of reach or unavailable; the journal is saved. Once it answers again, resume${by} with:\n  ${command}\n`;
+  return '';
+}
+
+function partialHints(s: RunSummary, command: string, by: string): string {
+  let text = '';
+  // Only jobs that failed, are still running or were never sent come back on a re-run:
+  // expired results are gone, and running the same command again would not change them.
+  if (s.jobs.failed + s.jobs.pending + s.jobs.unsent > 0)
+    text += `enrich: some rows are not done; resume${by} with:\n  ${command}\n`;
+  if (s.unconfirmedRows > 0)
+    text += `enrich: ${s.unconfirmedRows} row(s) in ${s.jobs.unconfirmed} batch(es) were sent, but the service never confirmed them: it may have received and charged them, and it does not show that it honours idempotency keys, so they are not sent again by themselves. To send them again (which may charge them twice):\n  ${command} --resend-unconfirmed\n`;
+  if (s.statuses.expired > 0)
+    text += `enrich: ${s.statuses.expired} row(s) expired: their results were deleted before they were downloaded, and running the same command again will not bring them back; --restart runs the whole file again (paying for every row again)\n`;
+  return text;
 }

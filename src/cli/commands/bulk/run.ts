@@ -12,10 +12,11 @@ import type { RunCache } from '../../../bulk/run-cache.js';
 import type { BulkKind, ResolvedRun } from '../../../pipeline/types.js';
 import { openService } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
+import { removeLiveTempsSync } from '../../../io/stale-temps.js';
 import { warningLine } from '../../output.js';
 import { createProgress } from '../../progress.js';
 import type { BulkOptions } from './options.js';
-import { summaryJson, summaryText } from './report.js';
+import { resumeHints, summaryJson, summaryText } from './report.js';
 import { openBulkRun, resumeCommand } from './resolve.js';
 
 /** Refuses --no-wait with --sandbox: the embedded sandbox's jobs could never be fetched later. */
@@ -31,13 +32,25 @@ function checkNoWait(options: BulkOptions, globals: GlobalOptions): void {
   );
 }
 
-/** Ctrl-C (or SIGTERM) once: stop submitting, keep the journal; twice: leave at once. */
-function interruptOnSignal(): { signal: AbortSignal; dispose(): void } {
+/** What an interrupted run prints: the journal is kept, and the command that picks it up. */
+const interruptedText = (command: string) =>
+  `enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`;
+
+/**
+ * Ctrl-C (or SIGTERM) once: stop submitting, keep the journal; twice: leave at once, without
+ * the output's temp file, saying how to resume.
+ */
+function interruptOnSignal(command: string): { signal: AbortSignal; dispose(): void } {
   const aborter = new AbortController();
   // Every job being polled waits on this one signal: many listeners are expected, not a leak.
   setMaxListeners(0, aborter.signal);
   const onSignal = () => {
-    if (aborter.signal.aborted) process.exit(130); // a second Ctrl-C: leave now, the journal is safe
+    if (aborter.signal.aborted) {
+      // A second Ctrl-C: leave now; the journal is safe, a half-written output is not kept.
+      removeLiveTempsSync();
+      process.stderr.write(`\n${interruptedText(command)}`);
+      process.exit(130);
+    }
     process.stderr.write(
       '\nenrich: stopping: no new jobs will be submitted (Ctrl-C again to quit at once)\n',
     );
@@ -68,7 +81,7 @@ export async function runBulkCommand(
   const scratch = globals.sandbox
     ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
     : undefined;
-  const interrupt = interruptOnSignal();
+  const interrupt = interruptOnSignal(command);
   // Data on stdout: a reader that goes away before the end is a failure (see main.ts).
   if (!options.output) process.exitCode = ErrorCodes.OUTPUT_CLOSED;
   let opened: Awaited<ReturnType<typeof openBulkRun>> | undefined;
@@ -105,9 +118,7 @@ export async function runBulkCommand(
   } catch (err) {
     progress.stop();
     if (err instanceof EnrichError && err.code === 'INTERRUPTED') {
-      process.stderr.write(
-        `enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`,
-      );
+      process.stderr.write(interruptedText(command));
       return 130;
     }
     throw err;
@@ -173,20 +184,8 @@ function report(
     process.stderr.write(`enrich: stopped early: ${s.stopReason.message} [${s.stopReason.code}]\n`);
   if (globals.json && options.output)
     process.stdout.write(`${JSON.stringify(summaryJson(s, elapsedMs), null, 2)}\n`);
-  if (s.exitCode === 3) {
-    // Only jobs that failed, are still running or were never sent come back on a re-run:
-    // expired results are gone, and running the same command again would not change them.
-    if (s.jobs.failed + s.jobs.pending + s.jobs.unsent > 0)
-      process.stderr.write(`enrich: some rows are not done; resume${by} with:\n  ${command}\n`);
-    if (s.unconfirmedRows > 0)
-      process.stderr.write(
-        `enrich: ${s.unconfirmedRows} row(s) in ${s.jobs.unconfirmed} batch(es) were sent, but the service never confirmed them: it may have received and charged them, and it does not show that it honours idempotency keys, so they are not sent again by themselves. To send them again (which may charge them twice):\n  ${command} --resend-unconfirmed\n`,
-      );
-    if (s.statuses.expired > 0)
-      process.stderr.write(
-        `enrich: ${s.statuses.expired} row(s) expired: their results were deleted before they were downloaded, and running the same command again will not bring them back; --restart runs the whole file again (paying for every row again)\n`,
-      );
-  }
+  // --quiet never hides how to pick a run up that stopped early.
+  process.stderr.write(resumeHints(s, command, by, options.maxCredits));
   return s.exitCode;
 }
 

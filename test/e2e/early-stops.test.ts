@@ -1,0 +1,96 @@
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
+
+beforeAll(ensureBuilt, 120_000);
+
+let sb: SandboxHandle | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+
+async function serviceEnv(s: SandboxHandle): Promise<Record<string, string>> {
+  return { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+}
+
+/** The run's input and output in a fresh directory. */
+async function files(rows: number): Promise<{ dir: string; file: string; out: string }> {
+  const dir = await tempDir();
+  const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(rows));
+  return { dir, file, out: join(dir, 'out.csv') };
+}
+
+describe('every early stop prints the command that resumes (e2e)', () => {
+  it('--max-credits reached: exit 5, and the same command sends the next rows', async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const env = await serviceEnv(s);
+    const { file, out } = await files(10);
+    const args = ['contacts', file, '-o', out, '--max-credits', '4', '--quiet'];
+    const r = await runCli(args, { env });
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(
+      /--max-credits 4 reached: the rows not sent end "failed" \(not sent\)\. .*run the same command again to send the next rows.*:\n {2}enrich contacts .*in\.csv -o .*out\.csv --max-credits 4 --quiet\n/,
+    );
+    expect(s.admin.stats().credits_charged).toBe(4);
+    const again = await runCli(args, { env });
+    expect(again.code).toBe(5);
+    expect(s.admin.stats().credits_charged).toBe(8);
+  });
+
+  it('the account out of credits: exit 5 and the command to run after a top-up', async () => {
+    const s = (sb = await startSandbox({ port: 0, credits: 3 }));
+    const { file, out } = await files(10);
+    const r = await runCli(['contacts', file, '-o', out], { env: await serviceEnv(s) });
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(
+      /the account ran out of credits; .*After a top-up, the same command sends only the rows that came back "out of credits":\n {2}enrich contacts .*in\.csv -o .*out\.csv\n/,
+    );
+  });
+
+  it('the service out of reach: exit 6 and the command to resume once it answers', async () => {
+    const { file, out } = await files(3);
+    const env = { ...(await tempEnv()), ENRICH_API_KEY: 'sk_test_x' };
+    const args = ['contacts', file, '-o', out, '--base-url', 'http://127.0.0.1:9'];
+    const r = await runCli([...args, '--timeout', '1s'], { env });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toMatch(
+      /the journal is saved\. Once it answers again, resume with:\n {2}enrich contacts .*--base-url http:\/\/127\.0\.0\.1:9 --timeout 1s\n/,
+    );
+  }, 20_000);
+
+  it('a second Ctrl-C leaves at once with exit 130, the resume command, and no .tmp left', async () => {
+    const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
+    const env = await serviceEnv(s);
+    const { dir, file, out } = await files(40);
+    const child = spawn(
+      process.execPath,
+      [bin, 'contacts', file, '-o', out, '--batch-size', '20'],
+      {
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const temps = () => readdirSync(dir).filter((f) => f.endsWith('.tmp'));
+    while (s.admin.stats().jobs_submitted < 2 || temps().length === 0)
+      await new Promise((r) => setTimeout(r, 25));
+    child.kill('SIGINT');
+    while (!/stopping/.test(stderr)) await new Promise((r) => setTimeout(r, 10));
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code).toBe(130);
+    expect(stderr).toMatch(
+      /Resume with:\n {2}enrich contacts .*in\.csv -o .*out\.csv --batch-size 20\n/,
+    );
+    expect(temps()).toEqual([]);
+  });
+});
