@@ -89,6 +89,10 @@ export function errorForStatus(init: {
   if (status >= 300 && status < 400) {
     detail = `: redirects are not followed${init.location ? ` (Location: ${init.location})` : ''}`;
   }
+  // api-spec.md lists 404 only for the results endpoints: on a POST it means the service has
+  // no such endpoint at all, which is a wrong base URL, not a missing record.
+  if (status === 404 && method === 'POST')
+    detail += `; the service has no ${method} ${path} endpoint: the base URL is likely wrong`;
   return new ApiError(codeForStatus(status, body.code), {
     status,
     method,

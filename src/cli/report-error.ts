@@ -8,7 +8,8 @@ export function describeError(err: unknown, debug: boolean): { text: string; exi
     if (err instanceof ApiError) {
       for (const fe of err.fieldErrors) lines.push(`  ${fe.path}: ${fe.message}`);
     }
-    if (err.hint) lines.push(`hint: ${err.hint}`);
+    const hint = err.hint ?? (isNoEndpoint(err) ? BASE_URL_HINT : undefined);
+    if (hint) lines.push(`hint: ${hint}`);
     if (debug && err.stack) lines.push(err.stack);
     return { text: lines.join('\n'), exitCode: err.exitCode };
   }
@@ -20,4 +21,13 @@ export function describeError(err: unknown, debug: boolean): { text: string; exi
       : 'Run again with --debug for details, and please report it.',
   );
   return { text: lines.join('\n'), exitCode: 1 };
+}
+
+/** What to check when the service has no endpoint the tool calls (a POST answered 404). */
+export const BASE_URL_HINT =
+  'check the base URL (--base-url, ENRICH_BASE_URL or `enrich config get base_url`): it is the address the endpoints hang from, so that POST <base URL>/contact reaches the service';
+
+/** A POST answered 404: the service has no such endpoint (api-spec.md lists 404 only for results). */
+export function isNoEndpoint(err: { code: string; method?: string }): boolean {
+  return err.code === 'API_NOT_FOUND' && err.method === 'POST';
 }

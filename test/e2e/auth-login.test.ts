@@ -1,4 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
@@ -73,8 +75,12 @@ describe('enrich auth', () => {
     const wrong = 'sk_sbx_thisKeyDoesNotExist0000000000000000';
     const r = await cli(['auth', 'login', '--base-url', sandbox.url], { env, input: wrong });
     expect(r.code).toBe(4);
-    expect(r.stderr).toMatch(/401 Unauthorized.*\[AUTH_INVALID\]/);
-    expect(r.stderr).toMatch(/nothing was saved/);
+    expect(r.stderr).toContain(
+      `enrich: the service at ${sandbox.url} does not know this key (401 Unauthorized: `,
+    );
+    expect(r.stderr).toMatch(/; nothing was saved \[AUTH_INVALID\]\nhint: copy the key again/);
+    // Not the free check's own request: a job id the user never asked for means nothing.
+    expect(r.stderr).not.toMatch(/GET |results\//);
     expect(r.stderr).not.toContain(wrong);
     const status = await cli(['auth', 'status', '--base-url', sandbox.url], { env });
     expect(status.code).toBe(4);
@@ -84,9 +90,38 @@ describe('enrich auth', () => {
     const env = await tempEnv();
     const r = await cli(['auth', 'login', '--base-url', sandbox.url, '--no-input'], { env });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/expected an API key, got nothing/);
+    expect(r.stderr).toMatch(/stdin held no key \(it was empty or blank\); nothing was saved/);
     expect(r.stderr).toMatch(/hint: .*enrich auth login < key\.txt/);
   });
+
+  it.runIf(existsSync('/usr/bin/script'))(
+    'Enter at the hidden prompt on a terminal: no key entered, exit 2, never "run it on a terminal"',
+    async () => {
+      const env = await tempEnv();
+      // script(1) gives the command a pseudo-terminal: stdin is a TTY, as when a person types.
+      const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+      const command = `${process.execPath} ${bin} auth login --base-url ${sandbox.url}; echo "rc=$?"`;
+      const r = await new Promise<string>((resolve) => {
+        const child = spawn('/usr/bin/script', ['-qec', command, '/dev/null'], {
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+        });
+        let out = '';
+        let pressed = false;
+        child.stdin.on('error', () => undefined); // script may be gone before its stdin ends
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (pressed || !/input hidden/.test(out)) return;
+          pressed = true;
+          child.stdin.write('\r');
+        });
+        child.on('close', () => resolve(out));
+      });
+      expect(r).toMatch(/no key was entered at the prompt; nothing was saved \[USAGE\]/);
+      expect(r).toMatch(/hint: paste the key at the prompt and press Enter/);
+      expect(r).not.toMatch(/on a terminal/);
+      expect(r).toMatch(/rc=2/);
+    },
+  );
 
   it('reports ENRICH_API_KEY as the key source, masked', async () => {
     const env = {

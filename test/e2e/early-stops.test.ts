@@ -94,3 +94,34 @@ describe('every early stop prints the command that resumes (e2e)', () => {
     expect(temps()).toEqual([]);
   });
 });
+
+describe('a base URL the service has no endpoints under (e2e)', () => {
+  it('a single lookup says the base URL is likely wrong, and how to check it (exit 2)', async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const env = { ...(await serviceEnv(s)), ENRICH_BASE_URL: `${s.url}/v1` };
+    const r = await runCli(['contact', '--email', 'ana@globex.example'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /POST \/contact: 404 Not Found.*the service has no POST \/contact endpoint: the base URL is likely wrong \[API_NOT_FOUND\]\nhint: check the base URL \(--base-url, ENRICH_BASE_URL/,
+    );
+  });
+
+  it('a bulk run stops at the first batch instead of sending every one (exit 2)', async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const env = { ...(await serviceEnv(s)), ENRICH_BASE_URL: `${s.url}/v1` };
+    const { file, out } = await files(30);
+    const r = await runCli(
+      ['contacts', file, '-o', out, '--batch-size', '10', '--concurrency', '1'],
+      {
+        env,
+      },
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /stopped early: POST \/contacts: 404 Not Found.*the base URL is likely wrong/,
+    );
+    expect(r.stderr).toMatch(/hint: check the base URL/);
+    // One POST, answered 404: the other two batches were never sent.
+    expect(s.admin.stats().requests_by_status['404']).toBe(1);
+  });
+});

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchState, JournaledRun } from '../../src/pipeline/journal/journal.js';
-import { groupByRun, jobsOfRun, type JobInfo } from '../../src/pipeline/journal/jobs.js';
+import {
+  filterJobs,
+  groupByRun,
+  jobsOfRun,
+  matchJob,
+  type JobInfo,
+} from '../../src/pipeline/journal/jobs.js';
 
 const run = (batches: BatchState[]): JournaledRun => ({
   key: 'k',
@@ -89,5 +95,42 @@ describe('groupByRun (enrich jobs list)', () => {
     const { runs, hidden } = groupByRun(jobs, 2);
     expect(runs.map((r) => r.run)).toEqual(['c', 'b']);
     expect(hidden).toBe(1);
+  });
+});
+
+describe('matchJob (enrich jobs show / fetch <id>)', () => {
+  const jobs = jobsOfRun(
+    run([batch('0', { job: 'ab12cd34-1' }), batch('1', { job: 'ab12ef56-2' }), batch('2', {})]),
+  );
+
+  it('finds a job by its full id or a unique prefix of at least 4 characters', () => {
+    expect(matchJob(jobs, 'ab12cd34-1').found?.batch).toBe('0');
+    expect(matchJob(jobs, 'ab12e').found?.batch).toBe('1');
+  });
+
+  it('tells a prefix too short, one matching several jobs, and no match apart', () => {
+    expect(matchJob(jobs, 'ab1')).toEqual({ why: 'too-short' });
+    expect(matchJob(jobs, 'ab12')).toEqual({
+      why: 'ambiguous',
+      matches: ['ab12cd34-1', 'ab12ef56-2'],
+    });
+    expect(matchJob(jobs, 'ffff')).toEqual({ why: 'none' });
+  });
+});
+
+describe('filterJobs (enrich jobs list --input / --status)', () => {
+  it('keeps the jobs of one input and/or one status', () => {
+    const jobs = jobsOfRun(
+      run([
+        batch('0', { job: 'j0', expires: null }),
+        batch('1', { failed: { code: 'X', message: 'm' } }),
+      ]),
+    );
+    expect(filterJobs(jobs, { status: 'failed' }).map((j) => j.batch)).toEqual(['1']);
+    expect(filterJobs(jobs, { input: '/in.csv', status: 'running' }).map((j) => j.batch)).toEqual([
+      '0',
+    ]);
+    expect(filterJobs(jobs, { input: '/other.csv' })).toEqual([]);
+    expect(filterJobs(jobs, {})).toHaveLength(2);
   });
 });

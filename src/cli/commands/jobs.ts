@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { parseIntegerFlag } from '../flags.js';
-import type { RunJobs } from '../../pipeline/journal/jobs.js';
+import type { JobInfo } from '../../pipeline/journal/jobs.js';
+import type { ListFlags } from './jobs/list.js';
 
 const EXAMPLES = `
 Examples:
@@ -28,49 +28,22 @@ function registerList(jobs: Command): void {
     .description('list journaled jobs by run, newest run first: kind, rows, status, expiry')
     .option('--limit <n>', 'show the newest n runs (default 10)')
     .option('--all', 'show every run')
+    .option('--input <file>', 'only the runs of this input file')
+    .option(
+      '--status <status>',
+      'only jobs in this status: submitting, running, done, failed, unconfirmed or expired',
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  $ enrich jobs list\n  $ enrich jobs list --limit 3\n  $ enrich jobs list --all --json',
+      '\nExamples:\n  $ enrich jobs list\n  $ enrich jobs list --limit 3\n  $ enrich jobs list --input leads.csv --status running\n  $ enrich jobs list --all --json',
     )
     .action(
-      action<{ limit?: string; all?: boolean }>(async ({ options, globals }) => {
+      action<ListFlags>(async ({ options, globals }) => {
         const { runsDir } = await locate();
-        const { listJobs, groupByRun } = await import('../../pipeline/journal/jobs.js');
-        const limit = options.all
-          ? undefined
-          : options.limit === undefined
-            ? 10
-            : parseIntegerFlag('--limit', options.limit, 1, 100_000);
-        const { runs, hidden } = groupByRun(await listJobs(runsDir), limit);
-        const { printJson } = await import('../output.js');
-        if (globals.json) return printJson(runs.flatMap((r) => r.jobs));
-        if (runs.length === 0) {
-          process.stderr.write('no journaled jobs\n');
-          return;
-        }
-        printRuns(runs);
-        if (hidden > 0)
-          process.stderr.write(
-            `${hidden} older run(s) not shown: --limit ${runs.length + hidden} or --all shows them\n`,
-          );
+        const { listJobsCommand } = await import('./jobs/list.js');
+        await listJobsCommand(runsDir, options, globals);
       }),
     );
-}
-
-/** One table: a run's first job names the run (when it started, its input), its others follow. */
-function printRuns(runs: RunJobs[]): void {
-  const rows = runs.flatMap((r) =>
-    r.jobs.map((j, i) => [
-      i === 0 ? r.started_at.slice(0, 19).replace('T', ' ') : '',
-      i === 0 ? r.input : '',
-      j.job_id ?? '(not accepted)',
-      j.kind,
-      String(j.rows),
-      j.status,
-      j.expires_at ?? '',
-    ]),
-  );
-  printTable(['RUN STARTED', 'INPUT', 'JOB', 'KIND', 'ROWS', 'STATUS', 'EXPIRES'], rows);
 }
 
 function registerShow(jobs: Command): void {
@@ -84,9 +57,8 @@ function registerShow(jobs: Command): void {
     .action(
       action(async ({ args, globals }) => {
         const { runsDir } = await locate();
-        const { findJob } = await import('../../pipeline/journal/jobs.js');
-        const job = await findJob(runsDir, args[0] as string);
-        if (!job) throw await notJournaled(args[0] as string);
+        const { journaledJob } = await import('./jobs/lookup.js');
+        const job = (await journaledJob(runsDir, args[0] as string, false)) as JobInfo;
         const { printJson, printKeyValues } = await import('../output.js');
         if (globals.json) printJson(job);
         else printKeyValues({ ...job });
@@ -102,7 +74,10 @@ function registerFetch(jobs: Command): void {
     )
     .option('-o, --output <file>', 'write to this file instead of stdout')
     .option('--format <format>', 'json | jsonl | csv | tsv (default: from -o, else json)')
-    .option('--kind <kind>', 'contacts | companies (default: from the journal)')
+    .option(
+      '--kind <kind>',
+      'contacts | companies (default: from the journal, else asked of the service)',
+    )
     .option('--no-cache', "do not keep the job's answers in the results cache")
     .addHelpText(
       'after',
@@ -113,14 +88,12 @@ function registerFetch(jobs: Command): void {
         async ({ args, options, globals }) => {
           const id = args[0] as string;
           const { runsDir } = await locate();
-          const { findJob } = await import('../../pipeline/journal/jobs.js');
-          const job = await findJob(runsDir, id);
+          const { journaledJob } = await import('./jobs/lookup.js');
+          const job = await journaledJob(runsDir, id, true);
           const kind = options.kind ?? job?.kind;
-          if (kind !== 'contacts' && kind !== 'companies') {
+          if (kind !== undefined && kind !== 'contacts' && kind !== 'companies') {
             const { usageError } = await import('../../errors.js');
-            throw usageError(`--kind: expected contacts or companies, got ${kind ?? 'nothing'}`, {
-              hint: `job ${id} is not in the local journal, so say which kind it is: --kind contacts`,
-            });
+            throw usageError(`--kind: expected contacts or companies, got "${kind}"`);
           }
           const { fetchJobResults } = await import('./jobs/fetch.js');
           return fetchJobResults({
@@ -143,21 +116,4 @@ async function locate(): Promise<{ runsDir: string }> {
     import('../../pipeline/run/run.js'),
   ]);
   return { runsDir: runsDirOf(getPaths().stateDir) };
-}
-
-async function notJournaled(id: string) {
-  const { usageError } = await import('../../errors.js');
-  return usageError(`job ${id} is not in the local journal`, {
-    hint: 'run `enrich jobs list` to see the known jobs',
-  });
-}
-
-function printTable(head: string[], rows: string[][]): void {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd();
-  process.stdout.write([line(head), ...rows.map(line)].join('\n') + '\n');
 }

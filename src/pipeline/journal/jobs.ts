@@ -101,15 +101,49 @@ export function groupByRun(
   return { runs: shown, hidden: all.length - shown.length };
 }
 
-/** Finds a job by its id, or by a unique prefix of it of at least 4 characters. */
-export async function findJob(
-  runsDir: string,
-  id: string,
-  now = Date.now(),
-): Promise<JobInfo | undefined> {
-  const jobs = await listJobs(runsDir, now);
+/** The shortest prefix of a job id that `findJob` looks up. */
+export const MIN_JOB_PREFIX = 4;
+
+/** What looking a job up found: the job, or why not (too short a prefix, several, none). */
+export type JobLookup =
+  | { found: JobInfo }
+  | { found?: undefined; why: 'too-short' | 'none' }
+  | { found?: undefined; why: 'ambiguous'; matches: string[] };
+
+/** Finds a job by its id, or by a unique prefix of it of at least MIN_JOB_PREFIX characters. */
+export async function findJob(runsDir: string, id: string, now = Date.now()): Promise<JobLookup> {
+  return matchJob(await listJobs(runsDir, now), id);
+}
+
+/** The job of a listing whose id is `id`, or the one whose id starts with it (see `findJob`). */
+export function matchJob(jobs: readonly JobInfo[], id: string): JobLookup {
   const exact = jobs.find((j) => j.job_id === id);
-  if (exact) return exact;
-  const matches = id.length >= 4 ? jobs.filter((j) => j.job_id?.startsWith(id)) : [];
-  return matches.length === 1 ? matches[0] : undefined;
+  if (exact) return { found: exact };
+  if (id.length < MIN_JOB_PREFIX) return { why: 'too-short' };
+  const matches = jobs.filter((j) => j.job_id?.startsWith(id));
+  if (matches.length === 1) return { found: matches[0] as JobInfo };
+  if (matches.length === 0) return { why: 'none' };
+  return { why: 'ambiguous', matches: matches.map((j) => j.job_id as string) };
+}
+
+/** Every status a job can have, in the order a job goes through them. */
+export const JOB_STATUSES: readonly JobInfo['status'][] = [
+  'submitting',
+  'running',
+  'done',
+  'failed',
+  'unconfirmed',
+  'expired',
+];
+
+/** The jobs of runs of one input (its resolved path) and/or in one status; all when neither is given. */
+export function filterJobs(
+  jobs: readonly JobInfo[],
+  by: { input?: string; status?: JobInfo['status'] },
+): JobInfo[] {
+  return jobs.filter(
+    (j) =>
+      (by.input === undefined || j.input === by.input) &&
+      (by.status === undefined || j.status === by.status),
+  );
 }

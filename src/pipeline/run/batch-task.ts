@@ -167,7 +167,8 @@ async function postBatch(
       return { t: 'final', leaves: [{ ...base, state: 'unconfirmed', code, error, submits: 1 }] };
     }
     await journal.append({ t: 'failed', batch: id, code, message });
-    if (stopsRun(code)) ctx.stop(code, message);
+    // A POST answered 404: no such endpoint (a wrong base URL), and every batch would be too.
+    if (stopsRun(code) || code === 'API_NOT_FOUND') ctx.stop(code, message);
     const error = notEnriched(message);
     return { t: 'final', leaves: [{ ...base, state: 'failed', code, error, submits: 1 }] };
   }

@@ -29,22 +29,52 @@ async function acquireKey(globals: GlobalOptions): Promise<string> {
   } else {
     text = await readStdin();
   }
+  const prompted = process.stdin.isTTY === true;
   const key =
     text
       .split(/\r?\n/)
       .map((l) => l.trim())
       .find((l) => l !== '') ?? '';
-  if (key === '') {
-    throw usageError('enrich auth login: expected an API key, got nothing', {
-      hint: 'pipe the key in: `enrich auth login < key.txt`, or run it on a terminal to be prompted',
-    });
-  }
+  if (key === '') throw noKeyGiven(prompted);
   if (!/^[\x21-\x7e]+$/.test(key)) {
     throw usageError(
       'enrich auth login: expected an API key of printable characters without spaces',
     );
   }
   return key;
+}
+
+/** Nothing was typed at the prompt, or stdin held no key: say which, and how to give one. */
+function noKeyGiven(prompted: boolean) {
+  return prompted
+    ? usageError('enrich auth login: no key was entered at the prompt; nothing was saved', {
+        hint: 'paste the key at the prompt and press Enter (nothing is shown while you type or paste), or pipe it in: `enrich auth login < key.txt`',
+      })
+    : usageError(
+        'enrich auth login: stdin held no key (it was empty or blank); nothing was saved',
+        {
+          hint: 'put the key on stdin: `enrich auth login < key.txt` or `printf \'%s\\n\' "$KEY" | enrich auth login`; run it without redirecting stdin to be prompted',
+        },
+      );
+}
+
+/** The service refused the key at the free check: what it means, without the check's request. */
+function keyRefused(check: { reason: 'invalid' | 'forbidden'; message: string }, baseUrl: string) {
+  // The check asks for a job that does not exist; its path means nothing to the user.
+  const said = check.message.replace(/^[A-Z]+ \S+: /, '');
+  return check.reason === 'invalid'
+    ? new EnrichError(
+        'AUTH_INVALID',
+        `the service at ${baseUrl} does not know this key (${said}); nothing was saved`,
+        {
+          hint: 'copy the key again from the API Keys section of your account (it may be mistyped, cut short or revoked), then run `enrich auth login` again',
+        },
+      )
+    : new EnrichError(
+        'AUTH_FORBIDDEN',
+        `the service at ${baseUrl} knows this key but refuses its account (${said}); nothing was saved`,
+        { hint: 'the account may be suspended or not allowed to use the API: ask its holder' },
+      );
 }
 
 /** `enrich auth login`: checks the key at no cost, then saves it (and --base-url) in the profile. */
@@ -61,15 +91,7 @@ export async function runLogin(globals: GlobalOptions): Promise<number> {
   });
   try {
     const check = await client.checkKey();
-    if (!check.ok) {
-      throw new EnrichError(
-        check.reason === 'invalid' ? 'AUTH_INVALID' : 'AUTH_FORBIDDEN',
-        check.message,
-        {
-          hint: `nothing was saved; check the key for ${settings.baseUrl}`,
-        },
-      );
-    }
+    if (!check.ok) throw keyRefused(check, settings.baseUrl);
   } finally {
     await client.close();
   }

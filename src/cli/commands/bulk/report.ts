@@ -1,6 +1,7 @@
 import { formatDuration } from '../../../config/duration.js';
 import { budgetReached } from '../../../pipeline/run/messages.js';
 import type { RunSummary } from '../../../pipeline/run/run.js';
+import { BASE_URL_HINT } from '../../report-error.js';
 import { CLI_WORDS } from './resolve.js';
 
 /** The JSON summary of a bulk run (stdout with `-o` and `--json`). */
@@ -105,6 +106,7 @@ export function resumeHints(
 ): string {
   if (s.exitCode === 3) return partialHints(s, command, by);
   const stop = s.stopReason;
+  if (stop?.code === 'API_NOT_FOUND') return `hint: ${BASE_URL_HINT}\n`;
   if (s.exitCode === 5 && stop && stop.message === budgetReached(CLI_WORDS, maxCredits))
     return `enrich: ${stop.message}: the rows not sent end "failed" (not sent). Each run spends up to --max-credits more; run the same command again to send the next rows (a larger --max-credits sends more at once):\n  ${command}\n`;
   if (s.exitCode === 5)

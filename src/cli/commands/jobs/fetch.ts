@@ -20,6 +20,7 @@ import {
 import type { BulkKind } from '../../../pipeline/types.js';
 import { originalFieldsOf } from '../../../pipeline/join/join.js';
 import { openService, type Service } from '../../context.js';
+import { resultsOfJob } from './find-kind.js';
 import type { GlobalOptions } from '../../globals.js';
 
 type Format = FileFormat;
@@ -141,7 +142,8 @@ async function keepInCache(
 /** `enrich jobs fetch`: downloads one job's results; exit 3 while it is still processing. */
 export async function fetchJobResults(o: {
   jobId: string;
-  kind: BulkKind;
+  /** Undefined for a job not in the local journal: asked of the service (`resultsOfJob`). */
+  kind: BulkKind | undefined;
   output: string | undefined;
   format: string | undefined;
   globals: GlobalOptions;
@@ -151,10 +153,12 @@ export async function fetchJobResults(o: {
   const format = fetchFormat(o.format, o.output);
   const service = await openService(o.globals);
   try {
-    const answer =
-      o.kind === 'contacts'
-        ? await service.client.getContactsResults(o.jobId)
-        : await service.client.getCompaniesResults(o.jobId);
+    const found = await resultsOfJob(service.client, o.jobId, o.kind, service.baseUrl);
+    const { answer, kind } = found;
+    if (found.guessed && !o.globals.quiet)
+      process.stderr.write(
+        `enrich: job ${o.jobId} is not in the local journal; the service has it as a ${kind} job\n`,
+      );
     if (answer.state === 'pending') {
       const progress = answer.total ? ` (${answer.processed ?? 0}/${answer.total})` : '';
       process.stderr.write(
@@ -163,13 +167,13 @@ export async function fetchJobResults(o: {
       return 3;
     }
     const records = answer.records as Record<string, unknown>[];
-    if (o.cacheAs && !service.sandbox) await keepInCache(service, o.kind, o.cacheAs, answer);
+    if (o.cacheAs && !service.sandbox) await keepInCache(service, kind, o.cacheAs, answer);
     if (format === 'json' || format === 'jsonl')
       await writeRaw(
         o.output ?? '-',
-        renderRaw(o.kind, o.jobId, records, answer.remainingCredits, format),
+        renderRaw(kind, o.jobId, records, answer.remainingCredits, format),
       );
-    else await writeFlattened(o.kind, records, o.output ?? '-', format);
+    else await writeFlattened(kind, records, o.output ?? '-', format);
     if (!o.globals.quiet && o.output) {
       process.stderr.write(
         `enrich: ${answer.records.length} records of job ${o.jobId} written to ${o.output}\n`,

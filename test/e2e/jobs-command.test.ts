@@ -1,0 +1,82 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
+
+let sb: SandboxHandle;
+let env: Record<string, string>;
+let dir: string;
+let contactsFile: string;
+let companiesFile: string;
+
+beforeAll(async () => {
+  await ensureBuilt();
+  sb = await startSandbox({ port: 0 });
+  env = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
+  dir = await tempDir();
+  contactsFile = await writeCsv(dir, 'people.csv', CONTACT_HEADER, contactRows(6));
+  companiesFile = join(dir, 'accounts.csv');
+  await writeFile(companiesFile, 'Company,Website\nAcme,acme.com\nGlobex,globex.com\n');
+  const q = ['-q', '--no-cache'];
+  expect(
+    (await runCli(['contacts', contactsFile, '-o', join(dir, 'p.csv'), ...q], { env })).code,
+  ).toBe(0);
+  expect(
+    (await runCli(['companies', companiesFile, '-o', join(dir, 'a.csv'), ...q], { env })).code,
+  ).toBe(0);
+}, 120_000);
+afterAll(() => sb?.close());
+
+interface ListedJob {
+  job_id: string;
+  kind: string;
+  input: string;
+  status: string;
+}
+const listed = async (...args: string[]) =>
+  JSON.parse((await runCli(['jobs', 'list', '--json', ...args], { env })).stdout) as ListedJob[];
+
+describe('enrich jobs (e2e)', () => {
+  it('show: a prefix under 4 characters is "too short", not "not in the journal" (exit 2)', async () => {
+    const r = await runCli(['jobs', 'show', '1d'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'enrich: job id "1d" is too short: give the full id, or at least its first 4 characters [USAGE]',
+    );
+    expect(r.stderr).not.toMatch(/not in the local journal/);
+    const none = await runCli(['jobs', 'show', 'ffffffff'], { env });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/no job ffffffff in the local journal/);
+  });
+
+  it('list --input and --status keep the runs of one file and the jobs in one status', async () => {
+    expect((await listed()).map((j) => j.kind).sort()).toEqual(['companies', 'contacts']);
+    const ofFile = await listed('--input', companiesFile);
+    expect(ofFile.map((j) => j.kind)).toEqual(['companies']);
+    expect((await listed('--status', 'done')).length).toBe(2);
+    expect(await listed('--status', 'running')).toEqual([]);
+    const none = await runCli(['jobs', 'list', '--status', 'running'], { env });
+    expect(none.stderr).toMatch(/no journaled job with status running/);
+    const bad = await runCli(['jobs', 'list', '--status', 'finished'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--status: expected one of submitting, running, done, failed/);
+  });
+
+  it('fetch finds the kind of a job the local journal does not know, and names both addresses when neither has it', async () => {
+    const [company] = await listed('--input', companiesFile);
+    const elsewhere = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
+    const out = join(dir, 'fetched.json');
+    const r = await runCli(['jobs', 'fetch', company!.job_id, '-o', out], { env: elsewhere });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/is not in the local journal; the service has it as a companies job/);
+    expect(JSON.parse(await readFile(out, 'utf8')).companies).toHaveLength(2);
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const missing = await runCli(['jobs', 'fetch', unknown], { env: elsewhere });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(
+      /no results for it as a contacts job nor as a companies job .*\[API_NOT_FOUND\]\nhint: its results may have expired/,
+    );
+  });
+});
