@@ -84,8 +84,13 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
     );
   // Before anything is sent: a target that cannot be written would fail only at the end,
   // and the input file itself is still being read while the output is written.
-  for (const target of [o.output, o.rejects]) {
-    if (target !== undefined) refuseInputAsOutput(input.file, await checkOutputTarget(target));
+  const targets = [
+    [o.output, { as: words.option('output'), example: 'enriched.csv' }],
+    [o.rejects, { as: words.option('rejects'), example: 'rejects.csv' }],
+  ] as const;
+  for (const [target, naming] of targets) {
+    if (target !== undefined)
+      refuseInputAsOutput(input.file, await checkOutputTarget(target, naming));
   }
   const format = outputFormatOf(o.format, o.output, input.format);
   if (o.rejects !== undefined) outputFormatOf(undefined, o.rejects, 'csv'); // .parquet refused too

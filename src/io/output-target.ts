@@ -99,7 +99,11 @@ const STREAM_PATH = /^\/(dev|proc)\//;
  * cannot be: a missing or read-only directory, a directory, no permission. A symlink is
  * followed: its target gets the new content and the link stays a link.
  */
-export async function checkOutputTarget(target: string): Promise<OutputTarget> {
+export async function checkOutputTarget(
+  target: string,
+  /** How the caller names this target in a hint (a flag), with a file name to suggest. */
+  naming: { as: string; example: string } = { as: '', example: 'enriched.csv' },
+): Promise<OutputTarget> {
   if (target === '-') return { mode: 'stdout', name: target, path: '' };
   const absolute = resolve(target);
   if (STREAM_PATH.test(absolute)) {
@@ -117,7 +121,7 @@ export async function checkOutputTarget(target: string): Promise<OutputTarget> {
     throw refuse(
       target,
       'it is a directory',
-      `Name a file in it, for example -o ${join(target, 'enriched.csv')}`,
+      `Name a file in it, for example ${naming.as ? `${naming.as} ` : ''}${join(target, naming.example)}`,
     );
   }
   if (info && (info.isCharacterDevice() || info.isFIFO())) {

@@ -150,7 +150,7 @@ function toInputError(
   const messages: Record<string, string> = {
     CSV_QUOTE_NOT_CLOSED:
       'a quoted field is never closed: expected a closing " before the end of the file',
-    CSV_MAX_RECORD_SIZE: `a row is longer than ${max} characters: expected at most that many a row (unless a cell really is that long, a quote is probably left open)`,
+    CSV_MAX_RECORD_SIZE: `a row is longer than ${max} characters: expected at most ${max} characters per row (unless a cell really is that long, a quote is probably left open)`,
   };
   return new EnrichError('INPUT_INVALID', messages[e.code] ?? `malformed CSV: ${e.message}`, {
     cause: err,

@@ -155,6 +155,8 @@ export interface RunWords {
   option(name: string): string;
   /** How to map `field` to `column`: `--map field="Column"`, or `map: { field: "Column" }`. */
   map(field: string, column: string): string;
+  /** How to enrich the input as the other kind: "enrich companies", or "kind: 'companies'". */
+  kind(kind: BulkKind): string;
 }
 
 /**

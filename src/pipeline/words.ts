@@ -10,4 +10,5 @@ export const LIBRARY_WORDS: RunWords = {
   restart: 'run it again with restart: true',
   option: (name) => name,
   map: (field, column) => `map: { ${field}: ${JSON.stringify(column)} }`,
+  kind: (kind) => `kind: '${kind}'`,
 };

@@ -121,15 +121,36 @@ export function detectMapping(
   if (options.auto !== false) autoDetect(kind, header, samples, mapping, { taken, decided, words });
   const problem = mappingCoverageError(kind, mapping);
   if (problem) {
+    // A companies file given to `contacts` (or the other way round): say so first.
+    const other = options.auto !== false && fitsOtherKind(kind, header, samples, words);
     throw new EnrichError(
       'MAPPING_INVALID',
       `${problem}; the input's columns are: ${header.map((h) => `"${h}"`).join(', ')}`,
       {
-        hint: `Say which column holds what: ${words.map('field', 'Column')} for each field.`,
+        hint: `${other ? `These columns look like a ${other} file: try ${words.kind(other)}. Or say` : 'Say'} which column holds what: ${words.map('field', 'Column')} for each field.`,
+        ...(other ? { details: { fitsKind: other } } : {}),
       },
     );
   }
   return mapping;
+}
+
+/** The other kind, when its columns are detected well enough for its rows to be sent. */
+function fitsOtherKind(
+  kind: BulkKind,
+  header: string[],
+  samples: string[][],
+  words: RunWords,
+): BulkKind | undefined {
+  const other: BulkKind = kind === 'contacts' ? 'companies' : 'contacts';
+  const mapping: ColumnMapping = { fields: {} };
+  const state = { taken: new Set<number>(), decided: new Set<string>(), words };
+  try {
+    autoDetect(other, header, samples, mapping, state);
+  } catch {
+    return undefined; // ambiguous for the other kind too: no suggestion
+  }
+  return mappingCoverageError(other, mapping) ? undefined : other;
 }
 
 function autoDetect(

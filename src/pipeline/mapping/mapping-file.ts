@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { readFile, stat } from 'node:fs/promises';
 import { EnrichError } from '../../errors.js';
 import { writeFileAtomic } from '../../io/atomic-write.js';
@@ -78,9 +79,13 @@ export async function saveMapping(
       throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
     await writeFileAtomic(path, text);
   } catch (err) {
+    const missingDir = (err as NodeJS.ErrnoException).code === 'ENOENT';
     throw new EnrichError('USAGE', `cannot write ${path}: ${whyUnwritable(err)}`, {
       cause: err,
       location: { file: path },
+      ...(missingDir
+        ? { hint: `Create it first (mkdir -p ${dirname(path)}) or write elsewhere.` }
+        : {}),
     });
   }
 }

@@ -10,9 +10,18 @@ import type { GlobalOptions } from '../../globals.js';
 import { printJson, printKeyValues, say } from '../../output.js';
 import { promptSecret, readStdin } from './prompt-secret.js';
 
+const SUB_VERB: Record<string, string> = {
+  login: 'log in with',
+  status: 'check',
+  logout: 'remove',
+};
+
 function refuseSandbox(globals: GlobalOptions, sub: string): void {
   if (globals.sandbox) {
-    throw usageError(`enrich auth ${sub}: --sandbox uses its own key; there is nothing to ${sub}`);
+    throw usageError(
+      `enrich auth ${sub}: --sandbox makes a fresh key of its own each time, so it needs no login, and there is no stored key to check or remove`,
+      { hint: `leave out --sandbox to ${SUB_VERB[sub] ?? sub} the key of a real service` },
+    );
   }
 }
 

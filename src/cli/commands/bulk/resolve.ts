@@ -39,6 +39,7 @@ export const CLI_WORDS: RunWords = {
   restart: 're-run with --restart',
   option: (name) => FLAG_OF[name] ?? name,
   map: (field, column) => `--map ${field}=${JSON.stringify(column)}`,
+  kind: (kind) => `enrich ${kind}`,
 };
 
 /** The command line that resumes this run (the same command, without --restart). */
