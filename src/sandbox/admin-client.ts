@@ -1,5 +1,5 @@
 import { EnrichError } from '../errors.js';
-import type { KeyListing } from './types.js';
+import type { AccountView, KeyListing } from './types.js';
 
 /** Where a running sandbox is and the admin token that opens its admin API. */
 export interface AdminTarget {
@@ -73,4 +73,35 @@ export async function adminListKeys(t: AdminTarget): Promise<KeyListing[]> {
 /** Revokes a key of a running sandbox. */
 export async function adminRevokeKey(t: AdminTarget, id: string): Promise<void> {
   await call(t, 'DELETE', `/_sandbox/keys/${encodeURIComponent(id)}`);
+}
+
+/** Creates an account (with its first key, shown only here) on a running sandbox. */
+export async function adminCreateAccount(
+  t: AdminTarget,
+  o: { credits?: number; verification_credits?: number } = {},
+): Promise<{ account_id: string; api_key: string }> {
+  return (await call(t, 'POST', '/_sandbox/accounts', o)) as {
+    account_id: string;
+    api_key: string;
+  };
+}
+
+/** Lists the accounts of a running sandbox, oldest first, with their balances. */
+export async function adminListAccounts(t: AdminTarget): Promise<AccountView[]> {
+  return ((await call(t, 'GET', '/_sandbox/accounts')) as { accounts: AccountView[] }).accounts;
+}
+
+/** One account of a running sandbox. */
+export async function adminGetAccount(t: AdminTarget, id: string): Promise<AccountView> {
+  return (await call(t, 'GET', `/_sandbox/accounts/${encodeURIComponent(id)}`)) as AccountView;
+}
+
+/** Sets an account's balances (or suspends it); answers the account as it now stands. */
+export async function adminUpdateAccount(
+  t: AdminTarget,
+  id: string,
+  o: { credits?: number; verification_credits?: number; suspended?: boolean },
+): Promise<AccountView> {
+  const path = `/_sandbox/accounts/${encodeURIComponent(id)}`;
+  return (await call(t, 'PUT', path, o)) as AccountView;
 }

@@ -61,7 +61,8 @@ export async function handleAdmin(
   });
   try {
     if (resource === 'accounts' && id === undefined) {
-      if (method !== 'POST') return allowed('POST');
+      if (method === 'GET') return { status: 200, body: { accounts: admin.listAccounts() } };
+      if (method !== 'POST') return allowed('GET, POST');
       const b = await body(ctx, req, adminSchemas.createAccount);
       return b.ok ? { status: 201, body: admin.createAccount(b.value) } : b.reply;
     }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { EnrichError } from '../errors.js';
 import type { SandboxContext } from './context.js';
 import { faultProblems } from './faults.js';
-import type { AccountUpdate, Faults, SandboxAdmin } from './types.js';
+import type { AccountUpdate, AccountView, Faults, SandboxAdmin } from './types.js';
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 /** The farthest the admin clock moves in one step, and the farthest its offset goes (10 years). */
@@ -53,6 +53,18 @@ export function usableClockOffset(offset: unknown): number {
     : 0;
 }
 
+const accountView = (a: {
+  id: string;
+  credits: number;
+  verification_credits: number;
+  suspended: boolean;
+}): AccountView => ({
+  account_id: a.id,
+  credits: a.credits,
+  verification_credits: a.verification_credits,
+  suspended: a.suspended,
+});
+
 function notFound(what: string, id: string): EnrichError {
   return new EnrichError('API_NOT_FOUND', `${what} ${id} not found`);
 }
@@ -83,15 +95,9 @@ export function createAdmin(ctx: SandboxContext): SandboxAdmin {
     },
     getAccount(id) {
       const a = store.accounts.get(id);
-      return (
-        a && {
-          account_id: a.id,
-          credits: a.credits,
-          verification_credits: a.verification_credits,
-          suspended: a.suspended,
-        }
-      );
+      return a && accountView(a);
     },
+    listAccounts: () => [...store.accounts.values()].map(accountView),
     advanceClock(ms: number) {
       const problem = clockProblem(ctx.now(), store.clockOffset, ms);
       if (problem) throw new EnrichError('USAGE', problem);

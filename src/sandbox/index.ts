@@ -20,5 +20,13 @@ export { verifyEmailStatus } from './verify-email.js';
 export { parseFaultSpec, faultProblems } from './faults.js';
 export { takeToken, newBucket } from './rate-limit.js';
 export { buildOpenApi } from './openapi.js';
-export { adminCreateKey, adminListKeys, adminRevokeKey } from './admin-client.js';
+export {
+  adminCreateAccount,
+  adminCreateKey,
+  adminGetAccount,
+  adminListAccounts,
+  adminListKeys,
+  adminRevokeKey,
+  adminUpdateAccount,
+} from './admin-client.js';
 export type { AdminTarget } from './admin-client.js';

@@ -103,6 +103,14 @@ export interface AccountUpdate {
 }
 
 /** The admin operations (mirrors the HTTP admin API under /_sandbox/). */
+/** An account as the admin API shows it. */
+export interface AccountView {
+  account_id: string;
+  credits: number;
+  verification_credits: number;
+  suspended: boolean;
+}
+
 export interface SandboxAdmin {
   createAccount(o?: { credits?: number; verification_credits?: number }): {
     account_id: string;
@@ -116,11 +124,9 @@ export interface SandboxAdmin {
   listKeys(): KeyListing[];
   revokeKey(id: string): boolean;
   updateAccount(id: string, o: AccountUpdate): void;
-  getAccount(
-    id: string,
-  ):
-    | { account_id: string; credits: number; verification_credits: number; suspended: boolean }
-    | undefined;
+  getAccount(id: string): AccountView | undefined;
+  /** Every account, oldest first: the first is the one `enrich sandbox` printed a key of. */
+  listAccounts(): AccountView[];
   advanceClock(ms: number): void;
   setFaults(f: Faults): void;
   getFaults(): Faults;

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import type { GlobalOptions } from '../globals.js';
 import type { SandboxOptions } from '../../sandbox/index.js';
 import { action } from '../action.js';
+import { registerSandboxAccounts } from './sandbox/accounts.js';
+import { adminTarget, printTable, withTarget } from './sandbox/admin-target.js';
 
 interface ServeFlags {
   port: string;
@@ -67,7 +69,7 @@ function serveOptions(c: Command): Command {
     );
 }
 
-/** Registers `enrich sandbox` (serve) and `enrich sandbox keys create|list|revoke`. */
+/** Registers `enrich sandbox` (serve), `keys create|list|revoke`, `accounts create|list` and `credits set|add`. */
 export function registerSandbox(program: Command): void {
   const sandbox = serveOptions(program.command('sandbox'))
     .description('serve a local sandbox of the enrichment service (synthetic, deterministic data)')
@@ -82,7 +84,9 @@ Examples:
   $ enrich sandbox --port 0 --json
   $ enrich sandbox --spec-only --rate-limit 1
   $ enrich sandbox --credits 50 --job-ms 5000 --ttl 10m --faults 500=0.05,latency=0-50
-  $ enrich sandbox keys create --name ci --admin-token "$ENRICH_SANDBOX_ADMIN_TOKEN"`,
+  $ enrich sandbox keys create --name ci --admin-token "$ENRICH_SANDBOX_ADMIN_TOKEN"
+  $ enrich sandbox credits add 1000
+  $ enrich sandbox accounts list`,
     )
     .action(
       action<ServeFlags>(async ({ options, globals }) => {
@@ -102,10 +106,7 @@ Examples:
   $ enrich sandbox keys list --url http://127.0.0.1:4010
   $ enrich sandbox keys revoke key_1a2b3c4d5e6f7a8b`,
     );
-  const target = (c: Command) =>
-    c
-      .option('--url <url>', 'base URL of the sandbox (env ENRICH_SANDBOX_URL)')
-      .option('--admin-token <token>', 'admin token it printed (env ENRICH_SANDBOX_ADMIN_TOKEN)');
+  const target = withTarget;
   target(keys.command('create'))
     .description('create a key; it is printed once')
     .option('--name <name>', 'a name for the key')
@@ -126,6 +127,7 @@ Examples:
         keysRevoke(args[0] ?? '', options, globals),
       ),
     );
+  registerSandboxAccounts(sandbox);
 }
 
 /** Turns the serve flags into sandbox options (CLI defaults: port 4010, job 1s, 50 req/s). */
@@ -198,22 +200,10 @@ async function serve(opts: SandboxOptions, globals: GlobalOptions): Promise<numb
   return 0;
 }
 
-async function adminTarget(f: AdminFlags) {
-  const { usageError } = await import('../../errors.js');
-  const url = f.url ?? process.env.ENRICH_SANDBOX_URL ?? 'http://127.0.0.1:4010';
-  const adminToken = f.adminToken ?? process.env.ENRICH_SANDBOX_ADMIN_TOKEN;
-  if (!adminToken) {
-    throw usageError('no admin token: pass --admin-token or set ENRICH_SANDBOX_ADMIN_TOKEN', {
-      hint: '`enrich sandbox` prints it when it starts',
-    });
-  }
-  return { url, adminToken };
-}
-
 async function keysCreate(f: AdminFlags, globals: GlobalOptions): Promise<number> {
   const { adminCreateKey } = await import('../../sandbox/index.js');
   const { printJson, printKeyValues, say } = await import('../output.js');
-  const created = await adminCreateKey(await adminTarget(f), {
+  const created = await adminCreateKey(adminTarget(f), {
     name: f.name,
     description: f.description,
     account_id: f.account,
@@ -229,7 +219,7 @@ async function keysCreate(f: AdminFlags, globals: GlobalOptions): Promise<number
 async function keysList(f: AdminFlags, globals: GlobalOptions): Promise<number> {
   const { adminListKeys } = await import('../../sandbox/index.js');
   const { printJson } = await import('../output.js');
-  const keys = await adminListKeys(await adminTarget(f));
+  const keys = await adminListKeys(adminTarget(f));
   if (globals.json) printJson(keys);
   else {
     const rows = keys.map((k) => [
@@ -239,16 +229,7 @@ async function keysList(f: AdminFlags, globals: GlobalOptions): Promise<number> 
       k.account_id,
       k.name,
     ]);
-    const head = ['ID', 'KEY', 'STATUS', 'ACCOUNT', 'NAME'];
-    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-    for (const r of [head, ...rows]) {
-      process.stdout.write(
-        `${r
-          .map((c, i) => c.padEnd(widths[i] ?? 0))
-          .join('  ')
-          .trimEnd()}\n`,
-      );
-    }
+    printTable(['ID', 'KEY', 'STATUS', 'ACCOUNT', 'NAME'], rows);
   }
   return 0;
 }
@@ -256,7 +237,7 @@ async function keysList(f: AdminFlags, globals: GlobalOptions): Promise<number> 
 async function keysRevoke(id: string, f: AdminFlags, globals: GlobalOptions): Promise<number> {
   const { adminRevokeKey } = await import('../../sandbox/index.js');
   const { printJson, say } = await import('../output.js');
-  await adminRevokeKey(await adminTarget(f), id);
+  await adminRevokeKey(adminTarget(f), id);
   if (globals.json) printJson({ id, revoked: true });
   else say(globals.quiet, `Revoked ${id}: it no longer authenticates.`);
   return 0;
