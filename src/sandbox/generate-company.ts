@@ -62,7 +62,7 @@ function buildProfile(id: CompanyIdentity, seed: number, rank: number): CompanyP
   // match adds its suffix to it, so every company keeps its own website and handles.
   let handle = handleOf(name);
   if (rank > 0) {
-    const suffix = pick(COMPANY_SUFFIXES, h, 3);
+    const suffix = lesserSuffix(key, seed, rank);
     name = `${name} ${suffix}`;
     handle = slug(`${handle} ${suffix}`);
   }
@@ -103,6 +103,19 @@ function buildProfile(id: CompanyIdentity, seed: number, rank: number): CompanyP
     hq_zip_code: `${place[3]}${digits(between(h, 20, 0, 99), 2)}`,
     hq_country: place[0],
   };
+}
+
+/**
+ * The suffix of the `rank`-th lesser match (1..9) of a company: each rank its own, so one
+ * answer never holds the same company twice (`Acme Labs`, `Acme Group`, …, then `Acme Labs 2`
+ * past the eight suffixes). Where the list starts follows the company and the seed.
+ */
+export function lesserSuffix(key: string, seed: number, rank: number): string {
+  const n = COMPANY_SUFFIXES.length;
+  const start = between(fnv1a(key, seed), 3, 0, n - 1);
+  const suffix = COMPANY_SUFFIXES[(start + rank - 1) % n] as string;
+  const round = Math.floor((rank - 1) / n);
+  return round === 0 ? suffix : `${suffix} ${round + 1}`;
 }
 
 function mixSuite(h: number): string {

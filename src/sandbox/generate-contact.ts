@@ -8,6 +8,7 @@ import {
   ROLES,
 } from './data-tables.js';
 import { between, digits, fnv1a, pick } from './hash.js';
+import { namesOfLocalPart } from './email-names.js';
 import { companyProfile, type CompanyProfile } from './generate-company.js';
 import { FREE_MAIL, MAGIC, localWord, toDomain } from './normalise.js';
 
@@ -82,13 +83,10 @@ export function lookupContact(input: ContactInput, o: ContactLookupOptions): Con
     `${input.first_name ?? ''}|${input.last_name ?? ''}|${domain || (input.company_name ?? '').toLowerCase()}`.toLowerCase();
   const h = fnv1a(key, o.seed);
 
-  const local = at > 0 ? email.slice(0, at).split(/[._-]/) : [];
-  const first =
-    input.first_name?.trim() ||
-    capital(local.length > 1 ? local[0] : '') ||
-    pick(FIRST_NAMES, h, 1);
-  const last =
-    input.last_name?.trim() || capital(local.length > 1 ? local[1] : '') || pick(LAST_NAMES, h, 2);
+  // The name the address reads as (`ana@` is Ana), so the answer agrees with the question.
+  const said = at > 0 ? namesOfLocalPart(email.slice(0, at)) : {};
+  const first = input.first_name?.trim() || said.first || pick(FIRST_NAMES, h, 1);
+  const last = input.last_name?.trim() || said.last || pick(LAST_NAMES, h, 2);
   const company = companyProfile(
     // Without a company name the profile derives one from the domain; with neither,
     // the person's own hash picks the employer.
@@ -172,11 +170,6 @@ function emailLocal(first: string, last: string): string {
   if (first.length + last.length < 64) return `${first}.${last}`;
   const f = first.slice(0, 32);
   return `${f}.${last.slice(0, 63 - f.length)}`;
-}
-
-function capital(word: string | undefined): string {
-  if (!word || !/^[a-z]+$/i.test(word)) return '';
-  return word.charAt(0).toUpperCase() + word.slice(1).toLowerCase();
 }
 
 /** A contact record that was not enriched: `error` says why, strings "", nothing charged. */

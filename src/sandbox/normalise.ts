@@ -16,9 +16,50 @@ export function toDomain(website: string): string {
   return d;
 }
 
-/** A URL-safe slug of a name: `Acme Corp, Inc.` -> `acme-corp-inc`. */
+/** Letters NFD does not split into a base letter and a mark, written as Latin letters. */
+const LATIN_OF: Readonly<Record<string, string>> = {
+  ß: 'ss',
+  ẞ: 'SS',
+  æ: 'ae',
+  Æ: 'Ae',
+  œ: 'oe',
+  Œ: 'Oe',
+  ø: 'o',
+  Ø: 'O',
+  ł: 'l',
+  Ł: 'L',
+  đ: 'd',
+  Đ: 'D',
+  ð: 'd',
+  Ð: 'D',
+  þ: 'th',
+  Þ: 'Th',
+  ı: 'i',
+  ħ: 'h',
+  Ħ: 'H',
+  ŋ: 'ng',
+  Ŋ: 'Ng',
+};
+const SPECIAL = new RegExp(`[${Object.keys(LATIN_OF).join('')}]`, 'g');
+
+/**
+ * Latin letters for accented ones, as a mail system or a domain would have them:
+ * `Lefèvre` -> `Lefevre`, `Groß` -> `Gross`, `Søren Łukasz` -> `Soren Lukasz`. NFD splits an
+ * accented letter into its base and marks, which are dropped; the few letters NFD keeps
+ * whole (ß, æ, ø, ł…) come from a table. Other scripts are left as they are.
+ */
+export function transliterate(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(text)) return text; // most names: nothing to do
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .replace(SPECIAL, (ch) => LATIN_OF[ch] ?? ch);
+}
+
+/** A URL-safe slug of a name: `Acme Corp, Inc.` -> `acme-corp-inc`, `Société` -> `societe`. */
 export function slug(name: string): string {
-  return name
+  return transliterate(name)
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
@@ -26,7 +67,9 @@ export function slug(name: string): string {
 
 /** Letters only, lower case: the local part of a generated email. */
 export function letters(text: string): string {
-  return text.toLowerCase().replace(/[^a-z]/g, '');
+  return transliterate(text)
+    .toLowerCase()
+    .replace(/[^a-z]/g, '');
 }
 
 // No vowel first (never `invalid…`/`unknown…`, the verification magic) and no `n` (never
