@@ -1,3 +1,5 @@
+import { EnrichError } from '../errors.js';
+
 /** Gives every header cell a unique, trimmed name; duplicates become "Email (2)", blanks "(column 3)". */
 export function uniqueHeader(raw: readonly string[]): string[] {
   const taken = new Set<string>();
@@ -10,4 +12,36 @@ export function uniqueHeader(raw: readonly string[]): string[] {
     names.push(name);
   });
   return names;
+}
+
+/**
+ * A CSV without a header row: an empty file, one of blank lines only, or a --header-row past
+ * its end, each said as it is (a header-only file is fine: it has no rows).
+ */
+export function noHeaderRow(
+  name: string,
+  line: number,
+  o: { headerRow?: number | undefined; text: string; truncated: boolean; bytes: number },
+): EnrichError {
+  const lines = o.truncated
+    ? undefined
+    : o.text.split(/\r\n|\r|\n/).length - (/[\r\n]$/.test(o.text) ? 1 : 0);
+  let got: string;
+  if (o.text.length === 0)
+    got = o.bytes === 0 ? 'the file is empty (0 bytes)' : 'the file is empty';
+  else if (o.headerRow !== undefined && (lines === undefined || o.headerRow > lines))
+    got = `--header-row ${o.headerRow} is past the end of the file${lines === undefined ? '' : ` (it has ${lines} line${lines === 1 ? '' : 's'})`}`;
+  else if (o.text.trim() === '') got = 'the file holds only blank lines';
+  else got = `line ${line} names no column (it is blank)`;
+  return new EnrichError(
+    'INPUT_INVALID',
+    `${name} has no header row (a line naming the columns): ${got}`,
+    {
+      location: { file: name, line },
+      hint:
+        o.headerRow === undefined
+          ? 'An export with nothing in it has at least its header line; check that the right file was given.'
+          : 'Give the line the column names are on (--header-row 1 is the first line), or leave --header-row out to let the header be found.',
+    },
+  );
 }

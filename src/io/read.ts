@@ -9,7 +9,7 @@ import {
   detectEncoding,
   holdsUtf8Characters,
 } from './detect-encoding.js';
-import { uniqueHeader } from './header.js';
+import { noHeaderRow, uniqueHeader } from './header.js';
 import { formatOfExtension } from './file-format.js';
 import { checkPin, pinFile, type FileId } from './input-pin.js';
 import { formatOf, readSample, scanFile, type InputFormat } from './inspect-file.js';
@@ -344,36 +344,4 @@ async function* mapRows(
   let index = 0;
   for await (const rec of records) yield toRow(rec, index++);
   await verify();
-}
-
-/**
- * A CSV without a header row: an empty file, one of blank lines only, or a --header-row past
- * its end, each said as it is (a header-only file is fine: it has no rows).
- */
-function noHeaderRow(
-  name: string,
-  line: number,
-  o: { headerRow?: number | undefined; text: string; truncated: boolean; bytes: number },
-): EnrichError {
-  const lines = o.truncated
-    ? undefined
-    : o.text.split(/\r\n|\r|\n/).length - (/[\r\n]$/.test(o.text) ? 1 : 0);
-  let got: string;
-  if (o.text.length === 0)
-    got = o.bytes === 0 ? 'the file is empty (0 bytes)' : 'the file is empty';
-  else if (o.headerRow !== undefined && (lines === undefined || o.headerRow > lines))
-    got = `--header-row ${o.headerRow} is past the end of the file${lines === undefined ? '' : ` (it has ${lines} line${lines === 1 ? '' : 's'})`}`;
-  else if (o.text.trim() === '') got = 'the file holds only blank lines';
-  else got = `line ${line} names no column (it is blank)`;
-  return new EnrichError(
-    'INPUT_INVALID',
-    `${name} has no header row (a line naming the columns): ${got}`,
-    {
-      location: { file: name, line },
-      hint:
-        o.headerRow === undefined
-          ? 'An export with nothing in it has at least its header line; check that the right file was given.'
-          : 'Give the line the column names are on (--header-row 1 is the first line), or leave --header-row out to let the header be found.',
-    },
-  );
 }

@@ -3,7 +3,7 @@ import type { GlobalOptions } from '../globals.js';
 import type { SandboxOptions } from '../../sandbox/index.js';
 import { action } from '../action.js';
 import { registerSandboxAccounts } from './sandbox/accounts.js';
-import { adminTarget, printTable, withTarget } from './sandbox/admin-target.js';
+import { adminTarget, printCreatedKey, printTable, withTarget } from './sandbox/admin-target.js';
 
 interface ServeFlags {
   port: string;
@@ -202,18 +202,12 @@ async function serve(opts: SandboxOptions, globals: GlobalOptions): Promise<numb
 
 async function keysCreate(f: AdminFlags, globals: GlobalOptions): Promise<number> {
   const { adminCreateKey } = await import('../../sandbox/index.js');
-  const { printJson, printKeyValues, say } = await import('../output.js');
   const created = await adminCreateKey(adminTarget(f), {
     name: f.name,
     description: f.description,
     account_id: f.account,
   });
-  if (globals.json) printJson(created);
-  else {
-    printKeyValues(created);
-    say(globals.quiet, 'The key is shown only this once: store it now.');
-  }
-  return 0;
+  return printCreatedKey(created, globals);
 }
 
 async function keysList(f: AdminFlags, globals: GlobalOptions): Promise<number> {

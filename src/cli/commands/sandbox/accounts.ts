@@ -3,7 +3,13 @@ import { usageError } from '../../../errors.js';
 import type { AccountView } from '../../../sandbox/types.js';
 import { action } from '../../action.js';
 import type { GlobalOptions } from '../../globals.js';
-import { adminTarget, printTable, withTarget, type TargetFlags } from './admin-target.js';
+import {
+  adminTarget,
+  printCreatedKey,
+  printTable,
+  withTarget,
+  type TargetFlags,
+} from './admin-target.js';
 
 interface AccountFlags extends TargetFlags {
   credits?: string;
@@ -77,18 +83,11 @@ export function registerSandboxAccounts(sandbox: Command): void {
 
 async function createAccount(f: AccountFlags, globals: GlobalOptions): Promise<number> {
   const { adminCreateAccount } = await import('../../../sandbox/index.js');
-  const { printJson, printKeyValues, say } = await import('../../output.js');
   const body = {
     credits: credits(f.credits, '--credits'),
     verification_credits: credits(f.verificationCredits, '--verification-credits'),
   };
-  const created = await adminCreateAccount(adminTarget(f), body);
-  if (globals.json) printJson(created);
-  else {
-    printKeyValues(created);
-    say(globals.quiet, 'The key is shown only this once: store it now.');
-  }
-  return 0;
+  return printCreatedKey(await adminCreateAccount(adminTarget(f), body), globals);
 }
 
 async function listAccounts(f: TargetFlags, globals: GlobalOptions): Promise<number> {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { usageError } from '../../../errors.js';
 import type { AdminTarget } from '../../../sandbox/admin-client.js';
+import type { GlobalOptions } from '../../globals.js';
 
 /** The flags every admin command of a running sandbox takes. */
 export interface TargetFlags {
@@ -38,4 +39,15 @@ export function printTable(head: string[], rows: string[][]): void {
         .trimEnd()}\n`,
     );
   }
+}
+
+/** Prints a new key (of a new key or a new account): JSON, or fields and a note that it is shown once. */
+export async function printCreatedKey(created: object, globals: GlobalOptions): Promise<number> {
+  const { printJson, printKeyValues, say } = await import('../../output.js');
+  if (globals.json) printJson(created);
+  else {
+    printKeyValues({ ...created });
+    say(globals.quiet, 'The key is shown only this once: store it now.');
+  }
+  return 0;
 }
