@@ -149,11 +149,13 @@ async function postBatch(
       { t: 'accepted', batch: id, job: job.job_id, url: job.download_url, expires },
       { durable: true },
     );
+    ctx.onJob?.({ t: 'submitted', batch: id, job: job.job_id, rows: items.length });
     return { t: 'job', jobId: job.job_id, url: job.download_url, submits: 1 };
   } catch (err) {
     if (isBatchTooLarge(err) && items.length > 1) {
       const size = Math.ceil(items.length / 2);
       await journal.append({ t: 'split', batch: id, size }, { durable: true });
+      ctx.onJob?.({ t: 'retried', batch: id, rows: items.length, reason: 'too-large' });
       // The parts' credits are this batch's, already taken.
       return { t: 'final', leaves: await runParts(ctx, id, items, size, true) };
     }
@@ -223,7 +225,19 @@ async function pollAndSpool(
   const base: Base = leafBase(batch.id, batch.items);
   const { jobId, submits } = job;
   const leaf = { ...base, jobId, submits };
-  const fetch = () => ctx.limit(() => ctx.api.results(ctx.kind, jobId, job.url));
+  const fetch = async () => {
+    const answer = await ctx.limit(() => ctx.api.results(ctx.kind, jobId, job.url));
+    if (answer.state === 'pending' && ctx.onJob) {
+      const { processed, total } = answer;
+      ctx.onJob({
+        t: 'pending',
+        batch: base.id,
+        job: jobId,
+        ...(processed !== undefined && total ? { processed, total } : {}),
+      });
+    }
+    return answer;
+  };
   const expires = ctx.journal.state.batches.get(base.id)?.expires;
   let outcome;
   try {
@@ -263,6 +277,7 @@ async function pollAndSpool(
     { durable: true },
   );
   ctx.spooled?.(base.id, records);
+  ctx.onJob?.({ t: 'done', batch: base.id, job: jobId, records: records.length, credits });
   await ctx.remember?.(batch.items, records, remaining);
   if (creditError) ctx.stop('CREDITS_EXHAUSTED', OUT_OF_CREDITS);
   return [{ ...leaf, state: 'spooled', credits, remaining, creditError, polls }];

@@ -9,11 +9,12 @@ import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { resumeBy } from '../../../pipeline/run/poll.js';
 import { runBulk, type RunSummary } from '../../../pipeline/run/run.js';
 import type { RunCache } from '../../../bulk/run-cache.js';
-import type { BulkKind, ResolvedRun } from '../../../pipeline/types.js';
+import type { BulkKind, JobEvent, ResolvedRun } from '../../../pipeline/types.js';
 import { openService } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { warningLine } from '../../output.js';
-import { createProgress } from '../../progress.js';
+import { createProgress, type ProgressView } from '../../progress.js';
+import { jobLine } from '../../progress-text.js';
 import type { BulkOptions } from './options.js';
 import { summaryJson, summaryText } from './report.js';
 import { openBulkRun, resumeCommand } from './resolve.js';
@@ -74,7 +75,11 @@ export async function runBulkCommand(
   let opened: Awaited<ReturnType<typeof openBulkRun>> | undefined;
   let service: Awaited<ReturnType<typeof openService>> | undefined;
   let cache: RunCache | undefined;
-  const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
+  const progress = await createProgress({
+    quiet: globals.quiet,
+    enabled: globals.progress,
+    color: globals.color,
+  });
   try {
     // The run is resolved (mapping, output, options) before the service is needed (a key,
     // or the embedded sandbox): a wrong column is a usage error even without a key.
@@ -91,6 +96,7 @@ export async function runBulkCommand(
       baseUrl: service.baseUrl,
       env: { now: Date.now, sleep, random: Math.random, signal: interrupt.signal },
       onProgress: (p) => progress.update(p),
+      ...(globals.verbose && !globals.quiet ? { onJob: (e) => noteJob(progress, e) } : {}),
       onWarning: (w) => progress.note(warningLine(w)),
     });
     progress.stop();
@@ -119,6 +125,12 @@ export async function runBulkCommand(
     await opened?.source.close();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/** `-v`: a line per job submitted, done or sent again, above the spinner. */
+function noteJob(progress: ProgressView, e: JobEvent): void {
+  const line = jobLine(e);
+  if (line) progress.note(line);
 }
 
 /**
