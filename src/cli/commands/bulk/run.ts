@@ -32,6 +32,23 @@ function checkNoWait(options: BulkOptions, globals: GlobalOptions): void {
   );
 }
 
+/**
+ * Refuses --json when the data itself goes to stdout: the summary object and the rows would
+ * be mixed in one stream, and a program that asked for JSON would get CSV. Refused before
+ * anything is read or sent, rather than moving the summary to stderr, where a program that
+ * reads stdout for it would never look.
+ */
+function checkJsonTarget(options: BulkOptions, globals: GlobalOptions): void {
+  if (!globals.json || options.output) return;
+  throw new EnrichError(
+    'USAGE',
+    '--json prints the run summary on stdout, where the enriched rows go without -o',
+    {
+      hint: 'Write the rows to a file with -o enriched.csv (the summary then goes to stdout), or drop --json (--format json writes the rows themselves as JSON).',
+    },
+  );
+}
+
 /** Ctrl-C (or SIGTERM) once: stop submitting, keep the journal; twice: leave at once. */
 function interruptOnSignal(): { signal: AbortSignal; dispose(): void } {
   const aborter = new AbortController();
@@ -63,6 +80,7 @@ export async function runBulkCommand(
   globals: GlobalOptions,
 ): Promise<number> {
   checkNoWait(options, globals);
+  checkJsonTarget(options, globals);
   const started = Date.now();
   const command = resumeCommand(process.argv.slice(2));
   // --sandbox runs are throw-away: their journal lives in a temp dir, removed afterwards.
