@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createClient,
+  enrichFile,
+  type EnrichClient,
+  type JobEvent,
+  type RunProgress,
+} from '../../src/index.js';
+import { CONTACT_HEADER, contactRows, sandboxPerTest, tempDir, writeCsv } from './bulk-harness.js';
+
+const sandbox = sandboxPerTest();
+const clients: EnrichClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+describe('job events and the progress of running jobs (enrichFile, sandbox)', () => {
+  it("reports each job submitted, running with the 202's progress, and done; the run's share counts it", async () => {
+    // One clock for the sandbox and the run, moved only by the run's sleeps: a 40 s job
+    // answers 202 at once (0 of 100 processed, Retry-After 40 s, polled after 30 s), then
+    // 202 with 75 of 100, then 200.
+    let now = Date.now();
+    const s = await sandbox({ jobMs: 40_000, now: () => now });
+    const client = createClient({ baseUrl: s.url, apiKey: s.apiKey, clock: { now: () => now } });
+    clients.push(client);
+    const dir = await tempDir();
+    const events: JobEvent[] = [];
+    const running: (number | undefined)[] = [];
+    const summary = await enrichFile({
+      kind: 'contacts',
+      input: await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(100)),
+      output: join(dir, 'out.csv'),
+      runsDir: join(dir, 'runs'),
+      batchSize: 100,
+      service: { client, baseUrl: s.url },
+      env: { now: () => now, sleep: async (ms: number) => void (now += ms) },
+      onJob: (e) => events.push(e),
+      onProgress: (p: RunProgress) => running.push(p.jobsRunning),
+    });
+    expect(summary.exitCode).toBe(0);
+    // One job (the shared clock makes a second one's timing depend on the first's sleeps).
+    expect(events.map((e) => e.t)).toEqual(['submitted', 'pending', 'pending', 'done']);
+    expect(events[0]).toMatchObject({ t: 'submitted', batch: '0', rows: 100 });
+    expect(events[1]).toMatchObject({ t: 'pending', batch: '0', processed: 0, total: 100 });
+    expect(events[2]).toMatchObject({ t: 'pending', batch: '0', processed: 75, total: 100 });
+    expect(events[3]).toMatchObject({ t: 'done', batch: '0', records: 100, credits: 100 });
+    // The job three-quarters done, then none left running.
+    expect(running).toContain(0.75);
+    expect(running.at(-1)).toBeUndefined();
+  });
+});
