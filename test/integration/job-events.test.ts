@@ -49,4 +49,29 @@ describe('job events and the progress of running jobs (enrichFile, sandbox)', ()
     expect(running).toContain(0.75);
     expect(running.at(-1)).toBeUndefined();
   });
+
+  it('reports a batch the service found too large as sent again, then each part submitted and done', async () => {
+    const s = await sandbox({ jobMs: 0, maxBatch: 60 });
+    const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+    clients.push(client);
+    const dir = await tempDir();
+    const events: JobEvent[] = [];
+    const summary = await enrichFile({
+      kind: 'contacts',
+      input: await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(100)),
+      output: join(dir, 'out.csv'),
+      runsDir: join(dir, 'runs'),
+      batchSize: 100,
+      service: { client, baseUrl: s.url },
+      onJob: (e) => events.push(e),
+    });
+    expect(summary.exitCode).toBe(0);
+    expect(events[0]).toEqual({ t: 'retried', batch: '0', rows: 100, reason: 'too-large' });
+    const done = events.filter((e) => e.t === 'done');
+    expect(done.map((e) => [e.batch, e.records])).toEqual([
+      ['0.0', 50],
+      ['0.1', 50],
+    ]);
+    expect(events.filter((e) => e.t === 'submitted').map((e) => e.batch)).toEqual(['0.0', '0.1']);
+  });
 });
