@@ -7,6 +7,7 @@ import {
   type JobEvent,
   type RunProgress,
 } from '../../src/index.js';
+import type { SandboxHandle } from '../../src/sandbox/index.js';
 import { CONTACT_HEADER, contactRows, sandboxPerTest, tempDir, writeCsv } from './bulk-harness.js';
 
 const sandbox = sandboxPerTest();
@@ -15,6 +16,38 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
+/**
+ * Enriches 100 contacts in one batch of 100 against `s` (the run on `clock` when given, the
+ * sandbox's own), and returns the job events and each progress report's `jobsRunning`.
+ */
+async function run100(
+  s: SandboxHandle,
+  clock?: { now: () => number; sleep: (ms: number) => Promise<void> },
+) {
+  const client = createClient({
+    baseUrl: s.url,
+    apiKey: s.apiKey,
+    ...(clock ? { clock: { now: clock.now } } : {}),
+  });
+  clients.push(client);
+  const dir = await tempDir();
+  const events: JobEvent[] = [];
+  const running: (number | undefined)[] = [];
+  const summary = await enrichFile({
+    kind: 'contacts',
+    input: await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(100)),
+    output: join(dir, 'out.csv'),
+    runsDir: join(dir, 'runs'),
+    batchSize: 100,
+    service: { client, baseUrl: s.url },
+    ...(clock ? { env: clock } : {}),
+    onJob: (e) => events.push(e),
+    onProgress: (p: RunProgress) => running.push(p.jobsRunning),
+  });
+  expect(summary.exitCode).toBe(0);
+  return { events, running };
+}
+
 describe('job events and the progress of running jobs (enrichFile, sandbox)', () => {
   it("reports each job submitted, running with the 202's progress, and done; the run's share counts it", async () => {
     // One clock for the sandbox and the run, moved only by the run's sleeps: a 40 s job
@@ -22,23 +55,10 @@ describe('job events and the progress of running jobs (enrichFile, sandbox)', ()
     // 202 with 75 of 100, then 200.
     let now = Date.now();
     const s = await sandbox({ jobMs: 40_000, now: () => now });
-    const client = createClient({ baseUrl: s.url, apiKey: s.apiKey, clock: { now: () => now } });
-    clients.push(client);
-    const dir = await tempDir();
-    const events: JobEvent[] = [];
-    const running: (number | undefined)[] = [];
-    const summary = await enrichFile({
-      kind: 'contacts',
-      input: await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(100)),
-      output: join(dir, 'out.csv'),
-      runsDir: join(dir, 'runs'),
-      batchSize: 100,
-      service: { client, baseUrl: s.url },
-      env: { now: () => now, sleep: async (ms: number) => void (now += ms) },
-      onJob: (e) => events.push(e),
-      onProgress: (p: RunProgress) => running.push(p.jobsRunning),
+    const { events, running } = await run100(s, {
+      now: () => now,
+      sleep: async (ms: number) => void (now += ms),
     });
-    expect(summary.exitCode).toBe(0);
     // One job (the shared clock makes a second one's timing depend on the first's sleeps).
     expect(events.map((e) => e.t)).toEqual(['submitted', 'pending', 'pending', 'done']);
     expect(events[0]).toMatchObject({ t: 'submitted', batch: '0', rows: 100 });
@@ -51,21 +71,7 @@ describe('job events and the progress of running jobs (enrichFile, sandbox)', ()
   });
 
   it('reports a batch the service found too large as sent again, then each part submitted and done', async () => {
-    const s = await sandbox({ jobMs: 0, maxBatch: 60 });
-    const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
-    clients.push(client);
-    const dir = await tempDir();
-    const events: JobEvent[] = [];
-    const summary = await enrichFile({
-      kind: 'contacts',
-      input: await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(100)),
-      output: join(dir, 'out.csv'),
-      runsDir: join(dir, 'runs'),
-      batchSize: 100,
-      service: { client, baseUrl: s.url },
-      onJob: (e) => events.push(e),
-    });
-    expect(summary.exitCode).toBe(0);
+    const { events } = await run100(await sandbox({ jobMs: 0, maxBatch: 60 }));
     expect(events[0]).toEqual({ t: 'retried', batch: '0', rows: 100, reason: 'too-large' });
     const done = events.filter((e) => e.t === 'done');
     expect(done.map((e) => [e.batch, e.records])).toEqual([
