@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 
 const fixture = fileURLToPath(new URL('../../fixtures/contacts.csv', import.meta.url));
@@ -69,5 +70,21 @@ describe('conventions of the CLI (e2e, built CLI)', () => {
     expect(quiet.stderr).not.toContain('enrich: batch');
     const both = await runCli(['contacts', fixture, '--sandbox', '-o', out, '-v', '-q'], { env });
     expect(both.stderr).toBe('');
+  });
+
+  it('-v also says when a request is retried, and why (a 503 on a results download)', async () => {
+    const sb = await startSandbox({ port: 0, jobMs: 0 });
+    try {
+      sb.admin.setFaults({ next: [{ status: 503, path: '/contacts/results' }] });
+      const env = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
+      const r = await runCli(['contacts', fixture, '-o', join(dir, 'retried.csv'), '-v'], { env });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(
+        /^enrich: retrying GET \/contacts\/results\/[0-9a-f-]{36}\.json in \d+ms \(attempt 2 of \d+, after 503 Service Unavailable\)$/m,
+      );
+      expect(r.stderr).not.toContain(sb.apiKey);
+    } finally {
+      await sb.close();
+    }
   });
 });

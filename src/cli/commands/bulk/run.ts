@@ -102,7 +102,10 @@ export async function runBulkCommand(
     // The run is resolved (mapping, output, options) before the service is needed (a key,
     // or the embedded sandbox): a wrong column is a usage error even without a key.
     opened = await openBulkRun(kind, input, options, globals, { runsDir: scratch, command });
-    service = await openService(globals, { settings: opened.settings });
+    service = await openService(globals, {
+      settings: opened.settings,
+      talk: (line) => progress.note(line),
+    });
     boundHeapGrowth();
     cache = await openCliRunCache(opened.run, service, globals, (w) =>
       progress.note(warningLine(w)),
