@@ -70,6 +70,12 @@ function leftText(ms: number): string {
   return left < 60_000 ? `${left / 1000}s` : formatDuration(left);
 }
 
+const ENDED = {
+  timeout: 'still running at the deadline (--timeout)',
+  expired: 'its results expired',
+  failed: 'the download failed',
+} as const;
+
 /** `enrich -v`'s line for a job event (stderr); none for a job still running. */
 export function jobLine(e: JobEvent): string | undefined {
   switch (e.t) {
@@ -81,6 +87,8 @@ export function jobLine(e: JobEvent): string | undefined {
       return e.reason === 'too-large'
         ? `enrich: batch ${e.batch}: the service found its ${n(e.rows)} rows too large; sending them again in two halves`
         : `enrich: batch ${e.batch}: sending ${n(e.rows)} rows again that came back out of credits`;
+    case 'ended':
+      return `enrich: batch ${e.batch}: job ${e.job} not downloaded: ${ENDED[e.state]}`;
     default:
       return undefined;
   }

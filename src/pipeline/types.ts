@@ -152,6 +152,8 @@ export type JobEvent =
   | { t: 'submitted'; batch: string; job: string; rows: number }
   | { t: 'pending'; batch: string; job: string; processed?: number; total?: number }
   | { t: 'done'; batch: string; job: string; records: number; credits: number }
+  /** Polling stopped without the results: still running at the deadline, expired, or a failed download. */
+  | { t: 'ended'; batch: string; job: string; state: 'timeout' | 'expired' | 'failed' }
   | { t: 'retried'; batch: string; rows: number; reason: 'too-large' | 'out-of-credits' };
 
 /** Why a run stopped sending: a stable error code and the words for it. */

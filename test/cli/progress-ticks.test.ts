@@ -143,6 +143,9 @@ describe('-v: a line per job', () => {
     expect(jobLine({ t: 'retried', batch: '3', rows: 12, reason: 'out-of-credits' })).toBe(
       'enrich: batch 3: sending 12 rows again that came back out of credits',
     );
+    expect(jobLine({ t: 'ended', batch: '3', job: 'j-1', state: 'timeout' })).toBe(
+      'enrich: batch 3: job j-1 not downloaded: still running at the deadline (--timeout)',
+    );
     expect(jobLine({ t: 'pending', batch: '3', job: 'j-1', processed: 5, total: 10 })).toBe(
       undefined,
     );

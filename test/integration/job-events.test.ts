@@ -23,6 +23,7 @@ afterEach(async () => {
 async function run100(
   s: SandboxHandle,
   clock?: { now: () => number; sleep: (ms: number) => Promise<void> },
+  expected: { timeoutMs?: number; exitCode: number } = { exitCode: 0 },
 ) {
   const client = createClient({
     baseUrl: s.url,
@@ -41,10 +42,11 @@ async function run100(
     batchSize: 100,
     service: { client, baseUrl: s.url },
     ...(clock ? { env: clock } : {}),
+    ...(expected.timeoutMs !== undefined ? { timeoutMs: expected.timeoutMs } : {}),
     onJob: (e) => events.push(e),
     onProgress: (p: RunProgress) => running.push(p.jobsRunning),
   });
-  expect(summary.exitCode).toBe(0);
+  expect(summary.exitCode).toBe(expected.exitCode);
   return { events, running };
 }
 
@@ -79,5 +81,18 @@ describe('job events and the progress of running jobs (enrichFile, sandbox)', ()
       ['0.1', 50],
     ]);
     expect(events.filter((e) => e.t === 'submitted').map((e) => e.batch)).toEqual(['0.0', '0.1']);
+  });
+
+  it('reports a job still running at the deadline as ended, and no longer counts it running', async () => {
+    let now = Date.now();
+    const s = await sandbox({ jobMs: 40_000, now: () => now });
+    const clock = { now: () => now, sleep: async (ms: number) => void (now += ms) };
+    // --timeout 20s: a look at once (0 of 100), a last one at the deadline (50 of 100); exit 3.
+    const { events, running } = await run100(s, clock, { timeoutMs: 20_000, exitCode: 3 });
+    expect(events.map((e) => e.t)).toEqual(['submitted', 'pending', 'pending', 'ended']);
+    expect(events[2]).toMatchObject({ processed: 50, total: 100 });
+    expect(events[3]).toMatchObject({ t: 'ended', batch: '0', state: 'timeout' });
+    expect(running).toContain(0.5);
+    expect(running.at(-1)).toBeUndefined();
   });
 });

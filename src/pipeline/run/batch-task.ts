@@ -249,15 +249,18 @@ async function pollAndSpool(
     if (code === 'INTERRUPTED') throw err;
     if (stopsRun(code)) ctx.stop(code, message);
     const error = notDownloaded(ctx.words, jobId, message, expires, ctx.env.now());
+    ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'failed' });
     return [{ ...leaf, state: 'pending', code, error, polls: 1 }];
   }
   if (outcome.state === 'expired') {
     await ctx.journal.append({ t: 'expired', batch: base.id });
     const error = resultsExpired(ctx.words, jobId);
+    ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'expired' });
     return [{ ...leaf, state: 'expired', error, polls: outcome.polls }];
   }
   if (outcome.state === 'timeout') {
     const error = stillRunning(ctx.words, jobId, ctx.wait, expires, ctx.env.now());
+    ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'timeout' });
     return [{ ...leaf, state: 'pending', code: 'TIMEOUT', error, polls: outcome.polls }];
   }
   const { records, remainingCredits: remaining, polls } = outcome;

@@ -114,11 +114,12 @@ function progressSink(deps: RunDeps): ProgressSink & { onJob: (e: JobEvent) => v
   const onJob = (e: JobEvent) => {
     if (e.t === 'pending' && e.total)
       running.set(e.batch, Math.min(1, (e.processed ?? 0) / e.total));
-    else if (e.t === 'done') running.delete(e.batch);
+    else if (e.t === 'done' || e.t === 'ended') running.delete(e.batch);
     if (running.size > 0) progress.jobsRunning = [...running.values()].reduce((a, b) => a + b, 0);
     else delete progress.jobsRunning;
     deps.onJob?.(e);
-    if (e.t === 'pending' || e.t === 'done') emit();
+    // A job's end is reported once it is counted done (drive.ts).
+    if (e.t === 'pending') emit();
   };
   return { progress, emit, onJob };
 }
