@@ -30,6 +30,7 @@ export type {
   BulkApi,
   BulkKind,
   FormulaEscape,
+  JobEvent,
   JoinOutput,
   ResolvedRun,
   RowStatus,

@@ -3,7 +3,7 @@ import type { EnrichClient } from '../api/client.js';
 import { openInput, type InputSource } from '../io/read.js';
 import type { PollEnv } from '../pipeline/run/poll.js';
 import { runBulk, type RunSummary } from '../pipeline/run/run.js';
-import type { BulkApi, RunProgress } from '../pipeline/types.js';
+import type { BulkApi, JobEvent, RunProgress } from '../pipeline/types.js';
 import { BULK_RUN_KEYS, type BulkRunOptions } from './options.js';
 import { checkKeys, resolveRun } from './resolve-run.js';
 import { openRunCache, pruneOldRuns } from './run-cache.js';
@@ -26,13 +26,15 @@ export interface EnrichFileOptions extends BulkRunOptions {
   /** Stops submitting and polling (the run then ends with an INTERRUPTED error; its journal is kept). */
   signal?: AbortSignal;
   onProgress?: (p: RunProgress) => void;
+  /** Told what happens to each job: submitted, running (with the service's progress, if any), done, sent again. */
+  onJob?: (event: JobEvent) => void;
   /** What the user should know about the file and the run before anything is spent. */
   onWarning?: (message: string) => void;
   /** Clock, sleep and randomness of the poll loop (tests). */
   env?: Partial<PollEnv>;
 }
 
-const OWN_KEYS = ['input', 'service', 'signal', 'onProgress', 'onWarning', 'env'];
+const OWN_KEYS = ['input', 'service', 'signal', 'onProgress', 'onJob', 'onWarning', 'env'];
 
 /** Abortable sleep of the poll loop. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -55,7 +57,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
   checkKeys(o, [...BULK_RUN_KEYS, ...OWN_KEYS], 'enrichFile', o.words);
-  const { input, service, signal, onProgress, onWarning, env, ...options } = o;
+  const { input, service, signal, onProgress, onJob, onWarning, env, ...options } = o;
   const source = typeof input === 'string' ? await openInput(input, o.read) : input;
   try {
     for (const w of source.warnings) onWarning?.(w);
@@ -81,6 +83,7 @@ export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
         baseUrl,
         env: pollEnv,
         onProgress,
+        ...(onJob && { onJob }),
         onWarning,
         cache: cache?.cache,
       });

@@ -12,9 +12,20 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** The --debug sink: one stderr line per request or retry decision (never the key). */
-export function debugSink(globals: GlobalOptions): ((line: string) => void) | undefined {
-  return globals.debug ? (line) => process.stderr.write(`debug: ${line}\n`) : undefined;
+/**
+ * The --debug sink: one stderr line per request or retry decision (never the key). With -v
+ * alone, the retries only (`enrich: retrying POST /contacts/bulk in 1200ms (attempt 2 of 5,
+ * after 503 Service Unavailable)`): why a run is slow, without every request.
+ */
+export function debugSink(
+  globals: GlobalOptions,
+  talk: (line: string) => void = (line) => void process.stderr.write(`${line}\n`),
+): ((line: string) => void) | undefined {
+  if (globals.debug) return (line) => talk(`debug: ${line}`);
+  if (!globals.verbose || globals.quiet) return undefined;
+  return (line) => {
+    if (line.startsWith('retrying ')) talk(`enrich: ${line}`);
+  };
 }
 
 /** The usage error for a missing base URL. */
@@ -31,7 +42,13 @@ export async function missingBaseUrl(profile: string) {
  */
 export async function openService(
   globals: GlobalOptions,
-  opts?: { sandbox?: { jobMs?: number }; flags?: Partial<Settings>; settings?: ResolvedSettings },
+  opts?: {
+    sandbox?: { jobMs?: number };
+    flags?: Partial<Settings>;
+    settings?: ResolvedSettings;
+    /** Where --debug and -v lines go (a bulk run: above its spinner); stderr by default. */
+    talk?: (line: string) => void;
+  },
 ): Promise<Service> {
   const [{ resolveSettings }, { EnrichError }] = await Promise.all([
     import('../config/settings.js'),
@@ -44,7 +61,7 @@ export async function openService(
   for (const repair of settings.repairs) {
     if (!globals.quiet) process.stderr.write(`enrich: warning: fixed permissions of ${repair}\n`);
   }
-  const debug = debugSink(globals);
+  const debug = debugSink(globals, opts?.talk);
   if (globals.sandbox) {
     const { startSandbox } = await import('../sandbox/index.js');
     const sandbox = await startSandbox({ port: 0, jobMs: opts?.sandbox?.jobMs ?? 300 });

@@ -25,8 +25,16 @@ export function readGlobals(cmd: Command): GlobalOptions {
     quiet: o.quiet === true,
     verbose: o.verbose === true,
     debug: o.debug === true || process.env.ENRICH_DEBUG === '1',
-    color: o.color !== false && process.env.NO_COLOR === undefined,
+    color: colorWanted(o.color, process.env),
     progress: o.progress !== false,
     input: o.input !== false,
   };
+}
+
+/**
+ * Colour unless --no-color, NO_COLOR set to anything but empty (no-color.org), or a dumb
+ * terminal. stdout carries data and is never coloured; this is for stderr's spinner.
+ */
+export function colorWanted(flag: boolean | undefined, env: NodeJS.ProcessEnv): boolean {
+  return flag !== false && !env.NO_COLOR && env.TERM !== 'dumb';
 }

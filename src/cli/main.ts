@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { buildProgram } from './program.js';
+import { buildProgram, helpArgv } from './program.js';
 import { exitCodeOf } from './action.js';
 import { describeError } from './report-error.js';
 
@@ -19,7 +19,7 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   const debug = argv.includes('--debug') || process.env.ENRICH_DEBUG === '1';
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(helpArgv(argv));
     return exitCodeOf(program);
   } catch (err) {
     if (err instanceof CommanderError) {

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, Help, type Option } from 'commander';
 import { VERSION } from '../version.js';
 import { registerContacts } from './commands/contacts.js';
 import { registerCompanies } from './commands/companies.js';
@@ -37,15 +37,25 @@ export function buildProgram(): Command {
     .option('--profile <name>', 'settings profile (env ENRICH_PROFILE)')
     .option('--base-url <url>', 'service base URL (env ENRICH_BASE_URL)')
     .option('--sandbox', 'run against an embedded sandbox (no network, no key needed)')
-    .option('--json', 'machine-readable JSON on stdout')
+    .option(
+      '--json',
+      'machine-readable JSON on stdout (a bulk run: its summary, so with -o <file>)',
+    )
     .option('-q, --quiet', 'print no progress or summary on stderr')
-    .option('-v, --verbose', 'more detail on stderr')
+    .option(
+      '-v, --verbose',
+      'more detail on stderr (a bulk run: a line per job submitted, done or sent again)',
+    )
     .option('--debug', 'log every HTTP request on stderr (the key is never shown)')
-    .option('--no-color', 'no colors')
-    .option('--no-progress', 'no progress spinner')
+    .option('--no-color', 'no colour on stderr (also env NO_COLOR)')
+    .option('--no-progress', 'no progress spinner or progress lines')
     .option('--no-input', 'never prompt; fail instead')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      outputError: (s, write) => write(usageLine(s)),
+    })
+    .configureHelp({ showGlobalOptions: true, optionDescription })
     .showHelpAfterError('(run with --help for usage)');
   program.addHelpText(
     'after',
@@ -58,4 +68,33 @@ Examples:
   );
   for (const register of registrations) register(program);
   return program;
+}
+
+/**
+ * Commander's own errors (an unknown option, a missing argument) in the CLI's words:
+ * `enrich: unknown option '--fo' [USAGE]` like every other error, not `error: …`.
+ */
+export function usageLine(commanderText: string): string {
+  return `enrich: ${commanderText.replace(/^error: /, '').trimEnd()} [USAGE]\n`;
+}
+
+/**
+ * An option's help text with its default in one style, `(default: 1000)`: commander's own
+ * (`(default: "1000")`, quoted) and the descriptions' (`(default 10)`) alike.
+ */
+function optionDescription(this: Help, option: Option): string {
+  return Help.prototype.optionDescription
+    .call(this, option)
+    .replace(/\(default: "([^"]*)"\)/, '(default: $1)')
+    .replace(/\(default (?!:)/, '(default: ');
+}
+
+/**
+ * `enrich help jobs list` as `enrich jobs list --help`: commander's help command looks one
+ * level deep only, and would show the help of `jobs` (its examples) for `list`.
+ */
+export function helpArgv(argv: string[]): string[] {
+  const [node = '', script = '', first, ...rest] = argv;
+  if (first !== 'help' || rest.length < 2 || rest.some((a) => a.startsWith('-'))) return argv;
+  return [node, script, ...rest, '--help'];
 }

@@ -1,7 +1,12 @@
-import type { RunProgress } from '../pipeline/types.js';
 import { formatDuration } from '../config/duration.js';
+import type { RunProgress } from '../pipeline/types.js';
+import { createEstimator, describe } from './progress-text.js';
 
-/** Renders run progress on stderr: an ora spinner on a terminal, a plain line every few seconds elsewhere. */
+/**
+ * Renders run progress on stderr: an ora spinner on a terminal, whose clock and counters tick
+ * even while nothing changes; elsewhere (CI, a log file) a plain line every few seconds, and
+ * never more than PLAIN_QUIET_MS without one (CI systems kill jobs that print nothing).
+ */
 export interface ProgressView {
   update(p: RunProgress): void;
   /** Writes a line of talk (a warning) without tearing the spinner; shown even when quiet. */
@@ -9,17 +14,11 @@ export interface ProgressView {
   stop(): void;
 }
 
-const PLAIN_EVERY_MS = 5000;
-
-function describe(p: RunProgress, elapsedMs: number): string {
-  const what =
-    p.phase === 'reading'
-      ? `reading: ${p.rowsRead.toLocaleString('en-US')} rows`
-      : p.phase === 'waiting'
-        ? `waiting for results: ${p.rowsRead.toLocaleString('en-US')} rows`
-        : `writing: ${p.rowsWritten.toLocaleString('en-US')} of ${p.rowsRead.toLocaleString('en-US')} rows`;
-  return `${what}, jobs ${p.jobsDone}/${p.jobsTotal}, credits ${p.creditsCharged}, ${formatDuration(elapsedMs)}`;
-}
+/** Plain lines: at most one per PLAIN_EVERY_MS as the run reports, at least one per PLAIN_QUIET_MS. */
+export const PLAIN_EVERY_MS = 5000;
+export const PLAIN_QUIET_MS = 10_000;
+/** How often the spinner's text is redrawn with the time now (ora draws its frames in between). */
+const TICK_MS = 200;
 
 /** True under CI: `CI` set to anything but empty, `0` or `false` (as `CI=false npm test` means). */
 export function inCi(env: NodeJS.ProcessEnv): boolean {
@@ -27,19 +26,104 @@ export function inCi(env: NodeJS.ProcessEnv): boolean {
   return ci !== undefined && ci !== '' && ci !== '0' && ci !== 'false';
 }
 
+interface ViewParts {
+  stream: NodeJS.WriteStream;
+  now: () => number;
+  start: number;
+  color: boolean;
+}
+
+/** What the run looks like now: its last progress with the time now, or that it is starting. */
+function texter(v: ViewParts) {
+  const estimate = createEstimator();
+  let last: RunProgress | undefined;
+  return {
+    set: (p: RunProgress) => void (last = p),
+    text: () => {
+      const t = v.now();
+      return last
+        ? describe(last, t - v.start, estimate(last, t))
+        : `starting, ${formatDuration(t - v.start)}`;
+    },
+  };
+}
+
+async function spinnerView(v: ViewParts): Promise<ProgressView> {
+  const { default: ora } = await import('ora');
+  const state = texter(v);
+  // isEnabled: the choice is made by the caller; ora's own test (any CI variable, even empty)
+  // could disagree and print one "- starting" line, then nothing. discardStdin off: stdin may
+  // be the input itself, and a run must not fight over the terminal. color false: no colour
+  // codes at all (NO_COLOR, --no-color); the spinner still redraws its own line.
+  const spinner = ora({
+    stream: v.stream,
+    text: state.text(),
+    color: v.color ? 'cyan' : false,
+    isEnabled: true,
+    discardStdin: false,
+  }).start();
+  const draw = () => void (spinner.text = state.text());
+  const timer = setInterval(draw, TICK_MS);
+  timer.unref();
+  return {
+    update: (p) => {
+      state.set(p);
+      draw();
+    },
+    note: (line) => {
+      // Cleared first, drawn again after: the line stays above the spinner, whole.
+      spinner.clear();
+      v.stream.write(`${line}\n`);
+      spinner.render();
+    },
+    stop: () => {
+      clearInterval(timer);
+      spinner.stop();
+    },
+  };
+}
+
+function plainView(v: ViewParts): ProgressView {
+  const state = texter(v);
+  let lastLine = v.start;
+  let updated = false;
+  const print = () => {
+    lastLine = v.now();
+    v.stream.write(`enrich: ${state.text()}\n`);
+  };
+  // Checked every second: a wait for a slow job still prints a line every PLAIN_QUIET_MS.
+  const timer = setInterval(() => {
+    if (v.now() - lastLine >= PLAIN_QUIET_MS) print();
+  }, 1000);
+  timer.unref();
+  return {
+    update: (p) => {
+      state.set(p);
+      // The first report prints at once (a short run shows one line); later ones every few seconds.
+      if (updated && v.now() - lastLine < PLAIN_EVERY_MS) return;
+      updated = true;
+      print();
+    },
+    note: (line) => void v.stream.write(`${line}\n`),
+    stop: () => clearInterval(timer),
+  };
+}
+
 /** Creates the progress view for this run (silent when quiet or --no-progress). */
 export async function createProgress(opts: {
   quiet: boolean;
   enabled: boolean;
+  /** Colour in the spinner (false with NO_COLOR or --no-color). */
+  color?: boolean;
   now?: () => number;
   /** Where progress goes; process.stderr unless a test stands in a terminal of its own. */
   stream?: NodeJS.WriteStream;
 }): Promise<ProgressView> {
   const now = opts.now ?? Date.now;
   const stream = opts.stream ?? process.stderr;
-  const start = now();
-  const note = (line: string) => void stream.write(`${line}\n`);
-  if (opts.quiet || !opts.enabled) return { update() {}, note, stop() {} };
+  const parts = { stream, now, start: now(), color: opts.color ?? true };
+  if (opts.quiet || !opts.enabled)
+    return { update() {}, note: (line) => void stream.write(`${line}\n`), stop() {} };
   // A terminal that reports no width (some pseudo-TTYs) would make the spinner redraw forever;
   // a dumb one cannot move its cursor back over the line.
   const tty =
@@ -47,34 +131,5 @@ export async function createProgress(opts: {
     (stream.columns ?? 0) > 0 &&
     !inCi(process.env) &&
     process.env.TERM !== 'dumb';
-  if (tty) {
-    const { default: ora } = await import('ora');
-    // isEnabled: the choice is made above; ora's own test (any CI variable, even empty) could
-    // disagree and print one "- starting" line, then nothing. discardStdin off: stdin may be
-    // the input itself, and a run must not fight over the terminal.
-    const spinner = ora({ stream, text: 'starting', isEnabled: true, discardStdin: false }).start();
-    return {
-      update: (p) => {
-        spinner.text = describe(p, now() - start);
-      },
-      note: (line) => {
-        // Cleared first, drawn again after: the line stays above the spinner, whole.
-        spinner.clear();
-        note(line);
-        spinner.render();
-      },
-      stop: () => spinner.stop(),
-    };
-  }
-  let last = 0;
-  return {
-    update: (p) => {
-      const t = now();
-      if (t - last < PLAIN_EVERY_MS) return;
-      last = t;
-      stream.write(`enrich: ${describe(p, t - start)}\n`);
-    },
-    note,
-    stop() {},
-  };
+  return tty ? spinnerView(parts) : plainView(parts);
 }

@@ -134,7 +134,27 @@ export interface RunProgress {
   jobsDone: number;
   creditsCharged: number;
   rowsWritten: number;
+  /**
+   * How far the jobs still running are, from the progress a service may put in a 202
+   * (api-spec.md does not promise one; the sandbox sends it): the sum over those jobs of
+   * processed / total, so (jobsDone + jobsRunning) / jobsTotal is the share of the jobs done.
+   * Absent when no running job reported any.
+   */
+  jobsRunning?: number;
 }
+
+/**
+ * What happened to one job, for a caller that shows it (`enrich -v`). `batch` is the run's
+ * own id of the batch (`3`; `3.0` a part of a batch split because the service found it too
+ * large; `3.c1` the rows of batch 3 sent again after they came back out of credits).
+ */
+export type JobEvent =
+  | { t: 'submitted'; batch: string; job: string; rows: number }
+  | { t: 'pending'; batch: string; job: string; processed?: number; total?: number }
+  | { t: 'done'; batch: string; job: string; records: number; credits: number }
+  /** Polling stopped without the results: still running at the deadline, expired, or a failed download. */
+  | { t: 'ended'; batch: string; job: string; state: 'timeout' | 'expired' | 'failed' }
+  | { t: 'retried'; batch: string; rows: number; reason: 'too-large' | 'out-of-credits' };
 
 /** Why a run stopped sending: a stable error code and the words for it. */
 export interface StopReason {

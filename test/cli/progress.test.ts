@@ -36,7 +36,7 @@ describe('progress when stderr is not a terminal', () => {
     view.stop();
     expect(lines).toEqual([
       'enrich: reading: 12,000 rows, jobs 1/3, credits 900, 5.0s\n',
-      'enrich: writing: 6,000 of 12,000 rows, jobs 1/3, credits 900, 10.0s\n',
+      'enrich: writing: 6,000 of 12,000 rows, jobs 1/3, credits 900, 10.0s, 50% done\n',
     ]);
   });
 
@@ -77,7 +77,7 @@ describe('progress on a terminal', () => {
     const term = new FakeTerminal(120);
     let t = 1_000_000;
     const view = await viewOn(term, { now: () => t });
-    expect(term.visible()).toEqual([expect.stringMatching(/^\S starting$/)]);
+    expect(term.visible()).toEqual([expect.stringMatching(/^\S starting, 0ms$/)]);
     expect(term.cursorHidden).toBe(true);
 
     t += 5_000;
@@ -92,7 +92,9 @@ describe('progress on a terminal', () => {
     await vi.advanceTimersByTimeAsync(250);
     // Redrawn over the same line, not appended below it (the plain path appends).
     expect(term.visible()).toEqual([
-      expect.stringMatching(/^\S writing: 6,000 of 12,000 rows, jobs 3\/3, credits 2700, 9\.0s$/),
+      expect.stringMatching(
+        /^\S writing: 6,000 of 12,000 rows, jobs 3\/3, credits 2700, 9\.0s, 50% done$/,
+      ),
     ]);
     expect(term.writes.join('')).not.toContain('enrich: ');
 
@@ -184,7 +186,7 @@ describe('progress of a real bulk run, stderr a pipe (e2e, built CLI)', () => {
   const input = fileURLToPath(new URL('../../fixtures/contacts.csv', import.meta.url));
   // The 25-row fixture finishes in well under 5 s: the first update prints, later ones wait.
   const LINE =
-    /^enrich: (reading: 25 rows|waiting for results: 25 rows|writing: \d+ of 25 rows), jobs [01]\/1, credits \d+, \d[\w. ]*$/;
+    /^enrich: (reading: 25 rows|waiting for results: 25 rows|writing: \d+ of 25 rows), jobs [01]\/1, credits \d+, \d[\w. ]*(, \d+% done)?(, about \d[\w ]* left)?$/;
 
   async function run(flags: string[]) {
     const env = await tempEnv();

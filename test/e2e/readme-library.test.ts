@@ -27,9 +27,9 @@ describe('README: "Using it as a library"', () => {
     await symlink(join(root, 'fixtures'), join(dir, 'fixtures'));
     for (const [i, code] of examples.entries()) {
       const file = join(dir, `example-${i}.mjs`);
-      // The only change: 'enrich' is this checkout's build (an .mjs file runs the TS as
+      // The only change: 'enrich-cli' is this checkout's build (an .mjs file runs the TS as
       // written, since the examples hold no type annotations).
-      await writeFile(file, code.replaceAll("from 'enrich'", `from '${root}dist/index.js'`));
+      await writeFile(file, code.replaceAll("from 'enrich-cli'", `from '${root}dist/index.js'`));
       const r = spawnSync(process.execPath, [file], {
         cwd: dir,
         env: { PATH: process.env.PATH ?? '', HOME: dir, ...(await tempEnv()) },

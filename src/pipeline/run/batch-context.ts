@@ -1,5 +1,5 @@
 import type { Journal } from '../journal/journal.js';
-import type { BatchItem, BulkApi, BulkKind, LeafResult, RunWords } from '../types.js';
+import type { BatchItem, BulkApi, BulkKind, JobEvent, LeafResult, RunWords } from '../types.js';
 import type { BalanceLog } from './balance.js';
 import type { Budget } from './budget.js';
 import type { PollEnv } from './poll.js';
@@ -28,6 +28,8 @@ export interface BatchContext {
   stop(code: string, message: string): void;
   /** Hands the records of a batch just spooled to the join (which then need not read them back). */
   spooled?: (spoolId: string, records: Record<string, unknown>[]) => void;
+  /** Told what happens to each job: submitted, still running (with the service's progress), done, sent again. */
+  onJob?: (event: JobEvent) => void;
   /** Keeps the answers of a batch just spooled in the results cache (absent: no cache, or `cache: false`). */
   remember?: (
     items: readonly BatchItem[],

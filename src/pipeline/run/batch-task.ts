@@ -149,11 +149,13 @@ async function postBatch(
       { t: 'accepted', batch: id, job: job.job_id, url: job.download_url, expires },
       { durable: true },
     );
+    ctx.onJob?.({ t: 'submitted', batch: id, job: job.job_id, rows: items.length });
     return { t: 'job', jobId: job.job_id, url: job.download_url, submits: 1 };
   } catch (err) {
     if (isBatchTooLarge(err) && items.length > 1) {
       const size = Math.ceil(items.length / 2);
       await journal.append({ t: 'split', batch: id, size }, { durable: true });
+      ctx.onJob?.({ t: 'retried', batch: id, rows: items.length, reason: 'too-large' });
       // The parts' credits are this batch's, already taken.
       return { t: 'final', leaves: await runParts(ctx, id, items, size, true) };
     }
@@ -224,7 +226,19 @@ async function pollAndSpool(
   const base: Base = leafBase(batch.id, batch.items);
   const { jobId, submits } = job;
   const leaf = { ...base, jobId, submits };
-  const fetch = () => ctx.limit(() => ctx.api.results(ctx.kind, jobId, job.url));
+  const fetch = async () => {
+    const answer = await ctx.limit(() => ctx.api.results(ctx.kind, jobId, job.url));
+    if (answer.state === 'pending' && ctx.onJob) {
+      const { processed, total } = answer;
+      ctx.onJob({
+        t: 'pending',
+        batch: base.id,
+        job: jobId,
+        ...(processed !== undefined && total ? { processed, total } : {}),
+      });
+    }
+    return answer;
+  };
   const expires = ctx.journal.state.batches.get(base.id)?.expires;
   let outcome;
   try {
@@ -236,15 +250,18 @@ async function pollAndSpool(
     if (code === 'INTERRUPTED') throw err;
     if (stopsRun(code)) ctx.stop(code, message);
     const error = notDownloaded(ctx.words, jobId, message, expires, ctx.env.now());
+    ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'failed' });
     return [{ ...leaf, state: 'pending', code, error, polls: 1 }];
   }
   if (outcome.state === 'expired') {
     await ctx.journal.append({ t: 'expired', batch: base.id });
     const error = resultsExpired(ctx.words, jobId);
+    ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'expired' });
     return [{ ...leaf, state: 'expired', error, polls: outcome.polls }];
   }
   if (outcome.state === 'timeout') {
     const error = stillRunning(ctx.words, jobId, ctx.wait, expires, ctx.env.now());
+    ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'timeout' });
     return [{ ...leaf, state: 'pending', code: 'TIMEOUT', error, polls: outcome.polls }];
   }
   const { records, remainingCredits: remaining, polls } = outcome;
@@ -264,6 +281,7 @@ async function pollAndSpool(
     { durable: true },
   );
   ctx.spooled?.(base.id, records);
+  ctx.onJob?.({ t: 'done', batch: base.id, job: jobId, records: records.length, credits });
   await ctx.remember?.(batch.items, records, remaining);
   if (creditError) ctx.stop('CREDITS_EXHAUSTED', OUT_OF_CREDITS);
   return [{ ...leaf, state: 'spooled', credits, remaining, creditError, polls }];

@@ -101,6 +101,7 @@ export async function retryCreditFailures(
         }
         retry = retry.slice(0, fit);
       }
+      ctx.onJob?.({ t: 'retried', batch: id, rows: retry.length, reason: 'out-of-credits' });
       const parts = await startBatch(ctx, child, retry, false).done;
       const unfinished = parts.find((p) => p.state !== 'spooled');
       if (unfinished) {

@@ -9,6 +9,7 @@ import { hasJournal, openJournal, runKey, type Journal } from '../journal/journa
 import { validateRow } from '../mapping/validate.js';
 import type {
   BulkApi,
+  JobEvent,
   LeafResult,
   ResolvedRun,
   ResultsCache,
@@ -45,6 +46,8 @@ export interface RunDeps {
   baseUrl: string;
   env: PollEnv;
   onProgress?: (p: RunProgress) => void;
+  /** Told what happens to each job (submitted, running, done, sent again): `enrich -v`'s lines. */
+  onJob?: (event: JobEvent) => void;
   /** What the user should know before the run spends anything (the input changed since an earlier run...). */
   onWarning?: (message: string) => void;
   /**
@@ -93,8 +96,11 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
   }
 }
 
-/** The run's progress counters, reported through `onProgress`. */
-function progressSink(deps: RunDeps): ProgressSink {
+/**
+ * The run's progress counters, reported through `onProgress`, and the hook its jobs report
+ * to: a running job's 202 progress (when the service sends one) counts towards `jobsRunning`.
+ */
+function progressSink(deps: RunDeps): ProgressSink & { onJob: (e: JobEvent) => void } {
   const progress: RunProgress = {
     phase: 'reading',
     rowsRead: 0,
@@ -103,7 +109,19 @@ function progressSink(deps: RunDeps): ProgressSink {
     creditsCharged: 0,
     rowsWritten: 0,
   };
-  return { progress, emit: () => deps.onProgress?.({ ...progress }) };
+  const emit = () => deps.onProgress?.({ ...progress });
+  const running = new Map<string, number>();
+  const onJob = (e: JobEvent) => {
+    if (e.t === 'pending' && e.total)
+      running.set(e.batch, Math.min(1, (e.processed ?? 0) / e.total));
+    else if (e.t === 'done' || e.t === 'ended') running.delete(e.batch);
+    if (running.size > 0) progress.jobsRunning = [...running.values()].reduce((a, b) => a + b, 0);
+    else delete progress.jobsRunning;
+    deps.onJob?.(e);
+    // A job's end is reported once it is counted done (drive.ts).
+    if (e.t === 'pending') emit();
+  };
+  return { progress, emit, onJob };
 }
 
 /** The shared context of the run's batches, and the run's one stop reason. */
@@ -164,6 +182,7 @@ async function runWithJournal(
     const join = out && openStreamJoin(run, deps, store, out);
     const { ctx, stopReason } = batchContext(run, deps, journal, join);
     ctx.remember = use.remember;
+    ctx.onJob = sink.onJob;
     const driven = await driveBatches(run, ctx, { join, sink, reps, cache: use.lookup });
     if (driven.overBudget > 0) stopAtBudget(ctx);
     sink.progress.phase = 'waiting';

@@ -9,12 +9,13 @@ import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { resumeBy } from '../../../pipeline/run/poll.js';
 import { runBulk, type RunSummary } from '../../../pipeline/run/run.js';
 import type { RunCache } from '../../../bulk/run-cache.js';
-import type { BulkKind, ResolvedRun } from '../../../pipeline/types.js';
+import type { BulkKind, JobEvent, ResolvedRun } from '../../../pipeline/types.js';
 import { openService } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { removeLiveTempsSync } from '../../../io/stale-temps.js';
 import { warningLine } from '../../output.js';
-import { createProgress } from '../../progress.js';
+import { createProgress, type ProgressView } from '../../progress.js';
+import { jobLine } from '../../progress-text.js';
 import type { BulkOptions } from './options.js';
 import { resumeHints, summaryJson, summaryText } from './report.js';
 import { openBulkRun, resumeCommand } from './resolve.js';
@@ -28,6 +29,23 @@ function checkNoWait(options: BulkOptions, globals: GlobalOptions): void {
     '--no-wait cannot be used with --sandbox: the embedded sandbox stops with this command, so its jobs could never be fetched',
     {
       hint: 'Drop --no-wait, or start a sandbox with `enrich sandbox` and point ENRICH_BASE_URL at it.',
+    },
+  );
+}
+
+/**
+ * Refuses --json when the data itself goes to stdout: the summary object and the rows would
+ * be mixed in one stream, and a program that asked for JSON would get CSV. Refused before
+ * anything is read or sent, rather than moving the summary to stderr, where a program that
+ * reads stdout for it would never look.
+ */
+function checkJsonTarget(options: BulkOptions, globals: GlobalOptions): void {
+  if (!globals.json || options.output) return;
+  throw new EnrichError(
+    'USAGE',
+    '--json prints the run summary on stdout, where the enriched rows go without -o',
+    {
+      hint: 'Write the rows to a file with -o enriched.csv (the summary then goes to stdout), or drop --json (--format json writes the rows themselves as JSON).',
     },
   );
 }
@@ -75,6 +93,7 @@ export async function runBulkCommand(
   globals: GlobalOptions,
 ): Promise<number> {
   checkNoWait(options, globals);
+  checkJsonTarget(options, globals);
   const started = Date.now();
   const command = resumeCommand(process.argv.slice(2));
   // --sandbox runs are throw-away: their journal lives in a temp dir, removed afterwards.
@@ -87,12 +106,19 @@ export async function runBulkCommand(
   let opened: Awaited<ReturnType<typeof openBulkRun>> | undefined;
   let service: Awaited<ReturnType<typeof openService>> | undefined;
   let cache: RunCache | undefined;
-  const progress = await createProgress({ quiet: globals.quiet, enabled: globals.progress });
+  const progress = await createProgress({
+    quiet: globals.quiet,
+    enabled: globals.progress,
+    color: globals.color,
+  });
   try {
     // The run is resolved (mapping, output, options) before the service is needed (a key,
     // or the embedded sandbox): a wrong column is a usage error even without a key.
     opened = await openBulkRun(kind, input, options, globals, { runsDir: scratch, command });
-    service = await openService(globals, { settings: opened.settings });
+    service = await openService(globals, {
+      settings: opened.settings,
+      talk: (line) => progress.note(line),
+    });
     boundHeapGrowth();
     cache = await openCliRunCache(opened.run, service, globals, (w) =>
       progress.note(warningLine(w)),
@@ -104,6 +130,7 @@ export async function runBulkCommand(
       baseUrl: service.baseUrl,
       env: { now: Date.now, sleep, random: Math.random, signal: interrupt.signal },
       onProgress: (p) => progress.update(p),
+      ...(globals.verbose && !globals.quiet ? { onJob: (e) => noteJob(progress, e) } : {}),
       onWarning: (w) => progress.note(warningLine(w)),
     });
     progress.stop();
@@ -130,6 +157,12 @@ export async function runBulkCommand(
     await opened?.source.close();
     if (scratch) await rm(scratch, { recursive: true, force: true });
   }
+}
+
+/** `-v`: a line per job submitted, done or sent again, above the spinner. */
+function noteJob(progress: ProgressView, e: JobEvent): void {
+  const line = jobLine(e);
+  if (line) progress.note(line);
 }
 
 /**

@@ -1,0 +1,95 @@
+import { formatDuration } from '../config/duration.js';
+import type { JobEvent, RunProgress } from '../pipeline/types.js';
+
+/** How much of the run is done (0..1), once it can be told; undefined while the total is unknown. */
+export function shareDone(p: RunProgress): number | undefined {
+  if (p.phase === 'writing')
+    return p.rowsRead > 0 ? Math.min(1, p.rowsWritten / p.rowsRead) : undefined;
+  // Reading, the number of jobs is not known yet: more rows may make more of them.
+  if (p.phase === 'reading' || p.jobsTotal === 0) return undefined;
+  return Math.min(1, (p.jobsDone + (p.jobsRunning ?? 0)) / p.jobsTotal);
+}
+
+/** The share done and the time left, as far as they can be estimated. */
+export interface Estimate {
+  share?: number;
+  leftMs?: number;
+}
+
+/** An ETA needs this much time and progress seen in the phase, or it only guesses. */
+const ETA_AFTER_MS = 3000;
+const ETA_AFTER_SHARE = 0.01;
+
+/**
+ * Estimates the share done and the time left from the progress seen so far: the rate since the
+ * phase's first known share. The share never goes back within a phase (a job counted done a
+ * moment before its running share is dropped would make it dip).
+ */
+export function createEstimator(): (p: RunProgress, now: number) => Estimate {
+  let phase: RunProgress['phase'] | undefined;
+  let from: { at: number; share: number } | undefined;
+  let best = 0;
+  return (p, now) => {
+    if (p.phase !== phase) {
+      phase = p.phase;
+      from = undefined;
+      best = 0;
+    }
+    const seen = shareDone(p);
+    if (seen === undefined) return {};
+    best = Math.max(best, seen);
+    from ??= { at: now, share: best };
+    const gained = best - from.share;
+    if (best >= 1 || now - from.at < ETA_AFTER_MS || gained < ETA_AFTER_SHARE)
+      return { share: best };
+    return { share: best, leftMs: ((now - from.at) * (1 - best)) / gained };
+  };
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+
+/** One progress line: `waiting for results: 25 rows, jobs 0/1, credits 0, 12.0s, 40% done, about 18s left`. */
+export function describe(p: RunProgress, elapsedMs: number, est: Estimate = {}): string {
+  const what =
+    p.phase === 'reading'
+      ? `reading: ${n(p.rowsRead)} rows`
+      : p.phase === 'waiting'
+        ? `waiting for results: ${n(p.rowsRead)} rows`
+        : `writing: ${n(p.rowsWritten)} of ${n(p.rowsRead)} rows`;
+  const parts = [what, `jobs ${p.jobsDone}/${p.jobsTotal}`, `credits ${p.creditsCharged}`];
+  parts.push(formatDuration(elapsedMs));
+  if (est.share !== undefined) parts.push(`${Math.floor(est.share * 100)}% done`);
+  if (est.leftMs !== undefined) parts.push(`about ${leftText(est.leftMs)} left`);
+  return parts.join(', ');
+}
+
+/** Time left to the second (to 10 s beyond a minute): `18s`, `4m 10s`; an estimate to the millisecond would lie. */
+function leftText(ms: number): string {
+  const step = ms >= 60_000 ? 10_000 : 1000;
+  const left = Math.max(step, Math.round(ms / step) * step);
+  return left < 60_000 ? `${left / 1000}s` : formatDuration(left);
+}
+
+const ENDED = {
+  timeout: 'still running at the deadline (--timeout)',
+  expired: 'its results expired',
+  failed: 'the download failed',
+} as const;
+
+/** `enrich -v`'s line for a job event (stderr); none for a job still running. */
+export function jobLine(e: JobEvent): string | undefined {
+  switch (e.t) {
+    case 'submitted':
+      return `enrich: batch ${e.batch}: submitted ${n(e.rows)} rows as job ${e.job}`;
+    case 'done':
+      return `enrich: batch ${e.batch}: job ${e.job} done: ${n(e.records)} records, ${n(e.credits)} credits charged`;
+    case 'retried':
+      return e.reason === 'too-large'
+        ? `enrich: batch ${e.batch}: the service found its ${n(e.rows)} rows too large; sending them again in two halves`
+        : `enrich: batch ${e.batch}: sending ${n(e.rows)} rows again that came back out of credits`;
+    case 'ended':
+      return `enrich: batch ${e.batch}: job ${e.job} not downloaded: ${ENDED[e.state]}`;
+    default:
+      return undefined;
+  }
+}
