@@ -101,7 +101,8 @@ export interface EnrichClient {
   readonly account: string;
   /** Zero-cost key check: asks for the results of a random job id. */
   checkKey(): Promise<
-    { ok: true } | { ok: false; reason: 'invalid' | 'forbidden'; message: string }
+    | { ok: true }
+    | { ok: false; reason: 'invalid' | 'forbidden' | 'not-the-service'; message: string }
   >;
   close(): Promise<void>;
 }
@@ -135,6 +136,34 @@ function sendContext(options: ClientOptions, base: URL): SendContext {
   };
 }
 
+/** A key no service issues: checkKey's probe of whether a 404 came from the service. */
+const UNKNOWN_KEY = 'enrich-key-check-not-a-key';
+
+/**
+ * Tells a 404 for the unknown job checkKey asked about (the key works) from a base URL that
+ * is not the service (every path 404s). api-spec.md section 5 promises a 401 for an invalid
+ * key on every endpoint, so the same request with a key that cannot exist must be refused
+ * there; a 404 again means nothing at this address checks keys. Free: no enrichment is asked.
+ */
+async function probeUnknownKey(
+  calls: ReturnType<typeof createCalls>,
+  deadline: number | undefined,
+): Promise<{ ok: true } | { ok: false; reason: 'not-the-service'; message: string }> {
+  try {
+    await calls.results(
+      'contacts',
+      randomUUID(),
+      schemaOf((r) => r.contactsResultsResponseSchema),
+      (d) => d.contacts,
+      { deadline },
+    );
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404)
+      return { ok: false, reason: 'not-the-service', message: err.message };
+  }
+  return { ok: true };
+}
+
 /** Builds a client for the service at `baseUrl` that authenticates with `apiKey`. */
 export function createClient(options: ClientOptions): EnrichClient {
   const base = parseBaseUrl(options.baseUrl);
@@ -147,17 +176,20 @@ export function createClient(options: ClientOptions): EnrichClient {
   let closing: Promise<void> | undefined;
   const ctx = sendContext(options, base);
   const store = options.idempotencyStore ?? memoryIdempotencyStore();
-  const calls = createCalls({
-    ctx,
-    base,
-    store,
-    headers: {
-      authorization: `Bearer ${options.apiKey}`,
-      accept: 'application/json',
-      'user-agent': options.userAgent ?? `enrich/${VERSION}`,
-    },
-    onCredits: options.onCredits,
-  });
+  const headers = {
+    authorization: `Bearer ${options.apiKey}`,
+    accept: 'application/json',
+    'user-agent': options.userAgent ?? `enrich/${VERSION}`,
+  };
+  const calls = createCalls({ ctx, base, store, headers, onCredits: options.onCredits });
+  // The same service asked with a key that cannot exist (checkKey's second look).
+  const unknownKeyCalls = () =>
+    createCalls({
+      ctx,
+      base,
+      store: memoryIdempotencyStore(),
+      headers: { ...headers, authorization: `Bearer ${UNKNOWN_KEY}` },
+    });
   const by: Deadline = (opts) => opts?.deadline ?? options.deadline;
 
   return {
@@ -180,7 +212,7 @@ export function createClient(options: ClientOptions): EnrichClient {
         return { ok: true };
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
-        if (err.status === 404) return { ok: true };
+        if (err.status === 404) return probeUnknownKey(unknownKeyCalls(), options.deadline);
         if (err.status === 401) return { ok: false, reason: 'invalid', message: err.message };
         if (err.status === 403) return { ok: false, reason: 'forbidden', message: err.message };
         throw err;

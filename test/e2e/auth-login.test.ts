@@ -86,6 +86,31 @@ describe('enrich auth', () => {
     expect(status.code).toBe(4);
   });
 
+  it('refuses a base URL with a wrong path (every path 404s) instead of saving it (exit 2)', async () => {
+    const env = await tempEnv();
+    const wrongUrl = `${sandbox.url}/v1`;
+    const r = await cli(['auth', 'login', '--base-url', wrongUrl], {
+      env,
+      input: `${sandbox.apiKey}\n`,
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `enrich: ${wrongUrl} does not answer as the enrichment service: its results endpoint is not there and it checks no key (404); nothing was saved [API_NOT_FOUND]`,
+    );
+    expect(r.stderr).toMatch(/hint: the base URL is likely wrong/);
+    expect(r.stderr).not.toContain('Logged in');
+    expect(existsSync(`${env.ENRICH_CONFIG_DIR}/config.json`)).toBe(false);
+    // The right URL with the same key still logs in: the probe's 401 means the service is there.
+    const ok = await cli(['auth', 'login', '--base-url', sandbox.url], {
+      env,
+      input: `${sandbox.apiKey}\n`,
+    });
+    expect(ok.code).toBe(0);
+    const status = await cli(['auth', 'status', '--base-url', wrongUrl, '--json'], { env });
+    expect(status.code).toBe(2);
+    expect(JSON.parse(status.stdout)).toMatchObject({ check: 'not-the-service' });
+  });
+
   it('fails with a hint under --no-input when stdin holds no key', async () => {
     const env = await tempEnv();
     const r = await cli(['auth', 'login', '--base-url', sandbox.url, '--no-input'], { env });

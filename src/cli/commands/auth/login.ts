@@ -68,9 +68,20 @@ function noKeyGiven(prompted: boolean) {
 }
 
 /** The service refused the key at the free check: what it means, without the check's request. */
-function keyRefused(check: { reason: 'invalid' | 'forbidden'; message: string }, baseUrl: string) {
+function keyRefused(
+  check: { reason: 'invalid' | 'forbidden' | 'not-the-service'; message: string },
+  baseUrl: string,
+) {
   // The check asks for a job that does not exist; its path means nothing to the user.
   const said = check.message.replace(/^[A-Z]+ \S+: /, '');
+  if (check.reason === 'not-the-service')
+    return new EnrichError(
+      'API_NOT_FOUND',
+      `${baseUrl} does not answer as the enrichment service: its results endpoint is not there and it checks no key (404); nothing was saved`,
+      {
+        hint: 'the base URL is likely wrong (a missing or extra path such as /v1): pass the address your provider documents with --base-url',
+      },
+    );
   return check.reason === 'invalid'
     ? new EnrichError(
         'AUTH_INVALID',
@@ -152,7 +163,11 @@ export async function runStatus(globals: GlobalOptions): Promise<number> {
     try {
       const r = await client.checkKey();
       check = r.ok ? 'ok' : r.reason;
-      if (!r.ok) exitCode = 4;
+      if (!r.ok && r.reason === 'not-the-service') {
+        exitCode = 2;
+        hint =
+          'the base URL is likely wrong: nothing there checks keys (404 even for a key that cannot exist)';
+      } else if (!r.ok) exitCode = 4;
     } catch (err) {
       if (!(err instanceof EnrichError)) throw err;
       check = `failed: ${err.message} [${err.code}]`;
