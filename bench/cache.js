@@ -45,7 +45,7 @@ try {
     if (m.code !== 0) throw new Error(`${name} run exited ${m.code}: ${m.stderr}`);
     const credits = (await sandbox.stats()).credits_charged - before;
     log(
-      `  ${name}: wall ${m.wall_ms} ms, CPU ${m.cpu_ms} ms, peak RSS ${m.rss_mb} MB, credits ${credits}`,
+      `  ${name}: wall ${m.wall_ms} ms, CPU ${m.cpu_ms} ms, peak RSS ${m.rss_mb} MB (anonymous ${m.rss_anon_mb ?? '?'} MB, file-backed ${m.rss_file_mb ?? '?'} MB), credits ${credits}`,
     );
     return { ...m, credits, stderr: undefined };
   };

@@ -87,7 +87,11 @@ export function openResultsCache(
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     checkMetaPages(join(dir, CACHE_FILE));
-    db = open<Stored, string>({ path: join(dir, CACHE_FILE), compression: true });
+    db = open<Stored, string>({
+      path: join(dir, CACHE_FILE),
+      compression: true,
+      mapSize: MAP_SIZE,
+    });
     db.get('\0probe'); // a corrupt file fails here, not mid-run
   } catch (err) {
     onWarning(unusable(dir, err));
@@ -95,6 +99,14 @@ export function openResultsCache(
   }
   return wrap(db, dir, onWarning);
 }
+
+/**
+ * The address space mapped for the file up front (virtual: pages count in memory only once
+ * read). lmdb-js grows a smaller map by mapping the file again and keeps every earlier map
+ * until it closes, so a cache grown during a run was resident about twice (3 GB for a 1.4 GB
+ * file at 1M rows). A cache larger than this still grows, as before.
+ */
+const MAP_SIZE = 2 ** 36;
 
 const LMDB_MAGIC = 0xbeefc0de;
 const META_MAGIC_AT = 24;
