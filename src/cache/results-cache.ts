@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readSync } from 'node:fs';
+import { createHash, hash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
+import { ALL_CACHE_FILES, CACHE_FILE, checkMetaPages, removeLegacyFiles } from './lmdb-file.js';
 
 /**
  * The results cache across runs and files: one lmdb environment in the OS cache directory.
@@ -60,8 +61,7 @@ export interface CacheStats {
 /** Puts that may wait to be written before a run waits for them (about two batches). */
 const MAX_PENDING_PUTS = 2_000;
 
-/** The file name of the database inside the cache directory (lmdb adds `-lock`). */
-export const CACHE_FILE = 'results.mdb';
+export { CACHE_FILE } from './lmdb-file.js';
 
 /** A hash of an API key that names its account in the cache (the key itself is never stored). */
 export function accountFingerprint(apiKey: string): string {
@@ -76,6 +76,34 @@ interface Stored {
 }
 
 /**
+ * The address space mapped for the file up front (virtual: pages count in memory only once
+ * read). lmdb-js grows a smaller map by mapping the file again and keeps every earlier map
+ * until it closes, so a cache grown during a run was resident about twice (3 GB for a 1.4 GB
+ * file at 1M rows). A cache larger than this still grows, as before.
+ */
+const MAP_SIZE = 2 ** 36;
+
+/**
+ * How the database is opened (every process alike: lmdb requires one sync mode per file).
+ * - Shared structures: the records' field names are kept once in the database (under a
+ *   symbol key, outside the answers' keys) instead of in every answer: half the size.
+ * - `noSync`: a commit is not flushed to disk; the run syncs once when it closes the cache.
+ *   A crashed process loses nothing (the kernel holds its writes); an OS crash or power loss
+ *   during a run may lose that run's new answers (then asked again, and paid again, by a later
+ *   run) or damage the file (refused at open: a warning, and the run goes on without it). The
+ *   run's output, journal and spool are written apart and durably: never money or rows.
+ *   Flushing every commit cost a cold run more CPU and disk than the cache saves it.
+ * - Compression only for answers over 1,000 bytes (a company's many matches): LZ4 with its
+ *   dictionary costs more CPU than it saves on a contact's few hundred bytes.
+ */
+const OPEN_OPTIONS = {
+  compression: true,
+  mapSize: MAP_SIZE,
+  noSync: true,
+  sharedStructuresKey: Symbol.for('enrich-structures'),
+} as const;
+
+/**
  * Opens (creating) the cache in `dir`. A cache that cannot be opened (read-only, disk full,
  * corrupt) is undefined, with `onWarning` told why: the run then goes on without one.
  */
@@ -86,61 +114,15 @@ export function openResultsCache(
   let db: RootDatabase<Stored, string>;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    removeLegacyFiles(dir);
     checkMetaPages(join(dir, CACHE_FILE));
-    db = open<Stored, string>({
-      path: join(dir, CACHE_FILE),
-      compression: true,
-      mapSize: MAP_SIZE,
-    });
+    db = open<Stored, string>({ path: join(dir, CACHE_FILE), ...OPEN_OPTIONS });
     db.get('\0probe'); // a corrupt file fails here, not mid-run
   } catch (err) {
     onWarning(unusable(dir, err));
     return undefined;
   }
   return wrap(db, dir, onWarning);
-}
-
-/**
- * The address space mapped for the file up front (virtual: pages count in memory only once
- * read). lmdb-js grows a smaller map by mapping the file again and keeps every earlier map
- * until it closes, so a cache grown during a run was resident about twice (3 GB for a 1.4 GB
- * file at 1M rows). A cache larger than this still grows, as before.
- */
-const MAP_SIZE = 2 ** 36;
-
-const LMDB_MAGIC = 0xbeefc0de;
-const META_MAGIC_AT = 24;
-
-/**
- * Refuses a file that is not an LMDB environment before lmdb maps it: the native code trusts
- * the file's meta pages, and a damaged one (garbage, cut short) crashes the process rather
- * than failing. Both meta pages must carry LMDB's magic (page size read from the first).
- */
-function checkMetaPages(path: string): void {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // a new cache
-    throw err;
-  }
-  try {
-    const head = Buffer.alloc(64);
-    const n = readSync(fd, head, 0, 64, 0);
-    if (n === 0) return; // created, never written
-    const pageSize = n === 64 ? head.readUInt32LE(48) : 0;
-    const second = Buffer.alloc(4);
-    const ok =
-      n === 64 &&
-      head.readUInt32LE(META_MAGIC_AT) === LMDB_MAGIC &&
-      pageSize >= 512 &&
-      pageSize <= 65536 &&
-      readSync(fd, second, 0, 4, pageSize + META_MAGIC_AT) === 4 &&
-      second.readUInt32LE(0) === LMDB_MAGIC;
-    if (!ok) throw new Error(`${path} is damaged (not an LMDB file)`);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function unusable(dir: string, err: unknown): string {
@@ -170,8 +152,12 @@ function wrap(
   };
   let pending = 0;
   let last: Promise<void> = Promise.resolve();
+  // 27 base64url characters: 162 bits of SHA-256, far from any collision at billions of answers.
   const keyOf = (scope: string, requestKey: string) =>
-    createHash('sha256').update(scope).update('\0').update(requestKey).digest('base64url');
+    hash('sha256', `${scope}\0${requestKey}`, 'base64url').slice(0, 27);
+  // Committed, then one sync of the file (commits are not flushed one by one: noSync).
+  const flushed = () =>
+    guard(Promise.resolve(), () => db.flushed.then(() => syncFile(db)).then(() => undefined, fail));
   return {
     dir,
     scoped(scope) {
@@ -194,11 +180,20 @@ function wrap(
         settled: () => (pending > MAX_PENDING_PUTS ? last : Promise.resolve()),
       };
     },
-    flushed: () => guard(Promise.resolve(), () => db.flushed.then(() => undefined, fail)),
-    close: () => db.close().catch(() => undefined),
+    flushed,
+    close: async () => {
+      await flushed();
+      await db.close().catch(() => undefined);
+    },
     stats: () => guard({ entries: 0, charged: 0, oldest: null, newest: null }, () => statsOf(db)),
     prune: (cutoff) => guard(Promise.resolve(0), () => pruneOlder(db, cutoff)),
   };
+}
+
+/** Flushes the file's committed pages to disk (lmdb's env sync, on its own thread). */
+function syncFile(db: RootDatabase<Stored, string>): Promise<void> {
+  const env = (db as unknown as { env: { sync(done: (err?: Error) => void): void } }).env;
+  return new Promise((resolve, reject) => env.sync((err) => (err ? reject(err) : resolve())));
 }
 
 /** The scope as one canonical string (metadata keys sorted). */
@@ -235,5 +230,5 @@ async function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): Pro
 /** Removes the cache's files: no contact data is left in `dir`. */
 export async function clearCache(dir: string): Promise<void> {
   const { rm } = await import('node:fs/promises');
-  for (const f of [CACHE_FILE, `${CACHE_FILE}-lock`]) await rm(join(dir, f), { force: true });
+  for (const f of ALL_CACHE_FILES) await rm(join(dir, f), { force: true });
 }
