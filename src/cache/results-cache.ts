@@ -1,7 +1,7 @@
-import { createHash, hash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
+import { createKeyMemo, scopeString } from './cache-keys.js';
 import { ALL_CACHE_FILES, CACHE_FILE, checkMetaPages, removeLegacyFiles } from './lmdb-file.js';
 
 /**
@@ -62,11 +62,7 @@ export interface CacheStats {
 const MAX_PENDING_PUTS = 2_000;
 
 export { CACHE_FILE } from './lmdb-file.js';
-
-/** A hash of an API key that names its account in the cache (the key itself is never stored). */
-export function accountFingerprint(apiKey: string): string {
-  return createHash('sha256').update(`enrich-cache-account\0${apiKey}`).digest('hex').slice(0, 32);
-}
+export { accountFingerprint } from './cache-keys.js';
 
 /** Stored form: short names keep each entry small. */
 interface Stored {
@@ -152,29 +148,47 @@ function wrap(
   };
   let pending = 0;
   let last: Promise<void> = Promise.resolve();
-  // 27 base64url characters: 162 bits of SHA-256, far from any collision at billions of answers.
-  const keyOf = (scope: string, requestKey: string) =>
-    hash('sha256', `${scope}\0${requestKey}`, 'base64url').slice(0, 27);
+  let batch: { written: Promise<unknown> | undefined; puts: number } = {
+    written: undefined,
+    puts: 0,
+  };
   // Committed, then one sync of the file (commits are not flushed one by one: noSync).
   const flushed = () =>
     guard(Promise.resolve(), () => db.flushed.then(() => syncFile(db)).then(() => undefined, fail));
   return {
     dir,
     scoped(scope) {
-      const s = scopeString(scope);
+      const keys = createKeyMemo(scopeString(scope));
       return {
         get: (requestKey) =>
           guard(undefined, () => {
-            const v = db.get(keyOf(s, requestKey));
-            return v ? { records: v.r, at: v.t, charged: v.c } : undefined;
+            const key = keys.of(requestKey);
+            const v = db.get(key);
+            if (v) return { records: v.r, at: v.t, charged: v.c };
+            keys.missed(requestKey, key); // its answer is likely put soon: hashed once
+            return undefined;
           }),
         put: (requestKey, a) =>
           guard(undefined, () => {
+            const written = db.put(keys.taken(requestKey), {
+              r: a.records,
+              t: a.at,
+              c: a.charged,
+            });
             pending++;
-            last = db
-              .put(keyOf(s, requestKey), { r: a.records, t: a.at, c: a.charged })
-              .then(() => undefined, fail)
-              .finally(() => pending--);
+            // lmdb gives every put of one commit the same promise: one handler per commit.
+            if (written !== batch.written) {
+              const b = { written, puts: 0 };
+              batch = b;
+              last = written.then(
+                () => void (pending -= b.puts),
+                (err: unknown) => {
+                  pending -= b.puts;
+                  fail(err);
+                },
+              );
+            }
+            batch.puts++;
           }),
         // Waits for the writes queued so far once more than a batch or two of them pile up.
         settled: () => (pending > MAX_PENDING_PUTS ? last : Promise.resolve()),
@@ -194,14 +208,6 @@ function wrap(
 function syncFile(db: RootDatabase<Stored, string>): Promise<void> {
   const env = (db as unknown as { env: { sync(done: (err?: Error) => void): void } }).env;
   return new Promise((resolve, reject) => env.sync((err) => (err ? reject(err) : resolve())));
-}
-
-/** The scope as one canonical string (metadata keys sorted). */
-function scopeString(scope: CacheScope): string {
-  const meta = Object.keys(scope.metadata)
-    .sort()
-    .map((k) => [k, scope.metadata[k]]);
-  return JSON.stringify(['v1', scope.baseUrl, scope.account, scope.kind, meta]);
 }
 
 function statsOf(db: RootDatabase<Stored, string>): CacheStats {

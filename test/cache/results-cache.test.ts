@@ -117,4 +117,19 @@ describe('the results cache store', () => {
     expect(cache.get('the-row-key')?.records).toEqual([contact]);
     await store.close();
   });
+
+  it('a request missed in one scope and answered in another is filed in the other only', async () => {
+    const dir = await tempDir();
+    const store = openOrFail(dir);
+    const plain = store.scoped(SCOPE);
+    const mobile = store.scoped({ ...SCOPE, metadata: { mobile: true } });
+    // The other scope misses last: a memo of missed keys shared by scopes would file it there.
+    expect(mobile.get('req-1')).toBeUndefined();
+    expect(plain.get('req-1')).toBeUndefined();
+    mobile.put('req-1', { records: [contact], at: 1, charged: true });
+    await store.flushed();
+    expect(plain.get('req-1')).toBeUndefined();
+    expect(mobile.get('req-1')?.records).toEqual([contact]);
+    await store.close();
+  });
 });
