@@ -42,8 +42,9 @@ export interface ScopedCache {
 export interface ResultsCacheStore {
   readonly dir: string;
   scoped(scope: CacheScope): ScopedCache;
-  /** Resolves once every put is on disk. */
+  /** Resolves once every put is on disk (committed, then the file synced once). */
   flushed(): Promise<void>;
+  /** Flushes (as `flushed`), then closes. */
   close(): Promise<void>;
   /** Entries by whether they are older than `cutoff` (epoch ms). */
   stats(): CacheStats;
