@@ -6,7 +6,7 @@ import type { ResolvedRun, ResultsCache } from '../pipeline/types.js';
 /** The results cache of one run, bound to its scope, and how to let go of it. */
 export interface RunCache {
   cache: ResultsCache;
-  /** Waits for the answers written to reach the disk (one sync), then closes the cache. */
+  /** Waits for the answers written to reach the disk, then closes the cache. */
   close(): Promise<void>;
 }
 

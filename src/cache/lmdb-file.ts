@@ -8,9 +8,9 @@ import { join } from 'node:path';
 export const CACHE_FILE = 'results-v2.mdb';
 
 /**
- * Files of earlier formats: `results.mdb` held msgpack without shared structures, with the
- * records' request echoes, written with lmdb's overlapping sync (another meta page layout).
- * Its answers are never served; opening the cache removes it (contact data nobody reads).
+ * Files of earlier formats: `results.mdb` held msgpack answers without shared structures,
+ * with the records' request echoes. Its answers are never served; opening the cache removes
+ * it (contact data nobody would read any more).
  */
 export const LEGACY_FILES = ['results.mdb', 'results.mdb-lock'];
 
