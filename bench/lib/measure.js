@@ -2,6 +2,8 @@
 // parent; CPU and peak RSS of the child alone, reported by usage-preload.js from inside it.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -9,7 +11,12 @@ import { fileURLToPath, URL } from 'node:url';
 
 const PRELOAD = fileURLToPath(new URL('./usage-preload.js', import.meta.url));
 
-/** Runs `node [nodeArgs] script args`; resolves {wall_ms, cpu_ms, user_ms, system_ms, rss_mb, code, stderr}. */
+/**
+ * Runs `node [nodeArgs] script args`; resolves {wall_ms, cpu_ms, user_ms, system_ms, rss_mb,
+ * code, stderr}, and on Linux the peaks of the child's anonymous and file-backed resident
+ * memory apart (`rss_anon_mb`, `rss_file_mb`, sampled every 50 ms from /proc): a mapped file's
+ * pages (an lmdb database) count in RSS but are page cache the kernel can take back.
+ */
 export async function measureNode(
   script,
   args,
@@ -22,6 +29,7 @@ export async function measureNode(
     env: { ...process.env, ...env, BENCH_USAGE_FILE: usageFile },
     stdio: ['ignore', stdout, 'pipe'],
   });
+  const memory = sampleMemory(child.pid);
   let stderr = '';
   child.stderr.on('data', (d) => {
     if (stderr.length < 20_000) stderr += d;
@@ -31,6 +39,7 @@ export async function measureNode(
     child.on('close', (c) => res(c));
   });
   const wall = performance.now() - t0;
+  const peaks = memory.stop();
   let usage = { user_ms: NaN, system_ms: NaN, max_rss_kb: NaN };
   try {
     usage = JSON.parse(readFileSync(usageFile, 'utf8'));
@@ -44,8 +53,33 @@ export async function measureNode(
     user_ms: Math.round(usage.user_ms),
     system_ms: Math.round(usage.system_ms),
     rss_mb: Math.round((usage.max_rss_kb / 1024) * 10) / 10,
+    ...peaks,
     code,
     stderr,
+  };
+}
+
+/** Polls /proc/<pid>/status for RssAnon and RssFile; stop() gives their peaks (MB), {} off Linux. */
+function sampleMemory(pid) {
+  const peak = { anon: 0, file: 0 };
+  let live = process.platform === 'linux' && pid !== undefined;
+  const kb = (text, name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+  const tick = async () => {
+    while (live) {
+      const text = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+      peak.anon = Math.max(peak.anon, kb(text, 'RssAnon'));
+      peak.file = Math.max(peak.file, kb(text, 'RssFile') + kb(text, 'RssShmem'));
+      await sleep(50);
+    }
+  };
+  void tick();
+  const mb = (k) => Math.round((k / 1024) * 10) / 10;
+  return {
+    stop() {
+      const sampled = live;
+      live = false;
+      return sampled ? { rss_anon_mb: mb(peak.anon), rss_file_mb: mb(peak.file) } : {};
+    },
   };
 }
 

@@ -1,8 +1,4 @@
-import {
-  accountFingerprint,
-  openResultsCache,
-  type ResultsCacheStore,
-} from '../cache/results-cache.js';
+import { accountFingerprint, openResultsCache } from '../cache/results-cache.js';
 import { pruneFinishedRuns } from '../cache/retention.js';
 import { getPaths } from '../config/paths.js';
 import type { ResolvedRun, ResultsCache } from '../pipeline/types.js';
@@ -35,7 +31,7 @@ export function openRunCache(
   if (!store) return undefined;
   return {
     cache: store.scoped(scopeOf(run, o.baseUrl, accountFingerprint(o.account))),
-    close: () => closeStore(store),
+    close: () => store.close(),
   };
 }
 
@@ -53,9 +49,4 @@ function scopeOf(run: Pick<ResolvedRun, 'kind' | 'metadata'>, baseUrl: string, a
   // The service is its origin and path: the key's query or a trailing slash change nothing.
   const service = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
   return { baseUrl: service, account, kind: run.kind, metadata: run.metadata };
-}
-
-async function closeStore(store: ResultsCacheStore): Promise<void> {
-  await store.flushed();
-  await store.close();
 }

@@ -75,6 +75,8 @@ export interface CachePolicy {
 export interface BatchItem {
   index: number;
   element: Record<string, unknown>;
+  /** The row's request (dedupe) key, when the classification computed it: the cache files the answer under it. */
+  key?: string;
 }
 
 /** What became of one submitted (leaf) batch. */

@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clearCache, openResultsCache } from '../../src/cache/results-cache.js';
+import { CACHE_FILE, clearCache, openResultsCache } from '../../src/cache/results-cache.js';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
 import {
   CONTACT_HEADER,
@@ -139,7 +139,7 @@ describe('the results cache: never pay twice for the same lookup', () => {
     const { dir, run, charged, warnings } = await rig();
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'cache'), { recursive: true });
-    await writeFile(join(dir, 'cache', 'results.mdb'), Buffer.alloc(64 * 1024, 0x5a));
+    await writeFile(join(dir, 'cache', CACHE_FILE), Buffer.alloc(64 * 1024, 0x5a));
     const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
     const summary = await run(input, 'o1.csv');
     expect(summary.exitCode).toBe(0);

@@ -61,8 +61,9 @@ export function creditsSaved(answer: CachedAnswer | undefined): number {
 /**
  * Keeps a batch's answers in the cache, by each row's request key. Answers the service may
  * give differently next time are left out: a row whose records ran out of credits, and rows
- * the results do not answer (missing). Records are kept without `custom_fields`, which
- * hold this run's row ids.
+ * the results do not answer (missing). Records are kept without their echoes of this run's
+ * request (`custom_fields`: its row ids; `original_fields`: the fields it sent): a row
+ * answered from the cache sent nothing, and the echoes were a quarter of each entry.
  */
 export function fillCache(
   cache: ResultsCache,
@@ -85,12 +86,12 @@ export function fillCache(
   }
   let kept = 0;
   for (const item of items) {
-    const key = keyOfFields(kind, item.element);
+    const key = item.key ?? keyOfFields(kind, item.element);
     const records = byRow.get(item.index) ?? byKey.get(key);
     if (!records || records.length === 0) continue;
     if (records.some((r) => isCreditExhausted(r, answer.remaining))) continue;
     cache.put(key, {
-      records: records.map(withoutCustomFields),
+      records: records.map(withoutEchoes),
       at: answer.at,
       charged: records.some((r) => r.credit_charged === true),
     });
@@ -99,9 +100,7 @@ export function fillCache(
   return kept;
 }
 
-function withoutCustomFields(r: AnyRecord): AnyRecord {
-  if (!('custom_fields' in r)) return r;
-  const out: AnyRecord = {};
-  for (const k of Object.keys(r)) if (k !== 'custom_fields') out[k] = r[k];
-  return out;
+function withoutEchoes(r: AnyRecord): AnyRecord {
+  const { custom_fields: _rowIds, original_fields: _sent, ...rest } = r;
+  return rest;
 }

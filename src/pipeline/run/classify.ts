@@ -102,7 +102,7 @@ export async function* classifyRows(
       budget.left -= budget.perRow;
     }
     yield { t: 'send', row, batch: no };
-    items.push({ index: row.index, element: elementOf(run, row, v.fields) });
+    items.push({ index: row.index, element: elementOf(run, row, v.fields), key: v.key });
     if (items.length >= (journaled ?? run.batchSize)) {
       yield* span(row.index);
       yield ready();
