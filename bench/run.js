@@ -79,6 +79,9 @@ async function clientRun(work, input, rows, label, bin = BIN, copyOutput = false
       ENRICH_API_KEY: sb.apiKey,
       ENRICH_STATE_DIR: join(state, 'state'),
       ENRICH_CONFIG_DIR: join(state, 'config'),
+      // A results cache of its own, empty: a cold first run (the user's cache is neither read
+      // nor grown, and its mapped pages do not count in this run's RSS).
+      ENRICH_CACHE_DIR: join(state, 'cache'),
     };
     const out = join(state, 'out.csv');
     const r = await measureNode(bin, ['contacts', input, '-o', out, '--quiet'], { env });

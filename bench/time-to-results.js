@@ -61,6 +61,7 @@ async function run(work, input, f, parallel) {
       ENRICH_API_KEY: sb.apiKey,
       ENRICH_STATE_DIR: join(state, 'state'),
       ENRICH_CONFIG_DIR: join(state, 'config'),
+      ENRICH_CACHE_DIR: join(state, 'cache'), // empty: every row is looked up
     };
     const out = join(state, 'out.csv');
     const load = loadavg()[0];
