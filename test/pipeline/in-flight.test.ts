@@ -64,21 +64,21 @@ describe('decideInFlight: jobs in flight that follow the service', () => {
     ).toBe(32);
   });
 
-  it('when jobs only queue, keeps what the service runs plus a few queued', () => {
+  it('when jobs only queue, keeps what the service runs and a round queued behind it', () => {
     // 16 in flight; the service said 8 are due in 5 s and 8 in 10 s (a queue of 8).
     const v = view({ now: 1000, jobs: [...jobs(8, 900, 5000), ...jobs(8, 900, 10_000)] });
     expect(queuedJobs(v, 5000)).toBe(8);
-    expect(decideInFlight(state(16), v, limits).target).toBe(10);
+    expect(decideInFlight(state(32), v, limits).target).toBe(16);
   });
 
-  it('two slots: keeps three in flight, so the service never idles between jobs', () => {
-    const v = view({ now: 100, jobs: [...jobs(2, 50, 5000), ...jobs(2, 50, 10_000)] });
-    expect(decideInFlight(state(4), v, limits).target).toBe(3);
+  it('two slots: keeps four in flight, so the service never idles between jobs', () => {
+    const v = view({ now: 100, jobs: [...jobs(2, 50, 5000), ...jobs(4, 50, 10_000)] });
+    expect(decideInFlight(state(8), v, limits).target).toBe(4);
   });
 
   it('without due times, jobs in flight 1.5 job-times are taken as queued', () => {
     const v = view({ now: 20_000, jobs: [...jobs(2, 16_000), ...jobs(6, 0)], fastestDoneMs: 5000 });
-    expect(decideInFlight(state(8), v, limits).target).toBe(3);
+    expect(decideInFlight(state(8), v, limits).target).toBe(4);
   });
 
   it('halves on a new 429, once per 429 seen', () => {
@@ -114,7 +114,7 @@ describe('createFlightGate', () => {
     expect(gate.target()).toBe(2);
   });
 
-  it('adaptive: grows with time while jobs run side by side, shrinks when they queue', async () => {
+  it('adaptive: grows with time while jobs run side by side, holds once they queue', async () => {
     let t = 0;
     const probes: number[] = [];
     const gate = createFlightGate({
@@ -135,11 +135,13 @@ describe('createFlightGate', () => {
     expect(gate.target()).toBe(8);
     gate.accepted('b4');
     gate.pending('b4', 10_000 - t); // due at 10 s: queued behind the first four
-    expect(gate.target()).toBe(5); // the four it runs, and one queued
-    // Its first jobs done, one more place: the queued job now runs, the next one queues.
-    t = 5000;
+    expect(gate.target()).toBe(8); // the four it runs, and a round queued behind them
+    t = 1500; // past a probe interval, but a queue was seen: no growth
+    gate.pending('b0', 3500);
+    expect(gate.target()).toBe(8);
+    t = 5000; // the first four done: the queued job runs; still within a job-time of the queue
     for (let i = 0; i < 4; i++) gate.ended(`b${i}`, true);
-    expect(gate.target()).toBe(5);
+    expect(gate.target()).toBe(8);
   });
 
   it('adaptive: no growth within a job-time of a queue seen', () => {

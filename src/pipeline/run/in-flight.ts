@@ -6,8 +6,9 @@
  * The idea is TCP's congestion window with Vegas's delay signal: once the service has shown
  * how long a job takes, and while every job in flight finishes in about that time (it runs
  * them side by side), double the jobs in flight every `probeMs`; once some only wait in the service's queue (a job due more than
- * 1.5 job-times away, or in flight that long), keep as many as it runs plus a few queued
- * (so it never idles between one job's end and the next POST); halve on a 429.
+ * 1.5 job-times away, or in flight that long), keep twice as many as it runs (a round
+ * queued behind the running one, so it never idles between one job's end and the next
+ * POST, and no job waits more than a round); halve on a 429.
  */
 
 /** One job in flight, as the run has seen it. */
@@ -111,7 +112,9 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   const queued = base === undefined ? 0 : queuedJobs(v, base);
   if (queued > 0) {
     const running = v.jobs.length - queued;
-    const keep = running + Math.max(1, Math.ceil(running / 4));
+    // A round queued behind the one running: when a round ends, the next starts at once,
+    // not after the run has seen it end and sent more (seconds on a busy client).
+    const keep = 2 * Math.max(1, running);
     // Only down: while queued jobs drain, fewer in flight than the target is no evidence.
     return at(Math.min(keep, s.target), { queueSeenAt: v.now });
   }
