@@ -11,7 +11,7 @@ import { countCsvRecords } from './lib/count-rows.js';
 import { parseBenchFlags } from './lib/flags.js';
 import { writeContacts } from './lib/gen-contacts.js';
 import { measureNode, median } from './lib/measure.js';
-import { startSandboxProcess } from './lib/sandbox-process.js';
+import { clientEnv, startSandboxProcess } from './lib/sandbox-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/enrich.js');
@@ -74,15 +74,7 @@ async function clientRun(work, input, rows, label, bin = BIN, copyOutput = false
   const sb = await startSandboxProcess();
   const state = mkdtempSync(join(work, `state-${label}-`));
   try {
-    const env = {
-      ENRICH_BASE_URL: sb.baseUrl,
-      ENRICH_API_KEY: sb.apiKey,
-      ENRICH_STATE_DIR: join(state, 'state'),
-      ENRICH_CONFIG_DIR: join(state, 'config'),
-      // A results cache of its own, empty: a cold first run (the user's cache is neither read
-      // nor grown, and its mapped pages do not count in this run's RSS).
-      ENRICH_CACHE_DIR: join(state, 'cache'),
-    };
+    const env = clientEnv(sb, state);
     const out = join(state, 'out.csv');
     const r = await measureNode(bin, ['contacts', input, '-o', out, '--quiet'], { env });
     if (r.code !== 0) throw new Error(`enrich contacts exited ${r.code}: ${r.stderr.slice(-2000)}`);

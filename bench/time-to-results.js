@@ -13,7 +13,7 @@ import { fileURLToPath, URL } from 'node:url';
 import { countCsvRecords } from './lib/count-rows.js';
 import { writeContacts } from './lib/gen-contacts.js';
 import { measureNode, median } from './lib/measure.js';
-import { startSandboxProcess } from './lib/sandbox-process.js';
+import { clientEnv, startSandboxProcess } from './lib/sandbox-process.js';
 
 const BIN = fileURLToPath(new URL('../bin/enrich.js', import.meta.url));
 const log = (s) => process.stderr.write(`${s}\n`);
@@ -56,13 +56,7 @@ async function run(work, input, f, parallel) {
   ]);
   const state = mkdtempSync(join(work, 'state-'));
   try {
-    const env = {
-      ENRICH_BASE_URL: sb.baseUrl,
-      ENRICH_API_KEY: sb.apiKey,
-      ENRICH_STATE_DIR: join(state, 'state'),
-      ENRICH_CONFIG_DIR: join(state, 'config'),
-      ENRICH_CACHE_DIR: join(state, 'cache'), // empty: every row is looked up
-    };
+    const env = clientEnv(sb, state);
     const out = join(state, 'out.csv');
     const load = loadavg()[0];
     const r = await measureNode(BIN, ['contacts', input, '-o', out, '--quiet', ...f.extra], {
