@@ -151,7 +151,7 @@ async function throughput(work) {
         output_copy_wall_ms: med(client, (x) => x.output_copy.wall_ms),
         output_copy_cpu_ms: med(client, (x) => x.output_copy.cpu_ms),
       },
-      load_1m: med(client, (x) => x.load),
+      load_1m: Math.round(med(client, (x) => x.load) * 100) / 100,
       client: {
         wall_ms: med(client, (x) => x.wall_ms),
         cpu_ms: med(client, (x) => x.cpu_ms),
