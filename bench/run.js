@@ -4,14 +4,14 @@
 // never fails on timing, but fails when a client run does not write every row.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { cpus, freemem, tmpdir, totalmem } from 'node:os';
+import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, URL } from 'node:url';
 import { countCsvRecords } from './lib/count-rows.js';
 import { parseBenchFlags } from './lib/flags.js';
 import { writeContacts } from './lib/gen-contacts.js';
 import { measureNode, median } from './lib/measure.js';
-import { startSandboxProcess } from './lib/sandbox-process.js';
+import { clientEnv, startSandboxProcess } from './lib/sandbox-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/enrich.js');
@@ -58,17 +58,23 @@ function ensureBuilt(build) {
 
 const ratio = (a, b) => Math.round((a / b) * 100) / 100;
 
-/** One client run of `enrich contacts` against a fresh sandbox process; returns numbers, rows written and request counts. */
-async function clientRun(work, input, rows, label, bin = BIN) {
+/** A csv-parse -> csv-stringify copy of `file` (the floor's unit: reading and writing it). */
+async function copyOf(work, file) {
+  const b = await measureNode(join(ROOT, 'bench/baseline-copy.js'), [file, join(work, 'copy.csv')]);
+  if (b.code !== 0) throw new Error(`baseline copy failed: ${b.stderr}`);
+  return b;
+}
+
+/**
+ * One client run of `enrich contacts` against a fresh sandbox process; returns numbers, rows
+ * written and request counts, and (`copyOutput`) a copy of the output it produced, the
+ * second half of the floor.
+ */
+async function clientRun(work, input, rows, label, bin = BIN, copyOutput = false) {
   const sb = await startSandboxProcess();
   const state = mkdtempSync(join(work, `state-${label}-`));
   try {
-    const env = {
-      ENRICH_BASE_URL: sb.baseUrl,
-      ENRICH_API_KEY: sb.apiKey,
-      ENRICH_STATE_DIR: join(state, 'state'),
-      ENRICH_CONFIG_DIR: join(state, 'config'),
-    };
+    const env = clientEnv(sb, state);
     const out = join(state, 'out.csv');
     const r = await measureNode(bin, ['contacts', input, '-o', out, '--quiet'], { env });
     if (r.code !== 0) throw new Error(`enrich contacts exited ${r.code}: ${r.stderr.slice(-2000)}`);
@@ -77,6 +83,7 @@ async function clientRun(work, input, rows, label, bin = BIN) {
     if (outputRows !== rows) {
       throw new Error(`enrich contacts (${label}) wrote ${outputRows} rows of ${rows}`);
     }
+    const outputCopy = copyOutput ? await copyOf(work, out) : undefined;
     const stats = await sb.stats();
     const byPath = stats.requests_by_path ?? {};
     const sum = (pred) =>
@@ -87,6 +94,7 @@ async function clientRun(work, input, rows, label, bin = BIN) {
       ...r,
       stderr: undefined,
       output_rows: outputRows,
+      output_copy: outputCopy && { wall_ms: outputCopy.wall_ms, cpu_ms: outputCopy.cpu_ms },
       sandbox_cpu_ms: sb.cpuMs(),
       requests: {
         submits: sum((p) => p === '/contacts'),
@@ -116,18 +124,16 @@ async function throughput(work) {
         before.push(await clientRun(work, input, rows, `before-${rows}`, bin));
       }
       // Interleaved, so drifting machine load hits both alike.
-      const b = await measureNode(join(ROOT, 'bench/baseline-copy.js'), [
-        input,
-        join(work, 'copy.csv'),
-      ]);
-      if (b.code !== 0) throw new Error(`baseline copy failed: ${b.stderr}`);
+      const load = loadavg()[0];
+      const b = await copyOf(work, input);
       base.push(b);
-      client.push(await clientRun(work, input, rows, String(rows)));
+      client.push({ ...(await clientRun(work, input, rows, String(rows), BIN, true)), load });
+      const c = client[k];
       log(
-        `  ${rows} rows, run ${k + 1}/${runs}: baseline ${b.wall_ms} ms, client ${client[k].wall_ms} ms wall / ${client[k].cpu_ms} ms CPU / ${client[k].rss_mb} MB`,
+        `  ${rows} rows, run ${k + 1}/${runs}: copy of input ${b.wall_ms} ms + of output ${c.output_copy.wall_ms} ms, client ${c.wall_ms} ms wall / ${c.cpu_ms} ms CPU / ${c.rss_mb} MB (load ${load.toFixed(2)})`,
       );
     }
-    const med = (xs, f) => median(xs.map(f));
+    const med = (xs, f) => median(xs.map((x, i) => f(x, i)));
     const row = {
       rows,
       // Three decimals: a smoke run's file of a few thousand rows is well under 0.1 MB.
@@ -137,6 +143,15 @@ async function throughput(work) {
         cpu_ms: med(base, (x) => x.cpu_ms),
         rss_mb: med(base, (x) => x.rss_mb),
       },
+      // The fair floor: reading the input and writing the output (35 columns, not 12), each a
+      // csv-parse -> csv-stringify copy, measured in the same rounds as the client.
+      floor: {
+        wall_ms: med(base, (x, i) => x.wall_ms + client[i].output_copy.wall_ms),
+        cpu_ms: med(base, (x, i) => x.cpu_ms + client[i].output_copy.cpu_ms),
+        output_copy_wall_ms: med(client, (x) => x.output_copy.wall_ms),
+        output_copy_cpu_ms: med(client, (x) => x.output_copy.cpu_ms),
+      },
+      load_1m: Math.round(med(client, (x) => x.load) * 100) / 100,
       client: {
         wall_ms: med(client, (x) => x.wall_ms),
         cpu_ms: med(client, (x) => x.cpu_ms),
@@ -158,6 +173,9 @@ async function throughput(work) {
     row.ratio = {
       wall: ratio(row.client.wall_ms, row.baseline.wall_ms),
       cpu: ratio(row.client.cpu_ms, row.baseline.cpu_ms),
+      // Against the floor (target: at most 1.5x); medians of per-round sums.
+      floor_wall: ratio(row.client.wall_ms, row.floor.wall_ms),
+      floor_cpu: ratio(row.client.cpu_ms, row.floor.cpu_ms),
       // The run is two processes: the client's CPU plus the sandbox's, against the copy's.
       wall_per_row_us: Math.round((row.client.wall_ms * 1000) / rows),
     };
@@ -262,7 +280,7 @@ try {
       );
     }
     log(
-      `  ${t.rows} rows: wall ${t.client.wall_ms} vs ${t.baseline.wall_ms} ms (${t.ratio.wall}x), CPU ${t.client.cpu_ms} vs ${t.baseline.cpu_ms} ms (${t.ratio.cpu}x), client peak RSS ${t.client.rss_mb} MB, requests ${t.requests.submits} submits + ${t.requests.polls} polls`,
+      `  ${t.rows} rows: wall ${t.client.wall_ms} vs floor ${t.floor.wall_ms} ms (${t.ratio.floor_wall}x; vs input copy ${t.ratio.wall}x), CPU ${t.client.cpu_ms} vs floor ${t.floor.cpu_ms} ms (${t.ratio.floor_cpu}x), client peak RSS ${t.client.rss_mb} MB, requests ${t.requests.submits} submits + ${t.requests.polls} polls, load ${t.load_1m}`,
     );
   }
   const growth =

@@ -2,6 +2,7 @@
 // and reads its admin stats; the benchmark never shares a process with the service.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, URL } from 'node:url';
 import { fetch } from 'undici';
@@ -75,4 +76,20 @@ export async function startSandboxProcess(extraArgs = []) {
     await gone;
   };
   return { baseUrl: info.base_url, apiKey: info.api_key, stats, cpuMs, close };
+}
+
+/**
+ * The environment of one client run against `sb`: its key and URL, and state, config and
+ * results-cache directories of its own under `dir`, so no run resumes another and each
+ * starts with an empty cache (the user's is neither read nor grown, and its mapped pages do
+ * not count in the run's RSS).
+ */
+export function clientEnv(sb, dir) {
+  return {
+    ENRICH_BASE_URL: sb.baseUrl,
+    ENRICH_API_KEY: sb.apiKey,
+    ENRICH_STATE_DIR: join(dir, 'state'),
+    ENRICH_CONFIG_DIR: join(dir, 'config'),
+    ENRICH_CACHE_DIR: join(dir, 'cache'),
+  };
 }

@@ -35,5 +35,7 @@ export function toBulkApi(client: EnrichClient, defaults: CallOptions = {}) {
     },
     /** True once the service echoed an Idempotency-Key for `kind`'s submissions. */
     honoursIdempotency: (kind: 'contacts' | 'companies') => client.honoursIdempotency(kind),
+    /** 429s the service answered so far. */
+    throttled: () => client.throttled(),
   };
 }

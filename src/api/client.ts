@@ -94,6 +94,8 @@ export interface EnrichClient {
   ): Promise<ResultsState<CompanyRecord>>;
   /** True once the bulk endpoint of `kind` echoed an Idempotency-Key, false once it did not. */
   honoursIdempotency(kind: BulkKind): boolean | undefined;
+  /** How many 429s the service has answered this client (the run's jobs in flight back off). */
+  throttled(): number;
   /**
    * Names the account of this client's key without the key: a SHA-256 of it. The results
    * cache keeps one account's answers apart from another's by it.
@@ -196,6 +198,7 @@ export function createClient(options: ClientOptions): EnrichClient {
     ...singleMethods(calls, by),
     ...bulkMethods(calls, by),
     account: accountOfKey(options.apiKey),
+    throttled: () => ctx.limiter.throttled(),
     honoursIdempotency: (kind) =>
       store.get(
         idempotencyScope(base.origin, kind === 'contacts' ? Paths.contacts : Paths.companies),

@@ -25,6 +25,8 @@ export interface RateLimiter {
   ): void;
   /** The rate currently allowed, in requests per second (Infinity: unlimited). */
   rate(): number;
+  /** How many 429s it has observed. */
+  throttled(): number;
 }
 
 /** The slowest the limiter goes on its own: one request every 20 s. */
@@ -67,6 +69,7 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
   let blockedUntil = 0;
   let lastDecrease = -Infinity;
   const grants: number[] = [];
+  let throttled = 0;
   const gap = () => (Number.isFinite(rate) ? 1000 / rate : 0);
 
   const decrease = (now: number) => {
@@ -98,6 +101,7 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
         blockedUntil = Math.max(blockedUntil, now + quota.resetMs);
       }
       if (status === 429) {
+        throttled++;
         const told = retryAfterMs ?? (quota.remaining === 0 ? quota.resetMs : undefined);
         // Told when to come back: that is honoured as is. A bare 429 slows every call.
         if (told === undefined) decrease(now);
@@ -107,5 +111,6 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
       }
     },
     rate: () => rate,
+    throttled: () => throttled,
   };
 }

@@ -21,7 +21,7 @@ export interface BulkRunOptions {
   request?: RequestOptions;
   /** Rows per job (setting batch_size, 1000). */
   batchSize?: number;
-  /** Jobs in flight (setting concurrency, 4). */
+  /** Jobs in flight (setting concurrency; unset: as many as make the service finish sooner, up to 32). */
   concurrency?: number;
   /** Send identical rows once (true). */
   dedupe?: boolean;

@@ -4,7 +4,8 @@ import { parseDuration, formatDuration } from './duration.js';
 export interface Settings {
   baseUrl: string | undefined;
   batchSize: number;
-  concurrency: number;
+  /** Bulk jobs in flight; undefined: as many as make the service finish sooner (up to 32). */
+  concurrency: number | undefined;
   timeoutMs: number;
   formulaEscape: 'auto' | 'always' | 'never';
   prefix: string;
@@ -104,10 +105,10 @@ export const SETTINGS: readonly SettingSpec[] = [
     key: 'concurrency',
     prop: 'concurrency',
     env: 'ENRICH_CONCURRENCY',
-    default: 4,
-    description: 'bulk jobs in flight at once',
+    default: undefined,
+    description: 'bulk jobs in flight at once (unset: adaptive, up to 32)',
     parse: integer(1, 64),
-    format: str,
+    format: (v) => (v === undefined ? 'auto' : str(v)),
   },
   {
     key: 'timeout',

@@ -31,6 +31,8 @@ export interface BulkApi {
    * was lost may then be sent again with the same key); absent or false: it may not.
    */
   honoursIdempotency?(kind: BulkKind): boolean | undefined;
+  /** How many 429s the service has answered so far (absent: the run cannot tell). */
+  throttled?(): number;
   results(
     kind: BulkKind,
     jobId: string,
@@ -207,7 +209,8 @@ export interface ResolvedRun {
   /** What one row may cost: 1 for contacts, `top` for companies. */
   readonly creditsPerRow: number;
   readonly batchSize: number;
-  readonly concurrency: number;
+  /** Bulk jobs in flight; undefined: adaptive (run/in-flight.ts), up to IN_FLIGHT_CAP. */
+  readonly concurrency: number | undefined;
   readonly dedupe: boolean;
   readonly idColumn: number | undefined;
   readonly maxCredits: number | undefined;

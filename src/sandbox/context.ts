@@ -9,6 +9,10 @@ export interface ResolvedOptions {
   credits: number;
   verificationCredits: number;
   jobMs: number;
+  /** A job takes jobMs plus this per input record. */
+  recordMs: number;
+  /** Jobs one account's jobs are processed at once; later ones queue (0: no limit). */
+  parallelJobs: number;
   ttlMs: number;
   rateLimit: number;
   maxBatch: number;

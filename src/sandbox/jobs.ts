@@ -9,6 +9,7 @@ import { bodyHash } from './canonical.js';
 import type { Account, Job } from './store.js';
 import { specOnlyRecords } from './spec-only.js';
 import { quotaBeforeSubmit, quotaForJob } from './quota.js';
+import { jobDuration, jobProcessed, jobStart } from './schedule.js';
 
 type Raw = Record<string, unknown>;
 
@@ -64,14 +65,16 @@ export function submitBulk(
   const results = JSON.stringify(ctx.options.specOnly ? specOnlyRecords(records) : records);
   const now = ctx.now();
   const id = randomUUID();
-  const expires = now + ctx.options.ttlMs;
+  // Jobs past the account's parallel limit wait their turn; their results live as long.
+  const start = jobStart(jobsOf(ctx, account), now, ctx.options.parallelJobs);
   const job: Job = {
     id,
     kind,
     account_id: account.id,
     created_at: now,
-    ready_at: now + ctx.options.jobMs,
-    expires_at: expires,
+    ...(start > now ? { started_at: start } : {}),
+    ready_at: start + jobDuration(ctx.options, items.length),
+    expires_at: start + ctx.options.ttlMs,
     total: items.length,
     records: records.length,
     charged,
@@ -87,6 +90,11 @@ export function submitBulk(
   ctx.stats.records_submitted += items.length;
   ctx.stats.credits_charged += charged;
   return reply;
+}
+
+/** The account's stored jobs (their timeline decides when a new one starts). */
+function* jobsOf(ctx: SandboxContext, account: Account): Iterable<Job> {
+  for (const j of ctx.store.jobs.values()) if (j.account_id === account.id) yield j;
 }
 
 /**
@@ -150,13 +158,12 @@ export function jobResults(
   }
   if (now < job.ready_at) {
     const left = job.ready_at - now;
-    const span = Math.max(1, job.ready_at - job.created_at);
     return {
       status: 202,
       headers: { 'Retry-After': String(Math.max(1, Math.ceil(left / 1000))) },
       body: {
         status: 'processing',
-        processed: Math.floor((job.total * (now - job.created_at)) / span),
+        processed: jobProcessed(job, now),
         total: job.total,
         remaining_credits: account.credits,
       },

@@ -27,6 +27,8 @@ export interface Job {
   kind: 'contacts' | 'companies';
   account_id: string;
   created_at: number;
+  /** When it left the account's queue (absent: at once, when it was created). */
+  started_at?: number;
   ready_at: number;
   expires_at: number;
   /** Input records submitted. */

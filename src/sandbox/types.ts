@@ -12,6 +12,14 @@ export interface SandboxOptions {
   verificationCredits?: number;
   /** How long a bulk job takes before its results are ready, in ms (default 0). */
   jobMs?: number;
+  /** Added to a bulk job's time per input record, in ms (default 0): a job of n records takes jobMs + n * recordMs. */
+  recordMs?: number;
+  /**
+   * Most bulk jobs of one account processed at once (default 0: no limit). Later jobs wait
+   * in a queue, first come first served: their 202s show `processed: 0` until they start,
+   * and their results expire `ttlMs` after they start.
+   */
+  parallelJobs?: number;
   /** Results lifetime after the job is created, in ms (default 24h). */
   ttlMs?: number;
   /** Requests per second per key (token bucket, burst 2x); 0 or undefined = off. */

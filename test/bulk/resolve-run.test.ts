@@ -97,7 +97,7 @@ describe('resolveRun', () => {
       const run = await resolveRun({ kind: 'companies', output: '-', request: { top: 3 } }, source);
       expect(run).toMatchObject({
         batchSize: 1000,
-        concurrency: 4,
+        concurrency: undefined,
         timeoutMs: 7_200_000,
         dedupe: true,
         wait: true,

@@ -34,7 +34,7 @@ describe('resolveSettings', () => {
       apiKey: undefined,
       apiKeySource: 'none',
       batchSize: 1000,
-      concurrency: 4,
+      concurrency: undefined,
       timeoutMs: 7_200_000,
       formulaEscape: 'auto',
       prefix: 'enriched_',

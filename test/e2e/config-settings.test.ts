@@ -35,7 +35,7 @@ describe('enrich config', () => {
     let l = await list([], env);
     expect(l.settings.base_url).toEqual({ value: 'https://file.example', source: 'file' });
     expect(l.settings.batch_size).toEqual({ value: '500', source: 'file' });
-    expect(l.settings.concurrency).toEqual({ value: '4', source: 'default' });
+    expect(l.settings.concurrency).toEqual({ value: 'auto', source: 'default' });
 
     const withEnv = { ...env, ENRICH_BASE_URL: 'https://env.example', ENRICH_BATCH_SIZE: '250' };
     l = await list([], withEnv);
@@ -56,7 +56,7 @@ describe('enrich config', () => {
   it('keeps profiles apart (--profile, then ENRICH_PROFILE)', async () => {
     const env = await tempEnv();
     await runCli(['config', 'set', 'concurrency', '8', '--profile', 'staging'], { env });
-    expect((await list([], env)).settings.concurrency?.value).toBe('4');
+    expect((await list([], env)).settings.concurrency?.value).toBe('auto');
     const viaFlag = await list(['--profile', 'staging'], env);
     expect(viaFlag.profile).toBe('staging');
     expect(viaFlag.settings.concurrency).toEqual({ value: '8', source: 'file' });

@@ -1,7 +1,6 @@
 import { appendFile, readFile, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { InputSource } from '../../src/io/read.js';
 import type { BulkApi } from '../../src/pipeline/types.js';
 import { LIBRARY_WORDS } from '../../src/pipeline/run/messages.js';
 import { toBulkApi } from '../../src/api/bulk-api.js';
@@ -22,6 +21,7 @@ import {
   type RunFileOptions,
 } from './bulk-harness.js';
 import type { SandboxHandle } from '../../src/sandbox/index.js';
+import { enrichFile } from '../../src/bulk/enrich-file.js';
 
 const sandbox = sandboxPerTest();
 
@@ -293,7 +293,7 @@ describe('bulk run against the sandbox', () => {
       const dir = await tempDir();
       const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(200));
       const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
-      const o = { runsDir: dir, batchSize: 100, concurrency: 1, env, timeoutMs: 7_200_000 };
+      const o = { runsDir: dir, batchSize: 100, concurrency: 2, env, timeoutMs: 7_200_000 };
       const first = await runFile(s, file, o);
       expect(first.summary.exitCode).toBe(5);
       expect(first.summary.statuses).toMatchObject({ enriched: 150, failed: 50 });
@@ -398,40 +398,44 @@ describe('bulk run against the sandbox', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('refuses a file malformed near its end before sending anything', async () => {
+  it('a file malformed near its end, fixed and run again, pays for no row twice (results cache)', async () => {
     const s = await sandbox();
     const dir = await tempDir();
-    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(2500));
-    // A quote never closed on the last line: csv-parse can only tell at the end of the file.
-    await appendFile(file, 'R9,"Broken,Row,broken@acme.com,Acme,x\r\n');
-    await expect(runFile(s, file, { runsDir: dir, batchSize: 500 })).rejects.toMatchObject({
-      code: 'INPUT_INVALID',
-      location: { line: 2502 },
-    });
-    // Before, five batches of 500 were paid for before the error; fixing the file then
-    // made a new run that paid for them again.
-    expect(s.admin.stats().jobs_submitted).toBe(0);
-    expect(s.admin.stats().credits_charged).toBe(0);
-  });
-
-  it('reads the whole file before a new run only: a resumed run has the same content, already read', async () => {
-    const s = await sandbox();
-    const dir = await tempDir();
-    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(30));
-    let checks = 0;
-    const wrapSource = (source: InputSource): InputSource => ({
-      ...source,
-      check: async () => {
-        checks++;
-        await source.check();
-      },
-    });
-    await runFile(s, file, { runsDir: dir, wrapSource });
-    expect(checks).toBe(1);
-    await runFile(s, file, { runsDir: dir, wrapSource }); // resumes (and rewrites) the run
-    expect(checks).toBe(1);
-    await runFile(s, file, { runsDir: dir, wrapSource, restart: true });
-    expect(checks).toBe(2);
+    const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+    const run = (file: string) =>
+      enrichFile({
+        kind: 'contacts',
+        input: file,
+        output: join(dir, 'out.csv'),
+        service: { client, baseUrl: s.url },
+        runsDir: join(dir, 'runs'),
+        cacheDir: join(dir, 'cache'),
+        batchSize: 500,
+      });
+    try {
+      const rows = contactRows(2500);
+      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+      // A quote never closed on the last line: csv-parse can only tell at the end of the file.
+      await appendFile(file, 'R9,"Broken,Row,broken@acme.com,Acme,x\r\n');
+      await expect(run(file)).rejects.toMatchObject({
+        code: 'INPUT_INVALID',
+        location: { line: 2502 },
+      });
+      // No pass over the whole file first: batches went out while it was read...
+      const paid = s.admin.stats().credits_charged;
+      expect(paid).toBeGreaterThan(0);
+      // ...and the fixed file (a new run: new content) pays only for the rows not looked up.
+      const fixed = await writeCsv(dir, 'in.csv', CONTACT_HEADER, [
+        ...rows,
+        ['R9', 'Fixed', 'Row', 'fixed.row@acme.com', 'Acme', ''],
+      ]);
+      const second = await run(fixed);
+      expect(second.exitCode).toBe(0);
+      expect(second.cacheHits).toBe(paid);
+      expect(s.admin.stats().credits_charged).toBe(2501);
+    } finally {
+      await client.close();
+    }
   });
 
   it.each(SANDBOX_MODES)(

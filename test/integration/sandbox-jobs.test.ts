@@ -237,3 +237,44 @@ describe('sandbox bulk jobs', () => {
     expect(sb.admin.stats().jobs_submitted).toBe(2);
   });
 });
+
+describe('sandbox capacity: --record-ms and --parallel-jobs', () => {
+  it('a job takes job-ms + record-ms per record; past parallel-jobs jobs queue with progress 0', async () => {
+    const { sb, tick } = await start({ jobMs: 0, recordMs: 1000, parallelJobs: 1, ttlMs: 60_000 });
+    const post = () =>
+      call(sb.url, 'POST', '/contacts', {
+        key: sb.apiKey,
+        body: { contacts: [contact(0), contact(1)] },
+      });
+    const a = await post();
+    const b = await post();
+    const poll = (job: typeof a) =>
+      call(sb.url, 'GET', `/contacts/results/${job.json.job_id}.json`, { key: sb.apiKey });
+    // A runs 0-2 s; B waits for A's slot, runs 2-4 s, and its results live 60 s from its start.
+    expect(b.json.expiration_date).toBe(Math.floor((Date.UTC(2026, 0, 1) + 62_000) / 1000));
+    tick(1000);
+    const [a1, b1] = [await poll(a), await poll(b)];
+    expect(a1.json).toMatchObject({ status: 'processing', processed: 1, total: 2 });
+    expect(b1.json).toMatchObject({ status: 'processing', processed: 0, total: 2 });
+    expect(b1.headers['retry-after']).toBe('3');
+    tick(1000);
+    expect((await poll(a)).status).toBe(200);
+    expect((await poll(b)).json.processed).toBe(0);
+    tick(1000);
+    expect((await poll(b)).json.processed).toBe(1);
+    tick(1000);
+    expect((await poll(b)).status).toBe(200);
+  });
+
+  it('the limit is per account: another account’s jobs do not queue behind them', async () => {
+    const { sb } = await start({ jobMs: 5000, parallelJobs: 1 });
+    const body = { contacts: [contact(0)] };
+    await call(sb.url, 'POST', '/contacts', { key: sb.apiKey, body });
+    const other = sb.admin.createAccount();
+    const job = await call(sb.url, 'POST', '/contacts', { key: other.api_key, body });
+    const p = await call(sb.url, 'GET', `/contacts/results/${job.json.job_id}.json`, {
+      key: other.api_key,
+    });
+    expect(p.headers['retry-after']).toBe('5');
+  });
+});

@@ -11,6 +11,8 @@ interface ServeFlags {
   credits?: string;
   verificationCredits?: string;
   jobMs: string;
+  recordMs?: string;
+  parallelJobs?: string;
   ttl?: string;
   rateLimit: string;
   maxBatch?: string;
@@ -39,6 +41,11 @@ function serveOptions(c: Command): Command {
     .option('--credits <n>', 'enrichment credits of the first account (default 100000)')
     .option('--verification-credits <n>', 'email verification credits (default 10000)')
     .option('--job-ms <n>', 'how long a bulk job takes, in ms', '1000')
+    .option('--record-ms <n>', 'and this many ms more per record of the job (default 0)')
+    .option(
+      '--parallel-jobs <n>',
+      'bulk jobs of an account processed at once; later ones queue (default 0 = no limit)',
+    )
     .option('--ttl <duration>', 'how long bulk results stay downloadable (default 24h)')
     .option('--rate-limit <req/s>', 'requests per second per key, burst 2x (0 = off)', '50')
     .option('--max-batch <n>', 'most records per bulk submission (default 10000)')
@@ -84,6 +91,7 @@ Examples:
   $ enrich sandbox --port 0 --json
   $ enrich sandbox --spec-only --rate-limit 1
   $ enrich sandbox --credits 50 --job-ms 5000 --ttl 10m --faults 500=0.05,latency=0-50
+  $ enrich sandbox --job-ms 0 --record-ms 5 --parallel-jobs 8
   $ enrich sandbox keys create --name ci --admin-token "$ENRICH_SANDBOX_ADMIN_TOKEN"
   $ enrich sandbox credits add 1000
   $ enrich sandbox accounts list`,
@@ -151,6 +159,8 @@ async function sandboxOptionsFromFlags(f: ServeFlags): Promise<SandboxOptions> {
     credits: int(f.credits, '--credits'),
     verificationCredits: int(f.verificationCredits, '--verification-credits'),
     jobMs: int(f.jobMs, '--job-ms'),
+    recordMs: int(f.recordMs, '--record-ms'),
+    parallelJobs: int(f.parallelJobs, '--parallel-jobs'),
     ttlMs: f.ttl === undefined ? undefined : parseDuration(f.ttl, '--ttl'),
     rateLimit: rate,
     maxBatch: int(f.maxBatch, '--max-batch'),

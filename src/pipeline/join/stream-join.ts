@@ -56,8 +56,8 @@ interface Pending {
 }
 
 export interface StreamJoinOptions {
-  /** Rows the window holds at most before it spills. */
-  windowRows: number;
+  /** Rows the window holds at most before it spills (a function: it follows the jobs in flight). */
+  windowRows: number | (() => number);
   /** Outcomes of written rows kept for duplicates still to come. */
   keepOutcomes: number;
   /**
@@ -135,13 +135,18 @@ class WindowJoin implements StreamJoin {
   }
 
   full(): boolean {
-    return !this.spillAsked && this.window.length - this.head > this.opts.windowRows;
+    return !this.spillAsked && this.window.length - this.head > this.windowRows();
+  }
+
+  private windowRows(): number {
+    const w = this.opts.windowRows;
+    return typeof w === 'number' ? w : w();
   }
 
   async room(): Promise<void> {
     for (;;) {
       if (this.failure !== undefined) throw this.failure;
-      if (this.spillAsked || this.window.length - this.head <= this.opts.windowRows) return;
+      if (this.spillAsked || this.window.length - this.head <= this.windowRows()) return;
       const p = this.window[this.head] as Pending;
       if (!this.resolvable(p)) {
         // A row never sent (past the budget) is only written at the end: no use waiting.

@@ -2,6 +2,7 @@ import type { Journal } from '../journal/journal.js';
 import type { BatchItem, BulkApi, BulkKind, JobEvent, LeafResult, RunWords } from '../types.js';
 import type { BalanceLog } from './balance.js';
 import type { Budget } from './budget.js';
+import type { FlightWatch } from './flight-gate.js';
 import type { PollEnv } from './poll.js';
 
 /** Shared, read-mostly context of every batch task of a run. */
@@ -22,10 +23,15 @@ export interface BatchContext {
   budget: Budget;
   /** Bounds the HTTP requests in flight. */
   limit: <T>(task: () => Promise<T>) => Promise<T>;
-  /** Returns the reason new submissions must not be made, if any. */
-  stopped(): string | undefined;
-  /** Called when a failure must stop the whole run (auth, network, credits). */
-  stop(code: string, message: string): void;
+  /** Told when each job is accepted, still running, and ends (sizes the jobs in flight). */
+  flight?: FlightWatch;
+  /**
+   * Returns the reason new submissions must not be made, if any. `paid`: the batch's credits
+   * were already set aside within --max-credits, so the budget running out does not stop it.
+   */
+  stopped(paid?: boolean): string | undefined;
+  /** Called when a failure must stop the whole run (auth, network, credits; `budget`: --max-credits reached). */
+  stop(code: string, message: string, budget?: boolean): void;
   /** Hands the records of a batch just spooled to the join (which then need not read them back). */
   spooled?: (spoolId: string, records: Record<string, unknown>[]) => void;
   /** Told what happens to each job: submitted, still running (with the service's progress), done, sent again. */

@@ -98,13 +98,16 @@ async function submitBatch(
     const error = resultsExpired(ctx.words, state.job);
     return { t: 'final', leaves: [{ ...base, state: 'expired', jobId: state.job, error }] };
   }
-  if (state?.job) return { t: 'job', jobId: state.job, url: state.url ?? '', submits: 0 };
+  if (state?.job) {
+    ctx.flight?.accepted(id, true); // taken over from an earlier run: in flight from now on
+    return { t: 'job', jobId: state.job, url: state.url ?? '', submits: 0 };
+  }
   if (state && mayHaveReached(state) && !mayResend(ctx)) {
     const why = state.unconfirmed?.message ?? 'the run stopped before the answer came';
     const error = unconfirmed(ctx.words, why);
     return { t: 'final', leaves: [{ ...base, state: 'unconfirmed', error }] };
   }
-  const reason = ctx.stopped() ?? (paid ? undefined : creditsOrStop(ctx, items.length));
+  const reason = ctx.stopped(paid) ?? (paid ? undefined : creditsOrStop(ctx, items.length));
   if (reason) return { t: 'final', leaves: [{ ...base, state: 'unsent', error: reason }] };
   return postBatch(ctx, id, items, state?.idem);
 }
@@ -150,6 +153,7 @@ async function postBatch(
       { durable: true },
     );
     ctx.onJob?.({ t: 'submitted', batch: id, job: job.job_id, rows: items.length });
+    ctx.flight?.accepted(id);
     return { t: 'job', jobId: job.job_id, url: job.download_url, submits: 1 };
   } catch (err) {
     if (isBatchTooLarge(err) && items.length > 1) {
@@ -188,7 +192,7 @@ function creditsOrStop(ctx: BatchContext, rows: number): string | undefined {
 /** Stops the run (exit 5) because the spending limit is reached, and says so. */
 export function stopAtBudget(ctx: Pick<BatchContext, 'stop' | 'words' | 'budget'>): string {
   const message = budgetReached(ctx.words, ctx.budget.limit);
-  ctx.stop('CREDITS_EXHAUSTED', message);
+  ctx.stop('CREDITS_EXHAUSTED', message, true);
   return message;
 }
 
@@ -237,6 +241,7 @@ async function pollAndSpool(
         ...(processed !== undefined && total ? { processed, total } : {}),
       });
     }
+    if (answer.state === 'pending') ctx.flight?.pending(base.id, answer.retryAfterMs);
     return answer;
   };
   const expires = ctx.journal.state.batches.get(base.id)?.expires;
@@ -245,7 +250,9 @@ async function pollAndSpool(
     // wait false: one look at the job (a deadline already passed), no waiting.
     const deadline = ctx.wait ? ctx.deadline : 0;
     outcome = await pollJob(fetch, { deadline, env: ctx.env, expires });
+    ctx.flight?.ended(base.id, outcome.state === 'done');
   } catch (err) {
+    ctx.flight?.ended(base.id, false);
     const { code, message } = failureOf(err);
     if (code === 'INTERRUPTED') throw err;
     if (stopsRun(code)) ctx.stop(code, message);

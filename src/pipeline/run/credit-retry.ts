@@ -96,7 +96,7 @@ export async function retryCreditFailures(
         // pays for (the rest stay failed, for a later run); runBatch then takes their credits.
         const fit = affordableRows(ctx.budget);
         if (fit === 0) {
-          ctx.stop('CREDITS_EXHAUSTED', budgetReached(ctx.words, ctx.budget.limit));
+          ctx.stop('CREDITS_EXHAUSTED', budgetReached(ctx.words, ctx.budget.limit), true);
           break;
         }
         retry = retry.slice(0, fit);

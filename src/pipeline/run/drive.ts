@@ -6,8 +6,8 @@ import { startBatch } from './batch-task.js';
 import type { CacheLookup } from './cache-hits.js';
 import { cachedOutcome, creditsSaved } from './cache-use.js';
 import { classifyRows } from './classify.js';
+import type { FlightGate } from './flight-gate.js';
 import { CACHED_ANSWER_GONE } from './messages.js';
-import { createSemaphore } from './submit.js';
 
 /** What the first pass over the input leaves for the rest of the run. */
 export interface Driven {
@@ -35,16 +35,22 @@ const INVALID = -1;
 
 /**
  * The submit driver: reads the classified rows, hands each to the join, and starts each
- * batch as it fills. At most `concurrency` batches wait for their POST to be accepted; the
- * reader waits for a free slot, which bounds the rows held in memory.
+ * batch as it fills. A batch is in flight from its POST until it ends (results spooled, or
+ * failed, expired, timed out); the gate bounds how many are (a fixed `--concurrency`, or as
+ * many as the service shows it runs side by side), and the reader waits for a place, which
+ * bounds the rows held in memory.
  */
 export async function driveBatches(
   run: ResolvedRun,
   ctx: BatchContext,
-  to: { join: StreamJoin | undefined; sink: ProgressSink; reps: RowIndex; cache?: CacheLookup },
+  to: {
+    join: StreamJoin | undefined;
+    sink: ProgressSink;
+    reps: RowIndex;
+    gate: FlightGate;
+    cache?: CacheLookup;
+  },
 ): Promise<Driven> {
-  const { join, sink } = to;
-  const { progress } = sink;
   const d: Driven = {
     reps: to.reps,
     dupCounts: new Map(),
@@ -55,7 +61,26 @@ export async function driveBatches(
     overBudget: 0,
     tasks: [],
   };
-  const submitting = createSemaphore(run.concurrency);
+  try {
+    await classifyInto(d, run, ctx, to);
+  } catch (err) {
+    // The input broke off (a malformed line), or the join failed: the batches already sent
+    // are still downloaded (and cached) before the run stops, so nothing paid is lost.
+    await Promise.allSettled(d.tasks);
+    throw err;
+  }
+  return d;
+}
+
+/** The reading loop of driveBatches: every classified row to the join, every batch sent. */
+async function classifyInto(
+  d: Driven,
+  run: ResolvedRun,
+  ctx: BatchContext,
+  to: Parameters<typeof driveBatches>[2],
+): Promise<void> {
+  const { join, sink } = to;
+  const { progress } = sink;
   const journaledCount = (no: number) => ctx.journal.state.batches.get(String(no))?.count;
   for await (const c of classifyRows(run, run.source.rows(), {
     budget: ctx.budget,
@@ -74,9 +99,9 @@ export async function driveBatches(
     }
     if (c.t === 'batch') {
       progress.jobsTotal++;
-      await submitting.acquire();
+      const release = await to.gate.acquire();
       const task = startBatch(ctx, String(c.no), c.items, c.paid);
-      void task.accepted.then(() => submitting.release());
+      void task.done.then(release, release);
       d.tasks.push(settleBatch(c.no, task.done, join, sink));
       continue;
     }
@@ -104,7 +129,6 @@ export async function driveBatches(
     if (c.t === 'over-budget') d.overBudget++;
     join?.sent(c.row, c.t === 'send' ? c.batch : -1);
   }
-  return d;
 }
 
 /** Counts a batch's end into the progress and hands its leaves to the join. */

@@ -5,7 +5,7 @@ import { openJoinWriter, type JoinWriter } from '../join/join-writer.js';
 import { RowIndex } from '../join/row-index.js';
 import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
 import { writeJoinedFrom, type JoinSource } from '../join/write-joined.js';
-import { hasJournal, openJournal, runKey, type Journal } from '../journal/journal.js';
+import { openJournal, runKey, type Journal } from '../journal/journal.js';
 import { validateRow } from '../mapping/validate.js';
 import type {
   BulkApi,
@@ -25,6 +25,7 @@ import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
 import type { CacheLookup } from './cache-hits.js';
 import { CACHED_ANSWER_GONE, INTERRUPTED_NOT_SENT, notSent } from './messages.js';
 import type { PollEnv } from './poll.js';
+import { flightGate, REQUESTS_IN_FLIGHT, windowRows, type FlightGate } from './flight-gate.js';
 import { createLimiter } from './submit.js';
 import {
   countJobs,
@@ -75,13 +76,11 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     throw new EnrichError('USAGE', `baseUrl must be a URL, got ${JSON.stringify(deps.baseUrl)}`);
   const input = await run.source.identity();
   const { key, options } = runKeyOf(run, input, deps.baseUrl);
-  // A resumed run has the same content as when it started: it was checked then.
-  if (run.restart || !(await hasJournal(run.runsDir, key))) {
-    // Batches are sent while the file is still being read: a malformed line near its end
-    // would stop the run after paying for the rows above it, and fixing the file makes a
-    // new run that pays for them again. So a new run reads the whole file once first.
-    await run.source.check();
-  }
+  // Batches are sent while the file is still being read, with no pass over the whole file
+  // first: a line malformed near its end stops the run after the batches above it were
+  // sent, and those are downloaded into the results cache before it stops (driveBatches),
+  // so the fixed file's run (new content, a new run) finds them there and pays only for
+  // the rest.
   const journal = await openJournal({
     runsDir: run.runsDir,
     key,
@@ -130,8 +129,10 @@ function batchContext(
   deps: RunDeps,
   journal: Journal,
   join: StreamJoin | undefined,
+  flight: FlightGate,
 ) {
   let stopReason: StopReason | undefined;
+  let onlyBudget = true; // every stop so far is --max-credits being reached
   const ctx: BatchContext = {
     kind: run.kind,
     metadata: run.metadata,
@@ -144,12 +145,16 @@ function batchContext(
     words: run.words,
     balance: balanceLog(),
     budget: createBudget(run.maxCredits, run.creditsPerRow),
-    limit: createLimiter(run.concurrency),
-    stopped: () =>
+    limit: createLimiter(Math.min(run.concurrency ?? REQUESTS_IN_FLIGHT, REQUESTS_IN_FLIGHT)),
+    flight,
+    stopped: (paid) =>
       deps.env.signal?.aborted
         ? INTERRUPTED_NOT_SENT
-        : stopReason && `not sent: ${stopReason.message}`,
-    stop: (code, message) => {
+        : paid && onlyBudget
+          ? undefined
+          : stopReason && `not sent: ${stopReason.message}`,
+    stop: (code, message, budget) => {
+      if (!budget) onlyBudget = false;
       stopReason = strongerStop(stopReason, { code, message });
     },
     spooled: join && ((id, records) => join.spooled(id, records)),
@@ -179,11 +184,12 @@ async function runWithJournal(
     const reps = new RowIndex();
     const use = cacheUse(run, deps, journal);
     const store = { journalDir: journal.dir, reps, cachedOutcome: use.cachedOutcomeOf };
-    const join = out && openStreamJoin(run, deps, store, out);
-    const { ctx, stopReason } = batchContext(run, deps, journal, join);
+    const gate = flightGate(run.concurrency, deps.env.now, deps.api);
+    const join = out && openStreamJoin(run, deps, store, out, gate);
+    const { ctx, stopReason } = batchContext(run, deps, journal, join, gate);
     ctx.remember = use.remember;
     ctx.onJob = sink.onJob;
-    const driven = await driveBatches(run, ctx, { join, sink, reps, cache: use.lookup });
+    const driven = await driveBatches(run, ctx, { join, sink, reps, gate, cache: use.lookup });
     if (driven.overBudget > 0) stopAtBudget(ctx);
     sink.progress.phase = 'waiting';
     sink.emit();
@@ -219,11 +225,12 @@ function openStreamJoin(
   deps: RunDeps,
   store: Pick<StreamJoinSource, 'journalDir' | 'reps' | 'cachedOutcome'>,
   out: JoinWriter,
+  gate: FlightGate,
 ) {
   return createStreamJoin({ ...run, ...store }, out, {
     // Room for the batches in flight plus two being filled: the reader keeps the service
     // busy without holding more rows (memory) than that.
-    windowRows: Math.min(32_768, Math.max(4096, (run.concurrency + 2) * run.batchSize)),
+    windowRows: () => windowRows(gate.target(), run.batchSize),
     keepOutcomes: Math.max(1024, run.batchSize),
     headWaitMs: 5000,
     ...deps.join,

@@ -80,7 +80,10 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
     .option('--save-mapping <file>', 'save the mapping used, for --mapping next time')
     .option('--id-column <column>', 'a column with your own row id, echoed back with the results')
     .option('--batch-size <n>', 'rows per bulk job (default: setting batch_size, 1000)')
-    .option('--concurrency <n>', 'bulk jobs submitted at once (default: setting concurrency, 4)')
+    .option(
+      '--concurrency <n>',
+      'bulk jobs in flight at once (default: setting concurrency, else adaptive up to 32)',
+    )
     .option('--dry-run', 'send nothing: show the mapping and the plan')
     .option('--max-credits <n>', 'stop before spending more than n credits')
     .option(

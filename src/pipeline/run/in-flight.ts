@@ -1,0 +1,132 @@
+/**
+ * How many bulk jobs a run keeps in flight, decided from what the service shows of its
+ * capacity: how long its jobs take (or say they will take, in a 202's Retry-After) as more
+ * are added, and its 429s. A pure function of a snapshot, so it is tested without a service.
+ *
+ * The idea is TCP's congestion window with Vegas's delay signal: once the service has shown
+ * how long a job takes, and while every job in flight finishes in about that time (it runs
+ * them side by side), double the jobs in flight every `probeMs`; once some only wait in the service's queue (a job due more than
+ * 1.5 job-times away, or in flight that long), keep twice as many as it runs (a round
+ * queued behind the running one, so it never idles between one job's end and the next
+ * POST, and no job waits more than a round); halve on a 429.
+ */
+
+/** One job in flight, as the run has seen it. */
+export interface FlightJob {
+  /** When the service accepted it (epoch ms). */
+  acceptedAt: number;
+  /** When the service said it would be done (last poll + its Retry-After), if it said. */
+  dueAt?: number;
+  /** Taken over by a resumed run: it started before `acceptedAt`, so says nothing of job time. */
+  resumed?: boolean;
+}
+
+/** What the decision looks at. */
+export interface FlightView {
+  now: number;
+  /** Jobs accepted and not yet downloaded. */
+  jobs: readonly FlightJob[];
+  /** Batches holding a place in flight (accepted, or on their way to the service). */
+  inFlight: number;
+  /** The shortest time a job took from acceptance to results (ms), once one has. */
+  fastestDoneMs?: number;
+  /** 429s the service has answered since the run began. */
+  throttled: number;
+}
+
+/** The decision carried from one call to the next. */
+export interface FlightState {
+  target: number;
+  /** When the target last moved (a probe waits `probeMs` after it). */
+  changedAt: number;
+  /** `throttled` at the last decision (a new 429 since then halves the target once). */
+  throttledSeen: number;
+  /** When jobs were last seen waiting in the service's queue (growth waits a job-time after). */
+  queueSeenAt?: number;
+}
+
+export interface FlightLimits {
+  /** Most jobs in flight. */
+  cap: number;
+  /** How long the target holds before it may grow again. */
+  probeMs: number;
+}
+
+/** Jobs in flight at the start of a run (before the service has shown anything). */
+export const INITIAL_IN_FLIGHT = 4;
+/** The most jobs in flight an adaptive run keeps. */
+export const IN_FLIGHT_CAP = 32;
+/** How often the target may double while the service keeps up. */
+export const PROBE_MS = 500;
+
+/** The starting state of an adaptive run. */
+export function initialFlight(now: number, cap = IN_FLIGHT_CAP): FlightState {
+  return { target: Math.min(cap, INITIAL_IN_FLIGHT), changedAt: now, throttledSeen: 0 };
+}
+
+/** The shortest job time the view shows: a job done, or one the service said is due. */
+export function jobTime(v: FlightView): number | undefined {
+  let best = v.fastestDoneMs;
+  for (const j of v.jobs) {
+    if (j.dueAt === undefined || j.resumed) continue;
+    const ms = j.dueAt - j.acceptedAt;
+    if (ms > 0 && (best === undefined || ms < best)) best = ms;
+  }
+  return best;
+}
+
+/** Retry-After is in whole seconds: a due time may be up to this late. */
+const DUE_SLACK_MS = 1000;
+
+/**
+ * Jobs in flight that only wait in the service's queue now: due more than 1.25 job-times
+ * (and Retry-After's rounding) from now, so they cannot have started, or, when the service
+ * gives no due time, in flight longer than 1.5 job-times.
+ */
+export function queuedJobs(v: FlightView, base: number): number {
+  let n = 0;
+  for (const j of v.jobs) {
+    const queued =
+      j.dueAt !== undefined
+        ? j.dueAt - v.now > 1.25 * base + DUE_SLACK_MS
+        : v.now - j.acceptedAt > 1.5 * base;
+    if (queued) n++;
+  }
+  return n;
+}
+
+/** The next state: the target of jobs in flight, within [1, cap]. */
+export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): FlightState {
+  const at = (target: number, o: Partial<FlightState> = {}): FlightState => {
+    const next = Math.max(1, Math.min(l.cap, target));
+    return {
+      ...s,
+      target: next,
+      changedAt: next === s.target ? s.changedAt : v.now,
+      throttledSeen: v.throttled,
+      ...o,
+    };
+  };
+  if (v.throttled > s.throttledSeen) return at(Math.ceil(s.target / 2));
+  const base = jobTime(v);
+  const queued = base === undefined ? 0 : queuedJobs(v, base);
+  if (queued > 0) {
+    const running = v.jobs.length - queued;
+    // A round queued behind the one running: when a round ends, the next starts at once,
+    // not after the run has seen it end and sent more (seconds on a busy client).
+    const keep = 2 * Math.max(1, running);
+    // Only down: while queued jobs drain, fewer in flight than the target is no evidence.
+    return at(Math.min(keep, s.target), { queueSeenAt: v.now });
+  }
+  // A queue seen less than a job-time ago may be back as soon as more are sent.
+  if (base !== undefined && s.queueSeenAt !== undefined && v.now - s.queueSeenAt < base)
+    return at(s.target);
+  const oldest = v.jobs.reduce((m, j) => Math.min(m, j.acceptedAt), v.now);
+  const busy = v.inFlight >= s.target;
+  // Grow only once the service has shown how long a job takes (a service that says nothing
+  // is not flooded before its first job ends), and only while the jobs themselves are the
+  // wait (a fast service gains nothing from more).
+  if (base !== undefined && busy && v.now - oldest >= l.probeMs && v.now - s.changedAt >= l.probeMs)
+    return at(s.target * 2);
+  return at(s.target);
+}

@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import {
+  decideInFlight,
+  initialFlight,
+  queuedJobs,
+  type FlightJob,
+  type FlightState,
+  type FlightView,
+} from '../../src/pipeline/run/in-flight.js';
+import { createFlightGate, windowRows } from '../../src/pipeline/run/flight-gate.js';
+
+const limits = { cap: 32, probeMs: 500 };
+const view = (o: Partial<FlightView> & { jobs: FlightJob[] }): FlightView => ({
+  now: 0,
+  inFlight: o.jobs.length,
+  throttled: 0,
+  ...o,
+});
+const state = (target: number, changedAt = 0): FlightState => ({
+  target,
+  changedAt,
+  throttledSeen: 0,
+});
+/** n jobs accepted at `at`, due `ms` later. */
+const jobs = (n: number, at: number, ms?: number): FlightJob[] =>
+  Array.from({ length: n }, () =>
+    ms === undefined ? { acceptedAt: at } : { acceptedAt: at, dueAt: at + ms },
+  );
+
+describe('decideInFlight: jobs in flight that follow the service', () => {
+  it('starts at 4 jobs, within the cap', () => {
+    expect(initialFlight(0).target).toBe(4);
+    expect(initialFlight(0, 2).target).toBe(2);
+  });
+
+  it('doubles while every job runs side by side and the jobs are the wait', () => {
+    const v = view({ now: 600, jobs: jobs(4, 0, 5000) });
+    expect(decideInFlight(state(4), v, limits)).toMatchObject({ target: 8, changedAt: 600 });
+  });
+
+  it('does not grow within a probe interval of the last change', () => {
+    const v = view({ now: 600, jobs: jobs(8, 0, 5000) });
+    expect(decideInFlight(state(8, 300), v, limits).target).toBe(8);
+  });
+
+  it('does not grow before the service has shown how long a job takes', () => {
+    const v = view({ now: 2000, jobs: jobs(4, 0) });
+    expect(decideInFlight(state(4), v, limits).target).toBe(4);
+  });
+
+  it('does not grow when the reader does not fill the target, or jobs end fast', () => {
+    expect(
+      decideInFlight(state(8), view({ now: 600, jobs: jobs(3, 0, 5000) }), limits).target,
+    ).toBe(8);
+    const fast = view({ now: 600, jobs: jobs(4, 400, 5000) });
+    expect(decideInFlight(state(4), fast, limits).target).toBe(4);
+  });
+
+  it('never passes the cap', () => {
+    const v = view({ now: 600, jobs: jobs(32, 0, 5000) });
+    expect(decideInFlight(state(32), v, limits).target).toBe(32);
+    expect(
+      decideInFlight(state(20), view({ now: 600, jobs: jobs(20, 0, 5000) }), limits).target,
+    ).toBe(32);
+  });
+
+  it('when jobs only queue, keeps what the service runs and a round queued behind it', () => {
+    // 16 in flight; the service said 8 are due in 5 s and 8 in 10 s (a queue of 8).
+    const v = view({ now: 1000, jobs: [...jobs(8, 900, 5000), ...jobs(8, 900, 10_000)] });
+    expect(queuedJobs(v, 5000)).toBe(8);
+    expect(decideInFlight(state(32), v, limits).target).toBe(16);
+  });
+
+  it('two slots: keeps four in flight, so the service never idles between jobs', () => {
+    const v = view({ now: 100, jobs: [...jobs(2, 50, 5000), ...jobs(4, 50, 10_000)] });
+    expect(decideInFlight(state(8), v, limits).target).toBe(4);
+  });
+
+  it('without due times, jobs in flight 1.5 job-times are taken as queued', () => {
+    const v = view({ now: 20_000, jobs: [...jobs(2, 16_000), ...jobs(6, 0)], fastestDoneMs: 5000 });
+    expect(decideInFlight(state(8), v, limits).target).toBe(4);
+  });
+
+  it('halves on a new 429, once per 429 seen', () => {
+    const v = view({ now: 100, jobs: jobs(8, 0), throttled: 1 });
+    const next = decideInFlight(state(8), v, limits);
+    expect(next).toMatchObject({ target: 4, throttledSeen: 1 });
+    expect(decideInFlight(next, { ...v, now: 200 }, limits).target).toBe(4);
+    expect(decideInFlight(state(1), v, limits).target).toBe(1);
+  });
+
+  it('a resumed job says nothing of job time', () => {
+    const v = view({
+      now: 600,
+      jobs: [{ acceptedAt: 0, dueAt: 100, resumed: true }, ...jobs(3, 0)],
+    });
+    expect(decideInFlight(state(4), v, limits).target).toBe(4);
+  });
+});
+
+describe('createFlightGate', () => {
+  it('fixed: at most N batches in flight, the next one starts when one ends', async () => {
+    const gate = createFlightGate({ fixed: 2, cap: 32, now: () => 0 });
+    const r1 = await gate.acquire();
+    await gate.acquire();
+    let third = false;
+    const p = gate.acquire().then(() => (third = true));
+    await Promise.resolve();
+    expect(third).toBe(false);
+    r1();
+    r1(); // a second release of the same place is ignored
+    await p;
+    expect(third).toBe(true);
+    expect(gate.target()).toBe(2);
+  });
+
+  it('adaptive: grows with time while jobs run side by side, holds once they queue', async () => {
+    let t = 0;
+    const probes: number[] = [];
+    const gate = createFlightGate({
+      cap: 32,
+      now: () => t,
+      wait: async (ms) => {
+        probes.push(ms);
+        t += ms;
+      },
+    });
+    for (let i = 0; i < 4; i++) {
+      await gate.acquire();
+      gate.accepted(`b${i}`);
+      gate.pending(`b${i}`, 5000);
+    }
+    await gate.acquire(); // waits one probe, then the target doubles
+    expect(probes).toEqual([500]);
+    expect(gate.target()).toBe(8);
+    gate.accepted('b4');
+    gate.pending('b4', 10_000 - t); // due at 10 s: queued behind the first four
+    expect(gate.target()).toBe(8); // the four it runs, and a round queued behind them
+    t = 1500; // past a probe interval, but a queue was seen: no growth
+    gate.pending('b0', 3500);
+    expect(gate.target()).toBe(8);
+    t = 5000; // the first four done: the queued job runs; still within a job-time of the queue
+    for (let i = 0; i < 4; i++) gate.ended(`b${i}`, true);
+    expect(gate.target()).toBe(8);
+  });
+
+  it('adaptive: no growth within a job-time of a queue seen', () => {
+    const v = view({ now: 3000, jobs: jobs(5, 2000, 5000) });
+    expect(decideInFlight({ ...state(5), queueSeenAt: 500 }, v, limits).target).toBe(5);
+    expect(
+      decideInFlight({ ...state(5), queueSeenAt: 500 }, { ...v, now: 6000 }, limits).target,
+    ).toBe(10);
+  });
+
+  it('the join window follows the jobs in flight, from 4,096 to 32,768 rows', () => {
+    expect(windowRows(4, 1000)).toBe(6000);
+    expect(windowRows(1, 5)).toBe(4096);
+    expect(windowRows(32, 1000)).toBe(32_768);
+  });
+});
