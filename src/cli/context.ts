@@ -31,7 +31,13 @@ export async function missingBaseUrl(profile: string) {
  */
 export async function openService(
   globals: GlobalOptions,
-  opts?: { sandbox?: { jobMs?: number }; flags?: Partial<Settings>; settings?: ResolvedSettings },
+  opts?: {
+    sandbox?: { jobMs?: number };
+    flags?: Partial<Settings>;
+    settings?: ResolvedSettings;
+    /** Keep-alive connections to the service (the client's default, 8, unless more requests run at once). */
+    connections?: number;
+  },
 ): Promise<Service> {
   const [{ resolveSettings }, { EnrichError }] = await Promise.all([
     import('../config/settings.js'),
@@ -45,6 +51,7 @@ export async function openService(
     if (!globals.quiet) process.stderr.write(`enrich: warning: fixed permissions of ${repair}\n`);
   }
   const debug = debugSink(globals);
+  const connections = opts?.connections === undefined ? {} : { connections: opts.connections };
   if (globals.sandbox) {
     const { startSandbox } = await import('../sandbox/index.js');
     const sandbox = await startSandbox({ port: 0, jobMs: opts?.sandbox?.jobMs ?? 300 });
@@ -52,6 +59,7 @@ export async function openService(
     const client = createClient({
       baseUrl: sandbox.url,
       apiKey: sandbox.apiKey,
+      ...connections,
       ...(debug ? { debug } : {}),
       ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
     });
@@ -83,6 +91,7 @@ export async function openService(
   const client = createClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
+    ...connections,
     ...(debug ? { debug } : {}),
     ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
     // What the service said about credits and Idempotency-Key outlives the command.

@@ -32,7 +32,7 @@ function checkNoWait(options: BulkOptions, globals: GlobalOptions): void {
 }
 
 /** Ctrl-C (or SIGTERM) once: stop submitting, keep the journal; twice: leave at once. */
-function interruptOnSignal(): { signal: AbortSignal; dispose(): void } {
+export function interruptOnSignal(): { signal: AbortSignal; dispose(): void } {
   const aborter = new AbortController();
   // Every job being polled waits on this one signal: many listeners are expected, not a leak.
   setMaxListeners(0, aborter.signal);
