@@ -82,12 +82,14 @@ export async function openService(
   }
   if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
   const createClient = await loadClient();
-  const [{ creditsMemoSink }, { fileIdempotencyStore }, { getPaths }] = await Promise.all([
-    import('../config/credits-memo.js'),
-    import('../config/idempotency-memo.js'),
-    import('../config/paths.js'),
-  ]);
+  const [{ creditsMemoSink, throttledSink }, { fileIdempotencyStore }, { getPaths }] =
+    await Promise.all([
+      import('../config/credits-memo.js'),
+      import('../config/idempotency-memo.js'),
+      import('../config/paths.js'),
+    ]);
   const { stateDir } = getPaths();
+  const credits = throttledSink(creditsMemoSink(stateDir, settings.profile));
   const client = createClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
@@ -95,8 +97,16 @@ export async function openService(
     ...(debug ? { debug } : {}),
     ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
     // What the service said about credits and Idempotency-Key outlives the command.
-    onCredits: creditsMemoSink(stateDir, settings.profile),
+    onCredits: credits.onCredits,
     idempotencyStore: fileIdempotencyStore(stateDir),
   });
-  return { client, settings, baseUrl: settings.baseUrl, close: () => client.close() };
+  return {
+    client,
+    settings,
+    baseUrl: settings.baseUrl,
+    async close() {
+      credits.flush();
+      await client.close();
+    },
+  };
 }

@@ -3,6 +3,7 @@ import { mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnrichError } from '../../errors.js';
+import { openLineWriter } from './line-writer.js';
 import { acquireRunLock } from './run-lock.js';
 import {
   applyVerifyEvent,
@@ -251,7 +252,7 @@ export async function openJournal(opts: {
     state = { header, batches: new Map() };
   }
   const live = state;
-  let tail: Promise<void> = Promise.resolve();
+  const lines = openLineWriter(handle);
   return {
     path,
     dir,
@@ -260,17 +261,13 @@ export async function openJournal(opts: {
     append(event, options) {
       const full = { ...event, at: opts.now() } as JournalEvent;
       applyEvent(live, full);
-      // Appends are chained so lines never interleave; durable ones wait for the disk.
-      tail = tail.then(async () => {
-        await handle.write(`${JSON.stringify(full)}\n`);
-        if (options?.durable) await handle.datasync();
-      });
-      return tail.catch((err) => {
+      // Lines are written in order, never interleaved; durable ones wait for the disk.
+      return lines.write(`${JSON.stringify(full)}\n`, options?.durable === true).catch((err) => {
         throw journalError(path, err);
       });
     },
     async close() {
-      await tail.catch(() => undefined);
+      await lines.settled();
       await handle.close();
       await unlock();
     },
