@@ -3,7 +3,8 @@
 // (its latency fault, `--faults latency=MS`). Two runs, each with a fresh journal and no cache:
 //   concurrency - bounded only by the latency and --concurrency: the bound is N x MS / C;
 //   rate-limit  - with --rate-limit R as well: the bound is N / R seconds.
-// Each run's target is 1.3x its bound. Prints a human summary on stderr and one JSON object on
+// Each run's target is 1.3x its bound. First, the floor: the same requests from a bare
+// undici Pool (bench/lib/verify-floor.js), which separates the tool's cost from the machine's. Prints a human summary on stderr and one JSON object on
 // stdout (wall, CPU, peak RSS, verification credits charged, the bound and the target). Never
 // fails on timing: the numbers go to BENCHMARKS.md with the machine's load.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -87,10 +88,20 @@ try {
   log(
     `verify-emails, ${rows} distinct addresses, answers take ${latency} ms, --concurrency ${concurrency}`,
   );
+  const floorLoad = loadavg()[0];
+  const floor = await measureNode(
+    fileURLToPath(new URL('./lib/verify-floor.js', import.meta.url)),
+    [sandbox.baseUrl, sandbox.apiKey, String(rows), String(concurrency)],
+  );
+  floor.stderr = undefined;
+  floor.load_1m = Math.round(floorLoad * 100) / 100;
+  log(
+    `  floor (bare undici Pool, same sandbox): wall ${floor.wall_ms} ms, CPU ${floor.cpu_ms} ms, load ${floor.load_1m}`,
+  );
   const free = await run('concurrency', [], (rows * latency) / concurrency);
   const limited = await run('rate-limit', ['--rate-limit', String(rate)], (rows / rate) * 1000);
   process.stdout.write(
-    `${JSON.stringify({ rows, latency_ms: latency, concurrency, rate_limit: rate, concurrency_run: free, rate_limit_run: limited }, null, 2)}\n`,
+    `${JSON.stringify({ rows, latency_ms: latency, concurrency, rate_limit: rate, floor, concurrency_run: free, rate_limit_run: limited }, null, 2)}\n`,
   );
 } finally {
   await sandbox.close();
