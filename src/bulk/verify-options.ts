@@ -1,10 +1,4 @@
 import { getPaths } from '../config/paths.js';
-import {
-  parseInteger,
-  parseSetting,
-  settingDefault,
-  type Settings,
-} from '../config/settings-table.js';
 import { EnrichError } from '../errors.js';
 import { formatOfExtension } from '../io/file-format.js';
 import type { InputSource, ReadOptions } from '../io/read.js';
@@ -20,7 +14,7 @@ import {
   outputFormatOf,
   replaceEarlierOutput,
 } from './output-plan.js';
-import { checkKeys } from './resolve-run.js';
+import { cachePolicyOf, checkKeys, count, setting } from './resolve-run.js';
 import { resolveEmailColumn } from './verify-column.js';
 
 /** A verification run as its caller states it (`verifyEmailsFile`, `enrich verify-emails`). */
@@ -86,34 +80,6 @@ const VERIFY_LIBRARY_WORDS: RunWords = {
 export const VERIFY_CONCURRENCY = 8;
 const MAX_CONCURRENCY = 64;
 
-function setting<K extends keyof Settings>(
-  prop: K,
-  value: Settings[K] | undefined,
-  words: RunWords,
-) {
-  if (value === undefined) return settingDefault(prop);
-  try {
-    return parseSetting(prop, value);
-  } catch (err) {
-    throw new EnrichError('USAGE', `${words.option(prop)}: ${(err as Error).message}`);
-  }
-}
-
-function integer(
-  name: string,
-  value: number | undefined,
-  min: number,
-  max: number,
-  words: RunWords,
-) {
-  if (value === undefined) return undefined;
-  try {
-    return parseInteger(value, min, max);
-  } catch (err) {
-    throw new EnrichError('USAGE', `${words.option(name)}: ${(err as Error).message}`);
-  }
-}
-
 /**
  * Resolves a verification run once, before anything is sent: options checked, the email
  * column found, the output checked, the run's identity fixed.
@@ -140,16 +106,12 @@ export async function resolveVerifyRun(
     column,
     columnName: name,
     concurrency:
-      integer('concurrency', o.concurrency, 1, MAX_CONCURRENCY, words) ?? VERIFY_CONCURRENCY,
-    maxCredits: integer('maxCredits', o.maxCredits, 0, Number.MAX_SAFE_INTEGER, words),
+      count('concurrency', o.concurrency, words, 1, MAX_CONCURRENCY) ?? VERIFY_CONCURRENCY,
+    maxCredits: count('maxCredits', o.maxCredits, words),
     timeoutMs: setting('timeoutMs', o.timeoutMs, words),
     restart: o.restart ?? false,
     resendUnconfirmed: o.resendUnconfirmed ?? false,
-    cache: Object.freeze({
-      read: o.cache !== false && o.refresh !== true,
-      write: o.cache !== false,
-      maxAgeMs: setting('cacheMaxAgeMs', o.maxAgeMs, words),
-    }),
+    cache: cachePolicyOf(o, words),
     runsDir: o.runsDir ?? runsDirOf(getPaths().stateDir),
     command: o.command ?? `enrich ${VERIFY_KIND} ${source.name} -o ${o.output}`,
     identity: {

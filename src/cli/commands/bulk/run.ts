@@ -54,6 +54,13 @@ export function interruptOnSignal(): { signal: AbortSignal; dispose(): void } {
   };
 }
 
+/** An interrupted run (Ctrl-C, SIGTERM) says how to resume and ends 130; any other error goes on. */
+export function exitOnInterrupt(err: unknown, command: string): number {
+  if (!(err instanceof EnrichError && err.code === 'INTERRUPTED')) throw err;
+  process.stderr.write(`enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`);
+  return 130;
+}
+
 /** `enrich contacts|companies <input>` without --dry-run: the whole bulk run, printed. */
 export async function runBulkCommand(
   kind: BulkKind,
@@ -104,13 +111,7 @@ export async function runBulkCommand(
     );
   } catch (err) {
     progress.stop();
-    if (err instanceof EnrichError && err.code === 'INTERRUPTED') {
-      process.stderr.write(
-        `enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`,
-      );
-      return 130;
-    }
-    throw err;
+    return exitOnInterrupt(err, command);
   } finally {
     process.exitCode = undefined;
     interrupt.dispose();

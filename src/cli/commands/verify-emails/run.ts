@@ -12,7 +12,7 @@ import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { warnAbout } from '../../output.js';
-import { interruptOnSignal } from '../bulk/run.js';
+import { exitOnInterrupt, interruptOnSignal } from '../bulk/run.js';
 import { resumeCommand } from '../bulk/resolve.js';
 import { readOptionsOf, settingFlagsOf, verifyOptionsOf } from './flags.js';
 import { verifyPlanJson, verifyPlanText, verifySummaryJson, verifySummaryText } from './report.js';
@@ -119,13 +119,7 @@ export async function runVerifyEmails(
     });
     return report(summary, opts, globals, Date.now() - started, command);
   } catch (err) {
-    if (err instanceof EnrichError && err.code === 'INTERRUPTED') {
-      process.stderr.write(
-        `enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`,
-      );
-      return 130;
-    }
-    throw err;
+    return exitOnInterrupt(err, command);
   } finally {
     process.exitCode = undefined;
     interrupt.dispose();
