@@ -134,4 +134,27 @@ describe('enrich verify-emails (CLI)', () => {
       expect(charged()).toBeGreaterThanOrEqual(120 - lost);
     },
   );
+
+  it('Ctrl-C mid-run: stops sending, exits 130 saying how to resume; the same command pays only for the rest', async () => {
+    const { env } = await service({ faults: { latency_ms: 15 } });
+    const { file, dir } = await list(100);
+    const args = ['verify-emails', file, '-o', join(dir, 'out.csv'), '--concurrency', '2'];
+    const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = new Promise((r) => child.on('close', r));
+    while (charged() < 10) await new Promise((r) => setTimeout(r, 5));
+    child.kill('SIGINT');
+    expect(await code).toBe(130);
+    expect(stderr).toMatch(/Resume with:\n\s+enrich verify-emails /);
+    expect(charged()).toBeLessThan(100);
+    const again = await runCli(args, { env });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/answered by an earlier attempt of this run: \d+/);
+    expect(charged()).toBe(100);
+  });
 });
