@@ -208,6 +208,34 @@ describe('verifyEmailsFile: cache, budget and rate limits', () => {
     expect(s.admin.stats().requests_by_status['429']).toBe(6);
   });
 
+  it('a refused key stops the run at once: exit 4, nothing verified, the rows failed', async () => {
+    const { s, options } = await rig({ n: 30 });
+    const bad = fastClient(s, 'sk_sbx_not_a_key');
+    clients.push(bad);
+    const summary = await verifyEmailsFile({
+      ...options,
+      service: { client: bad, baseUrl: s.url },
+    });
+    expect(summary.exitCode).toBe(4);
+    expect(summary.stopReason?.code).toBe('AUTH_INVALID');
+    expect(summary.sent).toBeLessThanOrEqual(4);
+    expect(summary.statuses.enriched).toBe(0);
+    expect(s.admin.stats().verification_credits_charged).toBe(0);
+  });
+
+  it('an address the service refuses (400) is invalid, final, and the run goes on', async () => {
+    const { s, options } = await rig({ n: 10 });
+    s.admin.setFaults({ next: [{ status: 400, path: '/email-verification' }] });
+    const summary = await verifyEmailsFile({ ...options, concurrency: 1 });
+    expect(summary.exitCode).toBe(0);
+    const refused = (await readOutput(options.output)).filter(
+      (r) => r.enrich_status === 'invalid' && r.enrich_error.includes('400'),
+    );
+    expect(refused).toHaveLength(1);
+    const again = await verifyEmailsFile(options);
+    expect(again.sent).toBe(0);
+  });
+
   it('names the email column as told, and refuses a file without one in its own words', async () => {
     const { dir, options } = await rig({ n: 5 });
     const plain = await writeCsv(dir, 'no-email.csv', ['Id', 'Name'], [['1', 'Jane']]);
