@@ -229,7 +229,7 @@ describe('verifyEmailsFile: cache, budget and rate limits', () => {
     const summary = await verifyEmailsFile({ ...options, concurrency: 1 });
     expect(summary.exitCode).toBe(0);
     const refused = (await readOutput(options.output)).filter(
-      (r) => r.enrich_status === 'invalid' && r.enrich_error.includes('400'),
+      (r) => r.enrich_status === 'invalid' && r.enrich_error!.includes('400'),
     );
     expect(refused).toHaveLength(1);
     const again = await verifyEmailsFile(options);
