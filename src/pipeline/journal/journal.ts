@@ -3,7 +3,6 @@ import { mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnrichError } from '../../errors.js';
-import { openLineWriter } from './line-writer.js';
 import { acquireRunLock } from './run-lock.js';
 import {
   applyVerifyEvent,
@@ -252,7 +251,7 @@ export async function openJournal(opts: {
     state = { header, batches: new Map() };
   }
   const live = state;
-  const lines = openLineWriter(handle);
+  let tail: Promise<void> = Promise.resolve();
   return {
     path,
     dir,
@@ -262,12 +261,16 @@ export async function openJournal(opts: {
       const full = { ...event, at: opts.now() } as JournalEvent;
       applyEvent(live, full);
       // Lines are written in order, never interleaved; durable ones wait for the disk.
-      return lines.write(`${JSON.stringify(full)}\n`, options?.durable === true).catch((err) => {
+      tail = tail.then(async () => {
+        await handle.write(`${JSON.stringify(full)}\n`);
+        if (options?.durable) await handle.datasync();
+      });
+      return tail.catch((err) => {
         throw journalError(path, err);
       });
     },
     async close() {
-      await lines.settled();
+      await tail.catch(() => undefined);
       await handle.close();
       await unlock();
     },
