@@ -34,6 +34,26 @@ async function list(n: number): Promise<{ file: string; dir: string }> {
 
 const charged = () => sb!.admin.stats().verification_credits_charged;
 
+/** Starts the CLI, waits until the sandbox has charged `credits`, then sends it `signal`. */
+async function stopAfter(
+  args: string[],
+  env: Record<string, string>,
+  credits: number,
+  signal: NodeJS.Signals,
+) {
+  const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const closed = new Promise<number | null>((r) => child.on('close', r));
+  while (charged() < credits) await new Promise((r) => setTimeout(r, 5));
+  child.kill(signal);
+  return { code: await closed, stderr: () => stderr };
+}
+
 describe('enrich verify-emails (CLI)', () => {
   it('--help shows examples and exit codes', async () => {
     const r = await runCli(['verify-emails', '--help'], { env: await tempEnv() });
@@ -110,15 +130,7 @@ describe('enrich verify-emails (CLI)', () => {
       const { env } = await service({ specOnly, faults: { latency_ms: 15 } });
       const { file, dir } = await list(120);
       const args = ['verify-emails', file, '-o', join(dir, 'out.csv'), '--concurrency', '4', '-q'];
-      const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
-      const child = spawn(process.execPath, [bin, ...args], {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-        stdio: 'ignore',
-      });
-      const closed = new Promise((r) => child.on('close', r));
-      while (charged() < 30) await new Promise((r) => setTimeout(r, 5));
-      child.kill('SIGKILL');
-      await closed;
+      await stopAfter(args, env, 30, 'SIGKILL');
       const atKill = charged();
       expect(atKill).toBeLessThan(120);
 
@@ -139,18 +151,9 @@ describe('enrich verify-emails (CLI)', () => {
     const { env } = await service({ faults: { latency_ms: 15 } });
     const { file, dir } = await list(100);
     const args = ['verify-emails', file, '-o', join(dir, 'out.csv'), '--concurrency', '2'];
-    const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
-    const child = spawn(process.execPath, [bin, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const code = new Promise((r) => child.on('close', r));
-    while (charged() < 10) await new Promise((r) => setTimeout(r, 5));
-    child.kill('SIGINT');
-    expect(await code).toBe(130);
-    expect(stderr).toMatch(/Resume with:\n\s+enrich verify-emails /);
+    const stopped = await stopAfter(args, env, 10, 'SIGINT');
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr()).toMatch(/Resume with:\n\s+enrich verify-emails /);
     expect(charged()).toBeLessThan(100);
     const again = await runCli(args, { env });
     expect(again.code).toBe(0);
