@@ -53,6 +53,16 @@ export { enrichFile } from './bulk/enrich-file.js';
 export type { EnrichFileOptions } from './bulk/enrich-file.js';
 export { requestMetadata } from './bulk/request-metadata.js';
 export type { RequestOptions } from './bulk/request-metadata.js';
+export { verifyEmailsFile, toVerifyApi } from './bulk/verify-emails.js';
+export type {
+  VerifyEmailsOptions,
+  VerifyPlan,
+  VerifyProgress,
+  VerifyService,
+  VerifySummary,
+} from './bulk/verify-emails.js';
+export type { VerifyRunOptions } from './bulk/verify-options.js';
+export type { Verdict, VerifyAnswer, VerifyApi } from './pipeline/verify/types.js';
 
 export { startSandbox } from './sandbox/index.js';
 export type { SandboxHandle, SandboxOptions, SandboxAdmin, Faults } from './sandbox/index.js';

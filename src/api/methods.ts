@@ -11,7 +11,12 @@ import type {
 } from '../contract/index.js';
 import type { createCalls } from './calls.js';
 import type { CallOptions, ResultsState } from './client.js';
-import { isBulkJob, isCompaniesResults, isContactsResults } from './results-check.js';
+import {
+  isBulkJob,
+  isCompaniesResults,
+  isContactsResults,
+  isVerificationAnswer,
+} from './results-check.js';
 
 type Responses = typeof ResponsesModule;
 // zod and the response schemas are loaded on first need: the bodies of a bulk run pass the
@@ -50,6 +55,7 @@ export function singleMethods({ post }: Calls, by: Deadline) {
         { email },
         schemaOf((r) => r.emailVerificationResponseSchema),
         { ...once(opts), verification: true },
+        isVerificationAnswer,
       ),
   };
 }

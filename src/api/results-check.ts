@@ -101,6 +101,24 @@ export function isBulkJob(body: unknown): boolean {
   );
 }
 
+const VERDICTS: ReadonlySet<unknown> = new Set(['valid', 'invalid', 'unknown']);
+
+/**
+ * A 200 of POST /email-verification (api-spec.md 2.4) that its schema takes unchanged: a run
+ * of single verifications (`verify-emails`) then never loads zod nor copies each answer.
+ */
+export function isVerificationAnswer(body: unknown): boolean {
+  return (
+    isObj(body) &&
+    typeof body.email === 'string' &&
+    VERDICTS.has(body.status) &&
+    typeof body.credit_charged === 'boolean' &&
+    typeof body.remaining_credits === 'number' &&
+    Number.isFinite(body.remaining_credits) &&
+    strOk(body.error)
+  );
+}
+
 /**
  * The progress a 202 results body reports, when it has the shape the sandbox sends
  * (`{status, processed, total}`, every part optional); nothing for any other body.

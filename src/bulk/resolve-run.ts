@@ -9,7 +9,7 @@ import { FULL_NAME } from '../pipeline/mapping/map-columns.js';
 import { resolveIdColumn, resolveMapping } from '../pipeline/mapping/resolve-mapping.js';
 import { LIBRARY_WORDS } from '../pipeline/run/messages.js';
 import { runsDirOf } from '../pipeline/run/run.js';
-import type { ResolvedRun, RunWords } from '../pipeline/types.js';
+import type { CachePolicy, ResolvedRun, RunWords } from '../pipeline/types.js';
 import { BULK_RUN_KEYS, type BulkRunOptions } from './options.js';
 import {
   outputBomOf,
@@ -41,7 +41,7 @@ export function checkKeys(
 }
 
 /** A setting's value from the options, checked against the settings table (or its default). */
-function setting<K extends keyof Settings>(
+export function setting<K extends keyof Settings>(
   prop: K,
   value: Settings[K] | undefined,
   words: RunWords,
@@ -54,14 +54,32 @@ function setting<K extends keyof Settings>(
   }
 }
 
-/** A non-negative integer option (undefined stays undefined). */
-function count(name: string, value: number | undefined, words: RunWords): number | undefined {
+/** An integer option in [min, max], non-negative by default (undefined stays undefined). */
+export function count(
+  name: string,
+  value: number | undefined,
+  words: RunWords,
+  min = 0,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (value === undefined) return undefined;
   try {
-    return parseInteger(value, 0);
+    return parseInteger(value, min, max);
   } catch (err) {
     throw new EnrichError('USAGE', `${words.option(name)}: ${(err as Error).message}`);
   }
+}
+
+/** How a run uses the results cache: `cache: false` neither reads nor writes, `refresh` only writes. */
+export function cachePolicyOf(
+  o: { cache?: boolean | undefined; refresh?: boolean | undefined; maxAgeMs?: number | undefined },
+  words: RunWords,
+): Readonly<CachePolicy> {
+  return Object.freeze({
+    read: o.cache !== false && o.refresh !== true,
+    write: o.cache !== false,
+    maxAgeMs: setting('cacheMaxAgeMs', o.maxAgeMs, words),
+  });
 }
 
 /**
@@ -130,11 +148,7 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
     wait: o.wait ?? true,
     restart: o.restart ?? false,
     resendUnconfirmed: o.resendUnconfirmed ?? false,
-    cache: Object.freeze({
-      read: o.cache !== false && o.refresh !== true,
-      write: o.cache !== false,
-      maxAgeMs: setting('cacheMaxAgeMs', o.maxAgeMs, words),
-    }),
+    cache: cachePolicyOf(o, words),
     runsDir: o.runsDir ?? runsDirOf(getPaths().stateDir),
     runRetentionMs: setting('runRetentionMs', o.runRetentionMs, words),
     command: o.command ?? `enrich ${o.kind} ${source.name} -o ${o.output}`,

@@ -48,6 +48,8 @@ export async function openService(
     settings?: ResolvedSettings;
     /** Where --debug and -v lines go (a bulk run: above its spinner); stderr by default. */
     talk?: (line: string) => void;
+    /** Keep-alive connections to the service (the client's default, 8, unless more requests run at once). */
+    connections?: number;
   },
 ): Promise<Service> {
   const [{ resolveSettings }, { EnrichError }] = await Promise.all([
@@ -62,6 +64,7 @@ export async function openService(
     if (!globals.quiet) process.stderr.write(`enrich: warning: fixed permissions of ${repair}\n`);
   }
   const debug = debugSink(globals, opts?.talk);
+  const connections = opts?.connections === undefined ? {} : { connections: opts.connections };
   if (globals.sandbox) {
     const { startSandbox } = await import('../sandbox/index.js');
     const sandbox = await startSandbox({ port: 0, jobMs: opts?.sandbox?.jobMs ?? 300 });
@@ -69,6 +72,7 @@ export async function openService(
     const client = createClient({
       baseUrl: sandbox.url,
       apiKey: sandbox.apiKey,
+      ...connections,
       ...(debug ? { debug } : {}),
       ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
     });
@@ -91,20 +95,31 @@ export async function openService(
   }
   if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
   const createClient = await loadClient();
-  const [{ creditsMemoSink }, { fileIdempotencyStore }, { getPaths }] = await Promise.all([
-    import('../config/credits-memo.js'),
-    import('../config/idempotency-memo.js'),
-    import('../config/paths.js'),
-  ]);
+  const [{ creditsMemoSink, throttledSink }, { fileIdempotencyStore }, { getPaths }] =
+    await Promise.all([
+      import('../config/credits-memo.js'),
+      import('../config/idempotency-memo.js'),
+      import('../config/paths.js'),
+    ]);
   const { stateDir } = getPaths();
+  const credits = throttledSink(creditsMemoSink(stateDir, settings.profile));
   const client = createClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
+    ...connections,
     ...(debug ? { debug } : {}),
     ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
     // What the service said about credits and Idempotency-Key outlives the command.
-    onCredits: creditsMemoSink(stateDir, settings.profile),
+    onCredits: credits.onCredits,
     idempotencyStore: fileIdempotencyStore(stateDir),
   });
-  return { client, settings, baseUrl: settings.baseUrl, close: () => client.close() };
+  return {
+    client,
+    settings,
+    baseUrl: settings.baseUrl,
+    async close() {
+      credits.flush();
+      await client.close();
+    },
+  };
 }

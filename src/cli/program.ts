@@ -5,6 +5,7 @@ import { registerCompanies } from './commands/companies.js';
 import { registerContact } from './commands/contact.js';
 import { registerCompany } from './commands/company.js';
 import { registerVerifyEmail } from './commands/verify-email.js';
+import { registerVerifyEmails } from './commands/verify-emails.js';
 import { registerAuth } from './commands/auth.js';
 import { registerConfig } from './commands/config.js';
 import { registerSandbox } from './commands/sandbox.js';
@@ -20,6 +21,7 @@ const registrations: ((program: Command) => void)[] = [
   registerContact,
   registerCompany,
   registerVerifyEmail,
+  registerVerifyEmails,
   registerJobs,
   registerCache,
   registerAuth,

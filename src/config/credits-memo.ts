@@ -59,3 +59,30 @@ export function creditsMemoSink(stateDir: string, profile: string): (seen: Credi
     writeCreditsMemo(stateDir, profile, update, new Date(seen.at));
   };
 }
+
+/**
+ * A sink that writes at most once every `everyMs` (the first balance at once, the latest of
+ * each kind after that) and the rest on `flush`: a run of single requests (verify-emails)
+ * hears a balance with every answer, and writing the memo file each time (a temp file and a
+ * rename) cost more CPU than the requests themselves.
+ */
+export function throttledSink(
+  sink: (seen: CreditsSeen) => void,
+  everyMs = 1000,
+  now: () => number = Date.now,
+): { onCredits(seen: CreditsSeen): void; flush(): void } {
+  const latest = new Map<CreditsSeen['kind'], CreditsSeen>();
+  let last = -Infinity;
+  const flush = () => {
+    last = now();
+    for (const seen of [...latest.values()].sort((a, b) => a.at - b.at)) sink(seen);
+    latest.clear();
+  };
+  return {
+    onCredits(seen) {
+      latest.set(seen.kind, seen);
+      if (now() - last >= everyMs) flush();
+    },
+    flush,
+  };
+}

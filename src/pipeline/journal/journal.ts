@@ -4,6 +4,12 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { acquireRunLock } from './run-lock.js';
+import {
+  applyVerifyEvent,
+  isVerifyEvent,
+  type VerifyEvent,
+  type VerifyState,
+} from './verify-events.js';
 
 /**
  * The run journal: an append-only JSON Lines file, one event per line, so a crash
@@ -49,7 +55,8 @@ export type JournalEvent =
   | { t: 'split'; batch: string; size: number; at: number }
   /** Rows up to `upTo` are classified; those in `ranges` (inclusive) came from the results cache. */
   | { t: 'hits'; upTo: number; ranges: [number, number][]; at: number }
-  | { t: 'done'; at: number; output: string };
+  | { t: 'done'; at: number; output: string }
+  | VerifyEvent;
 
 type Omit2<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
 export type NewEvent = Omit2<JournalEvent, 'at'>;
@@ -79,6 +86,8 @@ export interface RunState {
   done?: { at: number; output: string };
   /** The rows an earlier attempt of the run took from the results cache (a resumed run takes them again). */
   hits?: { upTo: number; ranges: [number, number][] };
+  /** `verify-emails`: what became of each address (verify-events.ts). */
+  verify?: Map<string, VerifyState>;
 }
 
 /** The identity of a run: input identity plus the options that change requests. */
@@ -102,6 +111,7 @@ function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
 /** Applies one event to the run state (the single folding rule for replay and live appends). */
 export function applyEvent(state: RunState, e: JournalEvent): void {
   if (e.t === 'run') return;
+  if (isVerifyEvent(e)) return applyVerifyEvent((state.verify ??= new Map()), e);
   if (e.t === 'done') {
     state.done = { at: e.at, output: e.output };
     return;
@@ -250,7 +260,7 @@ export async function openJournal(opts: {
     append(event, options) {
       const full = { ...event, at: opts.now() } as JournalEvent;
       applyEvent(live, full);
-      // Appends are chained so lines never interleave; durable ones wait for the disk.
+      // Lines are written in order, never interleaved; durable ones wait for the disk.
       tail = tail.then(async () => {
         await handle.write(`${JSON.stringify(full)}\n`);
         if (options?.durable) await handle.datasync();

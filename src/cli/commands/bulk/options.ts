@@ -159,7 +159,11 @@ function addOutputOptions(cmd: Command): Command {
 const FORMATS: readonly FileFormat[] = FILE_FORMATS;
 
 /** A setting given as a flag, checked by the settings table's own parser (one range, one place). */
-function settingFlag<K extends keyof Settings>(prop: K, flag: string, raw: unknown): Settings[K] {
+export function settingFlag<K extends keyof Settings>(
+  prop: K,
+  flag: string,
+  raw: unknown,
+): Settings[K] {
   try {
     return parseSetting(prop, raw);
   } catch (err) {

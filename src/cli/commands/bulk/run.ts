@@ -58,7 +58,7 @@ const interruptedText = (command: string) =>
  * Ctrl-C (or SIGTERM) once: stop submitting, keep the journal; twice: leave at once, without
  * the output's temp file, saying how to resume.
  */
-function interruptOnSignal(command: string): { signal: AbortSignal; dispose(): void } {
+export function interruptOnSignal(command: string): { signal: AbortSignal; dispose(): void } {
   const aborter = new AbortController();
   // Every job being polled waits on this one signal: many listeners are expected, not a leak.
   setMaxListeners(0, aborter.signal);
@@ -83,6 +83,13 @@ function interruptOnSignal(command: string): { signal: AbortSignal; dispose(): v
       process.off('SIGTERM', onSignal);
     },
   };
+}
+
+/** An interrupted run (Ctrl-C, SIGTERM) says how to resume and ends 130; any other error goes on. */
+export function exitOnInterrupt(err: unknown, command: string): number {
+  if (!(err instanceof EnrichError && err.code === 'INTERRUPTED')) throw err;
+  process.stderr.write(`enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`);
+  return 130;
 }
 
 /** `enrich contacts|companies <input>` without --dry-run: the whole bulk run, printed. */
@@ -144,11 +151,7 @@ export async function runBulkCommand(
     );
   } catch (err) {
     progress.stop();
-    if (err instanceof EnrichError && err.code === 'INTERRUPTED') {
-      process.stderr.write(interruptedText(command));
-      return 130;
-    }
-    throw err;
+    return exitOnInterrupt(err, command);
   } finally {
     process.exitCode = undefined;
     interrupt.dispose();

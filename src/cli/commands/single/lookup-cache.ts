@@ -1,4 +1,5 @@
-import { accountFingerprint, openResultsCache } from '../../../cache/results-cache.js';
+import { openResultsCache } from '../../../cache/results-cache.js';
+import { singleLookupScope, singleRequestKey } from '../../../cache/single-key.js';
 import { parseDuration } from '../../../config/duration.js';
 import { getPaths } from '../../../config/paths.js';
 import { NO_MATCH_MAX_AGE_MS } from '../../../pipeline/run/cache-use.js';
@@ -43,14 +44,10 @@ export async function cachedLookup<T>(
   const store = openResultsCache(getPaths().cacheDir, (m) => say(quiet, `enrich: warning: ${m}`));
   if (!store) return { answer: await ask() };
   try {
-    const url = new URL(service.baseUrl);
-    const cache = store.scoped({
-      baseUrl: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,
-      account: accountFingerprint(service.client.account),
-      kind: `single:${what.endpoint}`,
-      metadata: what.metadata ?? {},
-    });
-    const key = requestKey(what.request);
+    const cache = store.scoped(
+      singleLookupScope(service.baseUrl, service.client.account, what.endpoint, what.metadata),
+    );
+    const key = singleRequestKey(what.request);
     const hit = flags.refresh ? undefined : cache.get(key);
     const answer = hit?.records[0] as T | undefined;
     if (hit && answer !== undefined) {
@@ -77,13 +74,4 @@ export function sayCached(quiet: boolean, cachedAt: number | undefined): void {
     quiet,
     `enrich: answered from the results cache (looked up ${new Date(cachedAt).toISOString()}); nothing was sent or charged, and remaining_credits is as of then (--refresh looks it up again)`,
   );
-}
-
-/** The request as the cache keys it: its fields sorted, values trimmed. */
-function requestKey(request: Readonly<Record<string, unknown>>): string {
-  const entries = Object.entries(request)
-    .filter(([, v]) => v !== undefined && v !== '')
-    .map(([k, v]) => [k, typeof v === 'string' ? v.trim() : v] as const)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify(entries);
 }

@@ -16,6 +16,7 @@ import { printJson, printKeyValues, say } from '../../output.js';
 import { parseIntegerFlag } from '../../flags.js';
 import { checkRequest, compact } from './request-flags.js';
 import { cachedLookup, sayCached, type CacheFlags } from './lookup-cache.js';
+import { canonicalAddress } from '../../../pipeline/verify/address.js';
 
 /** Flags of `enrich contact`. */
 export interface ContactFlags extends CacheFlags {
@@ -244,7 +245,8 @@ export async function runVerifyEmail(
         flags,
         {
           endpoint: 'email-verification',
-          request: { email: body.email },
+          // Keyed as `verify-emails` keys it (domain lowercased): the two share verdicts.
+          request: { email: canonicalAddress(body.email) },
           // An in-band error (no verification credits left) is no verdict to keep.
           keep: (r) => typeof r.error !== 'string' || r.error === '',
           noMatch: () => false,

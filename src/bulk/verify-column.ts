@@ -1,0 +1,50 @@
+import { EnrichError } from '../errors.js';
+import type { InputSource } from '../io/read.js';
+import { FULL_NAME } from '../pipeline/mapping/map-columns.js';
+import { resolveMapping } from '../pipeline/mapping/resolve-mapping.js';
+import type { RunWords } from '../pipeline/types.js';
+
+/** The contact fields other than the email: left unmapped, so only the email column is looked for. */
+const OTHER_FIELDS = [
+  'first_name',
+  'last_name',
+  'company_domain',
+  'company_name',
+  'prof_network_url',
+  FULL_NAME,
+];
+
+/**
+ * The column holding the addresses: the one named (`--map email=Col`), else the one the
+ * contacts mapping detects as `business_email` (by its name and its values). Only the email
+ * is looked for, so a file whose name columns are ambiguous still verifies.
+ */
+export async function resolveEmailColumn(
+  source: InputSource,
+  named: string | undefined,
+  words: RunWords,
+): Promise<{ column: number; name: string }> {
+  const map: Record<string, string> = Object.fromEntries(OTHER_FIELDS.map((f) => [f, '']));
+  if (named !== undefined) map.business_email = named;
+  let column: number | undefined;
+  try {
+    const mapped = await resolveMapping(source, { kind: 'contacts', map, words });
+    column = mapped.mapping.fields.business_email;
+  } catch (err) {
+    // Coverage: no column passed as an email. Said below, in this command's words.
+    if (!(err instanceof EnrichError) || err.code !== 'MAPPING_INVALID' || named !== undefined)
+      throw err;
+  }
+  if (column === undefined) {
+    const columns = source.header.map((h) => `"${h}"`).join(', ');
+    throw new EnrichError(
+      'MAPPING_INVALID',
+      `no column of ${source.name} holds email addresses; its columns are: ${columns || '(none)'}`,
+      {
+        location: { file: source.name },
+        hint: `Say which column holds them: ${words.map('email', source.header[0] ?? 'Email')}.`,
+      },
+    );
+  }
+  return { column, name: source.header[column] ?? String(column) };
+}

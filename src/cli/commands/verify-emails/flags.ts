@@ -1,0 +1,103 @@
+import type { VerifyRunOptions } from '../../../bulk/verify-options.js';
+import { parseDuration } from '../../../config/duration.js';
+import type { Settings } from '../../../config/settings-table.js';
+import { usageError } from '../../../errors.js';
+import { FILE_FORMATS, type FileFormat } from '../../../io/file-format.js';
+import type { ReadOptions } from '../../../io/read.js';
+import type { RunWords } from '../../../pipeline/types.js';
+import { parseIntegerFlag } from '../../flags.js';
+import { parseDelimiter, parseMapFlags, settingFlag } from '../bulk/options.js';
+import { CLI_WORDS } from '../bulk/resolve.js';
+
+type Raw = Record<string, unknown>;
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
+/** The CLI's words, with the email column named as its flag. */
+export const VERIFY_WORDS: RunWords = {
+  ...CLI_WORDS,
+  option: (name) =>
+    name === 'concurrency'
+      ? '--concurrency'
+      : name === 'emailColumn'
+        ? '--map email='
+        : CLI_WORDS.option(name),
+  map: (_field, column) => `--map email=${JSON.stringify(column)}`,
+};
+
+function format(flag: string, raw: unknown): FileFormat | undefined {
+  if (raw === undefined) return undefined;
+  const v = String(raw).trim().toLowerCase();
+  if (!(FILE_FORMATS as readonly string[]).includes(v))
+    throw usageError(`${flag}: expected one of ${FILE_FORMATS.join(', ')}, got "${String(raw)}"`);
+  return v as FileFormat;
+}
+
+/** `--map email=Col` (or `business_email=Col`): the email column; any other field is refused. */
+function emailColumnOf(raw: unknown): string | undefined {
+  const map = parseMapFlags((raw as string[] | undefined) ?? []);
+  let column: string | undefined;
+  for (const [field, col] of Object.entries(map)) {
+    if (field !== 'email' && field !== 'business_email')
+      throw usageError(
+        `--map ${field}=…: verify-emails maps only the email column (--map email="Column")`,
+      );
+    column = col;
+  }
+  return column;
+}
+
+/** The flags as the library's options (settings-backed ones left to `settingsOf`). */
+export function verifyOptionsOf(
+  raw: Raw,
+): Omit<VerifyRunOptions, 'timeoutMs' | 'maxAgeMs' | 'formulaEscape'> {
+  if (raw.refresh === true && raw.cache === false)
+    throw usageError('--refresh and --no-cache: choose one');
+  return {
+    output: str(raw.output) ?? '-',
+    format: format('--format', raw.format),
+    emailColumn: emailColumnOf(raw.map),
+    concurrency:
+      raw.concurrency === undefined
+        ? undefined
+        : parseIntegerFlag('--concurrency', raw.concurrency, 1, 64),
+    maxCredits:
+      raw.maxCredits === undefined
+        ? undefined
+        : parseIntegerFlag('--max-credits', raw.maxCredits, 0),
+    restart: raw.restart === true,
+    resendUnconfirmed: raw.resendUnconfirmed === true,
+    cache: raw.cache !== false,
+    refresh: raw.refresh === true,
+    bom: typeof raw.bom === 'boolean' ? raw.bom : undefined,
+    outputDelimiter:
+      raw.outputDelimiter === undefined
+        ? undefined
+        : parseDelimiter(String(raw.outputDelimiter), '--output-delimiter'),
+    words: VERIFY_WORDS,
+  };
+}
+
+/** The settings the flags give explicitly (flags win over env, config and defaults). */
+export function settingFlagsOf(raw: Raw): Partial<Settings> {
+  const timeout = str(raw.timeout);
+  const flag = <K extends keyof Settings>(prop: K, name: string, value: unknown) =>
+    value === undefined ? undefined : settingFlag(prop, name, value);
+  return {
+    timeoutMs: timeout === undefined ? undefined : parseDuration(timeout, '--timeout'),
+    cacheMaxAgeMs: flag('cacheMaxAgeMs', '--max-age', raw.maxAge),
+    rateLimit: flag('rateLimit', '--rate-limit', raw.rateLimit),
+    formulaEscape: flag('formulaEscape', '--formula-escape', raw.formulaEscape),
+  };
+}
+
+/** How the input is read (--input-format, --delimiter, --encoding, --header-row, --sheet). */
+export function readOptionsOf(raw: Raw): ReadOptions {
+  return {
+    format: format('--input-format', raw.inputFormat),
+    delimiter: raw.delimiter === undefined ? undefined : parseDelimiter(String(raw.delimiter)),
+    encoding: str(raw.encoding),
+    headerRow:
+      raw.headerRow === undefined ? undefined : parseIntegerFlag('--header-row', raw.headerRow, 1),
+    sheet: str(raw.sheet),
+  };
+}

@@ -1,0 +1,83 @@
+import { formatDuration } from '../../../config/duration.js';
+import type { VerifyPlan, VerifySummary } from '../../../bulk/verify-emails.js';
+
+const n = (x: number) => x.toLocaleString('en-US');
+
+/** The JSON summary of a verification run (stdout with `-o` and `--json`). */
+export function verifySummaryJson(s: VerifySummary, elapsedMs: number): Record<string, unknown> {
+  return {
+    rows: s.rows,
+    statuses: s.statuses,
+    verdicts: s.verdicts,
+    not_an_address: s.notAnAddress,
+    no_address: s.noAddress,
+    addresses: s.addresses,
+    duplicates: s.duplicates,
+    cache: { hits: s.cacheHits, credits_saved: s.creditsSaved },
+    answered_earlier: s.answeredEarlier,
+    sent: s.sent,
+    credits_charged: s.creditsCharged,
+    unconfirmed: s.unconfirmed,
+    failed: s.failed,
+    not_sent: s.notSent,
+    remaining_credits: s.remainingCredits,
+    balance: s.balance,
+    elapsed_ms: Math.round(elapsedMs),
+    resumed: s.resumed,
+    stopped: s.stopReason ? { code: s.stopReason.code, message: s.stopReason.message } : null,
+    exit_code: s.exitCode,
+  };
+}
+
+/** The human summary of a verification run (stderr). */
+export function verifySummaryText(s: VerifySummary, elapsedMs: number): string {
+  const v = s.verdicts;
+  const st = s.statuses;
+  const lines = [
+    `rows: ${n(s.rows)}  valid: ${n(v.valid)}  invalid: ${n(v.invalid)}  unknown: ${n(v.unknown)}  (not an address: ${n(s.notAnAddress)})  no address: ${n(s.noAddress)}  not verified: ${n(st.failed)}`,
+    `addresses: ${n(s.addresses)} distinct  duplicates sent once: ${n(s.duplicates)}  sent: ${n(s.sent)}${s.resumed ? ' (resumed)' : ''}  credits charged: ${n(s.creditsCharged)}  remaining: ${s.remainingCredits ?? 'unknown'}  time: ${formatDuration(elapsedMs)}`,
+  ];
+  if (s.cacheHits > 0)
+    lines.push(
+      `from the results cache: ${n(s.cacheHits)} address(es), not sent  credits saved: ${n(s.creditsSaved)}`,
+    );
+  if (s.answeredEarlier > 0)
+    lines.push(
+      `answered by an earlier attempt of this run: ${n(s.answeredEarlier)} address(es), not sent again`,
+    );
+  if (s.balance && s.balance.drop > s.creditsCharged)
+    lines.push(
+      `balance: ${s.balance.before} -> ${s.balance.after} (-${s.balance.drop}) while the run ran, as the service reported it`,
+    );
+  if (s.unconfirmed > 0)
+    lines.push(
+      `charge unknown: ${n(s.unconfirmed)} address(es) were sent and their answer lost; they may have been charged (verify_credit_charged: unknown)`,
+    );
+  if (s.stopReason) lines.push(`stopped early: ${s.stopReason.message}`);
+  return lines.join('\n');
+}
+
+/** The dry run's plan, for people (stdout). */
+export function verifyPlanText(p: VerifyPlan): string {
+  return [
+    `email column: "${p.column}"`,
+    `rows: ${n(p.rows)}  with an address: ${n(p.valid)}  not an address: ${n(p.invalid)}  empty: ${n(p.empty)}`,
+    `distinct addresses: ${n(p.addresses)}  duplicates: ${n(p.duplicates)}  cached: ${n(p.cached)}`,
+    `worst case: ${n(p.maxCredits)} verification credit(s)`,
+  ].join('\n');
+}
+
+/** The dry run's plan as JSON (stdout with `--json`). */
+export function verifyPlanJson(p: VerifyPlan): Record<string, unknown> {
+  return {
+    column: p.column,
+    rows: p.rows,
+    valid: p.valid,
+    invalid: p.invalid,
+    empty: p.empty,
+    addresses: p.addresses,
+    duplicates: p.duplicates,
+    cached: p.cached,
+    max_credits: p.maxCredits,
+  };
+}

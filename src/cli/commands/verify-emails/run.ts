@@ -1,0 +1,153 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type {
+  VerifyEmailsOptions,
+  VerifyProgress,
+  VerifySummary,
+} from '../../../bulk/verify-emails.js';
+import { resolveSettings, type ResolvedSettings } from '../../../config/settings.js';
+import { formatDuration } from '../../../config/duration.js';
+import { EnrichError, ErrorCodes } from '../../../errors.js';
+import { openService, type Service } from '../../context.js';
+import type { GlobalOptions } from '../../globals.js';
+import { warnAbout } from '../../output.js';
+import { exitOnInterrupt, interruptOnSignal } from '../bulk/run.js';
+import { resumeCommand } from '../bulk/resolve.js';
+import { readOptionsOf, settingFlagsOf, verifyOptionsOf } from './flags.js';
+import { verifyPlanJson, verifyPlanText, verifySummaryJson, verifySummaryText } from './report.js';
+
+type Raw = Record<string, unknown>;
+const PROGRESS_EVERY_MS = 5000;
+
+/** A progress line on stderr every few seconds (none with --quiet or --no-progress). */
+function progressLine(globals: GlobalOptions, started: number) {
+  if (globals.quiet || !globals.progress) return undefined;
+  let last = started;
+  return (p: VerifyProgress) => {
+    const t = Date.now();
+    if (t - last < PROGRESS_EVERY_MS) return;
+    last = t;
+    process.stderr.write(
+      `enrich: verifying: ${p.rowsRead.toLocaleString('en-US')} rows read, ${p.done.toLocaleString('en-US')} of ${p.addresses.toLocaleString('en-US')} addresses done, ${p.sent.toLocaleString('en-US')} sent, credits ${p.creditsCharged}, ${formatDuration(t - started)}\n`,
+    );
+  };
+}
+
+/** The library's options from the flags and settings. */
+function optionsOf(
+  input: string,
+  raw: Raw,
+  settings: ResolvedSettings,
+  command: string,
+): VerifyEmailsOptions {
+  return {
+    ...verifyOptionsOf(raw),
+    input,
+    read: readOptionsOf(raw),
+    timeoutMs: settings.timeoutMs,
+    maxAgeMs: settings.cacheMaxAgeMs,
+    formulaEscape: settings.formulaEscape,
+    runRetentionMs: settings.runRetentionMs,
+    command,
+    onWarning: (w) => warnAbout([w]),
+  };
+}
+
+/** `enrich verify-emails <input> --dry-run`: the column, the addresses and the worst case; nothing sent. */
+async function dryRun(
+  opts: VerifyEmailsOptions,
+  settings: ResolvedSettings,
+  globals: GlobalOptions,
+) {
+  const { verifyEmailsFile } = await import('../../../bulk/verify-emails.js');
+  const { accountOfKey } = await import('../../../api/account.js');
+  // The cache is per account and service: known only with a key and a base URL (never --sandbox).
+  const known = !globals.sandbox && settings.apiKey && settings.baseUrl;
+  const service = known
+    ? {
+        api: {
+          verify: () => Promise.reject(new EnrichError('INTERNAL', 'a dry run sends nothing')),
+        },
+        baseUrl: settings.baseUrl!,
+        account: accountOfKey(settings.apiKey!),
+      }
+    : undefined;
+  const plan = await verifyEmailsFile({ ...opts, dryRun: true, ...(service ? { service } : {}) });
+  process.stdout.write(
+    globals.json
+      ? `${JSON.stringify(verifyPlanJson(plan), null, 2)}\n`
+      : `${verifyPlanText(plan)}\n`,
+  );
+  return 0;
+}
+
+/** `enrich verify-emails <input>`: verify, write, summarise; the exit code says how it ended. */
+export async function runVerifyEmails(
+  input: string,
+  raw: Raw,
+  globals: GlobalOptions,
+): Promise<number> {
+  const started = Date.now();
+  const command = resumeCommand(process.argv.slice(2));
+  const settings = resolveSettings({ globals, flags: settingFlagsOf(raw) });
+  const opts = optionsOf(input, raw, settings, command);
+  if (raw.dryRun === true) return dryRun(opts, settings, globals);
+  // --sandbox runs are throw-away: their journal lives in a temp dir, removed afterwards.
+  const scratch = globals.sandbox
+    ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
+    : undefined;
+  const interrupt = interruptOnSignal(command);
+  if (opts.output === '-') process.exitCode = ErrorCodes.OUTPUT_CLOSED;
+  let service: Service | undefined;
+  try {
+    const { verifyEmailsFile, toVerifyApi } = await import('../../../bulk/verify-emails.js');
+    const concurrency = opts.concurrency ?? 8;
+    service = await openService(globals, { settings, connections: Math.max(8, concurrency) });
+    const deadline = Date.now() + settings.timeoutMs;
+    const summary = await verifyEmailsFile({
+      ...opts,
+      ...(scratch ? { runsDir: scratch } : {}),
+      service: {
+        api: toVerifyApi(service.client, deadline),
+        baseUrl: service.baseUrl,
+        // Each embedded sandbox is a new account: its verdicts are neither read nor kept.
+        ...(service.sandbox ? {} : { account: service.client.account }),
+      },
+      signal: interrupt.signal,
+      onProgress: progressLine(globals, started),
+    });
+    return report(summary, opts, globals, Date.now() - started, command);
+  } catch (err) {
+    return exitOnInterrupt(err, command);
+  } finally {
+    process.exitCode = undefined;
+    interrupt.dispose();
+    await service?.close();
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+function report(
+  s: VerifySummary,
+  opts: VerifyEmailsOptions,
+  globals: GlobalOptions,
+  elapsedMs: number,
+  command: string,
+): number {
+  if (!globals.quiet) process.stderr.write(`${verifySummaryText(s, elapsedMs)}\n`);
+  else if (s.stopReason)
+    process.stderr.write(`enrich: stopped early: ${s.stopReason.message} [${s.stopReason.code}]\n`);
+  if (globals.json && opts.output !== '-')
+    process.stdout.write(`${JSON.stringify(verifySummaryJson(s, elapsedMs), null, 2)}\n`);
+  const left = s.notSent + s.failed;
+  if (left > 0)
+    process.stderr.write(
+      `enrich: ${left} address(es) not verified; ${s.exitCode === 5 ? 'after a top-up, ' : ''}run the same command again to verify only those:\n  ${command}\n`,
+    );
+  if (s.unconfirmed > 0)
+    process.stderr.write(
+      `enrich: ${s.unconfirmed} address(es) were sent and their answer lost: the service may have charged them, so they are not sent again by themselves. To send them again (which may charge them twice):\n  ${command} --resend-unconfirmed\n`,
+    );
+  return s.exitCode;
+}

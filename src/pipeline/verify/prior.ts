@@ -1,0 +1,54 @@
+import type { VerifyState } from '../journal/verify-events.js';
+import type { CachePolicy, ResultsCache, RunWords } from '../types.js';
+import type { AddressOutcome, VerifyAnswer } from './types.js';
+
+/**
+ * What an address already has before anything is sent: a verdict an earlier attempt of the
+ * run journaled, a request it sent whose answer never came (it may have been charged), or a
+ * fresh answer in the results cache. Undefined: it is to be sent.
+ */
+
+/** The outcome an earlier attempt of the same run left for `address`, if it settles it. */
+export function outcomeOfJournal(
+  address: string,
+  known: VerifyState | undefined,
+  resendUnconfirmed: boolean,
+  words: RunWords,
+): AddressOutcome | undefined {
+  if (!known) return undefined;
+  if (known.state === 'answered') {
+    const { status, charged, remaining, error, at } = known.answer;
+    const answer: VerifyAnswer = {
+      email: address,
+      status,
+      credit_charged: charged,
+      remaining_credits: remaining ?? 0,
+      ...(error ? { error } : {}),
+    };
+    return { kind: 'answered', answer, from: 'journal', at };
+  }
+  if (known.state === 'failed' && known.code === 'API_VALIDATION')
+    return { kind: 'refused', message: known.message };
+  const lost = known.state === 'sent' || known.unconfirmed;
+  if (!lost || resendUnconfirmed) return undefined; // nothing was charged: send it again
+  return {
+    kind: 'failed',
+    charge: 'unknown',
+    message: `sent by an earlier attempt of this run, whose answer was lost: it may have been charged, so it is not sent again by itself (${words.option('resendUnconfirmed')} sends it again, which may charge it twice)`,
+  };
+}
+
+/** A fresh verdict from the results cache (never one that carried an error). */
+export function outcomeOfCache(
+  address: string,
+  cache: ResultsCache | undefined,
+  policy: CachePolicy,
+  now: number,
+): { outcome: AddressOutcome; charged: boolean } | undefined {
+  if (!cache || !policy.read) return undefined;
+  const hit = cache.get(address);
+  const answer = hit?.records[0] as VerifyAnswer | undefined;
+  if (!hit || !answer || typeof answer.status !== 'string') return undefined;
+  if (answer.error || now - hit.at >= policy.maxAgeMs) return undefined;
+  return { outcome: { kind: 'answered', answer, from: 'cache', at: hit.at }, charged: hit.charged };
+}

@@ -1,0 +1,143 @@
+import { EnrichError, ExitCode, exitCodeOfCode } from '../../errors.js';
+import { openJournal, runKey } from '../journal/journal.js';
+import { addressOfCell } from './address.js';
+import { createVerifyPool, type PoolStats, type VerifyPool } from './verify-pool.js';
+import type { AddressEntry, VerifyDeps, VerifyRun, VerifySummary } from './types.js';
+import { writeVerified, type WrittenStats } from './write-verified.js';
+
+/** The kind a verification run's journal carries (and `enrich jobs` shows). */
+export const VERIFY_KIND = 'verify-emails';
+
+/**
+ * Verifies every distinct address of a file and writes every row back with its verdict:
+ * pass one reads the rows and verifies each new address as it is found (journaled, at most
+ * `concurrency` at once); pass two writes the output in input order. The same run again
+ * resumes: answered addresses are not sent again. Never prints.
+ */
+export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<VerifySummary> {
+  const now = deps.now ?? Date.now;
+  const input = await run.source.identity();
+  const key = runKey(VERIFY_KIND, input, run.identity);
+  const journal = await openJournal({
+    runsDir: run.runsDir,
+    key,
+    header: { kind: VERIFY_KIND, input, options: run.identity, command: run.command },
+    restart: run.restart,
+    now,
+  });
+  try {
+    const pool = createVerifyPool({
+      api: deps.api,
+      journal,
+      cache: deps.cache,
+      policy: run.cache,
+      concurrency: run.concurrency,
+      maxCredits: run.maxCredits,
+      deadline: now() + run.timeoutMs,
+      resendUnconfirmed: run.resendUnconfirmed,
+      now,
+      signal: deps.signal,
+      words: run.words,
+    });
+    const table = new Map<string, AddressEntry>();
+    const duplicates = await readAndVerify(run, pool, table, deps);
+    const stop = pool.stopReason();
+    if (stop?.code === 'INTERRUPTED')
+      throw new EnrichError('INTERRUPTED', `interrupted; ${run.words.resume} to resume`);
+    const written = await writeVerified(run, table);
+    const summary = summarize(pool.stats, written, table.size, duplicates, stop);
+    if (summary.exitCode === ExitCode.ok)
+      await journal.append({ t: 'done', output: run.output.target });
+    return { ...summary, runKey: key, journal: journal.path, resumed: journal.resumed };
+  } finally {
+    await journal.close();
+  }
+}
+
+/** Pass one: finds each distinct address and hands it to the pool; returns the duplicate rows. */
+async function readAndVerify(
+  run: VerifyRun,
+  pool: VerifyPool,
+  table: Map<string, AddressEntry>,
+  deps: VerifyDeps,
+): Promise<number> {
+  let rows = 0;
+  let duplicates = 0;
+  const progress = () =>
+    deps.onProgress?.({
+      rowsRead: rows,
+      addresses: table.size,
+      done: table.size - pool.inFlight(),
+      sent: pool.stats.sent,
+      creditsCharged: pool.stats.creditsCharged,
+    });
+  let lastProgress = 0;
+  for await (const row of run.source.rows()) {
+    rows++;
+    const cell = row.error ? undefined : addressOfCell(row.cells[run.column]);
+    if (cell?.kind !== 'address') continue;
+    if (table.has(cell.address)) {
+      duplicates++;
+      continue;
+    }
+    const entry: AddressEntry = { first: row.index };
+    table.set(cell.address, entry);
+    await pool.add(cell.address, entry);
+    if (deps.onProgress && rows - lastProgress >= 500) {
+      lastProgress = rows;
+      progress();
+    }
+  }
+  await pool.drain();
+  progress();
+  return duplicates;
+}
+
+/** The summary's counts and exit code (DESIGN.md section 4) from the pool and the output. */
+export function summarize(
+  s: PoolStats,
+  written: WrittenStats,
+  addresses: number,
+  duplicates: number,
+  stop: { code: string; message: string } | undefined,
+): Omit<VerifySummary, 'runKey' | 'journal' | 'resumed'> {
+  const balance =
+    s.before !== null && s.after !== null
+      ? { before: s.before, after: s.after, drop: Math.max(0, s.before - s.after) }
+      : null;
+  return {
+    rows: written.rows,
+    statuses: written.statuses,
+    verdicts: written.verdicts,
+    notAnAddress: written.notAnAddress,
+    noAddress: written.noAddress,
+    addresses,
+    duplicates,
+    cacheHits: s.cacheHits,
+    creditsSaved: s.creditsSaved,
+    answeredEarlier: s.answeredEarlier,
+    sent: s.sent,
+    creditsCharged: s.creditsCharged,
+    unconfirmed: s.unconfirmed,
+    failed: s.failed,
+    notSent: s.notSent,
+    remainingCredits: s.after,
+    balance,
+    ...(stop ? { stopReason: stop } : {}),
+    exitCode: exitCodeOf(s, written, stop),
+  };
+}
+
+function exitCodeOf(
+  s: PoolStats,
+  written: WrittenStats,
+  stop: { code: string } | undefined,
+): number {
+  const stopExit = stop && exitCodeOfCode(stop.code);
+  if (stopExit === ExitCode.auth || stopExit === ExitCode.credits || stopExit === ExitCode.internal)
+    return stopExit;
+  // A service out of reach is exit 6 only when it answered nothing at all.
+  if (stopExit === ExitCode.network && written.statuses.enriched === 0) return ExitCode.network;
+  if (stop || s.unconfirmed > 0 || written.statuses.failed > 0) return ExitCode.partial;
+  return ExitCode.ok;
+}

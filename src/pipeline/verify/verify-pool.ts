@@ -1,0 +1,117 @@
+import { EnrichError } from '../../errors.js';
+import type { Journal } from '../journal/journal.js';
+import { budgetReached } from '../run/messages.js';
+import type { CachePolicy, ResultsCache, RunWords, StopReason } from '../types.js';
+import {
+  newPoolStats,
+  settleAnswered,
+  settleBefore,
+  settleFailed,
+  type OutcomeContext,
+} from './outcomes.js';
+import type { AddressEntry, VerifyAnswer, VerifyApi } from './types.js';
+
+export type { PoolStats } from './outcomes.js';
+
+/** Everything the pool needs, fixed for the run. */
+export interface PoolContext {
+  api: VerifyApi;
+  journal: Journal;
+  cache: ResultsCache | undefined;
+  policy: CachePolicy;
+  concurrency: number;
+  maxCredits: number | undefined;
+  deadline: number;
+  resendUnconfirmed: boolean;
+  now: () => number;
+  signal: AbortSignal | undefined;
+  words: RunWords;
+}
+
+/** Why the next address may not be sent, if it may not. */
+function stopBeforeSend(ctx: PoolContext, sent: number): StopReason | undefined {
+  if (ctx.signal?.aborted) return { code: 'INTERRUPTED', message: 'interrupted' };
+  if (ctx.maxCredits !== undefined && sent >= ctx.maxCredits)
+    return { code: 'CREDITS_EXHAUSTED', message: budgetReached(ctx.words, ctx.maxCredits) };
+  if (ctx.now() >= ctx.deadline)
+    return {
+      code: 'PARTIAL',
+      message: `${ctx.words.option('timeoutMs')} reached before every address was sent`,
+    };
+  return undefined;
+}
+
+/**
+ * Verifies addresses, at most `concurrency` at once: each distinct address is settled once,
+ * from the journal (an earlier attempt), the results cache, or one request journaled before
+ * it is sent and after it is answered. `add` waits while the pool is full, so the reader
+ * never runs far ahead. After a stop (credits, budget, auth, deadline), addresses are no
+ * longer sent: they end `failed`, "not sent", and the next run sends them.
+ */
+export function createVerifyPool(ctx: PoolContext) {
+  let stop: StopReason | undefined;
+  // A bug in a request's task (never an API error: those are outcomes), rethrown by drain.
+  let bug: { error: unknown } | undefined;
+  let inFlight = 0;
+  const waiters: (() => void)[] = [];
+  const running = new Set<Promise<void>>();
+  const out: OutcomeContext = {
+    ...ctx,
+    stats: newPoolStats(),
+    halt: (code, message) => void (stop ??= { code, message }),
+  };
+  const { stats } = out;
+
+  const send = async (address: string, entry: AddressEntry) => {
+    // On disk before the request: a run killed from here on knows it may have been charged.
+    await ctx.journal.append({ t: 'vsend', addr: address });
+    let answer: VerifyAnswer;
+    try {
+      answer = await ctx.api.verify(address);
+    } catch (err) {
+      if (!(err instanceof EnrichError)) throw err;
+      return settleFailed(out, address, entry, err);
+    }
+    await settleAnswered(out, address, entry, answer);
+    await ctx.cache?.settled?.();
+  };
+
+  const start = (address: string, entry: AddressEntry) => {
+    inFlight++;
+    stats.sent++;
+    const task = send(address, entry)
+      .catch((error: unknown) => {
+        bug ??= { error };
+        out.halt('INTERNAL', 'internal error');
+      })
+      .finally(() => {
+        inFlight--;
+        running.delete(task);
+        waiters.shift()?.();
+      });
+    running.add(task);
+  };
+
+  return {
+    stats,
+    stopReason: () => stop,
+    /** Requests started and not answered yet. */
+    inFlight: () => inFlight,
+    /** Settles a new distinct address, or starts its request (waiting while the pool is full). */
+    async add(address: string, entry: AddressEntry): Promise<void> {
+      if (settleBefore(out, address, entry)) return;
+      while (inFlight >= ctx.concurrency) await new Promise<void>((r) => waiters.push(r));
+      stop ??= stopBeforeSend(ctx, stats.sent);
+      if (!stop) return start(address, entry);
+      entry.outcome = { kind: 'failed', message: `not sent: ${stop.message}`, charge: null };
+      stats.notSent++;
+    },
+    /** Resolves once every request started has its outcome (rejects on a bug only). */
+    async drain(): Promise<void> {
+      while (running.size > 0) await Promise.all([...running]);
+      if (bug) throw bug.error;
+    },
+  };
+}
+
+export type VerifyPool = ReturnType<typeof createVerifyPool>;

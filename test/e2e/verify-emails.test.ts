@@ -1,0 +1,163 @@
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.js';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { parseCsv, tempDir, writeCsv } from '../integration/bulk-harness.js';
+
+beforeAll(ensureBuilt, 120_000);
+
+let sb: SandboxHandle | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+/** A sandbox in this process and the env that points the CLI at it (its key, fresh dirs). */
+async function service(o: SandboxOptions = {}) {
+  sb = await startSandbox({ port: 0, ...o });
+  return {
+    s: sb,
+    env: { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey },
+  };
+}
+
+/** `n` distinct addresses (all valid, all charged by the sandbox), and one duplicate of the first. */
+async function list(n: number): Promise<{ file: string; dir: string }> {
+  const dir = await tempDir('enrich-verify-e2e-');
+  const rows = Array.from({ length: n }, (_, i) => [`${i}`, `lead${i}@firm${i % 13}.com`]);
+  rows.push([`${n}`, 'lead0@FIRM0.com']);
+  return { file: await writeCsv(dir, 'list.csv', ['Id', 'Email'], rows), dir };
+}
+
+const charged = () => sb!.admin.stats().verification_credits_charged;
+
+/** Starts the CLI, waits until the sandbox has charged `credits`, then sends it `signal`. */
+async function stopAfter(
+  args: string[],
+  env: Record<string, string>,
+  credits: number,
+  signal: NodeJS.Signals,
+) {
+  const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const closed = new Promise<number | null>((r) => child.on('close', r));
+  while (charged() < credits) await new Promise((r) => setTimeout(r, 5));
+  child.kill(signal);
+  return { code: await closed, stderr: () => stderr };
+}
+
+describe('enrich verify-emails (CLI)', () => {
+  it('--help shows examples and exit codes', async () => {
+    const r = await runCli(['verify-emails', '--help'], { env: await tempEnv() });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Examples:\n\s+\$ enrich verify-emails leads.csv --dry-run/);
+    expect(r.stdout).toMatch(/5 verification credits exhausted/);
+  });
+
+  it('--dry-run names the column and the worst case, sending nothing', async () => {
+    const r = await runCli(['verify-emails', 'fixtures/contacts.csv', '--dry-run', '--sandbox'], {
+      env: await tempEnv(),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^email column: "Email"$/m);
+    expect(r.stdout).toMatch(/^worst case: \d+ verification credit\(s\)$/m);
+  });
+
+  it('verifies a file, prints the JSON summary, and the single verify-email then answers from the same cache', async () => {
+    const { env } = await service();
+    const { file, dir } = await list(30);
+    const out = join(dir, 'out.csv');
+    const r = await runCli(['verify-emails', file, '-o', out, '--json', '--no-progress'], { env });
+    expect(r.code).toBe(0);
+    const summary = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(summary).toMatchObject({ rows: 31, addresses: 30, duplicates: 1, sent: 30 });
+    expect(summary.credits_charged).toBe(30);
+    expect(charged()).toBe(30);
+    const rows = parseCsv(await readFile(out, 'utf8'));
+    expect(rows[0]).toEqual([
+      'Id',
+      'Email',
+      'enrich_status',
+      'enrich_error',
+      'enrich_credit_charged',
+      'enrich_cached_at',
+      'verify_status',
+      'verify_credit_charged',
+    ]);
+    const single = await runCli(['verify-email', 'lead3@FIRM3.com'], { env });
+    expect(single.code).toBe(0);
+    expect(single.stdout.split('\n')[0]).toBe('valid');
+    expect(single.stderr).toMatch(/answered from the results cache/);
+    expect(charged()).toBe(30);
+  });
+
+  it.each([
+    ['default', false],
+    ['--spec-only', true],
+  ])(
+    'out of verification credits mid-file (%s): exit 5, and after a top-up the same command verifies only the rest',
+    async (_mode, specOnly) => {
+      const { s, env } = await service({ verificationCredits: 12, specOnly });
+      const { file, dir } = await list(40);
+      const args = ['verify-emails', file, '-o', join(dir, 'out.csv'), '--concurrency', '3'];
+      const first = await runCli(args, { env });
+      expect(first.code).toBe(5);
+      expect(first.stderr).toMatch(/after a top-up, run the same command again/);
+      expect(charged()).toBe(12);
+      s.admin.updateAccount(s.accountId, { verification_credits: 100 });
+      const second = await runCli(args, { env });
+      expect(second.code).toBe(0);
+      expect(charged()).toBe(40);
+      const rows = parseCsv(await readFile(join(dir, 'out.csv'), 'utf8'));
+      expect(rows.slice(1).every((r) => r[2] === 'enriched' && r[6] === 'valid')).toBe(true);
+    },
+  );
+
+  it.each([
+    ['default', false],
+    ['--spec-only', true],
+  ])(
+    'SIGKILL mid-run (%s): the same command again verifies nothing twice and finishes the rest',
+    async (_mode, specOnly) => {
+      const { env } = await service({ specOnly, faults: { latency_ms: 15 } });
+      const { file, dir } = await list(120);
+      const args = ['verify-emails', file, '-o', join(dir, 'out.csv'), '--concurrency', '4', '-q'];
+      await stopAfter(args, env, 30, 'SIGKILL');
+      const atKill = charged();
+      expect(atKill).toBeLessThan(120);
+
+      const again = await runCli(args, { env });
+      // Requests in flight at the kill may have been charged: they are not sent again.
+      const rows = parseCsv(await readFile(join(dir, 'out.csv'), 'utf8')).slice(1);
+      const lost = rows.filter((r) => r[7] === 'unknown').length;
+      expect(again.code).toBe(lost > 0 ? 3 : 0);
+      expect(lost).toBeLessThanOrEqual(4);
+      expect(rows.filter((r) => r[2] === 'enriched').length).toBe(121 - lost);
+      // Nothing answered before the kill was verified again.
+      expect(charged()).toBeLessThanOrEqual(120);
+      expect(charged()).toBeGreaterThanOrEqual(120 - lost);
+    },
+  );
+
+  it('Ctrl-C mid-run: stops sending, exits 130 saying how to resume; the same command pays only for the rest', async () => {
+    const { env } = await service({ faults: { latency_ms: 15 } });
+    const { file, dir } = await list(100);
+    const args = ['verify-emails', file, '-o', join(dir, 'out.csv'), '--concurrency', '2'];
+    const stopped = await stopAfter(args, env, 10, 'SIGINT');
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr()).toMatch(/Resume with:\n\s+enrich verify-emails /);
+    expect(charged()).toBeLessThan(100);
+    const again = await runCli(args, { env });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toMatch(/answered by an earlier attempt of this run: \d+/);
+    expect(charged()).toBe(100);
+  });
+});

@@ -1,0 +1,252 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { verifyEmailsFile, type EnrichClient, type VerifyEmailsOptions } from '../../src/index.js';
+import { fastClient, parseCsv, sandboxPerTest, tempDir, writeCsv } from './bulk-harness.js';
+
+const sandbox = sandboxPerTest();
+const clients: EnrichClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+const HEADER = ['Id', 'Name', 'Work Email', 'Notes'];
+
+/**
+ * `n` rows: most hold a distinct address, every 5th repeats the one before it with the domain
+ * upper-cased (a duplicate), every 7th is `invalid…`/every 11th `unknown…` (the sandbox's magic
+ * verdicts), every 13th holds no address and every 17th something that is not one.
+ */
+function rows(n: number, from = 0): string[][] {
+  const out: string[][] = [];
+  for (let i = from; i < from + n; i++) {
+    let email = `person${i}@company${i % 31}.com`;
+    if (i % 5 === 4) email = `person${i - 1}@COMPANY${(i - 1) % 31}.COM`;
+    else if (i % 7 === 0) email = `invalid${i}@company${i % 31}.com`;
+    else if (i % 11 === 0) email = `unknown${i}@company${i % 31}.com`;
+    if (i % 13 === 12) email = '';
+    if (i % 17 === 16) email = `person${i} at company.com`;
+    out.push([`R${i}`, `Name ${i}`, email, `note ${i}`]);
+  }
+  return out;
+}
+
+async function rig(o: { n?: number; specOnly?: boolean; verificationCredits?: number } = {}) {
+  const s = await sandbox({
+    specOnly: o.specOnly === true,
+    ...(o.verificationCredits !== undefined ? { verificationCredits: o.verificationCredits } : {}),
+  });
+  const dir = await tempDir('enrich-verify-');
+  const client = fastClient(s);
+  clients.push(client);
+  const options: VerifyEmailsOptions & { output: string } = {
+    input: await writeCsv(dir, 'list.csv', HEADER, rows(o.n ?? 120)),
+    output: join(dir, 'verified.csv'),
+    service: { client, baseUrl: s.url },
+    runsDir: join(dir, 'runs'),
+    cacheDir: join(dir, 'cache'),
+    concurrency: 4,
+  };
+  return { s, dir, client, options };
+}
+
+/** The output as objects by column name. */
+async function readOutput(path: string): Promise<Record<string, string>[]> {
+  const [header, ...body] = parseCsv(await readFile(path, 'utf8'));
+  return body.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i] ?? ''])));
+}
+
+const canonical = (e: string) => e.replace(/@(.*)$/, (_, d: string) => `@${d.toLowerCase()}`);
+
+describe.each([
+  ['default', false],
+  ['--spec-only', true],
+])('verifyEmailsFile against the %s sandbox', (_mode, specOnly) => {
+  it('verifies each distinct address once, fans its verdict out, and charges only the distinct valid addresses', async () => {
+    const { s, options, client } = await rig({ specOnly });
+    const summary = await verifyEmailsFile(options);
+    expect(summary.exitCode).toBe(0);
+    const out = await readOutput(options.output);
+    expect(out).toHaveLength(120);
+    expect(out.map((r) => r.Id)).toEqual(rows(120).map((r) => r[0]));
+
+    const sendable = out.filter((r) => /^[^ ]+@[^ ]+\.[a-z]+$/i.test(r['Work Email']!));
+    const distinct = new Set(sendable.map((r) => canonical(r['Work Email']!)));
+    expect(summary.sent).toBe(distinct.size);
+    expect(summary.addresses).toBe(distinct.size);
+    expect(summary.duplicates).toBe(sendable.length - distinct.size);
+    // The sandbox charges valid and invalid verdicts, not unknown ones.
+    const chargeable = [...distinct].filter((e) => !e.startsWith('unknown')).length;
+    expect(s.admin.stats().verification_credits_charged).toBe(chargeable);
+    expect(summary.creditsCharged).toBe(chargeable);
+    expect(out.filter((r) => r.verify_credit_charged === 'true')).toHaveLength(chargeable);
+
+    // Row for row, the verdict is what a single verification of that address answers.
+    for (const r of sendable) {
+      const single = await client.verifyEmail(r['Work Email']!);
+      expect(r.verify_status).toBe(single.status);
+      expect(r.enrich_status).toBe('enriched');
+    }
+    const empty = out.find((r) => r['Work Email'] === '')!;
+    expect([empty.enrich_status, empty.verify_status]).toEqual(['invalid', '']);
+    const bad = out.find((r) => r['Work Email']!.includes(' at '))!;
+    expect([bad.enrich_status, bad.verify_status]).toEqual(['invalid', 'invalid']);
+    expect(bad.enrich_error).toMatch(/not an email address.*not sent/);
+  });
+
+  it('running out of verification credits mid-file exits 5; after a top-up the same call verifies only the rest', async () => {
+    const { s, options } = await rig({ specOnly, verificationCredits: 20 });
+    const first = await verifyEmailsFile(options);
+    expect(first.exitCode).toBe(5);
+    expect(first.stopReason?.code).toBe('CREDITS_EXHAUSTED');
+    expect(s.admin.stats().verification_credits_charged).toBe(20);
+    const out = await readOutput(options.output);
+    const failed = out.filter((r) => r.enrich_status === 'failed');
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.every((r) => r.verify_credit_charged !== 'true')).toBe(true);
+
+    s.admin.updateAccount(s.accountId, { verification_credits: 1000 });
+    const second = await verifyEmailsFile(options);
+    expect(second.exitCode).toBe(0);
+    expect(second.resumed).toBe(true);
+    expect(second.answeredEarlier).toBe(first.sent - first.failed);
+    expect(second.sent).toBe(first.addresses - second.answeredEarlier);
+    const all = await readOutput(options.output);
+    expect(all.filter((r) => r.enrich_status === 'failed')).toHaveLength(0);
+    // Every chargeable address was charged once in all.
+    const distinct = new Set(
+      all.filter((r) => r.enrich_status === 'enriched').map((r) => canonical(r['Work Email']!)),
+    );
+    const chargeable = [...distinct].filter((e) => !e.startsWith('unknown')).length;
+    expect(s.admin.stats().verification_credits_charged).toBe(chargeable);
+  });
+
+  it('an answer lost after the service charged it is not sent again by itself; resendUnconfirmed sends it', async () => {
+    const { s, options } = await rig({ specOnly, n: 20 });
+    s.admin.setFaults({ next: [{ reset: true, after: true, path: '/email-verification' }] });
+    const first = await verifyEmailsFile({ ...options, concurrency: 1 });
+    expect(first.exitCode).toBe(3);
+    expect(first.unconfirmed).toBe(1);
+    const out = await readOutput(options.output);
+    const lost = out.filter((r) => r.verify_credit_charged === 'unknown');
+    expect(lost).toHaveLength(1);
+    expect(lost[0]!.enrich_error).toMatch(/may have .*charged/);
+    const charged = s.admin.stats().verification_credits_charged;
+
+    const again = await verifyEmailsFile(options);
+    expect(again.sent).toBe(0);
+    expect(again.unconfirmed).toBe(1);
+    expect(again.exitCode).toBe(3);
+    expect(s.admin.stats().verification_credits_charged).toBe(charged);
+
+    const resent = await verifyEmailsFile({ ...options, resendUnconfirmed: true });
+    expect(resent.sent).toBe(1);
+    expect(resent.exitCode).toBe(0);
+  });
+});
+
+describe('verifyEmailsFile: cache, budget and rate limits', () => {
+  it('another file with the same addresses is answered from the results cache, paying nothing', async () => {
+    const { s, dir, options } = await rig({ n: 40 });
+    const first = await verifyEmailsFile(options);
+    const charged = s.admin.stats().verification_credits_charged;
+    expect(first.cacheHits).toBe(0);
+    const other = await writeCsv(
+      dir,
+      'other.csv',
+      ['Email', 'Id'],
+      rows(40).map((r) => [r[2]!, r[0]!]),
+    );
+    const second = await verifyEmailsFile({
+      ...options,
+      input: other,
+      output: join(dir, 'o2.csv'),
+    });
+    expect(second.sent).toBe(0);
+    expect(second.cacheHits).toBe(first.addresses);
+    expect(second.creditsSaved).toBe(charged);
+    expect(s.admin.stats().verification_credits_charged).toBe(charged);
+    const out = await readOutput(join(dir, 'o2.csv'));
+    const answered = out.filter((r) => r.enrich_status === 'enriched');
+    expect(
+      answered.every((r) => r.enrich_cached_at !== '' && r.verify_credit_charged === 'false'),
+    ).toBe(true);
+
+    const refreshed = await verifyEmailsFile({
+      ...options,
+      input: other,
+      output: join(dir, 'o3.csv'),
+      refresh: true,
+    });
+    expect(refreshed.sent).toBe(first.addresses);
+  });
+
+  it('maxCredits caps the verifications sent; the rest are failed, not sent, exit 5', async () => {
+    const { s, options } = await rig({ n: 60 });
+    const summary = await verifyEmailsFile({ ...options, maxCredits: 10 });
+    expect(summary.sent).toBe(10);
+    expect(summary.exitCode).toBe(5);
+    expect(summary.notSent).toBe(summary.addresses - 10);
+    expect(s.admin.stats().requests_by_status['200']).toBe(10);
+    const out = await readOutput(options.output);
+    const notSent = out.filter((r) => r.enrich_error === 'not sent: maxCredits 10 reached');
+    // One row per address not sent, plus its duplicates.
+    expect(notSent.length).toBeGreaterThanOrEqual(summary.notSent);
+    expect(
+      notSent.every((r) => r.enrich_status === 'failed' && r.verify_credit_charged === ''),
+    ).toBe(true);
+  });
+
+  it('429s slow the run down but never end it', async () => {
+    const { s, options } = await rig({ n: 30 });
+    s.admin.setFaults({
+      next: Array.from({ length: 6 }, () => ({ status: 429, retry_after_s: 0 })),
+    });
+    const summary = await verifyEmailsFile(options);
+    expect(summary.exitCode).toBe(0);
+    expect(summary.sent).toBe(summary.addresses);
+    expect(s.admin.stats().requests_by_status['429']).toBe(6);
+  });
+
+  it('a refused key stops the run at once: exit 4, nothing verified, the rows failed', async () => {
+    const { s, options } = await rig({ n: 30 });
+    const bad = fastClient(s, 'sk_sbx_not_a_key');
+    clients.push(bad);
+    const summary = await verifyEmailsFile({
+      ...options,
+      service: { client: bad, baseUrl: s.url },
+    });
+    expect(summary.exitCode).toBe(4);
+    expect(summary.stopReason?.code).toBe('AUTH_INVALID');
+    expect(summary.sent).toBeLessThanOrEqual(4);
+    expect(summary.statuses.enriched).toBe(0);
+    expect(s.admin.stats().verification_credits_charged).toBe(0);
+  });
+
+  it('an address the service refuses (400) is invalid, final, and the run goes on', async () => {
+    const { s, options } = await rig({ n: 10 });
+    s.admin.setFaults({ next: [{ status: 400, path: '/email-verification' }] });
+    const summary = await verifyEmailsFile({ ...options, concurrency: 1 });
+    expect(summary.exitCode).toBe(0);
+    const refused = (await readOutput(options.output)).filter(
+      (r) => r.enrich_status === 'invalid' && r.enrich_error!.includes('400'),
+    );
+    expect(refused).toHaveLength(1);
+    const again = await verifyEmailsFile(options);
+    expect(again.sent).toBe(0);
+  });
+
+  it('names the email column as told, and refuses a file without one in its own words', async () => {
+    const { dir, options } = await rig({ n: 5 });
+    const plain = await writeCsv(dir, 'no-email.csv', ['Id', 'Name'], [['1', 'Jane']]);
+    await expect(
+      verifyEmailsFile({ ...options, input: plain, dryRun: true }),
+    ).rejects.toMatchObject({
+      code: 'MAPPING_INVALID',
+      message: expect.stringMatching(/no column of .* holds email addresses/),
+      hint: expect.stringContaining('emailColumn: "Id"'),
+    });
+    const plan = await verifyEmailsFile({ ...options, emailColumn: 'Work Email', dryRun: true });
+    expect(plan).toMatchObject({ column: 'Work Email', rows: 5, addresses: 4, maxCredits: 4 });
+  });
+});
