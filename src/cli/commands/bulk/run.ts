@@ -154,11 +154,12 @@ export async function runBulkCommand(
     return exitOnInterrupt(err, command);
   } finally {
     process.exitCode = undefined;
-    interrupt.dispose();
     await cache?.close();
     await service?.close();
     await opened?.source.close();
     if (scratch) await rm(scratch, { recursive: true, force: true });
+    // Last: a Ctrl-C while the cache and service close still leaves with 130, never killed.
+    interrupt.dispose();
   }
 }
 

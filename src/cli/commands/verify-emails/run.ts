@@ -122,9 +122,10 @@ export async function runVerifyEmails(
     return exitOnInterrupt(err, command);
   } finally {
     process.exitCode = undefined;
-    interrupt.dispose();
     await service?.close();
     if (scratch) await rm(scratch, { recursive: true, force: true });
+    // Last: a Ctrl-C while the service closes still leaves with 130, never killed.
+    interrupt.dispose();
   }
 }
 
