@@ -10,7 +10,7 @@ import { ALL_CACHE_FILES, CACHE_FILE, checkMetaPages, removeLegacyFiles } from '
  * runs in cron fill it safely); its binaries ship as npm packages, so it installs with no
  * compiler. Keys are SHA-256 hashes of (scope, request): no contact data in the keys, and a
  * key never exceeds lmdb's key size however long the request's fields are. Format 2 (its own
- * file, see lmdb-file.ts): about 700 bytes a contact answer, half of format 1.
+ * file, see lmdb-file.ts): about 650-700 bytes a contact answer, under half of format 1.
  */
 
 /** One cached answer: the records the service gave, when, and whether it charged for them. */
