@@ -87,8 +87,9 @@ const MAP_SIZE = 2 ** 36;
  *   symbol key, outside the answers' keys) instead of in every answer: half the size.
  * - lmdb's default durability (overlapping sync: each commit is flushed after it is made, and
  *   a crash of the machine leaves the last flushed commit intact). Not flushing (`noSync`,
- *   one sync at the end of a run) saved about 1% of a cold run's CPU (50k rows, measured
- *   interleaved), not worth a file that an OS crash could leave damaged.
+ *   one sync at the end of a run) saved 1% of a cold run's CPU at 50k rows and 7% at 300k
+ *   (BENCHMARKS.md, session 8), but an OS crash could then leave the file damaged: not
+ *   without a guard that starts such a cache anew.
  * - Compression only for answers over 1,000 bytes (a company's many matches): LZ4 with its
  *   dictionary costs more CPU than it saves on a contact's few hundred bytes.
  */
