@@ -10,7 +10,7 @@ import { ALL_CACHE_FILES, CACHE_FILE, checkMetaPages, removeLegacyFiles } from '
  * runs in cron fill it safely); its binaries ship as npm packages, so it installs with no
  * compiler. Keys are SHA-256 hashes of (scope, request): no contact data in the keys, and a
  * key never exceeds lmdb's key size however long the request's fields are. Format 2 (its own
- * file, see lmdb-file.ts): about 700 bytes a contact answer, half of format 1.
+ * file, see lmdb-file.ts): about 650-700 bytes a contact answer, under half of format 1.
  */
 
 /** One cached answer: the records the service gave, when, and whether it charged for them. */
@@ -87,8 +87,9 @@ const MAP_SIZE = 2 ** 36;
  *   symbol key, outside the answers' keys) instead of in every answer: half the size.
  * - lmdb's default durability (overlapping sync: each commit is flushed after it is made, and
  *   a crash of the machine leaves the last flushed commit intact). Not flushing (`noSync`,
- *   one sync at the end of a run) saved about 1% of a cold run's CPU (50k rows, measured
- *   interleaved), not worth a file that an OS crash could leave damaged.
+ *   one sync at the end of a run) saved 1% of a cold run's CPU at 50k rows and 7% at 300k
+ *   (BENCHMARKS.md, session 8), but an OS crash could then leave the file damaged: not
+ *   without a guard that starts such a cache anew.
  * - Compression only for answers over 1,000 bytes (a company's many matches): LZ4 with its
  *   dictionary costs more CPU than it saves on a contact's few hundred bytes.
  */
