@@ -3,7 +3,7 @@ import type { InputRow, InputSource } from './read.js';
 /**
  * The same input without some of its columns (an earlier run's output columns, replaced by
  * this run's): its header, its rows' cells (and typed values) and a warning saying so.
- * Everything else (identity, check, close) is the input's own.
+ * Everything else (identity, close) is the input's own.
  */
 export function withoutColumns(
   source: InputSource,
@@ -28,7 +28,6 @@ export function withoutColumns(
     warnings: [...source.warnings, warning],
     rows,
     identity: () => source.identity(),
-    check: () => source.check(),
     close: () => source.close(),
   };
 }

@@ -77,11 +77,6 @@ export interface InputSource {
   identity(): Promise<{ path: string; size: number; sha256: string }>;
   /** The file read (real path, device, inode); undefined for stdin or a pipe (read from a private copy). */
   file?: FileId;
-  /**
-   * Reads the whole file once and throws the error a malformed part would give (an open
-   * quote at line 9,000), so a run can refuse the file before it spends a credit on its start.
-   */
-  check(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -228,10 +223,7 @@ function notAWorkbook(name: string): EnrichError {
   );
 }
 
-type SourceBase = Omit<
-  InputSource,
-  'close' | 'dialect' | 'header' | 'rawHeader' | 'rows' | 'check'
->;
+type SourceBase = Omit<InputSource, 'close' | 'dialect' | 'header' | 'rawHeader' | 'rows'>;
 type ReadOpts = { name: string; encoding: string; bomLength: number; maxRecordChars?: number };
 type Encoding = ReturnType<typeof detectEncoding>;
 
@@ -263,8 +255,6 @@ async function jsonSource(
     header,
     rawHeader: header,
     rows: () => mapRows(read(filePath, readOpts), toRow, verify),
-    // The pass above that collected the keys has already read (and so checked) every record.
-    check: async () => undefined,
   };
 }
 
@@ -328,10 +318,6 @@ async function csvSource(o: {
     header: uniqueHeader(rawHeader),
     rawHeader,
     rows: () => readCsvRecords(filePath, pinned, csvRowShaper(width)),
-    check: async () => {
-      // A shape that keeps nothing: csv-parse still reads every record and throws where one is malformed.
-      for await (const _ of readCsvRecords(filePath, pinned, () => undefined));
-    },
   };
 }
 

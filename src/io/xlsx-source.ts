@@ -6,7 +6,7 @@ import { raggedMessage } from './row-shape.js';
 import { sniffDialect } from './sniff-dialect.js';
 
 type Opened = Omit<InputSource, 'close'>;
-type Base = Omit<Opened, 'dialect' | 'header' | 'rawHeader' | 'rows' | 'check'>;
+type Base = Omit<Opened, 'dialect' | 'header' | 'rawHeader' | 'rows'>;
 
 /**
  * An Excel workbook: one worksheet (the first unless `--sheet` names another), its header
@@ -60,9 +60,6 @@ export async function xlsxSource(
     header: uniqueHeader(rawHeader),
     rawHeader,
     rows,
-    check: async () => {
-      for await (const _ of rows());
-    },
   };
 }
 
