@@ -138,6 +138,17 @@ function sendContext(options: ClientOptions, base: URL): SendContext {
   };
 }
 
+/** The free request of checkKey: the results of a job that does not exist (no credit is spent). */
+function askUnknownJob(calls: ReturnType<typeof createCalls>, deadline: number | undefined) {
+  return calls.results(
+    'contacts',
+    randomUUID(),
+    schemaOf((r) => r.contactsResultsResponseSchema),
+    (d) => d.contacts,
+    { deadline },
+  );
+}
+
 /** A key no service issues: checkKey's probe of whether a 404 came from the service. */
 const UNKNOWN_KEY = 'enrich-key-check-not-a-key';
 
@@ -152,13 +163,7 @@ async function probeUnknownKey(
   deadline: number | undefined,
 ): Promise<{ ok: true } | { ok: false; reason: 'not-the-service'; message: string }> {
   try {
-    await calls.results(
-      'contacts',
-      randomUUID(),
-      schemaOf((r) => r.contactsResultsResponseSchema),
-      (d) => d.contacts,
-      { deadline },
-    );
+    await askUnknownJob(calls, deadline);
   } catch (err) {
     if (err instanceof ApiError && err.status === 404)
       return { ok: false, reason: 'not-the-service', message: err.message };
@@ -205,13 +210,7 @@ export function createClient(options: ClientOptions): EnrichClient {
       ),
     async checkKey() {
       try {
-        await calls.results(
-          'contacts',
-          randomUUID(),
-          schemaOf((r) => r.contactsResultsResponseSchema),
-          (d) => d.contacts,
-          { deadline: options.deadline },
-        );
+        await askUnknownJob(calls, options.deadline);
         return { ok: true };
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
