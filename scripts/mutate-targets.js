@@ -22,8 +22,9 @@ export const TARGETS = [
     file: 'src/pipeline/run/batch-task.ts',
     tests: [
       'test/integration/spend-limit.test.ts',
+      'test/pipeline/journal-guards.test.ts',
       'test/pipeline/expiry-schedule.test.ts',
-      'test/pipeline/credit-retry-run.test.ts',
+      'test/integration/credit-retry-run.test.ts',
       BULK,
     ],
   },
@@ -35,14 +36,18 @@ export const TARGETS = [
   {
     name: 'credit-retry',
     file: 'src/pipeline/run/credit-retry.ts',
-    tests: ['test/pipeline/credit-retry.test.ts', 'test/pipeline/credit-retry-run.test.ts', BULK],
+    tests: [
+      'test/pipeline/credit-retry.test.ts',
+      'test/integration/credit-retry-run.test.ts',
+      BULK,
+    ],
   },
   {
     name: 'journal',
     file: 'src/pipeline/journal/journal.ts',
     tests: [
       'test/pipeline/journal.test.ts',
-      'test/pipeline/journal-mutants.test.ts',
+      'test/pipeline/journal-guards.test.ts',
       'test/pipeline/jobs.test.ts',
       'test/pipeline/expiry-schedule.test.ts',
     ],
