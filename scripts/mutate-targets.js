@@ -57,7 +57,7 @@ export const TARGETS = [
     file: 'src/pipeline/join/join.ts',
     tests: [
       'test/pipeline/join.test.ts',
-      'test/pipeline/join-mutants.test.ts',
+      'test/pipeline/join-guards.test.ts',
       'test/pipeline/join-property.test.ts',
       'test/pipeline/credit-retry.test.ts',
     ],
