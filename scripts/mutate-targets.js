@@ -67,7 +67,7 @@ export const TARGETS = [
     file: 'src/pipeline/mapping/validate.ts',
     tests: [
       'test/pipeline/validate.test.ts',
-      'test/pipeline/validate-mutants.test.ts',
+      'test/pipeline/validate-guards.test.ts',
       'test/pipeline/validate-email.test.ts',
       'test/pipeline/validate-schema.property.test.ts',
     ],
