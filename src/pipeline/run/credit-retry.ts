@@ -64,15 +64,16 @@ export async function retryCreditFailures(
   let { credits, remaining } = leaf;
   let creditsEarlier = leaf.creditsEarlier ?? 0;
   // The spooled parts of a retry, read back from the journal and spool, whichever run
-  // downloaded them: their rows are paid for and join the output.
-  const readBack = async (child: string, earlier = false) => {
+  // downloaded them: their rows are paid for and join the output. `before`: the parts an
+  // earlier run had spooled (and reported), a split retry's too.
+  const readBack = async (child: string, before: ReadonlySet<string>) => {
     for (const part of childLeaves(ctx, child)) {
       records = records.concat(
         (await readSpool(ctx.journal.dir, part, ctx.kind)) as Record<string, unknown>[],
       );
       const spooled = ctx.journal.state.batches.get(part)?.spooled;
       credits += spooled?.credits ?? 0;
-      if (earlier) creditsEarlier += spooled?.credits ?? 0;
+      if (before.has(part)) creditsEarlier += spooled?.credits ?? 0;
       remaining = spooled?.remaining ?? remaining;
       extra.push(part);
     }
@@ -80,6 +81,7 @@ export async function retryCreditFailures(
   for (let n = 1; ; n++) {
     const child = creditRetryId(id, n);
     const known = ctx.journal.state.batches.get(child);
+    const before = new Set(childLeaves(ctx, child));
     if (!known?.spooled) {
       let retry = creditFailedItems(ctx.kind, records, items);
       if (retry.length === 0)
@@ -104,7 +106,7 @@ export async function retryCreditFailures(
       const parts = await startBatch(ctx, child, retry, false).done;
       const unfinished = parts.find((p) => p.state !== 'spooled');
       if (unfinished) {
-        await readBack(child); // the parts of a split retry that did finish
+        await readBack(child, before); // the parts of a split retry that did finish
         // A 402 on the retry's POST: the account is dry again (exit 5).
         if (unfinished.code === 'CREDITS_EXHAUSTED') ctx.stop('CREDITS_EXHAUSTED', OUT_OF_CREDITS);
         // Otherwise still running at --timeout, failed or expired: the run is partial and
@@ -127,8 +129,8 @@ export async function retryCreditFailures(
         };
       }
     }
-    // Spooled before this run looked at it: an earlier run downloaded (and reported) it.
-    await readBack(child, known?.spooled !== undefined);
+    // Spooled now: by this run, or (the leaves in `before`) by an earlier one.
+    await readBack(child, before);
   }
   return { ...leaf, credits, creditsEarlier, remaining, creditError: true, extra };
 }
