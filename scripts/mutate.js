@@ -76,7 +76,13 @@ function scoreOf(target) {
   const valid = killed + survived + noCoverage;
   const score = valid === 0 ? 100 : (100 * killed) / valid;
   const ignored = count('Ignored');
-  return { ...target, killed, survived, noCoverage, ignored, score };
+  const left = file.mutants
+    .filter((m) => m.status === 'Survived' || m.status === 'NoCoverage')
+    .map(
+      (m) =>
+        `  ${m.status} ${target.file}:${m.location.start.line} ${m.mutatorName}: ${m.replacement}`,
+    );
+  return { ...target, killed, survived, noCoverage, ignored, score, left };
 }
 
 const results = [];
@@ -103,6 +109,7 @@ for (const target of chosen) {
   log(
     `mutate: ${target.file}: ${r.score.toFixed(1)}%, ${r.survived} survived, ${r.noCoverage} no coverage (${minutes} min)`,
   );
+  for (const line of r.left) log(line.replace(/\s+/g, ' '));
   results.push(r);
 }
 
