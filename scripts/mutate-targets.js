@@ -21,6 +21,7 @@ export const TARGETS = [
     name: 'batch-task',
     file: 'src/pipeline/run/batch-task.ts',
     tests: [
+      'test/pipeline/batch-task.test.ts',
       'test/integration/spend-limit.test.ts',
       'test/pipeline/journal-guards.test.ts',
       'test/pipeline/expiry-schedule.test.ts',

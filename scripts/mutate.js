@@ -60,7 +60,7 @@ function configOf(target) {
     ignorePatterns: ['dist', 'bench/out', 'coverage', 'reports', '.enrich-tmp'],
     tempDirName: `.stryker-tmp/${target.name}`,
     cleanTempDir: 'always',
-    timeoutMS: 20_000,
+    timeoutMS: 10_000,
     thresholds: { high: 90, low: THRESHOLD, break: null },
   };
 }

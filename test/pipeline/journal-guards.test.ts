@@ -4,13 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'node:fs/promises';
 import { describe, expect, it, vi } from 'vitest';
-import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
 import { openJournal, type Journal } from '../../src/pipeline/journal/journal.js';
-import { balanceLog } from '../../src/pipeline/run/balance.js';
-import type { BatchContext } from '../../src/pipeline/run/batch-context.js';
 import { startBatch } from '../../src/pipeline/run/batch-task.js';
-import { createBudget } from '../../src/pipeline/run/budget.js';
 import type { BulkApi } from '../../src/pipeline/types.js';
+import { batchContext } from '../helpers/batch-context.js';
 
 // What the journal guards (issue 21: mutants of journal.ts that no test saw): the lock of the
 // run that holds it, and the POST that must never go out unless its batch is on disk.
@@ -153,22 +150,3 @@ describe('durable appends', () => {
     }
   });
 });
-
-function batchContext(journal: Journal, api: BulkApi): BatchContext {
-  return {
-    kind: 'contacts',
-    metadata: {},
-    journal,
-    api,
-    env: { now, sleep: async () => {}, random: () => 0.5 },
-    balance: balanceLog(),
-    deadline: Date.now() + 60_000,
-    wait: true,
-    resendUnconfirmed: false,
-    words: CLI_WORDS,
-    budget: createBudget(undefined, 1),
-    limit: (task) => task(),
-    stopped: () => undefined,
-    stop: () => undefined,
-  };
-}
