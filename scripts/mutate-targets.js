@@ -93,9 +93,19 @@ export const TARGETS = [
     file: 'src/io/write.ts',
     tests: [
       'test/io/write.test.ts',
+      'test/io/write-guards.test.ts',
       'test/io/write-errors.test.ts',
       'test/io/roundtrip.property.test.ts',
       'test/io/output-target.test.ts',
+    ],
+  },
+  {
+    name: 'write-sinks',
+    file: 'src/io/write-sinks.ts',
+    tests: [
+      'test/io/write.test.ts',
+      'test/io/write-guards.test.ts',
+      'test/io/write-errors.test.ts',
     ],
   },
   {
