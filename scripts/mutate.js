@@ -53,7 +53,7 @@ function configOf(target) {
     incremental: true,
     incrementalFile: `reports/stryker-incremental-${target.name}.json`,
     force,
-    reporters: ['clear-text', 'html', 'json'],
+    reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
     clearTextReporter: { allowColor: false, logTests: false },
     htmlReporter: { fileName: `reports/mutation/${target.name}.html` },
     jsonReporter: { fileName: `reports/mutation/${target.name}.json` },

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'node:fs/promises';
 import { describe, expect, it, vi } from 'vitest';
-import { openJournal, type Journal } from '../../src/pipeline/journal/journal.js';
+import {
+  changedSinceEarlierRun,
+  hasJournal,
+  listRuns,
+  openJournal,
+  type Journal,
+} from '../../src/pipeline/journal/journal.js';
 import { startBatch } from '../../src/pipeline/run/batch-task.js';
 import type { BulkApi } from '../../src/pipeline/types.js';
 import { batchContext } from '../helpers/batch-context.js';
@@ -146,6 +152,98 @@ describe('durable appends', () => {
       expect(sync).toHaveBeenCalledTimes(1);
     } finally {
       sync.mockRestore();
+      await j.close();
+    }
+  });
+});
+
+describe('what the journal tells a new run about earlier ones', () => {
+  const headerOf = (sha: string, o: Record<string, unknown> = {}, kind = 'contacts') => ({
+    kind,
+    input: { path: '/data/leads.csv', size: 120, sha256: sha.repeat(64) },
+    options: o,
+    command: 'enrich contacts leads.csv',
+  });
+  const runOf = (h: ReturnType<typeof headerOf>) => ({
+    kind: h.kind,
+    input: h.input,
+    options: h.options,
+  });
+
+  it('changedSinceEarlierRun names the newest earlier run of the same path, kind and options whose content differed', async () => {
+    const dir = await runsDir();
+    const open1 = async (key: string, h: ReturnType<typeof headerOf>, at: number) =>
+      (await openJournal({ runsDir: dir, key, header: h, restart: false, now: () => at })).close();
+    await open1('old', headerOf('a', { dedupe: true, top: 1 }), 10);
+    await open1('newer', headerOf('b', { top: 1, dedupe: true }), 20);
+    await open1('other-kind', headerOf('c', { dedupe: true, top: 1 }, 'companies'), 30);
+    await open1('other-options', headerOf('d', { dedupe: false, top: 1 }), 40);
+    await writeFile(join(dir, 'not-a-run'), 'x');
+    const now = headerOf('e', { dedupe: true, top: 1 });
+    const found = await changedSinceEarlierRun(dir, 'current', runOf(now));
+    expect(found?.run).toBe('newer');
+    expect(found?.at).toBe(20);
+    // The same content is the same run (its own key), not a change.
+    expect(
+      await changedSinceEarlierRun(dir, 'newer', runOf(headerOf('b', { top: 1, dedupe: true }))),
+    ).toMatchObject({ run: 'old' });
+    expect(
+      await changedSinceEarlierRun(dir, 'x', runOf(headerOf('b', { dedupe: true, top: 1 }))),
+    ).toMatchObject({ run: 'old' });
+    // stdin is new content every time.
+    const stdin = { ...runOf(now), input: { ...now.input, path: '-' } };
+    expect(await changedSinceEarlierRun(dir, 'current', stdin)).toBeUndefined();
+    expect(await changedSinceEarlierRun(join(dir, 'missing'), 'k', runOf(now))).toBeUndefined();
+  });
+
+  it('hasJournal and listRuns see journaled runs only, newest first', async () => {
+    const dir = await runsDir();
+    expect(await hasJournal(dir, 'a')).toBe(false);
+    for (const key of ['a', 'b']) {
+      const j = await openJournal({ runsDir: dir, key, header, restart: false, now });
+      await j.close();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await writeFile(join(dir, 'stray.txt'), 'x');
+    expect(await hasJournal(dir, 'a')).toBe(true);
+    const runs = await listRuns(dir);
+    expect(runs.map((r) => r.key)).toEqual(['b', 'a']);
+    expect(runs[0]?.dir).toBe(join(dir, 'b'));
+    expect(await listRuns(join(dir, 'missing'))).toEqual([]);
+  });
+
+  it("folds the rows an earlier attempt took from the cache: ranges in order, a resumed attempt's only past upTo", async () => {
+    const j = await openJournal({
+      runsDir: await runsDir(),
+      key: 'k',
+      header,
+      restart: false,
+      now,
+    });
+    try {
+      await j.append({ t: 'hits', upTo: 9, ranges: [[2, 4]] });
+      await j.append({ t: 'hits', upTo: 5, ranges: [[3, 3]] });
+      await j.append({
+        t: 'hits',
+        upTo: 20,
+        ranges: [
+          [9, 9],
+          [12, 15],
+        ],
+      });
+      expect(j.state.hits).toEqual({
+        upTo: 20,
+        ranges: [
+          [2, 4],
+          [12, 15],
+        ],
+      });
+      await j.append({ t: 'done', output: '/out.csv' });
+      expect(j.state.done).toEqual({ at: expect.any(Number) as number, output: '/out.csv' });
+      // An event for a batch never submitted is ignored.
+      await j.append({ t: 'expired', batch: 'nope' });
+      expect(j.state.batches.has('nope')).toBe(false);
+    } finally {
       await j.close();
     }
   });
