@@ -86,7 +86,11 @@ export const TARGETS = [
   {
     name: 'retry',
     file: 'src/api/retry.ts',
-    tests: ['test/api/retry.test.ts', 'test/integration/client-retry.test.ts'],
+    tests: [
+      'test/api/retry.test.ts',
+      'test/api/retry-guards.test.ts',
+      'test/integration/client-retry.test.ts',
+    ],
   },
   {
     name: 'write',
