@@ -115,7 +115,11 @@ export const TARGETS = [
   {
     name: 'join-writer',
     file: 'src/pipeline/join/join-writer.ts',
-    tests: ['test/pipeline/stream-join.test.ts', 'test/integration/stream-join.test.ts'],
+    tests: [
+      'test/pipeline/join-writer.test.ts',
+      'test/pipeline/stream-join.test.ts',
+      'test/integration/stream-join.test.ts',
+    ],
   },
   {
     name: 'results-cache',
