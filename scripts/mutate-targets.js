@@ -37,11 +37,8 @@ export const TARGETS = [
   {
     name: 'credit-retry',
     file: 'src/pipeline/run/credit-retry.ts',
-    tests: [
-      'test/pipeline/credit-retry.test.ts',
-      'test/integration/credit-retry-run.test.ts',
-      BULK,
-    ],
+    // Not BULK: its 1 request/s test failed inside Stryker's runner (timing, under load).
+    tests: ['test/pipeline/credit-retry.test.ts', 'test/integration/credit-retry-run.test.ts'],
   },
   {
     name: 'journal',
