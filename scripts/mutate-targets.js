@@ -46,6 +46,7 @@ export const TARGETS = [
     tests: [
       'test/pipeline/journal.test.ts',
       'test/pipeline/journal-guards.test.ts',
+      'test/pipeline/journal-fold.test.ts',
       'test/pipeline/jobs.test.ts',
       'test/pipeline/expiry-schedule.test.ts',
     ],
