@@ -159,3 +159,26 @@ describe('validateRow', () => {
     expect(emailNote({ fields: { first_name: 0 } }, row(['Jane']))).toBeUndefined();
   });
 });
+
+describe('validateRow: rows shorter than the mapping', () => {
+  it('a mapped column the row lacks is empty, for fields, a full name and the email note', () => {
+    const m: ColumnMapping = {
+      fields: { business_email: 0, prof_network_url: 3 },
+      split: { column: 4 },
+    };
+    const v = validateRow('contacts', m, row(['jane@acme.com']));
+    expect(v.ok && v.fields).toEqual({ business_email: 'jane@acme.com' });
+    expect(
+      emailNote({ fields: { business_email: 3, first_name: 0 } }, row(['Jane'])),
+    ).toBeUndefined();
+  });
+
+  it('a profile URL is sent trimmed, as written', () => {
+    const v = validateRow(
+      'contacts',
+      { fields: { prof_network_url: 0 } },
+      row(['  https://www.linkedin.com/in/Jane/  ']),
+    );
+    expect(v.ok && v.fields).toEqual({ prof_network_url: 'https://www.linkedin.com/in/Jane/' });
+  });
+});
