@@ -20,6 +20,7 @@ export const TARGETS = [
   {
     name: 'batch-task',
     file: 'src/pipeline/run/batch-task.ts',
+    coverage: 'perTest',
     tests: [
       'test/pipeline/batch-task.test.ts',
       'test/integration/spend-limit.test.ts',
