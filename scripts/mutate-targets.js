@@ -75,7 +75,11 @@ export const TARGETS = [
   {
     name: 'poll',
     file: 'src/pipeline/run/poll.ts',
-    tests: ['test/pipeline/poll.test.ts', 'test/pipeline/expiry-schedule.test.ts'],
+    tests: [
+      'test/pipeline/poll.test.ts',
+      'test/pipeline/poll-guards.test.ts',
+      'test/pipeline/expiry-schedule.test.ts',
+    ],
   },
   {
     name: 'submit',
