@@ -65,9 +65,9 @@ function configOf(target) {
     testFiles: target.tests,
     concurrency,
     incremental: true,
-    // Module-level constants are evaluated once per test worker, not per mutant: such a
-    // mutant cannot be activated, so it is left out rather than reported as a survivor.
-    ignoreStatic: true,
+    // perTest only: module-level constants are evaluated once per test worker, not per
+    // mutant, so such a mutant is left out rather than reported as a survivor.
+    ...(target.coverage === 'perTest' ? { ignoreStatic: true } : {}),
     incrementalFile: `reports/stryker-incremental-${target.name}.json`,
     force,
     reporters: ['clear-text', 'progress-append-only', 'html', 'json'],
