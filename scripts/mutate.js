@@ -1,4 +1,4 @@
-// `npm run mutate [-- <target>...] [--concurrency N] [--force] [--typecheck]`: mutation testing (StrykerJS)
+// `npm run mutate [-- <target>...] [--concurrency N] [--force] [--typecheck] [--report]`: mutation testing (StrykerJS)
 // of the money- and integrity-critical modules (issue 21). One Stryker run per target file,
 // with only the in-process tests that exercise it (tests that drive dist/ through the CLI
 // cannot see a mutant), incremental (reports/stryker-incremental-<target>.json: an unchanged
@@ -103,7 +103,9 @@ function scoreOf(target) {
 }
 
 const results = [];
-for (const target of chosen) {
+// --report: no run, the table of the last JSON reports (e.g. after runs made in parts).
+const reportOnly = args.includes('--report');
+for (const target of reportOnly ? [] : chosen) {
   const config = join(OUT, `${target.name}.config.json`);
   writeFileSync(config, JSON.stringify(configOf(target), null, 2));
   const started = Date.now();
@@ -130,6 +132,12 @@ for (const target of chosen) {
   results.push(r);
 }
 
+if (reportOnly) {
+  for (const target of chosen) {
+    if (existsSync(join(OUT, `${target.name}.json`)))
+      results.push({ ...scoreOf(target), minutes: '' });
+  }
+}
 const rows = results.map((r) =>
   r.failed
     ? `| \`${r.file}\` | failed | | | | ${r.minutes} |`
