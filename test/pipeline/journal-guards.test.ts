@@ -27,6 +27,9 @@ const header = {
 let t = 1000;
 const now = () => t++;
 const runsDir = () => mkdtemp(join(tmpdir(), 'enrich-journal-guards-'));
+/** A new run's journal in a fresh state directory. */
+const freshJournal = async () =>
+  openJournal({ runsDir: await runsDir(), key: 'k', header, restart: false, now });
 
 describe('the journal guards', () => {
   it('--restart deletes everything of the run but the lock this process just took', async () => {
@@ -52,13 +55,7 @@ describe('the journal guards', () => {
   });
 
   it('a failed journal write is an error (INTERNAL, naming the journal), never swallowed', async () => {
-    const j = await openJournal({
-      runsDir: await runsDir(),
-      key: 'k',
-      header,
-      restart: false,
-      now,
-    });
+    const j = await freshJournal();
     await j.close(); // the file handle is gone: the next write fails
     const append = j.append(
       { t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i' },
@@ -69,13 +66,7 @@ describe('the journal guards', () => {
   });
 
   it('a batch whose submit event cannot be written is never POSTed', async () => {
-    const journal = await openJournal({
-      runsDir: await runsDir(),
-      key: 'k',
-      header,
-      restart: false,
-      now,
-    });
+    const journal = await freshJournal();
     await journal.close(); // every append now fails
     let posts = 0;
     const api: BulkApi = {
@@ -94,13 +85,7 @@ describe('the journal guards', () => {
   });
 
   it('journals the submit event durably (flushed) before the POST it guards', async () => {
-    const journal = await openJournal({
-      runsDir: await runsDir(),
-      key: 'k',
-      header,
-      restart: false,
-      now,
-    });
+    const journal = await freshJournal();
     const calls: string[] = [];
     const append = journal.append.bind(journal);
     const watched: Journal = {
@@ -132,13 +117,7 @@ describe('durable appends', () => {
     const probe = await open(join(tmpdir(), `enrich-probe-${process.pid}`), 'w');
     const proto = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
     await probe.close();
-    const j = await openJournal({
-      runsDir: await runsDir(),
-      key: 'k',
-      header,
-      restart: false,
-      now,
-    });
+    const j = await freshJournal();
     const sync = vi.spyOn(proto, 'datasync');
     try {
       await j.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i' });
@@ -213,13 +192,7 @@ describe('what the journal tells a new run about earlier ones', () => {
   });
 
   it("folds the rows an earlier attempt took from the cache: ranges in order, a resumed attempt's only past upTo", async () => {
-    const j = await openJournal({
-      runsDir: await runsDir(),
-      key: 'k',
-      header,
-      restart: false,
-      now,
-    });
+    const j = await freshJournal();
     try {
       await j.append({ t: 'hits', upTo: 9, ranges: [[2, 4]] });
       await j.append({ t: 'hits', upTo: 5, ranges: [[3, 3]] });
