@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { toBulkApi } from '../../src/api/bulk-api.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError, EnrichError } from '../../src/errors.js';
 import type { BulkApi } from '../../src/pipeline/types.js';
 import {
   fastClient,
+  parseCsv,
   CONTACT_HEADER,
   contactRows,
   runFile,
@@ -88,4 +89,85 @@ describe('credit retries in the run summary', () => {
       expect(third.output).toBe(second.output);
     },
   );
+
+  it.each(SANDBOX_MODES)(
+    'retries within --max-credits: 20 rows of 50, the rest stays failed and stops the run (exit 5); a later run sends them ($name)',
+    async ({ specOnly }) => {
+      const s = await sandbox({ credits: 50, specOnly });
+      const dir = await tempDir();
+      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
+      const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
+      expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const second = await runFile(s, file, { ...o, maxCredits: 20 });
+      expect(s.admin.stats().credits_charged).toBe(70);
+      expect(second.summary.statuses).toMatchObject({ enriched: 70, failed: 30 });
+      expect(second.summary.creditsCharged).toBe(20);
+      expect(second.summary.exitCode).toBe(5);
+      expect(second.summary.stopReason?.code).toBe('CREDITS_EXHAUSTED');
+      const third = await runFile(s, file, o);
+      expect(s.admin.stats().credits_charged).toBe(100);
+      expect(third.summary.statuses.enriched).toBe(100);
+      expect(third.summary.creditsCharged).toBe(30);
+      expect(third.summary.creditsChargedEarlier).toBe(70);
+      expect(third.summary.exitCode).toBe(0);
+    },
+  );
+
+  it.each([
+    ['the account is dry again (402)', 'CREDITS_EXHAUSTED', 5],
+    // Exit 6 only when nothing came back at all; here the first job did: partial.
+    ['the service cannot be reached', 'NETWORK', 3],
+  ] as const)(
+    'a retry whose POST fails because %s: its rows stay failed saying why, and a later run sends them',
+    async (_why, code, exit) => {
+      const s = await sandbox({ credits: 50 });
+      const dir = await tempDir();
+      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
+      const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
+      expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const real = toBulkApi(fastClient(s));
+      const refusing: BulkApi = {
+        ...real,
+        submit: () => Promise.reject(new EnrichError(code, `POST /contacts: ${code}`)),
+      };
+      const second = await runFile(s, file, { ...o, api: refusing });
+      expect(second.summary.exitCode).toBe(exit);
+      expect(second.summary.statuses).toMatchObject({ enriched: 50, failed: 50 });
+      const rows = parseCsv(second.output);
+      const at = (rows[0] as string[]).indexOf('enrich_error');
+      const errors = rows.slice(1).map((r) => r[at] as string);
+      expect(errors.filter((e) => e.includes(`POST /contacts: ${code}`))).toHaveLength(50);
+      expect(second.summary.stopReason?.code).toBe(code);
+      expect(errors.filter((e) => e !== '')).toHaveLength(50);
+      const third = await runFile(s, file, o);
+      expect(third.summary.exitCode).toBe(0);
+      expect(third.summary.statuses.enriched).toBe(100);
+      expect(s.admin.stats().credits_charged).toBe(100);
+    },
+  );
+
+  it('a retry journaled by a run whose answer was lost is resent exactly as it was to a service that honours keys: paid once', async () => {
+    const s = await sandbox({ credits: 50 });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
+    const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
+    expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    const real = toBulkApi(fastClient(s));
+    const lossy: BulkApi = {
+      ...real,
+      submit: async (...args) => {
+        await real.submit(...args);
+        throw new EnrichError('NETWORK', 'connection reset after the request was sent');
+      },
+    };
+    await runFile(s, file, { ...o, maxCredits: 20, api: lossy });
+    expect(s.admin.stats().credits_charged).toBe(70);
+    // Now under a smaller limit: the journaled retry of 20 rows goes as it was, or not at all.
+    const third = await runFile(s, file, { ...o, maxCredits: 20 });
+    expect(s.admin.stats().credits_charged).toBe(70);
+    expect(third.summary.statuses).toMatchObject({ enriched: 70, failed: 30 });
+  });
 });
