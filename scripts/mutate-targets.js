@@ -84,7 +84,7 @@ export const TARGETS = [
   {
     name: 'submit',
     file: 'src/pipeline/run/submit.ts',
-    tests: ['test/pipeline/submit.test.ts'],
+    tests: ['test/pipeline/submit.test.ts', 'test/pipeline/submit-guards.test.ts'],
   },
   {
     name: 'retry',
