@@ -142,6 +142,7 @@ describe('parseRetryAfter', () => {
   const now = Date.UTC(2026, 10, 21, 12, 0, 0);
   it('reads fractional seconds, the first of several headers, and blanks as nothing', () => {
     expect(parseRetryAfter('1.5', now)).toBe(1500);
+    expect(parseRetryAfter('1.25', now)).toBe(1250);
     expect(parseRetryAfter(['2', '9'], now)).toBe(2000);
     expect(parseRetryAfter('   ', now)).toBeUndefined();
     expect(parseRetryAfter([], now)).toBeUndefined();
