@@ -146,3 +146,14 @@ describe('the output writer', () => {
     expect(Buffer.concat(chunks).toString('utf8').trimEnd().split('\n')).toHaveLength(3);
   });
 });
+
+describe('the CSV writer quotes what would split a row', () => {
+  it('a lone CR or LF inside a value from the service is quoted, so the row stays one row', async () => {
+    const csv = await writeRows({}, [
+      rowOf(0, { values: ['a\rb'] }),
+      rowOf(1, { values: ['c\nd'] }),
+    ]);
+    expect(csv).toContain('"a\rb"');
+    expect(csv).toContain('"c\nd"');
+  });
+});
