@@ -165,7 +165,13 @@ describe('credit retries in the run summary', () => {
     };
     await runFile(s, file, { ...o, maxCredits: 20, api: lossy });
     expect(s.admin.stats().credits_charged).toBe(70);
-    // Now under a smaller limit: the journaled retry of 20 rows goes as it was, or not at all.
+    // Under a limit it does not fit, the journaled retry of 20 rows is not cut to fit: it
+    // goes as it was, or not at all.
+    const cut = await runFile(s, file, { ...o, maxCredits: 10 });
+    expect(s.admin.stats().credits_charged).toBe(70);
+    expect(cut.summary.statuses).toMatchObject({ enriched: 50, failed: 50 });
+    expect(cut.summary.exitCode).toBe(5);
+    // Now under a limit it fits: the journaled retry of 20 rows goes as it was.
     const third = await runFile(s, file, { ...o, maxCredits: 20 });
     expect(s.admin.stats().credits_charged).toBe(70);
     expect(third.summary.statuses).toMatchObject({ enriched: 70, failed: 30 });
