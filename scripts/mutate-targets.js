@@ -102,6 +102,7 @@ export const TARGETS = [
       'test/io/write.test.ts',
       'test/io/write-guards.test.ts',
       'test/io/write-errors.test.ts',
+      'test/io/write-xlsx.test.ts',
       'test/io/roundtrip.property.test.ts',
       'test/io/output-target.test.ts',
     ],

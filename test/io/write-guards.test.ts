@@ -157,3 +157,36 @@ describe('the CSV writer quotes what would split a row', () => {
     expect(csv).toContain('"c\nd"');
   });
 });
+
+describe('the output file itself', () => {
+  it('a .gz output is gzip of exactly the text', async () => {
+    const { gunzipSync } = await import('node:zlib');
+    const target = join(dir, 'out.csv.gz');
+    const w = await createOutputWriter(options({ target }));
+    for (const r of many(3)) await w.write(r);
+    await w.close();
+    const text = gunzipSync(await readFile(target)).toString('utf8');
+    expect(text.trimEnd().split('\n')).toHaveLength(4);
+    expect(text).toContain('p2@acme.com');
+    // gzip: false writes plain text even under a .gz name.
+    const plain = join(dir, 'plain.csv.gz');
+    const p = await createOutputWriter(options({ target: plain, gzip: false }));
+    await p.write(rowOf(0));
+    await p.close();
+    expect((await readFile(plain, 'utf8')).startsWith('Email,Name')).toBe(true);
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    'run as root, an existing output keeps its owner and mode',
+    async () => {
+      const { chown, chmod, stat, writeFile } = await import('node:fs/promises');
+      const target = join(dir, 'owned.csv');
+      await writeFile(target, 'old');
+      await chown(target, 1234, 2345);
+      await chmod(target, 0o640);
+      await writeRows({ target }, many(1));
+      const st = await stat(target);
+      expect([st.uid, st.gid, st.mode & 0o777]).toEqual([1234, 2345, 0o640]);
+    },
+  );
+});
