@@ -200,3 +200,36 @@ describe('the join writer', () => {
     await expect(readFile(out.target)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
+
+describe('the join writer in JSON', () => {
+  it('contacts: each row with its 1-based number and its record (null without one), no numbered keys', async () => {
+    const out = await output({ format: 'jsonl', matches: 3 });
+    const w = await openJoinWriter({
+      kind: 'contacts',
+      source: source(['Email']),
+      output: out,
+      onRow: () => undefined,
+    });
+    const rec = { error: '', credit_charged: true, email: 'a@x.co' };
+    await w.write(row(0, ['a@x.co']), {
+      status: 'enriched',
+      error: '',
+      creditCharged: true,
+      records: [rec],
+    });
+    await w.write(row(1, ['b@x.co']), noRecords('missing', 'none'));
+    await w.close();
+    const lines = (await readFile(out.target, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => [l.row, l.status])).toEqual([
+      [1, 'enriched'],
+      [2, 'missing'],
+    ]);
+    expect(lines[0]?.record).toMatchObject({ email: 'a@x.co' });
+    expect(lines[1]?.record).toBeNull();
+    expect(Object.keys(lines[0] ?? {})).not.toContain('records');
+    expect(JSON.stringify(lines[0])).not.toContain('_2');
+  });
+});
