@@ -176,4 +176,27 @@ describe('credit retries in the run summary', () => {
     expect(s.admin.stats().credits_charged).toBe(70);
     expect(third.summary.statuses).toMatchObject({ enriched: 70, failed: 30 });
   });
+
+  it('a retry still running at --timeout: its rows say which job to fetch, and a later run fetches it (paid once)', async () => {
+    let t = Date.now();
+    const s = await sandbox({ credits: 50, jobMs: 3_600_000, now: () => t });
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
+    const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
+    const o = { runsDir: dir, batchSize: 100, concurrency: 1, env, timeoutMs: 7_200_000 };
+    expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    const second = await runFile(s, file, { ...o, timeoutMs: 600_000 });
+    expect(second.summary.exitCode).toBe(3);
+    const rows = parseCsv(second.output);
+    const at = (rows[0] as string[]).indexOf('enrich_error');
+    const pending = rows.slice(1).filter((r) => /still running at --timeout/.test(r[at] as string));
+    expect(pending).toHaveLength(50);
+    expect(pending[0]?.[at]).toMatch(/^job \S+ /);
+    t += 3_600_000;
+    const third = await runFile(s, file, o);
+    expect(third.summary.exitCode).toBe(0);
+    expect(third.summary.statuses.enriched).toBe(100);
+    expect(s.admin.stats().credits_charged).toBe(100);
+  });
 });
