@@ -20,6 +20,22 @@ import {
 
 const sandbox = sandboxPerTest();
 
+/** A run of `rows` rows (one batch of `batchSize`) that ran out at `credits`, then a top-up. */
+async function ranOutThenToppedUp(
+  specOnly: boolean,
+  credits: number,
+  rows: number,
+  batchSize: number,
+) {
+  const s = await sandbox({ credits, specOnly });
+  const dir = await tempDir();
+  const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(rows));
+  const o = { runsDir: dir, batchSize, concurrency: 1 };
+  expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+  s.admin.updateAccount(s.accountId, { credits: 1000 });
+  return { s, file, o };
+}
+
 describe('credit retries in the run summary', () => {
   it.each(SANDBOX_MODES)(
     'a retry after a top-up reports what it paid: 100 this run, 100 earlier; a later run 0 and 200 ($name)',
@@ -52,12 +68,7 @@ describe('credit retries in the run summary', () => {
   it.each(SANDBOX_MODES)(
     'a credit retry the service splits (413) is read back part by part by a later run, never sent again ($name)',
     async ({ specOnly }) => {
-      const s = await sandbox({ credits: 100, specOnly });
-      const dir = await tempDir();
-      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(200));
-      const o = { runsDir: dir, batchSize: 200, concurrency: 1 };
-      expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
-      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const { s, file, o } = await ranOutThenToppedUp(specOnly, 100, 200, 200);
       // The retry of 100 rows is refused as too large: it goes as two parts of 50.
       const real = toBulkApi(fastClient(s));
       const small: BulkApi = {
@@ -93,12 +104,7 @@ describe('credit retries in the run summary', () => {
   it.each(SANDBOX_MODES)(
     'retries within --max-credits: 20 rows of 50, the rest stays failed and stops the run (exit 5); a later run sends them ($name)',
     async ({ specOnly }) => {
-      const s = await sandbox({ credits: 50, specOnly });
-      const dir = await tempDir();
-      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
-      const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
-      expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
-      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const { s, file, o } = await ranOutThenToppedUp(specOnly, 50, 100, 100);
       const second = await runFile(s, file, { ...o, maxCredits: 20 });
       expect(s.admin.stats().credits_charged).toBe(70);
       expect(second.summary.statuses).toMatchObject({ enriched: 70, failed: 30 });
@@ -121,12 +127,7 @@ describe('credit retries in the run summary', () => {
   ] as const)(
     'a retry whose POST fails because %s: its rows stay failed saying why, and a later run sends them',
     async (_why, code, exit) => {
-      const s = await sandbox({ credits: 50 });
-      const dir = await tempDir();
-      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
-      const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
-      expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
-      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const { s, file, o } = await ranOutThenToppedUp(false, 50, 100, 100);
       const real = toBulkApi(fastClient(s));
       const refusing: BulkApi = {
         ...real,
@@ -149,12 +150,7 @@ describe('credit retries in the run summary', () => {
   );
 
   it('a retry journaled by a run whose answer was lost is resent exactly as it was to a service that honours keys: paid once', async () => {
-    const s = await sandbox({ credits: 50 });
-    const dir = await tempDir();
-    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(100));
-    const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
-    expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
-    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    const { s, file, o } = await ranOutThenToppedUp(false, 50, 100, 100);
     const real = toBulkApi(fastClient(s));
     const lossy: BulkApi = {
       ...real,
