@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/out/', 'reports/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'bench/out/', 'reports/', '.stryker-tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -25,7 +25,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js', 'bench/**/*.js', 'eslint.config.js'],
+    files: ['bin/**/*.js', 'bench/**/*.js', 'scripts/**/*.js', 'eslint.config.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {

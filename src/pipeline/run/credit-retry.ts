@@ -41,6 +41,7 @@ export function creditFailedItems(
     const found = recordsForRow(lookup, item.index, key, true);
     // Only batches whose answer showed the account dry get here: a record not charged and
     // without data is one the shortage left out, whatever its error says.
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the join's lookup never holds an empty list
     return found !== undefined && found.length > 0 && found.every((r) => isCreditExhausted(r, 0));
   });
 }
@@ -64,15 +65,19 @@ export async function retryCreditFailures(
   let { credits, remaining } = leaf;
   let creditsEarlier = leaf.creditsEarlier ?? 0;
   // The spooled parts of a retry, read back from the journal and spool, whichever run
-  // downloaded them: their rows are paid for and join the output.
-  const readBack = async (child: string, earlier = false) => {
+  // downloaded them: their rows are paid for and join the output. `before`: the parts an
+  // earlier run had spooled (and reported), a split retry's too.
+  const readBack = async (child: string, before: ReadonlySet<string>) => {
     for (const part of childLeaves(ctx, child)) {
       records = records.concat(
         (await readSpool(ctx.journal.dir, part, ctx.kind)) as Record<string, unknown>[],
       );
+      // Stryker disable next-line OptionalChaining: childLeaves lists spooled leaves only
       const spooled = ctx.journal.state.batches.get(part)?.spooled;
+      // Stryker disable next-line OptionalChaining: (likewise)
       credits += spooled?.credits ?? 0;
-      if (earlier) creditsEarlier += spooled?.credits ?? 0;
+      // Stryker disable next-line OptionalChaining: (likewise)
+      if (before.has(part)) creditsEarlier += spooled?.credits ?? 0;
       remaining = spooled?.remaining ?? remaining;
       extra.push(part);
     }
@@ -80,6 +85,8 @@ export async function retryCreditFailures(
   for (let n = 1; ; n++) {
     const child = creditRetryId(id, n);
     const known = ctx.journal.state.batches.get(child);
+    const before = new Set(childLeaves(ctx, child));
+    // Stryker disable next-line ConditionalExpression: a spooled retry sent again is answered from the journal, with no POST
     if (!known?.spooled) {
       let retry = creditFailedItems(ctx.kind, records, items);
       if (retry.length === 0)
@@ -105,7 +112,7 @@ export async function retryCreditFailures(
       const parts = await startBatch(ctx, child, retry, false).done;
       const unfinished = parts.find((p) => p.state !== 'spooled');
       if (unfinished) {
-        await readBack(child); // the parts of a split retry that did finish
+        await readBack(child, before); // the parts of a split retry that did finish
         // A 402 on the retry's POST: the account is dry again (exit 5).
         if (unfinished.code === 'CREDITS_EXHAUSTED') ctx.stop('CREDITS_EXHAUSTED', OUT_OF_CREDITS);
         // Otherwise still running at --timeout, failed or expired: the run is partial and
@@ -128,8 +135,8 @@ export async function retryCreditFailures(
         };
       }
     }
-    // Spooled before this run looked at it: an earlier run downloaded (and reported) it.
-    await readBack(child, known?.spooled !== undefined);
+    // Spooled now: by this run, or (the leaves in `before`) by an earlier one.
+    await readBack(child, before);
   }
   return { ...leaf, credits, creditsEarlier, remaining, creditError: true, extra };
 }
@@ -140,6 +147,7 @@ type RetryState = NonNullable<LeafResult['retry']>['state'];
 function childLeaves(ctx: BatchContext, child: string): string[] {
   const state = ctx.journal.state.batches.get(child);
   if (state?.spooled) return [child];
+  // Stryker disable next-line ConditionalExpression: without a split there is no part `.0` either
   if (!state?.splitSize) return [];
   const parts: string[] = [];
   for (let k = 0; ctx.journal.state.batches.has(`${child}.${k}`); k++)

@@ -16,6 +16,7 @@ export interface Deduper {
 /** Creates an empty deduper. */
 export function createDeduper(initialCapacity = 1024): Deduper {
   let capacity = 1;
+  // Stryker disable next-line EqualityOperator,ArithmeticOperator: the starting size only sets when the table first grows
   while (capacity < initialCapacity * 2) capacity *= 2;
   let slots = new Int32Array(capacity); // ordinal + 1; 0 is an empty slot
   let hi = new Uint32Array(capacity / 2);
@@ -29,6 +30,7 @@ export function createDeduper(initialCapacity = 1024): Deduper {
     let slot = (l ^ h) & mask;
     for (let o = slots[slot]!; o !== 0; o = slots[slot]!) {
       if (hi[o - 1] === h && lo[o - 1] === l) return slot;
+      // Stryker disable next-line ArithmeticOperator: probing downwards (-1 & mask wraps) finds the same keys
       slot = (slot + 1) & mask;
     }
     return slot;
@@ -37,8 +39,10 @@ export function createDeduper(initialCapacity = 1024): Deduper {
   const grow = () => {
     capacity *= 2;
     slots = new Int32Array(capacity);
+    // Stryker disable next-line EqualityOperator: `<=` adds a slot for the hash (0, 0) of no key, never matched
     for (let o = 0; o < size; o++) slots[find(hi[o]!, lo[o]!)] = o + 1;
     const more = <T extends Uint32Array | Int32Array>(a: T, make: (n: number) => T): T => {
+      // Stryker disable next-line ArithmeticOperator: larger arrays cost memory, not correctness
       const b = make(capacity / 2);
       b.set(a);
       return b;

@@ -1,0 +1,138 @@
+// What `npm run mutate` mutates (issue 21): the money- and integrity-critical modules, most
+// important first, each with the in-process tests that exercise it. A test file that only
+// spawns bin/enrich (dist/) is left out: it cannot see a mutant of src/.
+
+/** The mutation score every target is held to (README, Development). */
+export const THRESHOLD = 85;
+
+const BULK = 'test/integration/bulk-run.test.ts';
+
+export const TARGETS = [
+  {
+    name: 'budget',
+    file: 'src/pipeline/run/budget.ts',
+    tests: [
+      'test/pipeline/budget.test.ts',
+      'test/pipeline/classify.test.ts',
+      'test/integration/spend-limit.test.ts',
+    ],
+  },
+  {
+    name: 'batch-task',
+    file: 'src/pipeline/run/batch-task.ts',
+    coverage: 'perTest',
+    tests: [
+      'test/pipeline/batch-task.test.ts',
+      'test/integration/spend-limit.test.ts',
+      'test/pipeline/journal-guards.test.ts',
+      'test/pipeline/expiry-schedule.test.ts',
+      'test/integration/credit-retry-run.test.ts',
+      BULK,
+    ],
+  },
+  {
+    name: 'dedupe',
+    file: 'src/pipeline/run/dedupe.ts',
+    tests: ['test/pipeline/dedupe.test.ts', 'test/pipeline/classify.test.ts'],
+  },
+  {
+    name: 'credit-retry',
+    file: 'src/pipeline/run/credit-retry.ts',
+    // Not BULK: its 1 request/s test failed inside Stryker's runner (timing, under load).
+    tests: ['test/pipeline/credit-retry.test.ts', 'test/integration/credit-retry-run.test.ts'],
+  },
+  {
+    name: 'journal',
+    file: 'src/pipeline/journal/journal.ts',
+    tests: [
+      'test/pipeline/journal.test.ts',
+      'test/pipeline/journal-guards.test.ts',
+      'test/pipeline/journal-fold.test.ts',
+      'test/pipeline/jobs.test.ts',
+      'test/pipeline/expiry-schedule.test.ts',
+    ],
+  },
+  {
+    name: 'join',
+    file: 'src/pipeline/join/join.ts',
+    tests: [
+      'test/pipeline/join.test.ts',
+      'test/pipeline/join-guards.test.ts',
+      'test/pipeline/join-property.test.ts',
+      'test/pipeline/credit-retry.test.ts',
+    ],
+  },
+  {
+    name: 'validate',
+    file: 'src/pipeline/mapping/validate.ts',
+    tests: [
+      'test/pipeline/validate.test.ts',
+      'test/pipeline/validate-guards.test.ts',
+      'test/pipeline/validate-email.test.ts',
+      'test/pipeline/validate-schema.property.test.ts',
+    ],
+  },
+  {
+    name: 'poll',
+    file: 'src/pipeline/run/poll.ts',
+    tests: [
+      'test/pipeline/poll.test.ts',
+      'test/pipeline/poll-guards.test.ts',
+      'test/pipeline/expiry-schedule.test.ts',
+    ],
+  },
+  {
+    name: 'submit',
+    file: 'src/pipeline/run/submit.ts',
+    tests: ['test/pipeline/submit.test.ts', 'test/pipeline/submit-guards.test.ts'],
+  },
+  {
+    name: 'retry',
+    file: 'src/api/retry.ts',
+    tests: [
+      'test/api/retry.test.ts',
+      'test/api/retry-guards.test.ts',
+      'test/integration/client-retry.test.ts',
+    ],
+  },
+  {
+    name: 'write',
+    file: 'src/io/write.ts',
+    tests: [
+      'test/io/write.test.ts',
+      'test/io/write-guards.test.ts',
+      'test/io/write-errors.test.ts',
+      'test/io/write-xlsx.test.ts',
+      'test/io/roundtrip.property.test.ts',
+      'test/io/output-target.test.ts',
+    ],
+  },
+  {
+    name: 'write-sinks',
+    file: 'src/io/write-sinks.ts',
+    tests: [
+      'test/io/write.test.ts',
+      'test/io/write-guards.test.ts',
+      'test/io/write-errors.test.ts',
+    ],
+  },
+  {
+    name: 'join-writer',
+    file: 'src/pipeline/join/join-writer.ts',
+    tests: [
+      'test/pipeline/join-writer.test.ts',
+      'test/pipeline/stream-join.test.ts',
+      'test/integration/stream-join.test.ts',
+    ],
+  },
+  {
+    name: 'results-cache',
+    file: 'src/cache/results-cache.ts',
+    tests: ['test/integration/results-cache.test.ts'],
+  },
+  {
+    name: 'rate-limiter',
+    file: 'src/api/rate-limiter.ts',
+    tests: ['test/api/rate-limiter.test.ts'],
+  },
+];

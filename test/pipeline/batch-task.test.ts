@@ -1,0 +1,456 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError, EnrichError } from '../../src/errors.js';
+import { openJournal, type Journal } from '../../src/pipeline/journal/journal.js';
+import { idempotencyKey, startBatch } from '../../src/pipeline/run/batch-task.js';
+import { createBudget } from '../../src/pipeline/run/budget.js';
+import type { BatchItem, BulkApi, BulkKind } from '../../src/pipeline/types.js';
+import { batchContext } from '../helpers/batch-context.js';
+
+// One batch task on its own (issue 21: mutants of batch-task.ts that no test saw): what it
+// journals, when it stops the run, and what it never does (split forever, swallow Ctrl-C).
+
+const header = {
+  kind: 'contacts',
+  input: { path: '/in.csv', size: 1, sha256: 'ab'.repeat(32) },
+  options: {},
+  command: 'enrich contacts in.csv',
+};
+let open: Journal[] = [];
+afterEach(async () => {
+  await Promise.all(open.map((j) => j.close()));
+  open = [];
+});
+async function journal(): Promise<Journal> {
+  const runsDir = await mkdtemp(join(tmpdir(), 'enrich-batch-task-'));
+  const j = await openJournal({ runsDir, key: 'k', header, restart: false, now: () => 1 });
+  open.push(j);
+  return j;
+}
+const items = (n: number): BatchItem[] =>
+  Array.from({ length: n }, (_, i) => ({
+    index: i,
+    element: { business_email: `p${i}@x.io`, custom_fields: { enrich_row: i } },
+  }));
+const accepted = (id: string) => ({
+  job_id: id,
+  download_url: `http://fake/${id}`,
+  expiration_date: '4102444800',
+  remaining_credits: 50,
+});
+const tooLarge = () =>
+  new ApiError('API_PAYLOAD_TOO_LARGE', {
+    status: 413,
+    method: 'POST',
+    path: '/contacts',
+    message: 'POST /contacts: 413 Payload Too Large',
+  });
+
+describe('a batch task', () => {
+  it('splits a batch refused as too large down to single rows, and no further (5 POSTs for 3 rows)', async () => {
+    const j = await journal();
+    const sizes: number[] = [];
+    const api: BulkApi = {
+      submit: async (_k, body) => {
+        sizes.push(body.items.length);
+        throw tooLarge();
+      },
+      results: async () => ({ state: 'pending' }),
+    };
+    const leaves = await startBatch(batchContext(j, api), '0', items(3), true).done;
+    expect(sizes).toEqual([3, 2, 1, 1, 1]);
+    expect(leaves.map((l) => [l.id, l.state, l.code])).toEqual([
+      ['0.0.0', 'failed', 'API_PAYLOAD_TOO_LARGE'],
+      ['0.0.1', 'failed', 'API_PAYLOAD_TOO_LARGE'],
+      ['0.1', 'failed', 'API_PAYLOAD_TOO_LARGE'],
+    ]);
+    expect(j.state.batches.get('0')?.splitSize).toBe(2);
+    expect(j.state.batches.get('0.0')?.splitSize).toBe(1);
+    expect(leaves.map((l) => [l.first, l.last, l.count])).toEqual([
+      [0, 0, 1],
+      [1, 1, 1],
+      [2, 2, 1],
+    ]);
+  });
+
+  it('Ctrl-C while polling ends the run as interrupted, never as a pending batch', async () => {
+    const j = await journal();
+    const abort = new AbortController();
+    let polls = 0;
+    const api: BulkApi = {
+      submit: async () => accepted('job-1'),
+      results: async () => {
+        polls++;
+        abort.abort();
+        return { state: 'pending', retryAfterMs: 1000 };
+      },
+    };
+    const ctx = batchContext(j, api);
+    ctx.env = { ...ctx.env, signal: abort.signal };
+    await expect(startBatch(ctx, '0', items(2), true).done).rejects.toMatchObject({
+      code: 'INTERRUPTED',
+    });
+    expect(polls).toBe(1);
+    // The job stays journaled as accepted: the next run polls it again.
+    expect(j.state.batches.get('0')).toMatchObject({ job: 'job-1' });
+    expect(j.state.batches.get('0')?.failed).toBeUndefined();
+  });
+
+  it('counts the credits the records say were charged, and stops the run when the answer shows the account dry', async () => {
+    const j = await journal();
+    const stops: string[] = [];
+    const api: BulkApi = {
+      submit: async () => accepted('job-2'),
+      results: async () => ({
+        state: 'done',
+        remainingCredits: 0,
+        records: [
+          { error: '', credit_charged: true, email: 'a', custom_fields: { enrich_row: 0 } },
+          { error: '', credit_charged: true, email: 'b', custom_fields: { enrich_row: 1 } },
+          { error: 'no credits', credit_charged: false, custom_fields: { enrich_row: 2 } },
+        ],
+      }),
+    };
+    const ctx = batchContext(j, api, { stop: (code) => void stops.push(code) });
+    const [leaf] = await startBatch(ctx, '0', items(3), true).done;
+    expect(leaf).toMatchObject({ state: 'spooled', credits: 2, remaining: 0, creditError: true });
+    expect(leaf).toMatchObject({ jobId: 'job-2', submits: 1, polls: 1, count: 3 });
+    expect(stops).toEqual(['CREDITS_EXHAUSTED']);
+    expect(j.state.batches.get('0')?.spooled).toEqual({
+      records: 3,
+      credits: 2,
+      remaining: 0,
+      creditError: true,
+    });
+    expect(ctx.balance.report()).toMatchObject({
+      first: { remaining: 50 },
+      last: { remaining: 0 },
+    });
+  });
+
+  it('a batch whose answer is complete and the account not dry stops nothing', async () => {
+    const j = await journal();
+    const stops: string[] = [];
+    const api: BulkApi = {
+      submit: async () => accepted('job-3'),
+      results: async () => ({
+        state: 'done',
+        remainingCredits: 40,
+        records: [{ error: 'No match', credit_charged: false, custom_fields: { enrich_row: 0 } }],
+      }),
+    };
+    const ctx = batchContext(j, api, { stop: (code) => void stops.push(code) });
+    const [leaf] = await startBatch(ctx, '0', items(1), true).done;
+    expect(leaf).toMatchObject({ state: 'spooled', credits: 0, creditError: false });
+    expect(stops).toEqual([]);
+  });
+
+  it.each([
+    ['NETWORK', true],
+    ['AUTH_INVALID', true],
+    ['API_CONFLICT', false],
+  ] as const)(
+    'a POST failing with %s: the batch fails, journaled; stops the run: %s',
+    async (code, stopsRun) => {
+      const j = await journal();
+      const stops: string[] = [];
+      const api: BulkApi = {
+        submit: async () => {
+          throw new EnrichError(code, `POST /contacts: ${code}`);
+        },
+        results: async () => ({ state: 'pending' }),
+      };
+      const ctx = batchContext(j, api, { stop: (c) => void stops.push(c) });
+      const [leaf] = await startBatch(ctx, '0', items(2), true).done;
+      expect(leaf).toMatchObject({ state: 'failed', code, submits: 1 });
+      expect(leaf?.error).toContain(`POST /contacts: ${code}`);
+      expect(j.state.batches.get('0')?.failed).toEqual({
+        code,
+        message: `POST /contacts: ${code}`,
+      });
+      expect(stops).toEqual(stopsRun ? [code] : []);
+    },
+  );
+
+  it('a POST whose answer was lost is journaled unconfirmed with its cause, and not sent again by the next run', async () => {
+    const j = await journal();
+    let posts = 0;
+    const api: BulkApi = {
+      submit: async () => {
+        posts++;
+        throw new EnrichError('UNCONFIRMED', 'POST /contacts: may have been processed', {
+          cause: new Error('socket hang up'),
+        });
+      },
+      results: async () => ({ state: 'pending' }),
+    };
+    const [leaf] = await startBatch(batchContext(j, api), '0', items(2), true).done;
+    expect(leaf).toMatchObject({ state: 'unconfirmed', code: 'UNCONFIRMED', submits: 1 });
+    expect(leaf?.error).toContain('socket hang up');
+    expect(j.state.batches.get('0')?.unconfirmed).toEqual({ message: 'socket hang up' });
+    const [again] = await startBatch(batchContext(j, api), '0', items(2), false).done;
+    expect(again).toMatchObject({ state: 'unconfirmed', submits: 0 });
+    expect(posts).toBe(1);
+    // Sent again when asked, or to a service that honours idempotency keys, with the same key.
+    const keys: string[] = [];
+    const honest: BulkApi = {
+      submit: async (_k, _b, key) => {
+        keys.push(key);
+        return accepted('job-4');
+      },
+      honoursIdempotency: () => true,
+      results: async () => ({ state: 'done', remainingCredits: 9, records: [] }),
+    };
+    const [resent] = await startBatch(batchContext(j, honest), '0', items(2), false).done;
+    expect(resent).toMatchObject({ state: 'spooled', jobId: 'job-4' });
+    expect(keys).toEqual([j.state.batches.get('0')?.idem]);
+  });
+
+  it('the idempotency key: 40 hex digits, stable for a run, new for another nonce or batch', () => {
+    const key = idempotencyKey('run', 'nonce', '0');
+    expect(key).toMatch(/^enrich-[0-9a-f]{40}$/);
+    expect(idempotencyKey('run', 'nonce', '0')).toBe(key);
+    expect(idempotencyKey('run', 'other', '0')).not.toBe(key);
+    expect(idempotencyKey('run', 'nonce', '1')).not.toBe(key);
+  });
+
+  it('a failed POST leaves no credit error on its leaf', async () => {
+    const api: BulkApi = {
+      submit: async () => {
+        throw new EnrichError('API_CONFLICT', 'POST /contacts: 409');
+      },
+      results: async () => ({ state: 'pending' }),
+    };
+    const [leaf] = await startBatch(batchContext(await journal(), api), '0', items(1), true).done;
+    expect(leaf).toMatchObject({ state: 'failed', creditError: false, credits: 0, polls: 0 });
+  });
+
+  it('journals split, unconfirmed and spooled events durably (flushed to disk)', async () => {
+    const j = await journal();
+    const seen: string[] = [];
+    const watched: Journal = {
+      ...j,
+      state: j.state,
+      append: (event, o) => {
+        seen.push(`${event.t}:${o?.durable === true}`);
+        return j.append(event, o);
+      },
+    };
+    let n = 0;
+    const api: BulkApi = {
+      submit: async (_k, body) => {
+        if (body.items.length > 1) throw tooLarge();
+        if (n++ === 0) throw new EnrichError('UNCONFIRMED', 'lost', { cause: new Error('reset') });
+        return accepted('job-s');
+      },
+      results: async () => ({ state: 'done', remainingCredits: 5, records: [] }),
+    };
+    await startBatch(batchContext(watched, api), '0', items(2), true).done;
+    expect(seen).toEqual(
+      expect.arrayContaining(['split:true', 'unconfirmed:true', 'spooled:true', 'accepted:true']),
+    );
+  });
+
+  it("a split batch's parts were paid when its rows were classified: sent even with the budget spent", async () => {
+    const budget = createBudget(2, 1);
+    budget.left = 0; // the classification took these two rows' credits
+    const sent: number[] = [];
+    const api: BulkApi = {
+      submit: async (_k, body) => {
+        if (body.items.length > 1) throw tooLarge();
+        sent.push(body.items.length);
+        return accepted(`job-${sent.length}`);
+      },
+      results: async () => ({ state: 'done', remainingCredits: 5, records: [] }),
+    };
+    const ctx = batchContext(await journal(), api, { budget });
+    const leaves = await startBatch(ctx, '0', items(2), true).done;
+    expect(leaves.map((l) => l.state)).toEqual(['spooled', 'spooled']);
+    expect(sent).toEqual([1, 1]);
+  });
+
+  it('a batch not sent because the run stopped says why, and nothing is POSTed', async () => {
+    let posts = 0;
+    const api: BulkApi = {
+      submit: async () => {
+        posts++;
+        return accepted('x');
+      },
+      results: async () => ({ state: 'pending' }),
+    };
+    const ctx = batchContext(await journal(), api, {
+      stopped: () => 'not sent: the key was refused',
+    });
+    const leaves = await startBatch(ctx, '0', items(2), true).done;
+    expect(leaves).toEqual([
+      expect.objectContaining({ id: '0', state: 'unsent', error: 'not sent: the key was refused' }),
+    ]);
+    expect(posts).toBe(0);
+  });
+
+  it.each([
+    ['NETWORK', ['NETWORK']],
+    ['API_CONFLICT', []],
+  ] as const)(
+    'a results download failing with %s: the batch stays pending (stops the run: %j)',
+    async (code, stops) => {
+      const stopped: string[] = [];
+      const api: BulkApi = {
+        submit: async () => accepted('job-p'),
+        results: async () => {
+          throw new EnrichError(code, `GET results: ${code}`);
+        },
+      };
+      const ctx = batchContext(await journal(), api, { stop: (c) => void stopped.push(c) });
+      const leaves = await startBatch(ctx, '0', items(1), true).done;
+      expect(leaves).toEqual([
+        expect.objectContaining({ state: 'pending', code, polls: 1, jobId: 'job-p' }),
+      ]);
+      expect(leaves[0]?.error).toContain(`GET results: ${code}`);
+      expect(stopped).toEqual(stops);
+    },
+  );
+
+  it('results gone (404) well past their expiry: the batch is journaled expired, and a later run does not ask again', async () => {
+    const j = await journal();
+    let gets = 0;
+    const api: BulkApi = {
+      submit: async () => ({ ...accepted('job-e'), expiration_date: '1' }),
+      results: async () => {
+        gets++;
+        throw new ApiError('API_NOT_FOUND', {
+          status: 404,
+          method: 'GET',
+          path: '/contacts/results/job-e.json',
+          message: 'gone',
+        });
+      },
+    };
+    const env = { now: () => 10_000_000, sleep: async () => undefined, random: () => 0.5 };
+    const leaves = await startBatch(batchContext(j, api, { env }), '0', items(1), true).done;
+    expect(leaves).toEqual([expect.objectContaining({ state: 'expired', jobId: 'job-e' })]);
+    expect(leaves[0]?.error).toMatch(/^results of job job-e expired before they were downloaded/);
+    expect(j.state.batches.get('0')?.expired).toBe(true);
+    const again = await startBatch(batchContext(j, api, { env }), '0', items(1), false).done;
+    expect(again).toEqual([expect.objectContaining({ state: 'expired', jobId: 'job-e' })]);
+    expect(again[0]?.error).toMatch(/^results of job job-e expired/);
+    expect(gets).toBe(1);
+  });
+});
+
+describe('a batch an earlier run journaled', () => {
+  const noCalls = (): BulkApi & { calls: string[] } => {
+    const calls: string[] = [];
+    return {
+      calls,
+      submit: async () => {
+        calls.push('POST');
+        return accepted('job-new');
+      },
+      results: async (_k: BulkKind, jobId: string, url: string) => {
+        calls.push(`GET ${jobId} ${url}`);
+        return { state: 'done', remainingCredits: 3, records: [] };
+      },
+    };
+  };
+  const submit = (j: Journal, batch: string, count = 1) =>
+    j.append({ t: 'submit', batch, first: 0, last: count - 1, count, idem: `idem-${batch}` });
+
+  it('split: its parts are taken from the journal, nothing is sent again', async () => {
+    const j = await journal();
+    await submit(j, '0', 2);
+    await j.append({ t: 'split', batch: '0', size: 1 });
+    for (const part of ['0.0', '0.1']) {
+      await submit(j, part);
+      await j.append({ t: 'accepted', batch: part, job: `job-${part}`, url: 'u', expires: null });
+      await j.append({
+        t: 'spooled',
+        batch: part,
+        records: 1,
+        credits: 1,
+        remaining: 7,
+        creditError: false,
+      });
+    }
+    const api = noCalls();
+    const leaves = await startBatch(batchContext(j, api), '0', items(2), false).done;
+    expect(leaves.map((l) => [l.id, l.state, l.credits, l.creditsEarlier])).toEqual([
+      ['0.0', 'spooled', 1, 1],
+      ['0.1', 'spooled', 1, 1],
+    ]);
+    expect(api.calls).toEqual([]);
+  });
+
+  it('accepted: its job is polled at the journaled download URL (empty when none was kept), not sent again', async () => {
+    const j = await journal();
+    await submit(j, '0');
+    await j.append({
+      t: 'accepted',
+      batch: '0',
+      job: 'job-a',
+      url: 'http://fake/a.json',
+      expires: null,
+    });
+    await submit(j, '1');
+    await j.append({
+      t: 'accepted',
+      batch: '1',
+      job: 'job-b',
+      url: undefined as never,
+      expires: null,
+    });
+    const api = noCalls();
+    await startBatch(batchContext(j, api), '0', items(1), false).done;
+    await startBatch(batchContext(j, api), '1', items(1), false).done;
+    expect(api.calls).toEqual(['GET job-a http://fake/a.json', 'GET job-b ']);
+  });
+
+  it.each([
+    [
+      'submitted by a run killed before the answer came',
+      undefined,
+      'the run stopped before the answer came',
+    ],
+    [
+      'failed for a reason that proves nothing (INTERNAL)',
+      'INTERNAL',
+      'the run stopped before the answer came',
+    ],
+  ])('%s: unconfirmed, not sent again', async (_what, failed, why) => {
+    const j = await journal();
+    await submit(j, '0');
+    if (failed) await j.append({ t: 'failed', batch: '0', code: failed, message: 'boom' });
+    const api = noCalls();
+    const [leaf] = await startBatch(batchContext(j, api), '0', items(1), false).done;
+    expect(leaf).toMatchObject({ state: 'unconfirmed' });
+    expect(leaf?.error).toContain(`(${why})`);
+    expect(api.calls).toEqual([]);
+  });
+
+  it('unconfirmed with a cause: the row says the cause', async () => {
+    const j = await journal();
+    await submit(j, '0');
+    await j.append({ t: 'unconfirmed', batch: '0', message: 'socket hang up' });
+    const [leaf] = await startBatch(batchContext(j, noCalls()), '0', items(1), false).done;
+    expect(leaf?.error).toContain('(socket hang up)');
+  });
+
+  it('failed before anything reached the service (NETWORK): sent again, with its journaled key', async () => {
+    const j = await journal();
+    await submit(j, '0');
+    await j.append({ t: 'failed', batch: '0', code: 'NETWORK', message: 'connection refused' });
+    const keys: string[] = [];
+    const api: BulkApi = {
+      submit: async (_k, _b, key) => {
+        keys.push(key);
+        return accepted('job-n');
+      },
+      results: async () => ({ state: 'done', remainingCredits: 3, records: [] }),
+    };
+    const [leaf] = await startBatch(batchContext(j, api), '0', items(1), false).done;
+    expect(leaf).toMatchObject({ state: 'spooled', jobId: 'job-n' });
+    expect(keys).toEqual(['idem-0']);
+  });
+});

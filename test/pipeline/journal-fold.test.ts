@@ -1,0 +1,200 @@
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  changedSinceEarlierRun,
+  foldEvents,
+  hasJournal,
+  listRuns,
+  openJournal,
+  parseJournal,
+  runKey,
+  type JournalEvent,
+} from '../../src/pipeline/journal/journal.js';
+
+// Reading a journal back (issue 21: survivors of journal.ts's first mutation run). A journal
+// misread is a batch paid for and forgotten, or sent twice.
+
+const header = {
+  kind: 'contacts',
+  input: { path: '/data/leads.csv', size: 120, sha256: 'ab'.repeat(32) },
+  options: {},
+  command: 'enrich contacts leads.csv',
+};
+const now = () => 5;
+const runsDir = () => mkdtemp(join(tmpdir(), 'enrich-journal-fold-'));
+const runLine = JSON.stringify({ t: 'run', v: 1, run: 'k', nonce: 'n', at: 1, ...header });
+const submitLine = (batch: string) =>
+  JSON.stringify({ t: 'submit', batch, first: 0, last: 0, count: 1, idem: `i${batch}`, at: 2 });
+
+describe('reading a journal back', () => {
+  it('runKey is 32 hex digits', () => {
+    expect(runKey('contacts', header.input, {})).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('a blank line in the middle loses nothing; a torn line ends what is trusted', () => {
+    expect(parseJournal(`${runLine}\n\n${submitLine('0')}\n`).map((e) => e.t)).toEqual([
+      'run',
+      'submit',
+    ]);
+    expect(parseJournal(`${runLine}\n{"t":"sub\n${submitLine('1')}\n`).map((e) => e.t)).toEqual([
+      'run',
+    ]);
+  });
+
+  it('folds only a journal that starts with its run header', () => {
+    expect(foldEvents([])).toBeUndefined();
+    expect(foldEvents(parseJournal(`${submitLine('0')}\n${runLine}\n`))).toBeUndefined();
+  });
+
+  it('folds every kind of batch event', () => {
+    const events = parseJournal(
+      [runLine, ...['a', 'b', 'c', 'd'].map(submitLine)].join('\n'),
+    ) as JournalEvent[];
+    events.push(
+      { t: 'failed', batch: 'a', code: 'NETWORK', message: 'refused', at: 3 },
+      { t: 'unconfirmed', batch: 'b', message: 'reset', at: 3 },
+      { t: 'expired', batch: 'c', at: 3 },
+      { t: 'split', batch: 'd', size: 7, at: 3 },
+      { t: 'hits', upTo: 3, ranges: [[0, 1]], at: 4 },
+    );
+    const state = foldEvents(events);
+    expect(state?.batches.get('a')?.failed).toEqual({ code: 'NETWORK', message: 'refused' });
+    expect(state?.batches.get('b')?.unconfirmed).toEqual({ message: 'reset' });
+    expect(state?.batches.get('c')?.expired).toBe(true);
+    expect(state?.batches.get('d')?.splitSize).toBe(7);
+    expect(state?.batches.get('a')?.unconfirmed).toBeUndefined();
+    expect(state?.batches.get('b')?.failed).toBeUndefined();
+    // Rows from 0 on count: the first hits event starts below row 0.
+    expect(state?.hits).toEqual({ upTo: 3, ranges: [[0, 1]] });
+  });
+
+  it('a resumed journal with a blank line in the middle keeps every event after it', async () => {
+    const dir = await runsDir();
+    await mkdir(join(dir, 'k'));
+    const path = join(dir, 'k', 'journal.jsonl');
+    await writeFile(path, `${runLine}\n\n${submitLine('0')}\n`);
+    const j = await openJournal({ runsDir: dir, key: 'k', header, restart: false, now });
+    await j.append({ t: 'expired', batch: '0' });
+    await j.close();
+    expect(j.state.batches.get('0')?.expired).toBe(true);
+    const again = await openJournal({ runsDir: dir, key: 'k', header, restart: false, now });
+    await again.close();
+    expect(again.state.batches.get('0')).toMatchObject({ idem: 'i0', expired: true });
+    expect(await readFile(path, 'utf8')).toContain(submitLine('0'));
+  });
+
+  it('a journal of blank lines only, with no results beside it, is a new run', async () => {
+    const dir = await runsDir();
+    await mkdir(join(dir, 'k'));
+    await writeFile(join(dir, 'k', 'journal.jsonl'), '\n\n');
+    const j = await openJournal({ runsDir: dir, key: 'k', header, restart: false, now });
+    await j.close();
+    expect(j.resumed).toBe(false);
+  });
+
+  it('a journal that is text but no run is refused as damaged, naming it, with what to do', async () => {
+    const dir = await runsDir();
+    await mkdir(join(dir, 'k'));
+    const path = join(dir, 'k', 'journal.jsonl');
+    await writeFile(path, `${submitLine('0')}\n`);
+    const err = await openJournal({ runsDir: dir, key: 'k', header, restart: false, now }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({
+      code: 'JOURNAL_DAMAGED',
+      message: `the run journal ${path} does not start with a run header (it was damaged or edited)`,
+      location: { file: path },
+    });
+    expect((err as { hint: string }).hint).toMatch(/^Nothing was sent\./);
+    // Emptied while its results are beside it: said differently.
+    await writeFile(path, '');
+    await writeFile(join(dir, 'k', 'results-0.json'), '[]');
+    await expect(
+      openJournal({ runsDir: dir, key: 'k', header, restart: false, now }),
+    ).rejects.toThrow('is missing or empty, while 1 downloaded result file(s)');
+    await writeFile(path, ' \n');
+    await expect(
+      openJournal({ runsDir: dir, key: 'k', header, restart: false, now }),
+    ).rejects.toThrow('is blank, while 1 downloaded result file(s)');
+  });
+
+  it('a journal that cannot be read is an error with its cause, and the lock is let go', async () => {
+    const dir = await runsDir();
+    await mkdir(join(dir, 'k', 'journal.jsonl'), { recursive: true });
+    const err = await openJournal({ runsDir: dir, key: 'k', header, restart: false, now }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: 'INTERNAL' });
+    expect((err as Error).message).toMatch(/^cannot write the run journal .*journal\.jsonl: /);
+    expect((err as Error).cause).toMatchObject({ code: 'EISDIR' });
+    expect(await hasJournal(dir, 'missing')).toBe(false);
+  });
+
+  it('a state directory that is a file is a usage error naming it', async () => {
+    const file = join(await runsDir(), 'file');
+    await writeFile(file, 'x');
+    const err = await openJournal({ runsDir: file, key: 'k', header, restart: false, now }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: 'USAGE' });
+    expect((err as Error).message).toBe(`cannot use the state directory ${file}: ENOTDIR`);
+    expect((err as { hint: string }).hint).toMatch(/ENRICH_STATE_DIR/);
+    expect((err as Error).cause).toMatchObject({ code: 'ENOTDIR' });
+  });
+
+  it('--restart removes subdirectories of the run too', async () => {
+    const dir = await runsDir();
+    const first = await openJournal({ runsDir: dir, key: 'k', header, restart: false, now });
+    await first.close();
+    await mkdir(join(first.dir, 'parts', 'deep'), { recursive: true });
+    const j = await openJournal({ runsDir: dir, key: 'k', header, restart: true, now });
+    await j.close();
+    await expect(readFile(join(first.dir, 'parts', 'deep'))).rejects.toMatchObject({
+      code: 'ENOENT',
+    });
+  });
+
+  it('a run directory without a journal has no journal, and is no run', async () => {
+    const dir = await runsDir();
+    await mkdir(join(dir, 'empty'));
+    await mkdir(join(dir, 'notrun'));
+    await writeFile(join(dir, 'notrun', 'journal.jsonl'), `${submitLine('0')}\n`);
+    expect(await hasJournal(dir, 'empty')).toBe(false);
+    expect(await listRuns(dir)).toEqual([]);
+  });
+
+  it('changedSinceEarlierRun: the newest of many, a first line that is no run skipped, stdin never', async () => {
+    const dir = await runsDir();
+    const ats = [30, 10, 60, 20, 50, 40];
+    for (const [i, at] of ats.entries()) {
+      const h = { ...header, input: { ...header.input, sha256: String(i).repeat(64) } };
+      const j = await openJournal({
+        runsDir: dir,
+        key: `r${i}`,
+        header: h,
+        restart: false,
+        now: () => at,
+      });
+      await j.close();
+    }
+    await mkdir(join(dir, 'odd'));
+    await writeFile(join(dir, 'odd', 'journal.jsonl'), `${submitLine('0')}\n`);
+    const run = {
+      kind: 'contacts',
+      input: { path: header.input.path, sha256: 'f'.repeat(64) },
+      options: {},
+    };
+    expect((await changedSinceEarlierRun(dir, 'new', run))?.at).toBe(60);
+    // Another file is no earlier content of this one.
+    const other = { ...run, input: { ...run.input, path: '/data/other.csv' } };
+    expect(await changedSinceEarlierRun(dir, 'new', other)).toBeUndefined();
+    // Earlier runs read from stdin are never this file's earlier content.
+    const sdir = await runsDir();
+    const sh = { ...header, input: { ...header.input, path: '-' } };
+    await (await openJournal({ runsDir: sdir, key: 's', header: sh, restart: false, now })).close();
+    const stdin = { ...run, input: { ...run.input, path: '-' } };
+    expect(await changedSinceEarlierRun(sdir, 'new', stdin)).toBeUndefined();
+  });
+});

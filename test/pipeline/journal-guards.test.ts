@@ -1,0 +1,223 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open } from 'node:fs/promises';
+import { describe, expect, it, vi } from 'vitest';
+import {
+  changedSinceEarlierRun,
+  hasJournal,
+  listRuns,
+  openJournal,
+  type Journal,
+} from '../../src/pipeline/journal/journal.js';
+import { startBatch } from '../../src/pipeline/run/batch-task.js';
+import type { BulkApi } from '../../src/pipeline/types.js';
+import { batchContext } from '../helpers/batch-context.js';
+
+// What the journal guards (issue 21: mutants of journal.ts that no test saw): the lock of the
+// run that holds it, and the POST that must never go out unless its batch is on disk.
+
+const header = {
+  kind: 'contacts',
+  input: { path: '/data/leads.csv', size: 120, sha256: 'ab'.repeat(32) },
+  options: {},
+  command: 'enrich contacts leads.csv',
+};
+let t = 1000;
+const now = () => t++;
+const runsDir = () => mkdtemp(join(tmpdir(), 'enrich-journal-guards-'));
+/** A new run's journal in a fresh state directory. */
+const freshJournal = async () =>
+  openJournal({ runsDir: await runsDir(), key: 'k', header, restart: false, now });
+
+describe('the journal guards', () => {
+  it('--restart deletes everything of the run but the lock this process just took', async () => {
+    const dir = await runsDir();
+    const first = await openJournal({ runsDir: dir, key: 'k', header, restart: false, now });
+    await first.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i' });
+    await writeFile(join(first.dir, 'results-0.json'), '[]');
+    await first.close();
+    const j = await openJournal({ runsDir: dir, key: 'k', header, restart: true, now });
+    try {
+      expect(existsSync(join(j.dir, 'results-0.json'))).toBe(false);
+      expect(j.state.batches.size).toBe(0);
+      const lock = await readFile(join(j.dir, 'lock'), 'utf8');
+      expect(lock).toContain(String(process.pid));
+      // The lock still keeps a second run of the same job out.
+      await expect(
+        openJournal({ runsDir: dir, key: 'k', header, restart: true, now }),
+      ).rejects.toMatchObject({ code: 'RUN_IN_PROGRESS' });
+    } finally {
+      await j.close();
+    }
+    expect(existsSync(join(j.dir, 'lock'))).toBe(false);
+  });
+
+  it('a failed journal write is an error (INTERNAL, naming the journal), never swallowed', async () => {
+    const j = await freshJournal();
+    await j.close(); // the file handle is gone: the next write fails
+    const append = j.append(
+      { t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i' },
+      { durable: true },
+    );
+    await expect(append).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(append).rejects.toThrow(`cannot write the run journal ${j.path}`);
+  });
+
+  it('a batch whose submit event cannot be written is never POSTed', async () => {
+    const journal = await freshJournal();
+    await journal.close(); // every append now fails
+    let posts = 0;
+    const api: BulkApi = {
+      submit: async () => {
+        posts++;
+        return { job_id: 'j', download_url: 'http://fake/j', expiration_date: '9999999999' };
+      },
+      results: async () => ({ state: 'done', records: [], remainingCredits: 1 }),
+    };
+    const ctx = batchContext(journal, api);
+    const items = [{ index: 0, element: { business_email: 'a@x.io' } }];
+    await expect(startBatch(ctx, '0', items, true).done).rejects.toMatchObject({
+      code: 'INTERNAL',
+    });
+    expect(posts).toBe(0);
+  });
+
+  it('journals the submit event durably (flushed) before the POST it guards', async () => {
+    const journal = await freshJournal();
+    const calls: string[] = [];
+    const append = journal.append.bind(journal);
+    const watched: Journal = {
+      ...journal,
+      state: journal.state,
+      append: (event, options) => {
+        calls.push(`${event.t}:${options?.durable === true ? 'durable' : 'lazy'}`);
+        return append(event, options);
+      },
+    };
+    const api: BulkApi = {
+      submit: async () => {
+        calls.push('POST');
+        return { job_id: 'j', download_url: 'http://fake/j', expiration_date: '9999999999' };
+      },
+      results: async () => ({ state: 'done', records: [], remainingCredits: 1 }),
+    };
+    try {
+      await startBatch(batchContext(watched, api), '0', [{ index: 0, element: {} }], true).done;
+    } finally {
+      await journal.close();
+    }
+    expect(calls.slice(0, 3)).toEqual(['submit:durable', 'POST', 'accepted:durable']);
+  });
+});
+
+describe('durable appends', () => {
+  it('flush to disk (datasync) exactly the events asked to be durable, before they resolve', async () => {
+    const probe = await open(join(tmpdir(), `enrich-probe-${process.pid}`), 'w');
+    const proto = Object.getPrototypeOf(probe) as { datasync(): Promise<void> };
+    await probe.close();
+    const j = await freshJournal();
+    const sync = vi.spyOn(proto, 'datasync');
+    try {
+      await j.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i' });
+      expect(sync).toHaveBeenCalledTimes(0);
+      await j.append(
+        { t: 'accepted', batch: '0', job: 'j', url: 'u', expires: null },
+        { durable: true },
+      );
+      expect(sync).toHaveBeenCalledTimes(1);
+      await j.append({ t: 'expired', batch: '0' }, { durable: false });
+      expect(sync).toHaveBeenCalledTimes(1);
+    } finally {
+      sync.mockRestore();
+      await j.close();
+    }
+  });
+});
+
+describe('what the journal tells a new run about earlier ones', () => {
+  const headerOf = (sha: string, o: Record<string, unknown> = {}, kind = 'contacts') => ({
+    kind,
+    input: { path: '/data/leads.csv', size: 120, sha256: sha.repeat(64) },
+    options: o,
+    command: 'enrich contacts leads.csv',
+  });
+  const runOf = (h: ReturnType<typeof headerOf>) => ({
+    kind: h.kind,
+    input: h.input,
+    options: h.options,
+  });
+
+  it('changedSinceEarlierRun names the newest earlier run of the same path, kind and options whose content differed', async () => {
+    const dir = await runsDir();
+    const open1 = async (key: string, h: ReturnType<typeof headerOf>, at: number) =>
+      (await openJournal({ runsDir: dir, key, header: h, restart: false, now: () => at })).close();
+    await open1('old', headerOf('a', { dedupe: true, top: 1 }), 10);
+    await open1('newer', headerOf('b', { top: 1, dedupe: true }), 20);
+    await open1('other-kind', headerOf('c', { dedupe: true, top: 1 }, 'companies'), 30);
+    await open1('other-options', headerOf('d', { dedupe: false, top: 1 }), 40);
+    await writeFile(join(dir, 'not-a-run'), 'x');
+    const now = headerOf('e', { dedupe: true, top: 1 });
+    const found = await changedSinceEarlierRun(dir, 'current', runOf(now));
+    expect(found?.run).toBe('newer');
+    expect(found?.at).toBe(20);
+    // The same content is the same run (its own key), not a change.
+    expect(
+      await changedSinceEarlierRun(dir, 'newer', runOf(headerOf('b', { top: 1, dedupe: true }))),
+    ).toMatchObject({ run: 'old' });
+    expect(
+      await changedSinceEarlierRun(dir, 'x', runOf(headerOf('b', { dedupe: true, top: 1 }))),
+    ).toMatchObject({ run: 'old' });
+    // stdin is new content every time.
+    const stdin = { ...runOf(now), input: { ...now.input, path: '-' } };
+    expect(await changedSinceEarlierRun(dir, 'current', stdin)).toBeUndefined();
+    expect(await changedSinceEarlierRun(join(dir, 'missing'), 'k', runOf(now))).toBeUndefined();
+  });
+
+  it('hasJournal and listRuns see journaled runs only, newest first', async () => {
+    const dir = await runsDir();
+    expect(await hasJournal(dir, 'a')).toBe(false);
+    for (const key of ['a', 'b']) {
+      const j = await openJournal({ runsDir: dir, key, header, restart: false, now });
+      await j.close();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await writeFile(join(dir, 'stray.txt'), 'x');
+    expect(await hasJournal(dir, 'a')).toBe(true);
+    const runs = await listRuns(dir);
+    expect(runs.map((r) => r.key)).toEqual(['b', 'a']);
+    expect(runs[0]?.dir).toBe(join(dir, 'b'));
+    expect(await listRuns(join(dir, 'missing'))).toEqual([]);
+  });
+
+  it("folds the rows an earlier attempt took from the cache: ranges in order, a resumed attempt's only past upTo", async () => {
+    const j = await freshJournal();
+    try {
+      await j.append({ t: 'hits', upTo: 9, ranges: [[2, 4]] });
+      await j.append({ t: 'hits', upTo: 5, ranges: [[3, 3]] });
+      await j.append({
+        t: 'hits',
+        upTo: 20,
+        ranges: [
+          [9, 9],
+          [12, 15],
+        ],
+      });
+      expect(j.state.hits).toEqual({
+        upTo: 20,
+        ranges: [
+          [2, 4],
+          [12, 15],
+        ],
+      });
+      await j.append({ t: 'done', output: '/out.csv' });
+      expect(j.state.done).toEqual({ at: expect.any(Number) as number, output: '/out.csv' });
+      // An event for a batch never submitted is ignored.
+      await j.append({ t: 'expired', batch: 'nope' });
+      expect(j.state.batches.has('nope')).toBe(false);
+    } finally {
+      await j.close();
+    }
+  });
+});
