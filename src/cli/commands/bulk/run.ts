@@ -79,6 +79,9 @@ export function interruptOnSignal(command: string): { signal: AbortSignal; dispo
   return {
     signal: aborter.signal,
     dispose() {
+      // Once interrupted the process is on its way out (it ends with the event loop, after
+      // sockets and timers close): a second Ctrl-C until then still leaves at once with 130.
+      if (aborter.signal.aborted) return;
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
     },
