@@ -2,6 +2,7 @@ import { CommanderError } from 'commander';
 import { buildProgram, helpArgv } from './program.js';
 import { exitCodeOf } from './action.js';
 import { describeError } from './report-error.js';
+import { fileSystemError } from '../io/output-target.js';
 
 /** Runs the CLI with `argv` (process.argv form) and resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -9,15 +10,21 @@ export async function main(argv: string[]): Promise<number> {
   // run writing its data to stdout sets process.exitCode while it writes, so a closed pipe
   // (`enrich contacts x.csv | head`) stops it at once (nothing more is read or sent; the
   // journal is kept) and never ends in 0.
+  const debug = argv.includes('--debug') || process.env.ENRICH_DEBUG === '1';
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') throw err;
+    if (err.code !== 'EPIPE') {
+      // A full disk or a broken device behind `> file`: said like any write failure (exit 2),
+      // never a stack trace, and never 0.
+      const failed = describeError(fileSystemError('write', 'standard output', err), debug);
+      process.stderr.write(`${failed.text}\n`);
+      process.exit(failed.exitCode);
+    }
     const code = Number(process.exitCode ?? 0);
     if (code !== 0)
       process.stderr.write('enrich: the output was closed before everything was written\n');
     process.exit(code);
   });
   const program = buildProgram();
-  const debug = argv.includes('--debug') || process.env.ENRICH_DEBUG === '1';
   try {
     await program.parseAsync(helpArgv(argv));
     return exitCodeOf(program);

@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 
+const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
 const fixture = fileURLToPath(new URL('../../fixtures/contacts.csv', import.meta.url));
 let dir = '';
 
@@ -87,4 +90,28 @@ describe('conventions of the CLI (e2e, built CLI)', () => {
       await sb.close();
     }
   });
+
+  it.runIf(existsSync('/dev/full'))(
+    'rows on a stdout whose disk is full: a FILE_SYSTEM error with exit 2, no stack trace',
+    async () => {
+      const env = await tempEnv();
+      for (const command of ['contacts', 'verify-emails']) {
+        const full = openSync('/dev/full', 'w');
+        const child = spawn(process.execPath, [bin, command, fixture, '--sandbox'], {
+          env: { ...process.env, ...env },
+          stdio: ['ignore', full, 'pipe'],
+        });
+        closeSync(full);
+        let stderr = '';
+        child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+        const code = await new Promise<number | null>((r) => child.on('close', r));
+        expect(code).toBe(2);
+        expect(stderr).toContain(
+          'enrich: cannot write standard output: the disk is full (no space left on the device)',
+        );
+        expect(stderr).toContain('[FILE_SYSTEM]');
+        expect(stderr).not.toMatch(/\n\s+at /);
+      }
+    },
+  );
 });
