@@ -9,7 +9,13 @@ import { FULL_NAME } from '../pipeline/mapping/map-columns.js';
 import { resolveIdColumn, resolveMapping } from '../pipeline/mapping/resolve-mapping.js';
 import { LIBRARY_WORDS } from '../pipeline/run/messages.js';
 import { runsDirOf } from '../pipeline/run/run.js';
-import type { CachePolicy, ResolvedRun, RunWords } from '../pipeline/types.js';
+import type {
+  CachePolicy,
+  FileFormat,
+  FormulaEscape,
+  ResolvedRun,
+  RunWords,
+} from '../pipeline/types.js';
 import { BULK_RUN_KEYS, type BulkRunOptions } from './options.js';
 import {
   outputBomOf,
@@ -83,6 +89,33 @@ export function cachePolicyOf(
 }
 
 /**
+ * How every bulk command's output file is written, decided in one place: the target and
+ * format, the delimiter (the format's, or the input's when the output names none), the BOM
+ * and formula escaping.
+ */
+export function fileOutputOf(
+  o: {
+    output: string;
+    format?: FileFormat;
+    outputDelimiter?: string;
+    bom?: boolean;
+    formulaEscape?: FormulaEscape;
+  },
+  format: FileFormat,
+  source: InputSource,
+  words: RunWords,
+) {
+  const named = o.format !== undefined || (o.output !== '-' && !!formatOfExtension(o.output));
+  return {
+    target: o.output,
+    format,
+    delimiter: outputDelimiterOf(o.outputDelimiter, format, named, source),
+    bom: outputBomOf(o.bom, format, source),
+    formulaEscape: setting('formulaEscape', o.formulaEscape, words),
+  };
+}
+
+/**
  * Resolves a bulk run once, before anything is sent: checks every option (unknown keys,
  * ranges from the settings table), reads the sample rows and maps the columns, and fixes
  * the run's identity, output and defaults. The dry run, the CLI run and `enrichFile` all
@@ -118,7 +151,6 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
   const mapped = await resolveMapping(source, { ...o.mapping, kind: o.kind, words });
   const idColumn = resolveIdColumn(source, o.idColumn, words.option('idColumn'));
   const dedupe = o.dedupe ?? true;
-  const named = o.format !== undefined || (o.output !== '-' && !!formatOfExtension(o.output));
   const split = mapped.mapping.split;
   const run: ResolvedRun = {
     kind: o.kind,
@@ -153,11 +185,7 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
     runRetentionMs: setting('runRetentionMs', o.runRetentionMs, words),
     command: o.command ?? `enrich ${o.kind} ${source.name} -o ${o.output}`,
     output: Object.freeze({
-      target: o.output,
-      format,
-      delimiter: outputDelimiterOf(o.outputDelimiter, format, named, source),
-      bom: outputBomOf(o.bom, format, source),
-      formulaEscape: setting('formulaEscape', o.formulaEscape, words),
+      ...fileOutputOf(o, format, source, words),
       explode: o.explode ?? false,
       matches: o.kind === 'companies' ? Number(metadata.top_matches_returned) : 1,
       prefix,

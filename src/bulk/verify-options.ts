@@ -1,6 +1,5 @@
 import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
-import { formatOfExtension } from '../io/file-format.js';
 import type { InputSource, ReadOptions } from '../io/read.js';
 import { checkOutputTarget, refuseInputAsOutput } from '../io/write.js';
 import { LIBRARY_WORDS } from '../pipeline/run/messages.js';
@@ -8,13 +7,8 @@ import { runsDirOf } from '../pipeline/run/run.js';
 import type { FileFormat, FormulaEscape, RunWords } from '../pipeline/types.js';
 import { VERIFY_KIND } from '../pipeline/verify/run-verify.js';
 import type { VerifyRun } from '../pipeline/verify/types.js';
-import {
-  outputBomOf,
-  outputDelimiterOf,
-  outputFormatOf,
-  replaceEarlierOutput,
-} from './output-plan.js';
-import { cachePolicyOf, checkKeys, count, setting } from './resolve-run.js';
+import { outputFormatOf, replaceEarlierOutput } from './output-plan.js';
+import { cachePolicyOf, checkKeys, count, fileOutputOf, setting } from './resolve-run.js';
 import { resolveEmailColumn } from './verify-column.js';
 
 /** A verification run as its caller states it (`verifyEmailsFile`, `enrich verify-emails`). */
@@ -100,7 +94,6 @@ export async function resolveVerifyRun(
   // An earlier output of this command (or a bulk one) verified again: its columns are replaced.
   const source = replaceEarlierOutput(input, 'verify_');
   const { column, name } = await resolveEmailColumn(source, o.emailColumn, words);
-  const named = o.format !== undefined || (o.output !== '-' && !!formatOfExtension(o.output));
   const run: VerifyRun = {
     source,
     column,
@@ -118,13 +111,7 @@ export async function resolveVerifyRun(
       column: name,
       ...(o.cache === false ? { cache: 'off' } : o.refresh ? { cache: 'refresh' } : {}),
     },
-    output: Object.freeze({
-      target: o.output,
-      format,
-      delimiter: outputDelimiterOf(o.outputDelimiter, format, named, source),
-      bom: outputBomOf(o.bom, format, source),
-      formulaEscape: setting('formulaEscape', o.formulaEscape, words),
-    }),
+    output: Object.freeze(fileOutputOf(o, format, source, words)),
     words,
   };
   return Object.freeze(run);
