@@ -121,6 +121,18 @@ describe.each([
     expect(s.admin.stats().verification_credits_charged).toBe(chargeable);
   });
 
+  it('credits that run out with the last address end the run complete: exit 0, no stop', async () => {
+    const { s, dir, options } = await rig({ specOnly, verificationCredits: 5 });
+    const five = [0, 1, 2, 3, 4].map((i) => [`R${i}`, `Name ${i}`, `jane${i}@acme.com`, '']);
+    const input = await writeCsv(dir, 'five.csv', HEADER, five);
+    const summary = await verifyEmailsFile({ ...options, input, concurrency: 1 });
+    expect(s.admin.stats().verification_credits_charged).toBe(5);
+    expect(summary.remainingCredits).toBe(0);
+    expect(summary.stopReason).toBeUndefined();
+    expect(summary.notSent).toBe(0);
+    expect(summary.exitCode).toBe(0);
+  });
+
   it('an answer lost after the service charged it is not sent again by itself; resendUnconfirmed sends it', async () => {
     const { s, options } = await rig({ specOnly, n: 20 });
     s.admin.setFaults({ next: [{ reset: true, after: true, path: '/email-verification' }] });

@@ -30,6 +30,8 @@ export interface OutcomeContext {
   words: RunWords;
   stats: PoolStats;
   halt(code: string, message: string): void;
+  /** The balance reached 0: the next address sent would not be verified (a stop only if one comes). */
+  emptied(): void;
 }
 
 /** Codes after which no more addresses are sent: the next ones would fail the same way. */
@@ -84,7 +86,7 @@ export function settleBefore(ctx: OutcomeContext, address: string, entry: Addres
   return true;
 }
 
-/** Records the service's answer: outcome, counts, cache, journal; an empty balance stops the run. */
+/** Records the service's answer: outcome, counts, cache, journal; an empty balance sends no more. */
 export function settleAnswered(
   ctx: OutcomeContext,
   address: string,
@@ -99,7 +101,7 @@ export function settleAnswered(
   const left = answer.remaining_credits;
   stats.before = Math.max(stats.before ?? -Infinity, left + (charged ? 1 : 0));
   stats.after = Math.min(stats.after ?? Infinity, left);
-  if (left < 1) ctx.halt('CREDITS_EXHAUSTED', OUT_OF_VERIFICATION_CREDITS);
+  if (left < 1) ctx.emptied();
   // An answer with an in-band error is no verdict to keep (as `enrich verify-email` decides).
   if (ctx.cache && ctx.policy.write && !answer.error)
     ctx.cache.put(address, { records: [{ ...answer }], at, charged });

@@ -4,6 +4,7 @@ import { budgetReached } from '../run/messages.js';
 import type { CachePolicy, ResultsCache, RunWords, StopReason } from '../types.js';
 import {
   newPoolStats,
+  OUT_OF_VERIFICATION_CREDITS,
   settleAnswered,
   settleBefore,
   settleFailed,
@@ -52,6 +53,8 @@ export function createVerifyPool(ctx: PoolContext) {
   let stop: StopReason | undefined;
   // A bug in a request's task (never an API error: those are outcomes), rethrown by drain.
   let bug: { error: unknown } | undefined;
+  // The balance reached 0: no more is sent, and the run stops early only if an address is left.
+  let emptied = false;
   let inFlight = 0;
   const waiters: (() => void)[] = [];
   const running = new Set<Promise<void>>();
@@ -59,6 +62,7 @@ export function createVerifyPool(ctx: PoolContext) {
     ...ctx,
     stats: newPoolStats(),
     halt: (code, message) => void (stop ??= { code, message }),
+    emptied: () => void (emptied = true),
   };
   const { stats } = out;
 
@@ -101,7 +105,9 @@ export function createVerifyPool(ctx: PoolContext) {
     async add(address: string, entry: AddressEntry): Promise<void> {
       if (settleBefore(out, address, entry)) return;
       while (inFlight >= ctx.concurrency) await new Promise<void>((r) => waiters.push(r));
-      stop ??= stopBeforeSend(ctx, stats.sent);
+      stop ??=
+        stopBeforeSend(ctx, stats.sent) ??
+        (emptied ? { code: 'CREDITS_EXHAUSTED', message: OUT_OF_VERIFICATION_CREDITS } : undefined);
       if (!stop) return start(address, entry);
       entry.outcome = { kind: 'failed', message: `not sent: ${stop.message}`, charge: null };
       stats.notSent++;
