@@ -3,6 +3,7 @@ import {
   decideInFlight,
   initialFlight,
   queuedJobs,
+  runningJobs,
   type FlightJob,
   type FlightState,
   type FlightView,
@@ -38,9 +39,29 @@ describe('decideInFlight: jobs in flight that follow the service', () => {
     expect(decideInFlight(state(4), v, limits)).toMatchObject({ target: 8, changedAt: 600 });
   });
 
-  it('does not grow within a probe interval of the last change', () => {
-    const v = view({ now: 600, jobs: jobs(8, 0, 5000) });
+  it('does not grow within a probe interval of the last change, unless the service says more run', () => {
+    // Four said to run, four not polled yet: the service has confirmed one round of four.
+    const v = view({ now: 600, jobs: [...jobs(4, 0, 5000), ...jobs(4, 500)] });
     expect(decideInFlight(state(8, 300), v, limits).target).toBe(8);
+  });
+
+  it('doubles as soon as the 202s say a round runs side by side (slow start, no probe wait)', () => {
+    // 50 ms after the first four were accepted, their first 202s say each is due in 5 s.
+    expect(
+      decideInFlight(state(4, 0), view({ now: 50, jobs: jobs(4, 0, 5000) }), limits),
+    ).toMatchObject({ target: 8, changedAt: 50 });
+    // The next four say the same 100 ms later: 16, with no probe interval in between.
+    const eight = view({ now: 150, jobs: [...jobs(4, 0, 5000), ...jobs(4, 120, 5000)] });
+    expect(decideInFlight(state(8, 50), eight, limits).target).toBe(16);
+    expect(runningJobs(eight, 5000)).toBe(8);
+  });
+
+  it('counts as running only the jobs due about one job-time after their acceptance', () => {
+    // Two slots: two due in 5 s, two queued behind them (due in 10 s).
+    const v = view({ now: 50, jobs: [...jobs(2, 0, 5000), ...jobs(2, 0, 10_000)] });
+    expect(runningJobs(v, 5000)).toBe(2);
+    const resumed = view({ now: 50, jobs: [{ acceptedAt: 0, dueAt: 5000, resumed: true }] });
+    expect(runningJobs(resumed, 5000)).toBe(0);
   });
 
   it('does not grow before the service has shown how long a job takes', () => {
@@ -48,11 +69,12 @@ describe('decideInFlight: jobs in flight that follow the service', () => {
     expect(decideInFlight(state(4), v, limits).target).toBe(4);
   });
 
-  it('does not grow when the reader does not fill the target, or jobs end fast', () => {
+  it('does not grow when the reader does not fill the target, or jobs are short', () => {
     expect(
       decideInFlight(state(8), view({ now: 600, jobs: jobs(3, 0, 5000) }), limits).target,
     ).toBe(8);
-    const fast = view({ now: 600, jobs: jobs(4, 400, 5000) });
+    // Jobs of 300 ms, the oldest in flight for 200 ms: more would gain nothing.
+    const fast = view({ now: 600, jobs: jobs(4, 400, 300) });
     expect(decideInFlight(state(4), fast, limits).target).toBe(4);
   });
 
@@ -114,7 +136,7 @@ describe('createFlightGate', () => {
     expect(gate.target()).toBe(2);
   });
 
-  it('adaptive: grows with time while jobs run side by side, holds once they queue', async () => {
+  it('adaptive: grows as the service says jobs run side by side, holds once they queue', async () => {
     let t = 0;
     const probes: number[] = [];
     const gate = createFlightGate({
@@ -125,23 +147,26 @@ describe('createFlightGate', () => {
         t += ms;
       },
     });
-    for (let i = 0; i < 4; i++) {
+    const start = async (id: string, dueIn: number) => {
       await gate.acquire();
-      gate.accepted(`b${i}`);
-      gate.pending(`b${i}`, 5000);
-    }
-    await gate.acquire(); // waits one probe, then the target doubles
-    expect(probes).toEqual([500]);
+      gate.accepted(id);
+      gate.pending(id, dueIn);
+    };
+    for (let i = 0; i < 4; i++) await start(`b${i}`, 5000);
+    // The service said the four it was sent run: room for two per job said to run.
     expect(gate.target()).toBe(8);
-    gate.accepted('b4');
-    gate.pending('b4', 10_000 - t); // due at 10 s: queued behind the first four
-    expect(gate.target()).toBe(8); // the four it runs, and a round queued behind them
+    await start('b4', 5000);
+    await start('b5', 5000); // six said to run: twelve
+    expect(probes).toEqual([]); // no probe interval waited
+    expect(gate.target()).toBe(12);
+    await start('b6', 10_000 - t); // due at 10 s: queued behind the first six
+    expect(gate.target()).toBe(12); // the six it runs, and a round queued behind them
     t = 1500; // past a probe interval, but a queue was seen: no growth
     gate.pending('b0', 3500);
-    expect(gate.target()).toBe(8);
-    t = 5000; // the first four done: the queued job runs; still within a job-time of the queue
-    for (let i = 0; i < 4; i++) gate.ended(`b${i}`, true);
-    expect(gate.target()).toBe(8);
+    expect(gate.target()).toBe(12);
+    t = 5000; // the first six done: the queued job runs; still within a job-time of the queue
+    for (let i = 0; i < 6; i++) gate.ended(`b${i}`, true);
+    expect(gate.target()).toBe(12);
   });
 
   it('adaptive: no growth within a job-time of a queue seen', () => {

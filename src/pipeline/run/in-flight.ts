@@ -5,7 +5,8 @@
  *
  * The idea is TCP's congestion window with Vegas's delay signal: once the service has shown
  * how long a job takes, and while every job in flight finishes in about that time (it runs
- * them side by side), double the jobs in flight every `probeMs`; once some only wait in the service's queue (a job due more than
+ * them side by side), double the jobs in flight: as soon as the service's 202s say a
+ * round runs (slow start clocked by its answers), else every `probeMs`; once some only wait in the service's queue (a job due more than
  * 1.5 job-times away, or in flight that long), keep twice as many as it runs (a round
  * queued behind the running one, so it never idles between one job's end and the next
  * POST, and no job waits more than a round); halve on a 429.
@@ -95,6 +96,18 @@ export function queuedJobs(v: FlightView, base: number): number {
   return n;
 }
 
+/**
+ * Jobs in flight that the service said run now: due (by a 202's Retry-After) within 1.25
+ * job-times (and Retry-After's rounding) of their acceptance.
+ */
+export function runningJobs(v: FlightView, base: number): number {
+  let n = 0;
+  for (const j of v.jobs)
+    if (!j.resumed && j.dueAt !== undefined && j.dueAt - j.acceptedAt <= 1.25 * base + DUE_SLACK_MS)
+      n++;
+  return n;
+}
+
 /** The next state: the target of jobs in flight, within [1, cap]. */
 export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): FlightState {
   const at = (target: number, o: Partial<FlightState> = {}): FlightState => {
@@ -126,7 +139,14 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   // Grow only once the service has shown how long a job takes (a service that says nothing
   // is not flooded before its first job ends), and only while the jobs themselves are the
   // wait (a fast service gains nothing from more).
-  if (base !== undefined && busy && v.now - oldest >= l.probeMs && v.now - s.changedAt >= l.probeMs)
+  if (base === undefined) return at(s.target);
+  // Slow start clocked by the service's answers: every job it says runs now (its first 202's
+  // due time is one job-time after its acceptance) makes room for one more, so the target
+  // doubles as fast as the service confirms a round, not once per probe interval. Bounded by
+  // that evidence: never more than twice the jobs the service said it runs side by side.
+  const running = runningJobs(v, base);
+  if (base >= l.probeMs && 2 * running > s.target) return at(2 * running);
+  if (busy && v.now - oldest >= l.probeMs && v.now - s.changedAt >= l.probeMs)
     return at(s.target * 2);
   return at(s.target);
 }
