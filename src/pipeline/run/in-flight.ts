@@ -3,13 +3,14 @@
  * capacity: how long its jobs take (or say they will take, in a 202's Retry-After) as more
  * are added, and its 429s. A pure function of a snapshot, so it is tested without a service.
  *
- * The idea is TCP's congestion window with Vegas's delay signal: once the service has shown
+ * The idea is TCP's congestion window with Vegas's delay signal. Once the service has shown
  * how long a job takes, and while every job in flight finishes in about that time (it runs
- * them side by side), double the jobs in flight: as soon as the service's 202s say a
- * round runs (slow start clocked by its answers), else every `probeMs`; once some only wait in the service's queue (a job due more than
- * 1.5 job-times away, or in flight that long), keep twice as many as it runs (a round
- * queued behind the running one, so it never idles between one job's end and the next
- * POST, and no job waits more than a round); halve on a 429.
+ * them side by side), double the jobs in flight: as soon as the service's 202s say a round
+ * runs (slow start clocked by its answers), else every `probeMs` while the reader waits for
+ * a place. Once some only wait in the service's queue (a job due more than 1.25 job-times
+ * away, or in flight 1.5 job-times), keep twice as many as it runs (a round queued behind
+ * the running one, so it never idles between one job's end and the next POST, and no job
+ * waits more than a round). Halve on a 429.
  */
 
 /** One job in flight, as the run has seen it. */
@@ -134,11 +135,9 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   // A queue seen less than a job-time ago may be back as soon as more are sent.
   if (base !== undefined && s.queueSeenAt !== undefined && v.now - s.queueSeenAt < base)
     return at(s.target);
-  const oldest = v.jobs.reduce((m, j) => Math.min(m, j.acceptedAt), v.now);
   const busy = v.inFlight >= s.target;
   // Grow only once the service has shown how long a job takes (a service that says nothing
-  // is not flooded before its first job ends), and only while the jobs themselves are the
-  // wait (a fast service gains nothing from more).
+  // is not flooded before its first job ends), and only while the reader waits for a place.
   if (base === undefined) return at(s.target);
   // Slow start clocked by the service's answers: every job it says runs now (its first 202's
   // due time is one job-time after its acceptance) makes room for one more, so the target
@@ -146,7 +145,8 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   // that evidence: never more than twice the jobs the service said it runs side by side.
   const running = runningJobs(v, base);
   if (base >= l.probeMs && 2 * running > s.target) return at(2 * running);
-  if (busy && v.now - oldest >= l.probeMs && v.now - s.changedAt >= l.probeMs)
-    return at(s.target * 2);
+  // Else double every probe interval while the reader waits: against fast jobs too, where the
+  // round trips (POST, download) are the wait and more jobs in flight overlap them.
+  if (busy && v.now - s.changedAt >= l.probeMs) return at(s.target * 2);
   return at(s.target);
 }
