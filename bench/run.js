@@ -3,10 +3,11 @@
 // newer, unless --no-build). Prints a human summary on stderr and one JSON object on stdout;
 // never fails on timing, but fails when a client run does not write every row.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, URL } from 'node:url';
+import { cacheRounds } from './lib/cache-rounds.js';
 import { countCsvRecords } from './lib/count-rows.js';
 import { parseBenchFlags } from './lib/flags.js';
 import { writeContacts } from './lib/gen-contacts.js';
@@ -23,7 +24,7 @@ try {
   log(`bench: ${err.message}`);
   process.exit(2);
 }
-const { quick, runs, sizes, singleRows, beforeDir } = flags;
+const { quick, runs, sizes, singleRows, beforeDir, memoryLimitMb, serviceRecordMs } = flags;
 // A signal becomes an exit, so the exit hook of lib/sandbox-process.js stops the sandboxes.
 process.once('SIGINT', () => process.exit(130));
 process.once('SIGTERM', () => process.exit(143));
@@ -65,25 +66,62 @@ async function copyOf(work, file) {
   return b;
 }
 
+/** The numbers of one measured run that the JSON keeps (memory apart: own and mapped). */
+const kept = (r) => ({
+  wall_ms: r.wall_ms,
+  cpu_ms: r.cpu_ms,
+  rss_mb: r.rss_mb,
+  rss_anon_mb: r.rss_anon_mb,
+  rss_file_mb: r.rss_file_mb,
+});
+
 /**
- * One client run of `enrich contacts` against a fresh sandbox process; returns numbers, rows
- * written and request counts, and (`copyOutput`) a copy of the output it produced, the
- * second half of the floor.
+ * `enrich contacts input -o <dir>/<name>.csv` with `env`; fails unless it exits 0 and writes
+ * every row (a run that drops rows is no benchmark: its numbers would flatter it).
  */
-async function clientRun(work, input, rows, label, bin = BIN, copyOutput = false) {
+async function enrichRun(bin, input, rows, dir, name, env, o = {}) {
+  const out = join(dir, `${name}.csv`);
+  const r = await measureNode(bin, ['contacts', input, '-o', out, '--quiet'], { env, ...o });
+  if (r.code !== 0)
+    throw new Error(`enrich contacts (${name}) exited ${r.code}: ${r.stderr.slice(-2000)}`);
+  const outputRows = await countCsvRecords(out);
+  if (outputRows !== rows)
+    throw new Error(`enrich contacts (${name}) wrote ${outputRows} rows of ${rows}`);
+  return { ...r, out, output_rows: outputRows };
+}
+
+/**
+ * The same rows again, all from the results cache the cold run filled (a copy of the input:
+ * another file, so another run, not a resume of the first); fails if it spends a credit.
+ */
+async function warmRun(bin, input, rows, dir, env, sb, o = {}) {
+  const copy = join(dir, 'warm-input.csv');
+  copyFileSync(input, copy);
+  const before = (await sb.stats()).credits_charged;
+  const r = await enrichRun(bin, copy, rows, dir, 'warm', env, o);
+  const spent = (await sb.stats()).credits_charged - before;
+  if (spent !== 0)
+    throw new Error(`the warm run spent ${spent} credits: its rows were not all cache hits`);
+  rmSync(copy, { force: true });
+  return r;
+}
+
+/**
+ * One client run of `enrich contacts` against a fresh sandbox process (a cold run: an empty
+ * results cache of its own); returns numbers, rows written and request counts, (`copyOutput`)
+ * a copy of the output it produced, the second half of the floor, and (`warm`) a warm run of
+ * the same rows after it.
+ */
+async function clientRun(work, input, rows, label, bin = BIN, copyOutput = false, warm = false) {
   const sb = await startSandboxProcess();
   const state = mkdtempSync(join(work, `state-${label}-`));
   try {
     const env = clientEnv(sb, state);
-    const out = join(state, 'out.csv');
-    const r = await measureNode(bin, ['contacts', input, '-o', out, '--quiet'], { env });
-    if (r.code !== 0) throw new Error(`enrich contacts exited ${r.code}: ${r.stderr.slice(-2000)}`);
-    // A run that drops rows is no benchmark: its numbers would flatter it.
-    const outputRows = await countCsvRecords(out);
-    if (outputRows !== rows) {
-      throw new Error(`enrich contacts (${label}) wrote ${outputRows} rows of ${rows}`);
-    }
-    const outputCopy = copyOutput ? await copyOf(work, out) : undefined;
+    const r = await enrichRun(bin, input, rows, state, 'out', env);
+    const outputRows = r.output_rows;
+    const outputCopy = copyOutput ? await copyOf(work, r.out) : undefined;
+    rmSync(r.out, { force: true });
+    const warmed = warm ? await warmRun(bin, input, rows, state, env, sb) : undefined;
     const stats = await sb.stats();
     const byPath = stats.requests_by_path ?? {};
     const sum = (pred) =>
@@ -93,7 +131,9 @@ async function clientRun(work, input, rows, label, bin = BIN, copyOutput = false
     return {
       ...r,
       stderr: undefined,
+      out: undefined,
       output_rows: outputRows,
+      warm: warmed && kept(warmed),
       output_copy: outputCopy && { wall_ms: outputCopy.wall_ms, cpu_ms: outputCopy.cpu_ms },
       sandbox_cpu_ms: sb.cpuMs(),
       requests: {
@@ -127,10 +167,10 @@ async function throughput(work) {
       const load = loadavg()[0];
       const b = await copyOf(work, input);
       base.push(b);
-      client.push({ ...(await clientRun(work, input, rows, String(rows), BIN, true)), load });
+      client.push({ ...(await clientRun(work, input, rows, String(rows), BIN, true, true)), load });
       const c = client[k];
       log(
-        `  ${rows} rows, run ${k + 1}/${runs}: copy of input ${b.wall_ms} ms + of output ${c.output_copy.wall_ms} ms, client ${c.wall_ms} ms wall / ${c.cpu_ms} ms CPU / ${c.rss_mb} MB (load ${load.toFixed(2)})`,
+        `  ${rows} rows, run ${k + 1}/${runs}: copy of input ${b.wall_ms} ms + of output ${c.output_copy.wall_ms} ms, client ${c.wall_ms} ms wall / ${c.cpu_ms} ms CPU / ${c.rss_mb} MB (anonymous ${c.rss_anon_mb} MB); warm ${c.warm.wall_ms} ms / ${c.warm.cpu_ms} ms CPU / ${c.warm.rss_mb} MB (anonymous ${c.warm.rss_anon_mb} MB) (load ${load.toFixed(2)})`,
       );
     }
     const med = (xs, f) => median(xs.map((x, i) => f(x, i)));
@@ -157,10 +197,23 @@ async function throughput(work) {
         cpu_ms: med(client, (x) => x.cpu_ms),
         rss_mb: med(client, (x) => x.rss_mb),
         rss_mb_max: Math.max(...client.map((x) => x.rss_mb)),
+        rss_anon_mb: med(client, (x) => x.rss_anon_mb ?? NaN),
+        rss_anon_mb_max: Math.max(...client.map((x) => x.rss_anon_mb ?? NaN)),
+        rss_file_mb: med(client, (x) => x.rss_file_mb ?? NaN),
         sandbox_cpu_ms: med(client, (x) => x.sandbox_cpu_ms ?? NaN),
         output_rows: Math.min(...client.map((x) => x.output_rows)),
       },
       requests: client[0].requests,
+      // The same rows again after each cold run, every one from the results cache (issue 16).
+      warm: {
+        wall_ms: med(client, (x) => x.warm.wall_ms),
+        cpu_ms: med(client, (x) => x.warm.cpu_ms),
+        rss_mb: med(client, (x) => x.warm.rss_mb),
+        rss_mb_max: Math.max(...client.map((x) => x.warm.rss_mb)),
+        rss_anon_mb: med(client, (x) => x.warm.rss_anon_mb ?? NaN),
+        rss_anon_mb_max: Math.max(...client.map((x) => x.warm.rss_anon_mb ?? NaN)),
+        rss_file_mb: med(client, (x) => x.warm.rss_file_mb ?? NaN),
+      },
     };
     if (withBefore) {
       row.before = {
@@ -176,9 +229,23 @@ async function throughput(work) {
       // Against the floor (target: at most 1.5x); medians of per-round sums.
       floor_wall: ratio(row.client.wall_ms, row.floor.wall_ms),
       floor_cpu: ratio(row.client.cpu_ms, row.floor.cpu_ms),
+      // How much faster the warm run is than the cold one (target: at least 3x at 1M rows).
+      cold_over_warm_wall: ratio(row.client.wall_ms, row.warm.wall_ms),
+      cold_over_warm_cpu: ratio(row.client.cpu_ms, row.warm.cpu_ms),
       // The run is two processes: the client's CPU plus the sandbox's, against the copy's.
       wall_per_row_us: Math.round((row.client.wall_ms * 1000) / rows),
     };
+    // The results cache's own section, at the largest size (issue 16).
+    if (rows === Math.max(...sizes))
+      row.cache = await cacheRounds({
+        bin: BIN,
+        input,
+        rows,
+        work,
+        limitMb: memoryLimitMb,
+        recordMs: serviceRecordMs,
+        log,
+      });
     out.push(row);
     rmSync(input, { force: true });
   }

@@ -1,6 +1,13 @@
 // The flags of bench/run.js. Unknown flags and bad numbers stop it at once: a typo must not
 // start the full 15-minute run with the defaults.
-const VALUE_FLAGS = ['--runs', '--sizes', '--single-rows', '--before'];
+const VALUE_FLAGS = [
+  '--runs',
+  '--sizes',
+  '--single-rows',
+  '--before',
+  '--memory-limit',
+  '--service-record-ms',
+];
 const SWITCHES = ['--quick', '--no-build'];
 
 const count = (flag, text) => {
@@ -9,7 +16,15 @@ const count = (flag, text) => {
   return Number(text);
 };
 
-/** Parses bench/run.js's arguments into {quick, build, runs, sizes, singleRows, beforeDir}. */
+const whole = (flag, text) => {
+  if (!/^\d+$/.test(text)) throw new Error(`${flag}: expected a whole number >= 0, got "${text}"`);
+  return Number(text);
+};
+
+/**
+ * Parses bench/run.js's arguments into {quick, build, runs, sizes, singleRows, beforeDir,
+ * memoryLimitMb, serviceRecordMs}.
+ */
 export function parseBenchFlags(argv) {
   const given = new Map();
   for (let i = 0; i < argv.length; i++) {
@@ -36,5 +51,9 @@ export function parseBenchFlags(argv) {
     // `--before <dir>`: a built checkout of an older version, run on the smallest size too,
     // interleaved with the current one, for before/after numbers under the same load.
     beforeDir: given.get('--before'),
+    // The results cache's section at the largest size (0 skips a part): cold
+    // and warm inside a memory limit of N MB, and against a service whose jobs take N ms a record.
+    memoryLimitMb: whole('--memory-limit', given.get('--memory-limit') ?? '200'),
+    serviceRecordMs: whole('--service-record-ms', given.get('--service-record-ms') ?? '5'),
   };
 }

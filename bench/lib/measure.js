@@ -12,7 +12,7 @@ import { fileURLToPath, URL } from 'node:url';
 const PRELOAD = fileURLToPath(new URL('./usage-preload.js', import.meta.url));
 
 /**
- * Runs `node [nodeArgs] script args`; resolves {wall_ms, cpu_ms, user_ms, system_ms, rss_mb,
+ * Runs `[wrap] node [nodeArgs] script args`; resolves {wall_ms, cpu_ms, user_ms, system_ms, rss_mb,
  * code, stderr}, and on Linux the peaks of the child's anonymous and file-backed resident
  * memory apart (`rss_anon_mb`, `rss_file_mb`, sampled every 50 ms from /proc): a mapped file's
  * pages (an lmdb database) count in RSS but are page cache the kernel can take back.
@@ -20,12 +20,14 @@ const PRELOAD = fileURLToPath(new URL('./usage-preload.js', import.meta.url));
 export async function measureNode(
   script,
   args,
-  { env = {}, nodeArgs = [], stdout = 'ignore' } = {},
+  { env = {}, nodeArgs = [], stdout = 'ignore', wrap = [] } = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'enrich-bench-usage-'));
   const usageFile = join(dir, 'usage.json');
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['--import', PRELOAD, ...nodeArgs, script, ...args], {
+  // `wrap`: a command that execs the rest (memory-limit.js: a shell that joins a cgroup first).
+  const command = [...wrap, process.execPath, '--import', PRELOAD, ...nodeArgs, script, ...args];
+  const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, ...env, BENCH_USAGE_FILE: usageFile },
     stdio: ['ignore', stdout, 'pipe'],
   });

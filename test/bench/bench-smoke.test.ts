@@ -86,10 +86,20 @@ interface Requests {
   polls: number;
   total: number;
 }
+interface CacheSection {
+  limited?: { unavailable: string } | { limit_mb: number };
+  profiled_cold: { lookups_ms: number };
+  service: { warm: { credits: number } };
+}
 interface BenchJson {
   machine: { quick: boolean; runs: number };
   sandbox: { single_contact_http: { failed: number } };
-  throughput: { rows: number; client: { output_rows: number }; requests: Requests }[];
+  throughput: {
+    rows: number;
+    client: { output_rows: number };
+    requests: Requests;
+    cache?: CacheSection;
+  }[];
   growth: { rows_ratio: number };
   single_vs_bulk: {
     rows: number;
@@ -113,6 +123,9 @@ describe('npm run bench (smoke, tiny sizes)', () => {
       sizes.join(','),
       '--single-rows',
       '200',
+      // The cache section's service: jobs of 1 ms a record (2 s for two jobs), not 5.
+      '--service-record-ms',
+      '1',
     ]);
     expect(r.code, r.stderr).toBe(0);
     // Whatever the harness started (sandboxes, clients) was gone when it exited.
@@ -157,8 +170,25 @@ describe('npm run bench (smoke, tiny sizes)', () => {
           'requests.submits',
           'requests.polls',
           'requests.total',
+          'client.rss_anon_mb',
+          'warm.wall_ms',
+          'warm.cpu_ms',
+          'warm.rss_mb',
+          'warm.rss_anon_mb',
+          'ratio.cold_over_warm_wall',
+          'ratio.cold_over_warm_cpu',
         ].map((k) => `throughput.${i}.${k}`),
       ),
+      // The results cache's section, at the largest size only.
+      ...[
+        'profiled_cold.wall_ms',
+        'profiled_cold.cpu_ms',
+        'profiled_cold.credits',
+        'service.cold.wall_ms',
+        'service.warm.wall_ms',
+        'service.cold.credits',
+        'service.cold_over_warm_wall',
+      ].map((k) => `throughput.1.cache.${k}`),
       'growth.rss_ratio',
       'growth.requests_ratio',
       ...['single_loop.wall_ms', 'single_loop.cpu_ms', 'bulk.wall_ms', 'bulk.cpu_ms'].map(
@@ -181,6 +211,20 @@ describe('npm run bench (smoke, tiny sizes)', () => {
       expect(q.total).toBeGreaterThanOrEqual(q.submits + q.polls);
     }
     expect(json.growth.rows_ratio).toBe(2);
+    // The warm runs were all cache hits (the harness fails a warm run that spends a credit).
+    const cache = json.throughput[1]?.cache;
+    expect(json.throughput[0]?.cache).toBeUndefined();
+    expect(cache?.service.warm.credits).toBe(0);
+    expect(cache?.profiled_cold.lookups_ms).toBeGreaterThanOrEqual(0);
+    // The memory limit needs a cgroup this process may create (root); else it says why not.
+    if (cache?.limited && 'unavailable' in cache.limited)
+      expect(cache.limited.unavailable).toMatch(/cgroup|memory limit/);
+    else
+      expect(cache?.limited).toMatchObject({
+        limit_mb: 200,
+        cold: { credits: 1980 },
+        warm: { credits: 0 },
+      });
     expect(json.single_vs_bulk).toMatchObject({
       rows: 200,
       single_loop: { requests: 200, output_rows: 200 },
