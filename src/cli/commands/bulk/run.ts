@@ -234,12 +234,12 @@ const isoOrNull = (ms: number | null) => (ms === null ? null : new Date(ms).toIS
 /**
  * A bulk run makes a few KB of short-lived objects per row (parsed results, cells), and
  * by default V8 lets the old heap fill with ~150 MB of that garbage between full GCs
- * (peak RSS ~260 MB at 100k rows, ~300 MB at 1M; live data stays ~25-50 MB). Growing the
- * heap by 50% steps instead keeps peak RSS at ~200 MB at 1M rows, where the rest is the
- * dedupe table and response buffers; 25% steps gave the same peak there for ~12% more
- * client CPU (BENCHMARKS.md). A GC tuning flag, read at each full GC: this CLI process
- * only, never from the library.
+ * (anonymous memory 175-215 MB at 100k rows; live data stays ~25-50 MB). Growing the heap
+ * by 75% steps instead keeps it at ~125 MB at 100k rows and ~165 MB at 1M; 50% steps
+ * (the earlier choice) cost 10-15% more client CPU at 100k for ~5 MB less, 100% saved
+ * little more CPU for ~20 MB more (BENCHMARKS.md, session 9). A GC tuning flag, read at
+ * each full GC: this CLI process only, never from the library.
  */
 function boundHeapGrowth(): void {
-  setFlagsFromString('--heap-growing-percent=50');
+  setFlagsFromString('--heap-growing-percent=75');
 }
