@@ -126,6 +126,8 @@ describe('npm run bench (smoke, tiny sizes)', () => {
       // The cache section's service: jobs of 1 ms a record (2 s for two jobs), not 5.
       '--service-record-ms',
       '1',
+      '--memory-limit',
+      '200',
     ]);
     expect(r.code, r.stderr).toBe(0);
     // Whatever the harness started (sandboxes, clients) was gone when it exited.
