@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath, URL } from 'node:url';
 import { writeContacts } from './lib/gen-contacts.js';
 import { measureNode } from './lib/measure.js';
-import { inclusiveTimes } from './lib/profile-share.js';
+import { cacheTimes } from './lib/profile-share.js';
 import { startSandboxProcess } from './lib/sandbox-process.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -117,12 +117,5 @@ async function profiledCold(run, file) {
     nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir],
   }).finally(() => service.close());
   const [name] = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
-  const times = inclusiveTimes(join(profDir, name), (f) => {
-    if (f.url.endsWith('/dist/cache/results-cache.js') && f.functionName === 'get')
-      return 'lookups_ms';
-    if (f.url.endsWith('/dist/pipeline/run/cache-use.js') && f.functionName === 'fillCache')
-      return 'fill_ms';
-    return undefined;
-  });
-  return { ...m, lookups_ms: times.lookups_ms ?? 0, fill_ms: times.fill_ms ?? 0 };
+  return { ...m, ...cacheTimes(join(profDir, name)) };
 }

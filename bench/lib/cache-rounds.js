@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { countCsvRecords } from './count-rows.js';
 import { measureNode } from './measure.js';
 import { memoryLimit } from './memory-limit.js';
-import { inclusiveTimes } from './profile-share.js';
+import { cacheTimes } from './profile-share.js';
 import { clientEnv, startSandboxProcess } from './sandbox-process.js';
 
 const round = (x) => Math.round(x * 100) / 100;
@@ -87,19 +87,12 @@ async function profiledCold(bin, input, rows, work, log) {
       nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profDir],
     });
     const [name] = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
-    const times = inclusiveTimes(join(profDir, name), (f) => {
-      if (f.url.endsWith('/dist/cache/results-cache.js') && f.functionName === 'get')
-        return 'lookups_ms';
-      if (f.url.endsWith('/dist/pipeline/run/cache-use.js') && f.functionName === 'fillCache')
-        return 'fill_ms';
-      return undefined;
-    });
+    const times = cacheTimes(join(profDir, name));
     const p = {
       ...r,
-      lookups_ms: times.lookups_ms ?? 0,
-      fill_ms: times.fill_ms ?? 0,
-      lookups_share_of_cpu: round((times.lookups_ms ?? 0) / r.cpu_ms),
-      fill_share_of_cpu: round((times.fill_ms ?? 0) / r.cpu_ms),
+      ...times,
+      lookups_share_of_cpu: round(times.lookups_ms / r.cpu_ms),
+      fill_share_of_cpu: round(times.fill_ms / r.cpu_ms),
     };
     log(
       `  profiled cold run: the lookups take ${Math.round(p.lookups_share_of_cpu * 100)}% of its CPU (${p.lookups_ms} of ${p.cpu_ms} ms), filling the cache ${Math.round(p.fill_share_of_cpu * 100)}% (main thread)`,

@@ -31,3 +31,18 @@ export function inclusiveTimes(profileFile, pick) {
   for (const k of Object.keys(out)) out[k] = Math.round(out[k]);
   return out;
 }
+
+/**
+ * The results cache's part of a run's profile: ms inside its lookups (`get` of
+ * dist/cache/results-cache.js) and inside filling it (`fillCache`), main thread only.
+ */
+export function cacheTimes(profileFile) {
+  const times = inclusiveTimes(profileFile, (f) => {
+    if (f.url.endsWith('/dist/cache/results-cache.js') && f.functionName === 'get')
+      return 'lookups_ms';
+    if (f.url.endsWith('/dist/pipeline/run/cache-use.js') && f.functionName === 'fillCache')
+      return 'fill_ms';
+    return undefined;
+  });
+  return { lookups_ms: times.lookups_ms ?? 0, fill_ms: times.fill_ms ?? 0 };
+}
