@@ -133,6 +133,6 @@ export const TARGETS = [
   {
     name: 'rate-limiter',
     file: 'src/api/rate-limiter.ts',
-    tests: ['test/api/rate-limiter.test.ts'],
+    tests: ['test/api/rate-limiter.test.ts', 'test/api/rate-limiter-guards.test.ts'],
   },
 ];

@@ -50,11 +50,14 @@ function resetToMs(seconds: number, now: number): number {
 /** Reads `RateLimit-Remaining`/`-Reset`, or the combined `RateLimit` (`r=0;t=5` or `remaining=0, reset=5`). */
 export function readQuota(h: Record<string, string | string[] | undefined>, now: number): Quota {
   const out: Quota = {};
+  // Stryker disable next-line StringLiteral: without the header any text lacking `r=`/`t=` parses as nothing
   const combined = header(h, 'ratelimit') ?? '';
   const remaining =
     header(h, 'ratelimit-remaining') ?? /(?:^|[;,\s])(?:remaining|r)=(\d+)/.exec(combined)?.[1];
   const reset = header(h, 'ratelimit-reset') ?? /(?:^|[;,\s])(?:reset|t)=(\d+)/.exec(combined)?.[1];
+  // Stryker disable next-line MethodExpression: Number() ignores surrounding whitespace itself
   const r = Number(remaining?.trim());
+  // Stryker disable next-line MethodExpression: Number() ignores surrounding whitespace itself
   const t = Number(reset?.trim());
   if (remaining !== undefined && Number.isFinite(r) && r >= 0) out.remaining = r;
   if (reset !== undefined && Number.isFinite(t) && t >= 0) out.resetMs = resetToMs(t, now);
@@ -68,6 +71,7 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
   let nextSlot = 0;
   let blockedUntil = 0;
   let lastDecrease = -Infinity;
+  // Stryker disable next-line ArrayDeclaration: a non-number entry is never counted (NaN comparisons are false) and is the first shifted out
   const grants: number[] = [];
   let throttled = 0;
   const gap = () => (Number.isFinite(rate) ? 1000 / rate : 0);
@@ -80,6 +84,7 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
     lastDecrease = now;
   };
   const increase = () => {
+    // Stryker disable next-line ConditionalExpression: unlimited only with no ceiling, and Infinity plus a step capped at Infinity stays Infinity
     if (!Number.isFinite(rate)) return;
     rate = Math.min(cap, rate + Math.max(0.1, rate * 0.05));
   };
