@@ -114,6 +114,7 @@ export const TARGETS = [
       'test/io/write.test.ts',
       'test/io/write-guards.test.ts',
       'test/io/write-errors.test.ts',
+      'test/io/write-sinks-guards.test.ts',
     ],
   },
   {
