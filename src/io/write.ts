@@ -103,6 +103,9 @@ async function openSink(o: OutputWriterOptions, out: Writable): Promise<Sink> {
 function gzipInto(out: Writable): { stream: Writable; end(): Promise<void> } {
   const stream = createGzip();
   stream.pipe(out, { end: false });
+  // A pipe stops at an error of `out` and gzip would then wait for ever for a reader (a full
+  // disk hung the run): it fails with `out`.
+  out.once('error', (err) => stream.destroy(err));
   const done = new Promise<void>((ok, fail) => {
     stream.on('end', ok);
     stream.on('error', fail);
