@@ -105,6 +105,9 @@ export const TARGETS = [
       'test/io/write-xlsx.test.ts',
       'test/io/roundtrip.property.test.ts',
       'test/io/output-target.test.ts',
+      'test/io/write-destination.test.ts',
+      'test/io/write-durable.test.ts',
+      'test/io/write-piped-errors.test.ts',
     ],
   },
   {
