@@ -125,6 +125,7 @@ export const TARGETS = [
     file: 'src/pipeline/join/join-writer.ts',
     tests: [
       'test/pipeline/join-writer.test.ts',
+      'test/pipeline/join-writer-guards.test.ts',
       'test/pipeline/stream-join.test.ts',
       'test/integration/stream-join.test.ts',
     ],
