@@ -132,10 +132,13 @@ function wrap(
   onWarning: (message: string) => void,
 ): ResultsCacheStore {
   let broken = false;
+  let onBroken: () => void = () => undefined;
+  const whenBroken = new Promise<void>((ok) => (onBroken = ok));
   // Once it fails, the cache is off for the rest of the process: a warning, never a failed run.
   const fail = (err: unknown) => {
     if (!broken) onWarning(unusable(dir, err));
     broken = true;
+    onBroken();
   };
   const guard = <T>(fallback: T, f: () => T): T => {
     if (broken) return fallback;
@@ -152,7 +155,11 @@ function wrap(
     written: undefined,
     puts: 0,
   };
-  const flushed = () => guard(Promise.resolve(), () => db.flushed.then(() => undefined, fail));
+  // After a failed commit lmdb's `flushed` never settles: a failure ends the wait too.
+  const flushed = () =>
+    guard(Promise.resolve(), () =>
+      Promise.race([db.flushed.then(() => undefined, fail), whenBroken]),
+    );
   return {
     dir,
     scoped(scope) {
@@ -182,7 +189,7 @@ function wrap(
                 () => void (pending -= b.puts),
                 (err: unknown) => {
                   pending -= b.puts;
-                  fail(err);
+                  onCommitFailure(err, fail);
                 },
               );
             }
@@ -195,11 +202,23 @@ function wrap(
     flushed,
     close: async () => {
       await flushed();
-      await db.close().catch(() => undefined);
+      const closing = db.close().catch(() => undefined);
+      // After a failed commit lmdb's close waits for that same flush: not waited for then.
+      if (!broken) await closing;
     },
     stats: () => guard({ entries: 0, charged: 0, oldest: null, newest: null }, () => statsOf(db)),
     prune: (cutoff) => guard(Promise.resolve(0), () => pruneOlder(db, cutoff)),
   };
+}
+
+/**
+ * Reports why a commit failed: lmdb rejects its puts with "Commit failed" and the cause (a full
+ * disk) in `commitError`, a promise rejected too, which, unhandled, ended the run.
+ */
+function onCommitFailure(err: unknown, report: (cause: unknown) => void): void {
+  const cause = (err as { commitError?: Promise<never> }).commitError;
+  if (cause) cause.catch(report);
+  else report(err);
 }
 
 function statsOf(db: RootDatabase<Stored, string>): CacheStats {
