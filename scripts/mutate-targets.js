@@ -133,7 +133,13 @@ export const TARGETS = [
   {
     name: 'results-cache',
     file: 'src/cache/results-cache.ts',
-    tests: ['test/integration/results-cache.test.ts'],
+    tests: [
+      'test/cache/results-cache.test.ts',
+      'test/cache/results-cache-store.test.ts',
+      'test/cache/results-cache-full-disk.test.ts',
+      'test/cache/results-cache-commit.test.ts',
+      'test/integration/results-cache.test.ts',
+    ],
   },
   {
     name: 'rate-limiter',
