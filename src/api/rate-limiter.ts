@@ -50,7 +50,6 @@ function resetToMs(seconds: number, now: number): number {
 /** Reads `RateLimit-Remaining`/`-Reset`, or the combined `RateLimit` (`r=0;t=5` or `remaining=0, reset=5`). */
 export function readQuota(h: Record<string, string | string[] | undefined>, now: number): Quota {
   const out: Quota = {};
-  // Stryker disable next-line StringLiteral: without the header any text lacking `r=`/`t=` parses as nothing
   const combined = header(h, 'ratelimit') ?? '';
   const remaining =
     header(h, 'ratelimit-remaining') ?? /(?:^|[;,\s])(?:remaining|r)=(\d+)/.exec(combined)?.[1];
@@ -84,7 +83,6 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
     lastDecrease = now;
   };
   const increase = () => {
-    // Stryker disable next-line ConditionalExpression: unlimited only with no ceiling, and Infinity plus a step capped at Infinity stays Infinity
     if (!Number.isFinite(rate)) return;
     rate = Math.min(cap, rate + Math.max(0.1, rate * 0.05));
   };
