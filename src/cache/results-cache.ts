@@ -210,7 +210,7 @@ function wrap(
       if (!broken) await closing;
     },
     stats: () => guard({ entries: 0, charged: 0, oldest: null, newest: null }, () => statsOf(db)),
-    prune: (cutoff) => guard(Promise.resolve(0), () => pruneOlder(db, cutoff)),
+    prune: (cutoff) => Promise.resolve(guard(0, () => pruneOlder(db, cutoff))),
   };
 }
 
@@ -235,15 +235,29 @@ function statsOf(db: RootDatabase<Stored, string>): CacheStats {
   return s;
 }
 
-async function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): Promise<number> {
+/** Old entries removed per transaction (their keys are held until then). */
+const PRUNE_CHUNK = 10_000;
+
+/**
+ * Removes the entries older than `cutoff`; returns how many. Synchronous transactions: one that
+ * cannot be written (a full disk) throws here, where lmdb's asynchronous removes also left a
+ * rejected promise of its own that nothing could handle (the process ended).
+ */
+function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): number {
   let removed = 0;
+  let old: string[] = [];
+  const removeOld = () => {
+    db.transactionSync(() => {
+      for (const key of old) db.removeSync(key);
+    });
+    removed += old.length;
+    old = [];
+  };
   for (const { key, value } of db.getRange()) {
-    if (value.t < cutoff) {
-      void db.remove(key);
-      removed++;
-    }
+    if (value.t < cutoff) old.push(key);
+    if (old.length === PRUNE_CHUNK) removeOld();
   }
-  await db.flushed;
+  removeOld();
   return removed;
 }
 

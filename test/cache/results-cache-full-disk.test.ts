@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,6 +41,39 @@ describe('the results cache on a disk that fills up', () => {
       await store?.close();
     } finally {
       // Lazily: lmdb keeps a failed environment mapped (its close waits for ever, see close).
+      execFileSync('umount', ['-l', small]);
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('enrich cache prune on a full disk warns once and removes nothing, instead of ending with an unhandled rejection or waiting for ever', async () => {
+    expect(process.getuid?.() === 0, 'run as root: mount needs it').toBe(true);
+    const root = await mkdtemp(join(tmpdir(), 'enrich-cache-full-'));
+    const small = join(root, 'small');
+    await mkdir(small);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', small]);
+    try {
+      const dir = join(small, 'cache');
+      const filled = openResultsCache(dir);
+      const cache = filled?.scoped(SCOPE);
+      for (let i = 0; i < 300; i++) {
+        cache?.put(`req-${i}`, {
+          records: [{ blob: randomBytes(500).toString('base64') }],
+          at: i,
+          charged: true,
+        });
+      }
+      await filled?.close();
+      // Whatever space is left goes to another file: removing entries needs new pages.
+      await writeFile(join(small, 'filler'), Buffer.alloc(2 << 20)).catch(() => undefined);
+      const warnings: string[] = [];
+      const store = openResultsCache(dir, (w) => warnings.push(w));
+      expect(store?.stats().entries).toBe(300);
+      expect(await store?.prune(Number.MAX_SAFE_INTEGER)).toBe(0);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/cannot be used \(.*No space left on device.*\)/);
+      await store?.close();
+    } finally {
       execFileSync('umount', ['-l', small]);
       await rm(root, { recursive: true, force: true });
     }

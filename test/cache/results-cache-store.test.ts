@@ -86,6 +86,18 @@ describe('prune', () => {
   });
 });
 
+describe('prune of many', () => {
+  it('removes every old answer of a large cache (several transactions) and keeps every newer one', async () => {
+    const { store, cache } = await opened();
+    for (let i = 0; i < 25_000; i++) cache.put(`r${i}`, answer(i < 20_000 ? 1 : 9));
+    await store.flushed();
+    expect(await store.prune(5)).toBe(20_000);
+    expect(store.stats()).toMatchObject({ entries: 5_000, oldest: 9 });
+    expect(cache.get('r19999')).toBeUndefined();
+    expect(cache.get('r20000')?.at).toBe(9);
+  });
+});
+
 describe('scopes', () => {
   it("keeps each account's answers to itself: another key's account never sees them", async () => {
     const { store, cache } = await opened();
