@@ -105,6 +105,9 @@ export const TARGETS = [
       'test/io/write-xlsx.test.ts',
       'test/io/roundtrip.property.test.ts',
       'test/io/output-target.test.ts',
+      'test/io/write-destination.test.ts',
+      'test/io/write-durable.test.ts',
+      'test/io/write-piped-errors.test.ts',
     ],
   },
   {
@@ -114,6 +117,7 @@ export const TARGETS = [
       'test/io/write.test.ts',
       'test/io/write-guards.test.ts',
       'test/io/write-errors.test.ts',
+      'test/io/write-sinks-guards.test.ts',
     ],
   },
   {
@@ -121,6 +125,7 @@ export const TARGETS = [
     file: 'src/pipeline/join/join-writer.ts',
     tests: [
       'test/pipeline/join-writer.test.ts',
+      'test/pipeline/join-writer-guards.test.ts',
       'test/pipeline/stream-join.test.ts',
       'test/integration/stream-join.test.ts',
     ],
@@ -128,11 +133,17 @@ export const TARGETS = [
   {
     name: 'results-cache',
     file: 'src/cache/results-cache.ts',
-    tests: ['test/integration/results-cache.test.ts'],
+    tests: [
+      'test/cache/results-cache.test.ts',
+      'test/cache/results-cache-store.test.ts',
+      'test/cache/results-cache-full-disk.test.ts',
+      'test/cache/results-cache-commit.test.ts',
+      'test/integration/results-cache.test.ts',
+    ],
   },
   {
     name: 'rate-limiter',
     file: 'src/api/rate-limiter.ts',
-    tests: ['test/api/rate-limiter.test.ts'],
+    tests: ['test/api/rate-limiter.test.ts', 'test/api/rate-limiter-guards.test.ts'],
   },
 ];

@@ -54,7 +54,9 @@ export function readQuota(h: Record<string, string | string[] | undefined>, now:
   const remaining =
     header(h, 'ratelimit-remaining') ?? /(?:^|[;,\s])(?:remaining|r)=(\d+)/.exec(combined)?.[1];
   const reset = header(h, 'ratelimit-reset') ?? /(?:^|[;,\s])(?:reset|t)=(\d+)/.exec(combined)?.[1];
+  // Stryker disable next-line MethodExpression: Number() ignores surrounding whitespace itself
   const r = Number(remaining?.trim());
+  // Stryker disable next-line MethodExpression: Number() ignores surrounding whitespace itself
   const t = Number(reset?.trim());
   if (remaining !== undefined && Number.isFinite(r) && r >= 0) out.remaining = r;
   if (reset !== undefined && Number.isFinite(t) && t >= 0) out.resetMs = resetToMs(t, now);
@@ -68,6 +70,7 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
   let nextSlot = 0;
   let blockedUntil = 0;
   let lastDecrease = -Infinity;
+  // Stryker disable next-line ArrayDeclaration: a non-number entry is never counted (NaN comparisons are false) and is the first shifted out
   const grants: number[] = [];
   let throttled = 0;
   const gap = () => (Number.isFinite(rate) ? 1000 / rate : 0);

@@ -113,6 +113,7 @@ export function openResultsCache(
     removeLegacyFiles(dir);
     checkMetaPages(join(dir, CACHE_FILE));
     db = open<Stored, string>({ path: join(dir, CACHE_FILE), ...OPEN_OPTIONS });
+    // Stryker disable next-line StringLiteral: any key makes lmdb read the file; the probe's is never stored
     db.get('\0probe'); // a corrupt file fails here, not mid-run
   } catch (err) {
     onWarning(unusable(dir, err));
@@ -132,10 +133,13 @@ function wrap(
   onWarning: (message: string) => void,
 ): ResultsCacheStore {
   let broken = false;
+  let onBroken: () => void = () => undefined;
+  const whenBroken = new Promise<void>((ok) => (onBroken = ok));
   // Once it fails, the cache is off for the rest of the process: a warning, never a failed run.
   const fail = (err: unknown) => {
     if (!broken) onWarning(unusable(dir, err));
     broken = true;
+    onBroken();
   };
   const guard = <T>(fallback: T, f: () => T): T => {
     if (broken) return fallback;
@@ -148,11 +152,16 @@ function wrap(
   };
   let pending = 0;
   let last: Promise<void> = Promise.resolve();
+  // Stryker disable next-line ObjectLiteral: the first put starts a batch of its own whatever this holds (its promise is never undefined)
   let batch: { written: Promise<unknown> | undefined; puts: number } = {
     written: undefined,
     puts: 0,
   };
-  const flushed = () => guard(Promise.resolve(), () => db.flushed.then(() => undefined, fail));
+  // After a failed commit lmdb's `flushed` never settles: a failure ends the wait too.
+  const flushed = () =>
+    guard(Promise.resolve(), () =>
+      Promise.race([db.flushed.then(() => undefined, fail), whenBroken]),
+    );
   return {
     dir,
     scoped(scope) {
@@ -181,8 +190,9 @@ function wrap(
               last = written.then(
                 () => void (pending -= b.puts),
                 (err: unknown) => {
+                  // Stryker disable next-line AssignmentOperator: the cache is off after this: no more puts, and settled() returns the settled `last` either way
                   pending -= b.puts;
-                  fail(err);
+                  onCommitFailure(err, fail);
                 },
               );
             }
@@ -195,11 +205,23 @@ function wrap(
     flushed,
     close: async () => {
       await flushed();
-      await db.close().catch(() => undefined);
+      const closing = db.close().catch(() => undefined);
+      // After a failed commit lmdb's close waits for that same flush: not waited for then.
+      if (!broken) await closing;
     },
     stats: () => guard({ entries: 0, charged: 0, oldest: null, newest: null }, () => statsOf(db)),
-    prune: (cutoff) => guard(Promise.resolve(0), () => pruneOlder(db, cutoff)),
+    prune: (cutoff) => Promise.resolve(guard(0, () => pruneOlder(db, cutoff))),
   };
+}
+
+/**
+ * Reports why a commit failed: lmdb rejects its puts with "Commit failed" and the cause (a full
+ * disk) in `commitError`, a promise rejected too, which, unhandled, ended the run.
+ */
+function onCommitFailure(err: unknown, report: (cause: unknown) => void): void {
+  const cause = (err as { commitError?: Promise<never> }).commitError;
+  if (cause) cause.catch(report);
+  else report(err);
 }
 
 function statsOf(db: RootDatabase<Stored, string>): CacheStats {
@@ -213,15 +235,30 @@ function statsOf(db: RootDatabase<Stored, string>): CacheStats {
   return s;
 }
 
-async function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): Promise<number> {
+/** Old entries removed per transaction (their keys are held until then). */
+const PRUNE_CHUNK = 10_000;
+
+/**
+ * Removes the entries older than `cutoff`; returns how many. Synchronous transactions: one that
+ * cannot be written (a full disk) throws here, where lmdb's asynchronous removes also left a
+ * rejected promise of its own that nothing could handle (the process ended).
+ */
+function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): number {
   let removed = 0;
+  let old: string[] = [];
+  const removeOld = () => {
+    db.transactionSync(() => {
+      for (const key of old) db.removeSync(key);
+    });
+    removed += old.length;
+    old = [];
+  };
   for (const { key, value } of db.getRange()) {
-    if (value.t < cutoff) {
-      void db.remove(key);
-      removed++;
-    }
+    if (value.t < cutoff) old.push(key);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: when a chunk is removed changes the transactions (and memory), not which entries go
+    if (old.length === PRUNE_CHUNK) removeOld();
   }
-  await db.flushed;
+  removeOld();
   return removed;
 }
 

@@ -38,10 +38,14 @@ export async function xlsxSink(o: OutputWriterOptions, out: Writable): Promise<S
   // exceljs ends the stream it writes to; `out` may be stdout, ended by its owner.
   const zip = new PassThrough();
   zip.pipe(out, { end: false });
+  // A pipe stops at an error of `out` and the zip would then wait for ever for a reader (a
+  // full disk hung the run at close): it fails with `out`.
+  out.once('error', (err) => zip.destroy(err));
   const ended = new Promise<void>((ok, fail) => {
     zip.on('end', ok);
     zip.on('error', fail);
   });
+  ended.catch(() => undefined); // a failure mid-commit also reaches the caller through `out`
   const book = new ExcelJS.stream.xlsx.WorkbookWriter({
     stream: zip,
     useSharedStrings: false,

@@ -1,0 +1,226 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CACHE_FILE,
+  clearCache,
+  openResultsCache,
+  type CacheScope,
+  type ResultsCacheStore,
+} from '../../src/cache/results-cache.js';
+import type { ResultsCache } from '../../src/pipeline/types.js';
+
+// The results cache store in process (issue 21: mutants of results-cache.ts that only whole
+// runs exercised): what a later get, stats and prune return, how it degrades, and how its
+// writes are paced.
+
+const SCOPE: CacheScope = {
+  baseUrl: 'http://127.0.0.1:4010',
+  account: 'acct',
+  kind: 'contacts',
+  metadata: { mobile: false },
+};
+
+const open: ResultsCacheStore[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+const tempDir = () => mkdtemp(join(tmpdir(), 'enrich-cache-store-'));
+
+async function opened(dir?: string) {
+  const warnings: string[] = [];
+  const store = openResultsCache(dir ?? (await tempDir()), (w) => warnings.push(w));
+  if (!store) throw new Error(`the cache did not open: ${warnings.join('; ')}`);
+  open.push(store);
+  return { store, cache: store.scoped(SCOPE) as ResultsCache, warnings };
+}
+
+const answer = (at: number, charged = true, email = `p${at}@x.co`) => ({
+  records: [{ email }],
+  at,
+  charged,
+});
+
+/** The promise's state once the microtasks queued now have run (no event-loop turn: no I/O lands). */
+async function stateNow(p: Promise<unknown> | undefined): Promise<'pending' | 'settled'> {
+  expect(p).toBeInstanceOf(Promise);
+  let settled = false;
+  void p?.then(
+    () => void (settled = true),
+    () => void (settled = true),
+  );
+  for (let i = 0; i < 20; i++) await null;
+  return settled ? 'settled' : 'pending';
+}
+
+describe('stats', () => {
+  it('counts the entries and the charged ones, and gives the oldest and newest answer times', async () => {
+    const { store, cache } = await opened();
+    expect(store.stats()).toEqual({ entries: 0, charged: 0, oldest: null, newest: null });
+    cache.put('a', answer(5_000, true));
+    cache.put('b', answer(1_000, false));
+    cache.put('c', answer(9_000, true));
+    cache.put('d', answer(3_000, false));
+    await store.flushed();
+    expect(store.stats()).toEqual({ entries: 4, charged: 2, oldest: 1_000, newest: 9_000 });
+  });
+});
+
+describe('prune', () => {
+  it('removes the answers older than the cutoff only (one at the cutoff stays) and says how many', async () => {
+    const { store, cache } = await opened();
+    cache.put('old', answer(1_000));
+    cache.put('older', answer(500));
+    cache.put('edge', answer(5_000));
+    cache.put('new', answer(9_000));
+    await store.flushed();
+    expect(await store.prune(5_000)).toBe(2);
+    expect([cache.get('old'), cache.get('older')]).toEqual([undefined, undefined]);
+    expect(cache.get('edge')?.at).toBe(5_000);
+    expect(cache.get('new')?.at).toBe(9_000);
+    expect(store.stats()).toMatchObject({ entries: 2, oldest: 5_000 });
+    expect(await store.prune(0)).toBe(0);
+  });
+});
+
+describe('prune of many', () => {
+  it('removes every old answer of a large cache (several transactions) and keeps every newer one', async () => {
+    const { store, cache } = await opened();
+    for (let i = 0; i < 25_000; i++) cache.put(`r${i}`, answer(i < 20_000 ? 1 : 9));
+    await store.flushed();
+    expect(await store.prune(5)).toBe(20_000);
+    expect(store.stats()).toMatchObject({ entries: 5_000, oldest: 9 });
+    expect(cache.get('r19999')).toBeUndefined();
+    expect(cache.get('r20000')?.at).toBe(9);
+  });
+});
+
+describe('scopes', () => {
+  it("keeps each account's answers to itself: another key's account never sees them", async () => {
+    const { store, cache } = await opened();
+    cache.put('req-1', answer(1));
+    await store.flushed();
+    expect(store.scoped({ ...SCOPE, account: 'other' }).get('req-1')).toBeUndefined();
+    expect(store.scoped({ ...SCOPE, kind: 'companies' }).get('req-1')).toBeUndefined();
+    expect(store.scoped({ ...SCOPE }).get('req-1')?.records).toEqual([{ email: 'p1@x.co' }]);
+  });
+});
+
+describe('a cache that fails while in use', () => {
+  it('warns once, then is off for the rest of the process: no answer served, nothing kept, nothing thrown', async () => {
+    const { store, cache, warnings } = await opened();
+    cache.put('kept', answer(1));
+    await store.flushed();
+    // An answer lmdb cannot encode fails its put.
+    cache.put('bad', { records: [{ email: Symbol('x') }], at: 2, charged: true });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^the results cache in .* cannot be used \(.*symbol.*\); going on without it: every row is sent/,
+    );
+    cache.put('bad again', { records: [{ email: Symbol('y') }], at: 3, charged: true });
+    expect(cache.get('kept')).toBeUndefined();
+    cache.put('later', answer(4));
+    expect(store.stats()).toEqual({ entries: 0, charged: 0, oldest: null, newest: null });
+    expect(await store.prune(Number.MAX_SAFE_INTEGER)).toBe(0);
+    await store.flushed();
+    expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('flushed and settled', () => {
+  it('flushed waits for the puts made so far to be written', async () => {
+    const { store, cache } = await opened();
+    cache.put('a', answer(1));
+    const flushed = store.flushed();
+    expect(await stateNow(flushed)).toBe('pending');
+    await flushed;
+    expect(await stateNow(store.flushed())).toBe('settled');
+  });
+
+  it('settled waits only once more than 2,000 puts wait to be written, and not after they are', async () => {
+    const { store, cache } = await opened();
+    for (let i = 0; i < 2000; i++) cache.put(`a${i}`, answer(i));
+    expect(await stateNow(cache.settled?.())).toBe('settled');
+    cache.put('a2000', answer(2000));
+    const waiting = cache.settled?.();
+    expect(await stateNow(waiting)).toBe('pending');
+    await waiting;
+    expect(await stateNow(cache.settled?.())).toBe('settled');
+    // Written puts no longer count: ten more are no reason to wait.
+    for (let i = 0; i < 10; i++) cache.put(`b${i}`, answer(i));
+    expect(await stateNow(cache.settled?.())).toBe('settled');
+    await store.flushed();
+    // ...and a second pile of more than 2,000 is waited for again.
+    for (let i = 0; i < 2001; i++) cache.put(`c${i}`, answer(i));
+    const again = cache.settled?.();
+    expect(await stateNow(again)).toBe('pending');
+    await again;
+    expect(cache.get('c2000')?.at).toBe(2000);
+    expect(store.stats().entries).toBe(2001 + 10 + 2001);
+  });
+});
+
+describe('close', () => {
+  it('writes what was put, then closes: a closed cache serves nothing (and throws nothing)', async () => {
+    const { store, cache } = await opened();
+    cache.put('a', answer(1));
+    await store.close();
+    open.length = 0;
+    expect(cache.get('a')).toBeUndefined();
+    const again = openResultsCache(store.dir);
+    expect(again?.scoped(SCOPE).get('a')?.at).toBe(1);
+    await again?.close();
+  });
+});
+
+describe('a cache that cannot be opened', () => {
+  it('where the directory should be there is a file: undefined and one warning naming it', async () => {
+    const dir = join(await tempDir(), 'cache');
+    await writeFile(dir, 'not a directory');
+    const warnings: string[] = [];
+    expect(openResultsCache(dir, (w) => warnings.push(w))).toBeUndefined();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`the results cache in ${dir} cannot be used (`);
+  });
+
+  it('a damaged file: undefined and one warning, never a crash', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, CACHE_FILE), Buffer.alloc(8192, 0x5a));
+    const warnings: string[] = [];
+    expect(openResultsCache(dir, (w) => warnings.push(w))).toBeUndefined();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('is damaged (not an LMDB file)');
+  });
+
+  it('on a read-only file system: undefined and one warning', async () => {
+    expect(process.getuid?.() === 0, 'run as root: mount needs it').toBe(true);
+    const ro = join(await tempDir(), 'ro');
+    await mkdir(ro);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', ro]);
+    try {
+      const warnings: string[] = [];
+      expect(openResultsCache(join(ro, 'cache'), (w) => warnings.push(w))).toBeUndefined();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('cannot be used');
+    } finally {
+      execFileSync('umount', [ro]);
+    }
+  });
+});
+
+describe('clearCache', () => {
+  it("removes the cache's files, current and earlier formats, and nothing else", async () => {
+    const { store, cache } = await opened();
+    cache.put('a', answer(1));
+    await store.close();
+    open.length = 0;
+    await writeFile(join(store.dir, 'results.mdb'), 'legacy');
+    await writeFile(join(store.dir, 'notes.txt'), 'mine');
+    await clearCache(store.dir);
+    expect(await readdir(store.dir)).toEqual(['notes.txt']);
+    await rm(store.dir, { recursive: true, force: true });
+  });
+});
