@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import {
   type ResultsCacheStore,
 } from '../../src/cache/results-cache.js';
 import type { ResultsCache } from '../../src/pipeline/types.js';
+import { withTmpfs } from '../helpers/tmpfs.js';
 
 // The results cache store in process (issue 21: mutants of results-cache.ts that only whole
 // runs exercised): what a later get, stats and prune return, how it degrades, and how its
@@ -196,18 +196,12 @@ describe('a cache that cannot be opened', () => {
   });
 
   it('on a read-only file system: undefined and one warning', async () => {
-    expect(process.getuid?.() === 0, 'run as root: mount needs it').toBe(true);
-    const ro = join(await tempDir(), 'ro');
-    await mkdir(ro);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', ro]);
-    try {
+    await withTmpfs('ro,size=1m', async (ro) => {
       const warnings: string[] = [];
       expect(openResultsCache(join(ro, 'cache'), (w) => warnings.push(w))).toBeUndefined();
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toContain('cannot be used');
-    } finally {
-      execFileSync('umount', [ro]);
-    }
+    });
   });
 });
 

@@ -1,9 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
 import {
   chmod,
   lstat,
-  mkdir,
   mkdtemp,
   readdir,
   readFile,
@@ -18,6 +16,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileAtomic, writeOutputFile } from '../../src/io/atomic-write.js';
 import { checkOutputTarget, createOutputWriter, type OutputRow } from '../../src/io/write.js';
+import { withTmpfs } from '../helpers/tmpfs.js';
+import { readFifo } from '../helpers/fifo.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -71,17 +71,9 @@ describe('output targets: files are replaced atomically, devices and pipes writt
 
   it('a FIFO stays a FIFO and its reader receives the whole output', async () => {
     const fifo = join(dir, 'out.fifo');
-    execFileSync('mkfifo', [fifo]);
-    const chunks: Buffer[] = [];
-    const reading = new Promise<void>((ok, fail) =>
-      createReadStream(fifo)
-        .on('data', (c) => chunks.push(Buffer.from(c)))
-        .on('end', ok)
-        .on('error', fail),
-    );
+    const reading = readFifo(fifo);
     await writeRows(fifo, 2000);
-    await reading;
-    expect(Buffer.concat(chunks).toString()).toBe(expected(2000));
+    expect((await reading).toString()).toBe(expected(2000));
     expect((await stat(fifo)).isFIFO()).toBe(true);
     expect(await readdir(dir)).toEqual(['out.fifo']);
   });
@@ -165,17 +157,11 @@ describe('output targets that cannot be written are refused before anything is s
   });
 
   it('a read-only file system is refused up front', async () => {
-    expect(isRoot, 'run as root: mount needs it').toBe(true);
-    const ro = join(dir, 'ro');
-    await mkdir(ro);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=64k', 'tmpfs', ro]);
-    try {
+    await withTmpfs('ro,size=64k', async (ro) => {
       await expect(checkOutputTarget(join(ro, 'out.csv'))).rejects.toMatchObject({
         code: 'USAGE',
         message: `cannot write ${join(ro, 'out.csv')}: its directory ${ro}: read-only file system`,
       });
-    } finally {
-      execFileSync('umount', [ro]);
-    }
+    });
   });
 });

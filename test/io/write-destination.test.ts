@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, createReadStream, openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import {
   chmod,
   chown,
@@ -22,6 +21,7 @@ import {
   type OutputRow,
   type OutputWriterOptions,
 } from '../../src/io/write.js';
+import { readFifo } from '../helpers/fifo.js';
 
 // The output writer's destinations (issue 21: mutants of write.ts that no test saw): what
 // an atomic file, a stream target (a device, a pipe, /proc/self/fd/N) and stdout are left
@@ -124,14 +124,7 @@ describe('abort', () => {
 
   it('of an output to a FIFO closes it, so its reader sees the end instead of waiting for ever', async () => {
     const fifo = join(dir, 'out.fifo');
-    execFileSync('mkfifo', [fifo]);
-    const chunks: Buffer[] = [];
-    const reading = new Promise<void>((ok, fail) =>
-      createReadStream(fifo)
-        .on('data', (c) => chunks.push(Buffer.from(c)))
-        .on('end', ok)
-        .on('error', fail),
-    );
+    const reading = readFifo(fifo);
     const w = await createOutputWriter(options({ target: fifo, format: 'jsonl' }));
     await w.write(rowOf(0));
     await w.abort();

@@ -1,10 +1,12 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createOutputWriter, type OutputRow, type OutputWriter } from '../../src/io/write.js';
+import { createOutputWriter, type OutputRow } from '../../src/io/write.js';
+import { writeUntilFailure } from '../helpers/write-until-failure.js';
+import { withTmpfs } from '../helpers/tmpfs.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -31,27 +33,12 @@ const open = (target: string, stdout?: Writable) =>
     ...(stdout ? { stdout } : {}),
   });
 
-/** Writes rows until the writer fails (or `n` rows went through), then closes; returns the error. */
-async function writeUntilFailure(w: OutputWriter, n: number): Promise<unknown> {
-  try {
-    for (let i = 0; i < n; i++) await w.write(row(i));
-    await w.close();
-  } catch (err) {
-    return err;
-  }
-  return undefined;
-}
-
 describe('every write error reaches the caller', () => {
   it('a full disk (1 MB tmpfs): FILE_SYSTEM naming the path and "disk full", no temp left, the old file kept', async () => {
-    expect(process.getuid?.() === 0, 'run as root: mount needs it').toBe(true);
-    const small = join(dir, 'small');
-    await mkdir(small);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', small]);
-    try {
+    await withTmpfs('size=1m', async (small) => {
       const target = join(small, 'out.csv');
       await writeFile(target, 'old\n');
-      const err = await writeUntilFailure(await open(target), 5000);
+      const err = await writeUntilFailure(await open(target), 5000, row);
       expect(err).toMatchObject({
         code: 'FILE_SYSTEM',
         exitCode: 2,
@@ -59,9 +46,7 @@ describe('every write error reaches the caller', () => {
       });
       expect(await readdir(small)).toEqual(['out.csv']);
       expect(await readFile(target, 'utf8')).toBe('old\n');
-    } finally {
-      execFileSync('umount', [small]);
-    }
+    });
   });
 
   it('a stream that errors mid-write (simulated ENOSPC) rejects the pending write at once instead of waiting for a drain', async () => {
@@ -74,7 +59,7 @@ describe('every write error reaches the caller', () => {
         );
       },
     });
-    const err = await writeUntilFailure(await open('-', failing), 5000);
+    const err = await writeUntilFailure(await open('-', failing), 5000, row);
     expect(err).toMatchObject({
       code: 'FILE_SYSTEM',
       message: expect.stringContaining('disk is full') as string,
@@ -84,7 +69,7 @@ describe('every write error reaches the caller', () => {
   it('stdout closed early (| head -c 100): OUTPUT_CLOSED at once, not exit 0', async () => {
     const head = spawn('head', ['-c', '100'], { stdio: ['pipe', 'ignore', 'inherit'] });
     const started = Date.now();
-    const err = await writeUntilFailure(await open('-', head.stdin), 100_000);
+    const err = await writeUntilFailure(await open('-', head.stdin), 100_000, row);
     expect(err).toMatchObject({ code: 'OUTPUT_CLOSED', exitCode: 2 });
     expect(Date.now() - started).toBeLessThan(5000);
   });
@@ -95,7 +80,7 @@ describe('every write error reaches the caller', () => {
     const w = await open(join(sub, 'out.csv'));
     await w.write(row(0));
     await rm(sub, { recursive: true, force: true });
-    const err = await writeUntilFailure(w, 1);
+    const err = await writeUntilFailure(w, 1, row);
     expect(err).toMatchObject({
       code: 'FILE_SYSTEM',
       message: expect.stringContaining(join(sub, 'out.csv')) as string,

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createOutputWriter, type OutputRow, type OutputWriter } from '../../src/io/write.js';
+import { createOutputWriter, type OutputRow } from '../../src/io/write.js';
+import { writeUntilFailure } from '../helpers/write-until-failure.js';
 
 // Outputs written through a second stream (gzip, or exceljs's zip for .xlsx) piped into the
 // file: a failure of the file must reach the caller. A pipe stops at its destination's
@@ -17,16 +18,6 @@ const row = (i: number): OutputRow => ({
   creditCharged: true,
   values: [],
 });
-
-async function writeUntilFailure(w: OutputWriter, n: number): Promise<unknown> {
-  try {
-    for (let i = 0; i < n; i++) await w.write(row(i));
-    await w.close();
-  } catch (err) {
-    return err;
-  }
-  return undefined;
-}
 
 const open = (target: string, format: 'csv' | 'xlsx', gzip: boolean, stdout?: Writable) =>
   createOutputWriter({
@@ -48,7 +39,7 @@ describe('a compressed output whose file fails', () => {
   ] as const)(
     '%s on a full device fails with FILE_SYSTEM "disk full" instead of hanging',
     async (_name, format, gzip, n) => {
-      const err = await writeUntilFailure(await open('/dev/full', format, gzip), n);
+      const err = await writeUntilFailure(await open('/dev/full', format, gzip), n, row);
       expect(err).toMatchObject({
         code: 'FILE_SYSTEM',
         message: 'cannot write /dev/full: the disk is full (no space left on the device)',
@@ -63,7 +54,7 @@ describe('a compressed output whose file fails', () => {
         done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
       },
     });
-    const err = await writeUntilFailure(await open('-', 'csv', true, failing), 3000);
+    const err = await writeUntilFailure(await open('-', 'csv', true, failing), 3000, row);
     expect(err).toMatchObject({ code: 'OUTPUT_CLOSED' });
   }, 15_000);
 });

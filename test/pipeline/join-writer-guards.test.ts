@@ -1,34 +1,14 @@
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import type { InputRow, InputSource } from '../../src/io/read.js';
 import { noRecords } from '../../src/pipeline/join/join.js';
 import { openJoinWriter } from '../../src/pipeline/join/join-writer.js';
-import type { JoinOutput } from '../../src/pipeline/types.js';
+import { company, csvOf, output, row, source } from '../helpers/join-writer-fixtures.js';
 
 // The join writer's guards (issue 21: mutants of join-writer.ts that no test saw): the
 // columns of an exploded table, JSON Lines never exploded, counts of empty values, invalid
 // rows without --rejects, and what abort and an unopenable rejects file leave on disk.
 
-const source = (header: string[]) => ({ rawHeader: header, header }) as unknown as InputSource;
-const row = (index: number, cells: string[]): InputRow => ({ index, line: index + 2, cells });
-const output = async (o: Partial<JoinOutput>): Promise<JoinOutput> => ({
-  target: join(await mkdtemp(join(tmpdir(), 'enrich-join-guards-')), `out.${o.format ?? 'csv'}`),
-  format: 'csv',
-  bom: false,
-  formulaEscape: 'auto',
-  explode: false,
-  prefix: 'enriched_',
-  ...o,
-});
-const company = (name: string) => ({
-  error: '',
-  credit_charged: true,
-  name,
-  website: `${name}.com`,
-});
 const enriched = (records: Record<string, unknown>[]) => ({
   status: 'enriched' as const,
   error: '',
@@ -48,7 +28,7 @@ describe('the join writer', () => {
     });
     await w.write(row(0, ['A']), enriched([company('a1'), company('a2')]));
     await w.close();
-    const rows = parse(await readFile(out.target, 'utf8')) as string[][];
+    const rows = await csvOf(out.target);
     expect(rows).toEqual([
       ['Company', ...STATUS, 'enrich_match_rank', 'enriched_name'],
       ['A', 'enriched', '', 'true', '', '1', 'a1'],
@@ -101,7 +81,7 @@ describe('the join writer', () => {
     await w.writeInvalid(row(0, ['']), { ok: false, error: 'needs an email', column: 'Email' });
     await w.write(row(1, ['b@x.co']), noRecords('failed', 'x'));
     const stats = await w.close();
-    const rows = parse(await readFile(out.target, 'utf8')) as string[][];
+    const rows = await csvOf(out.target);
     expect(rows.slice(1).map((r) => r.slice(0, 3))).toEqual([
       ['', 'invalid', 'needs an email (column "Email")'],
       ['b@x.co', 'failed', 'x'],

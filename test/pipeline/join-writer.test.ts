@@ -1,34 +1,13 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import type { InputRow, InputSource } from '../../src/io/read.js';
 import { noRecords } from '../../src/pipeline/join/join.js';
 import { numberedColumns, openJoinWriter } from '../../src/pipeline/join/join-writer.js';
-import type { JoinOutput } from '../../src/pipeline/types.js';
+import { company, csvOf, output, row, source } from '../helpers/join-writer-fixtures.js';
 
 // The join writer (issue 21: mutants of join-writer.ts that no test saw): every paid match
 // written, every row counted, the notes a row carries.
 
-const source = (header: string[]) => ({ rawHeader: header, header }) as unknown as InputSource;
-const row = (index: number, cells: string[]): InputRow => ({ index, line: index + 2, cells });
-const output = async (o: Partial<JoinOutput>): Promise<JoinOutput> => ({
-  target: join(await mkdtemp(join(tmpdir(), 'enrich-join-writer-')), `out.${o.format ?? 'csv'}`),
-  format: 'csv',
-  bom: false,
-  formulaEscape: 'auto',
-  explode: false,
-  prefix: 'enriched_',
-  ...o,
-});
-const csvOf = async (path: string) => parse(await readFile(path, 'utf8')) as string[][];
-const company = (name: string) => ({
-  error: '',
-  credit_charged: true,
-  name,
-  website: `${name}.com`,
-});
 const col = (rows: string[][], name: string) => {
   const i = (rows[0] as string[]).indexOf(name);
   expect(i).toBeGreaterThanOrEqual(0);
