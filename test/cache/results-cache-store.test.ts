@@ -10,6 +10,7 @@ import {
   type ResultsCacheStore,
 } from '../../src/cache/results-cache.js';
 import type { ResultsCache } from '../../src/pipeline/types.js';
+import { rootTest } from '../helpers/root.js';
 import { withTmpfs } from '../helpers/tmpfs.js';
 
 // The results cache store in process (issue 21: mutants of results-cache.ts that only whole
@@ -195,7 +196,7 @@ describe('a cache that cannot be opened', () => {
     expect(warnings[0]).toContain('is damaged (not an LMDB file)');
   });
 
-  it('on a read-only file system: undefined and one warning', async () => {
+  rootTest('(root: a tmpfs) on a read-only file system: undefined and one warning', async () => {
     await withTmpfs('ro,size=1m', async (ro) => {
       const warnings: string[] = [];
       expect(openResultsCache(join(ro, 'cache'), (w) => warnings.push(w))).toBeUndefined();

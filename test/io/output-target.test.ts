@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileAtomic, writeOutputFile } from '../../src/io/atomic-write.js';
 import { checkOutputTarget, createOutputWriter, type OutputRow } from '../../src/io/write.js';
+import { rootTest } from '../helpers/root.js';
 import { withTmpfs } from '../helpers/tmpfs.js';
 import { readFifo } from '../helpers/fifo.js';
 
@@ -53,21 +54,24 @@ const expected = (n: number) =>
     .join('\n') + '\n';
 
 describe('output targets: files are replaced atomically, devices and pipes written through', () => {
-  it('a device node made with mknod stays a device and is written through (root); /dev/null is a stream', async () => {
-    // The machine's own /dev/null is only asked about: writing it with a broken writer would replace it.
-    expect(await checkOutputTarget('/dev/null')).toMatchObject({ mode: 'stream' });
-    // Only root can make a device node; CI runs as root, so this must not pass silently elsewhere.
-    expect(isRoot, 'run as root: mknod needs it').toBe(true);
-    const node = join(dir, 'null-device');
-    execFileSync('mknod', [node, 'c', '1', '3']);
-    const made = await stat(node);
-    await writeRows(node, 10);
-    await writeFileAtomic(node, 'mapping'); // --save-mapping's path
-    const kept = await stat(node);
-    expect(kept.isCharacterDevice()).toBe(true);
-    expect([kept.ino, kept.rdev]).toEqual([made.ino, made.rdev]);
-    expect(await readdir(dir)).toEqual(['null-device']);
-  });
+  rootTest(
+    '(root: mknod) a device node made with mknod stays a device and is written through; /dev/null is a stream',
+    async () => {
+      // The machine's own /dev/null is only asked about: writing it with a broken writer would replace it.
+      expect(await checkOutputTarget('/dev/null')).toMatchObject({ mode: 'stream' });
+      // Only root can make a device node (rootTest: always run under CI).
+      expect(isRoot, 'run as root: mknod needs it').toBe(true);
+      const node = join(dir, 'null-device');
+      execFileSync('mknod', [node, 'c', '1', '3']);
+      const made = await stat(node);
+      await writeRows(node, 10);
+      await writeFileAtomic(node, 'mapping'); // --save-mapping's path
+      const kept = await stat(node);
+      expect(kept.isCharacterDevice()).toBe(true);
+      expect([kept.ino, kept.rdev]).toEqual([made.ino, made.rdev]);
+      expect(await readdir(dir)).toEqual(['null-device']);
+    },
+  );
 
   it('a FIFO stays a FIFO and its reader receives the whole output', async () => {
     const fifo = join(dir, 'out.fifo');
@@ -156,7 +160,7 @@ describe('output targets that cannot be written are refused before anything is s
     });
   });
 
-  it('a read-only file system is refused up front', async () => {
+  rootTest('(root: a tmpfs) a read-only file system is refused up front', async () => {
     await withTmpfs('ro,size=64k', async (ro) => {
       await expect(checkOutputTarget(join(ro, 'out.csv'))).rejects.toMatchObject({
         code: 'USAGE',

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createOutputWriter, type OutputRow } from '../../src/io/write.js';
 import { writeUntilFailure } from '../helpers/write-until-failure.js';
+import { rootTest } from '../helpers/root.js';
 import { withTmpfs } from '../helpers/tmpfs.js';
 
 let dir: string;
@@ -34,20 +35,23 @@ const open = (target: string, stdout?: Writable) =>
   });
 
 describe('every write error reaches the caller', () => {
-  it('a full disk (1 MB tmpfs): FILE_SYSTEM naming the path and "disk full", no temp left, the old file kept', async () => {
-    await withTmpfs('size=1m', async (small) => {
-      const target = join(small, 'out.csv');
-      await writeFile(target, 'old\n');
-      const err = await writeUntilFailure(await open(target), 5000, row);
-      expect(err).toMatchObject({
-        code: 'FILE_SYSTEM',
-        exitCode: 2,
-        message: `cannot write ${target}: the disk is full (no space left on the device)`,
+  rootTest(
+    '(root: a tmpfs) a full disk (1 MB tmpfs): FILE_SYSTEM naming the path and "disk full", no temp left, the old file kept',
+    async () => {
+      await withTmpfs('size=1m', async (small) => {
+        const target = join(small, 'out.csv');
+        await writeFile(target, 'old\n');
+        const err = await writeUntilFailure(await open(target), 5000, row);
+        expect(err).toMatchObject({
+          code: 'FILE_SYSTEM',
+          exitCode: 2,
+          message: `cannot write ${target}: the disk is full (no space left on the device)`,
+        });
+        expect(await readdir(small)).toEqual(['out.csv']);
+        expect(await readFile(target, 'utf8')).toBe('old\n');
       });
-      expect(await readdir(small)).toEqual(['out.csv']);
-      expect(await readFile(target, 'utf8')).toBe('old\n');
-    });
-  });
+    },
+  );
 
   it('a stream that errors mid-write (simulated ENOSPC) rejects the pending write at once instead of waiting for a drain', async () => {
     const failing = new Writable({
