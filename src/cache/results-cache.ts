@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { createKeyMemo, scopeString } from './cache-keys.js';
+import { watchSpace, type SpaceOptions, type SpaceWatch } from './free-space.js';
 import { ALL_CACHE_FILES, CACHE_FILE, checkMetaPages, removeLegacyFiles } from './lmdb-file.js';
 
 /**
@@ -101,11 +102,13 @@ const OPEN_OPTIONS = {
 
 /**
  * Opens (creating) the cache in `dir`. A cache that cannot be opened (read-only, disk full,
- * corrupt) is undefined, with `onWarning` told why: the run then goes on without one.
+ * corrupt) is undefined, with `onWarning` told why: the run then goes on without one. On a
+ * disk with little room left (free-space.ts) it is read but takes no more answers.
  */
 export function openResultsCache(
   dir: string,
   onWarning: (message: string) => void = () => undefined,
+  space: SpaceOptions = {},
 ): ResultsCacheStore | undefined {
   let db: RootDatabase<Stored, string>;
   try {
@@ -119,7 +122,8 @@ export function openResultsCache(
     onWarning(unusable(dir, err));
     return undefined;
   }
-  return wrap(db, dir, onWarning);
+  // Little room left on the disk: answers are read, none written (lmdb must not meet a full disk).
+  return wrap(db, dir, onWarning, watchSpace(dir, space, onWarning));
 }
 
 function unusable(dir: string, err: unknown): string {
@@ -127,10 +131,17 @@ function unusable(dir: string, err: unknown): string {
   return `the results cache in ${dir} cannot be used (${why}); going on without it: every row is sent (enrich cache clear starts a new one)`;
 }
 
+/** The puts of one lmdb commit (they share its promise). */
+interface CommitBatch {
+  written: Promise<unknown> | undefined;
+  puts: number;
+}
+
 function wrap(
   db: RootDatabase<Stored, string>,
   dir: string,
   onWarning: (message: string) => void,
+  room: SpaceWatch,
 ): ResultsCacheStore {
   let broken = false;
   let onBroken: () => void = () => undefined;
@@ -153,10 +164,7 @@ function wrap(
   let pending = 0;
   let last: Promise<void> = Promise.resolve();
   // Stryker disable next-line ObjectLiteral: the first put starts a batch of its own whatever this holds (its promise is never undefined)
-  let batch: { written: Promise<unknown> | undefined; puts: number } = {
-    written: undefined,
-    puts: 0,
-  };
+  let batch: CommitBatch = { written: undefined, puts: 0 };
   // After a failed commit lmdb's `flushed` never settles: a failure ends the wait too.
   const flushed = () =>
     guard(Promise.resolve(), () =>
@@ -177,6 +185,7 @@ function wrap(
           }),
         put: (requestKey, a) =>
           guard(undefined, () => {
+            if (!room.toPut()) return;
             const written = db.put(keys.taken(requestKey), {
               r: a.records,
               t: a.at,
@@ -210,7 +219,7 @@ function wrap(
       if (!broken) await closing;
     },
     stats: () => guard({ entries: 0, charged: 0, oldest: null, newest: null }, () => statsOf(db)),
-    prune: (cutoff) => Promise.resolve(guard(0, () => pruneOlder(db, cutoff))),
+    prune: (cutoff) => Promise.resolve(guard(0, () => pruneOlder(db, cutoff, room))),
   };
 }
 
@@ -243,7 +252,9 @@ const PRUNE_CHUNK = 10_000;
  * cannot be written (a full disk) throws here, where lmdb's asynchronous removes also left a
  * rejected promise of its own that nothing could handle (the process ended).
  */
-function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): number {
+function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number, room: SpaceWatch): number {
+  // Removing entries writes pages too (and never shrinks the file: enrich cache clear does).
+  if (!room.toWrite()) return 0;
   let removed = 0;
   let old: string[] = [];
   const removeOld = () => {
