@@ -139,7 +139,13 @@ export const TARGETS = [
       'test/cache/results-cache-full-disk.test.ts',
       'test/cache/results-cache-commit.test.ts',
       'test/integration/results-cache.test.ts',
+      'test/cache/free-space.test.ts',
     ],
+  },
+  {
+    name: 'free-space',
+    file: 'src/cache/free-space.ts',
+    tests: ['test/cache/free-space.test.ts', 'test/cache/results-cache-full-disk.test.ts'],
   },
   {
     name: 'rate-limiter',

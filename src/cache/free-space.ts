@@ -7,7 +7,7 @@ import { statfsSync } from 'node:fs';
  */
 
 /** Below this much free space the cache takes no more answers (a batch of 1,000 is about 1 MB). */
-export const MIN_FREE_BYTES = 64 * 2 ** 20;
+export const MIN_FREE_BYTES = 67_108_864; // 64 MiB
 
 /** Puts between two looks at the free space: a few hundred KB at most, far under the margin. */
 export const PUTS_PER_LOOK = 64;
@@ -75,7 +75,7 @@ export function watchSpace(
         return true;
       }
       const ok = toWrite();
-      if (ok) putsSinceLook++;
+      putsSinceLook++; // this put (after a low look nothing is counted any more)
       return ok;
     },
   };

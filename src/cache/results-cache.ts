@@ -144,6 +144,7 @@ function wrap(
   room: SpaceWatch,
 ): ResultsCacheStore {
   let broken = false;
+  // Stryker disable next-line ArrowFunction: replaced at once by the promise's executor below
   let onBroken: () => void = () => undefined;
   const whenBroken = new Promise<void>((ok) => (onBroken = ok));
   // Once it fails, the cache is off for the rest of the process: a warning, never a failed run.

@@ -22,11 +22,25 @@ function failedCommit(): Promise<never> {
 
 vi.mock('lmdb', async (importOriginal) => {
   const real = await importOriginal<typeof Lmdb>();
+  const never = new Promise<never>(() => undefined);
   const open = ((...args: Parameters<typeof real.open>) => {
     const db = real.open(...args);
     const put = db.put.bind(db);
-    db.put = ((...a: Parameters<typeof db.put>) =>
-      control.failPuts ? failedCommit() : put(...a)) as typeof db.put;
+    const close = db.close.bind(db);
+    const flushed = db.flushed;
+    let failed = false;
+    db.put = ((...a: Parameters<typeof db.put>) => {
+      if (!control.failPuts) return put(...a);
+      failed = true;
+      return failedCommit();
+    }) as typeof db.put;
+    // As lmdb's after a failed commit: its flushed and its close never settle.
+    Object.defineProperty(db, 'flushed', {
+      get: () => (failed ? { then: (ok: never, no: never) => never.then(ok, no) } : flushed),
+      configurable: true,
+    });
+    db.close = (() =>
+      failed ? (void close().catch(() => undefined), never) : close()) as typeof db.close;
     return db;
   }) as typeof real.open;
   return { ...real, open };
