@@ -22,6 +22,7 @@ import {
   type OutputWriterOptions,
 } from '../../src/io/write.js';
 import { readFifo } from '../helpers/fifo.js';
+import { rootTest } from '../helpers/root.js';
 
 // The output writer's destinations (issue 21: mutants of write.ts that no test saw): what
 // an atomic file, a stream target (a device, a pipe, /proc/self/fd/N) and stdout are left
@@ -58,7 +59,6 @@ const csvOf = (n: number) =>
   ['Email,Name,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at']
     .concat(Array.from({ length: n }, (_, i) => `p${i}@acme.com,Name ${i},enriched,,true,`))
     .join('\n') + '\n';
-const isRoot = process.getuid?.() === 0;
 
 /** The turn after the events of this one (an 'error' a stream emits on the next tick). */
 const nextTurn = () => new Promise((ok) => setImmediate(ok));
@@ -70,8 +70,8 @@ async function writeRows(o: Partial<OutputWriterOptions>, n: number): Promise<vo
 }
 
 describe('an atomic output over an existing file', () => {
-  it.runIf(isRoot)(
-    'a writer that is not root keeps the mode but does not try to hand the file to its old owner (only root may)',
+  rootTest(
+    '(root: chown) a writer that is not root keeps the mode but does not try to hand the file to its old owner (only root may)',
     async () => {
       const target = join(dir, 'owned.csv');
       await writeFile(target, 'old\n');

@@ -9,6 +9,7 @@ import {
   type OutputRow,
   type OutputWriterOptions,
 } from '../../src/io/write.js';
+import { rootTest } from '../helpers/root.js';
 
 // The output writer's guards (issue 21: mutants of write.ts and write-sinks.ts that no test
 // saw). Each names what a user would have found in the file.
@@ -176,17 +177,14 @@ describe('the output file itself', () => {
     expect((await readFile(plain, 'utf8')).startsWith('Email,Name')).toBe(true);
   });
 
-  it.runIf(process.getuid?.() === 0)(
-    'run as root, an existing output keeps its owner and mode',
-    async () => {
-      const { chown, chmod, stat, writeFile } = await import('node:fs/promises');
-      const target = join(dir, 'owned.csv');
-      await writeFile(target, 'old');
-      await chown(target, 1234, 2345);
-      await chmod(target, 0o640);
-      await writeRows({ target }, many(1));
-      const st = await stat(target);
-      expect([st.uid, st.gid, st.mode & 0o777]).toEqual([1234, 2345, 0o640]);
-    },
-  );
+  rootTest('(root: chown) an existing output keeps its owner and mode', async () => {
+    const { chown, chmod, stat, writeFile } = await import('node:fs/promises');
+    const target = join(dir, 'owned.csv');
+    await writeFile(target, 'old');
+    await chown(target, 1234, 2345);
+    await chmod(target, 0o640);
+    await writeRows({ target }, many(1));
+    const st = await stat(target);
+    expect([st.uid, st.gid, st.mode & 0o777]).toEqual([1234, 2345, 0o640]);
+  });
 });
