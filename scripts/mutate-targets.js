@@ -148,6 +148,11 @@ export const TARGETS = [
     tests: ['test/cache/free-space.test.ts', 'test/cache/results-cache-full-disk.test.ts'],
   },
   {
+    name: 'in-flight',
+    file: 'src/pipeline/run/in-flight.ts',
+    tests: ['test/pipeline/in-flight.test.ts', 'test/pipeline/in-flight-boundaries.test.ts'],
+  },
+  {
     name: 'rate-limiter',
     file: 'src/api/rate-limiter.ts',
     tests: ['test/api/rate-limiter.test.ts', 'test/api/rate-limiter-guards.test.ts'],

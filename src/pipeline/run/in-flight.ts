@@ -70,9 +70,9 @@ export function initialFlight(now: number, cap = IN_FLIGHT_CAP): FlightState {
 export function jobTime(v: FlightView): number | undefined {
   let best = v.fastestDoneMs;
   for (const j of v.jobs) {
-    if (j.dueAt === undefined || j.resumed) continue;
+    if (j.dueAt === undefined || j.resumed || j.dueAt <= j.acceptedAt) continue;
     const ms = j.dueAt - j.acceptedAt;
-    if (ms > 0 && (best === undefined || ms < best)) best = ms;
+    best = best === undefined ? ms : Math.min(best, ms);
   }
   return best;
 }
@@ -103,9 +103,10 @@ export function queuedJobs(v: FlightView, base: number): number {
  */
 export function runningJobs(v: FlightView, base: number): number {
   let n = 0;
-  for (const j of v.jobs)
-    if (!j.resumed && j.dueAt !== undefined && j.dueAt - j.acceptedAt <= 1.25 * base + DUE_SLACK_MS)
-      n++;
+  for (const j of v.jobs) {
+    const said = (j.dueAt ?? Infinity) - j.acceptedAt; // no due time: not said to run
+    if (!j.resumed && said <= 1.25 * base + DUE_SLACK_MS) n++;
+  }
   return n;
 }
 
@@ -123,7 +124,7 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   };
   if (v.throttled > s.throttledSeen) return at(Math.ceil(s.target / 2));
   const base = jobTime(v);
-  const queued = base === undefined ? 0 : queuedJobs(v, base);
+  const queued = queuedJobs(v, base ?? Infinity); // no job time yet: none is late
   if (queued > 0) {
     const running = v.jobs.length - queued;
     // A round queued behind the one running: when a round ends, the next starts at once,
@@ -133,8 +134,7 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
     return at(Math.min(keep, s.target), { queueSeenAt: v.now });
   }
   // A queue seen less than a job-time ago may be back as soon as more are sent.
-  if (base !== undefined && s.queueSeenAt !== undefined && v.now - s.queueSeenAt < base)
-    return at(s.target);
+  if (v.now - (s.queueSeenAt ?? -Infinity) < (base ?? 0)) return at(s.target);
   const busy = v.inFlight >= s.target;
   // Grow only once the service has shown how long a job takes (a service that says nothing
   // is not flooded before its first job ends), and only while the reader waits for a place.
