@@ -6,19 +6,12 @@ import {
   runningJobs,
   type FlightJob,
   type FlightState,
-  type FlightView,
 } from '../../src/pipeline/run/in-flight.js';
+import { limits, view } from '../helpers/flight-view.js';
 
 // The jobs-in-flight policy at its edges (issue 21: mutants of in-flight.ts that no test saw):
 // which job times count, where "queued" and "running" begin, and when the target may move.
 
-const limits = { cap: 32, probeMs: 500 };
-const view = (o: Partial<FlightView> & { jobs: FlightJob[] }): FlightView => ({
-  now: 0,
-  inFlight: o.jobs.length,
-  throttled: 0,
-  ...o,
-});
 const state = (target: number, o: Partial<FlightState> = {}): FlightState => ({
   target,
   changedAt: 0,

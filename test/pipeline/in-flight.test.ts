@@ -6,17 +6,10 @@ import {
   runningJobs,
   type FlightJob,
   type FlightState,
-  type FlightView,
 } from '../../src/pipeline/run/in-flight.js';
 import { createFlightGate, windowRows } from '../../src/pipeline/run/flight-gate.js';
+import { limits, view } from '../helpers/flight-view.js';
 
-const limits = { cap: 32, probeMs: 500 };
-const view = (o: Partial<FlightView> & { jobs: FlightJob[] }): FlightView => ({
-  now: 0,
-  inFlight: o.jobs.length,
-  throttled: 0,
-  ...o,
-});
 const state = (target: number, changedAt = 0): FlightState => ({
   target,
   changedAt,
