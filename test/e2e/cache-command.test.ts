@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
+import { openResultsCache } from '../../src/cache/results-cache.js';
+import { rootTest } from '../helpers/root.js';
+import { withTmpfs } from '../helpers/tmpfs.js';
 
 let sb: SandboxHandle;
 beforeAll(async () => {
@@ -53,4 +56,28 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
     expect(cleared.code).toBe(0);
     expect(await readdir(env.ENRICH_CACHE_DIR as string)).toEqual([]);
   });
+
+  rootTest(
+    '(root: a tmpfs) enrich cache prune on a full disk removes nothing and says so: exit 2 (FILE_SYSTEM), never 0',
+    async () => {
+      await withTmpfs('size=1m', async (small) => {
+        const env = { ...(await tempEnv()), ENRICH_CACHE_DIR: join(small, 'cache') };
+        // Answers written while the margin allowed it; the 1 MB disk is then under 64 MB free.
+        const filled = openResultsCache(env.ENRICH_CACHE_DIR, () => undefined, { minFreeBytes: 0 });
+        const scope = { baseUrl: 'u', account: 'a', kind: 'contacts', metadata: {} };
+        for (let i = 0; i < 5; i++)
+          filled?.scoped(scope).put(`r${i}`, { records: [], at: i, charged: true });
+        await filled?.close();
+        const pruned = await runCli(['cache', 'prune', '--older-than', '0s', '--json'], { env });
+        expect(pruned.code).toBe(2);
+        expect(JSON.parse(pruned.stdout)).toMatchObject({ answers_removed: 0 });
+        expect(pruned.stderr).toMatch(
+          /the results cache was not pruned: the disk holding the results cache in .* has 0 MB free .*\[FILE_SYSTEM\]/,
+        );
+        expect(pruned.stderr.match(/has 0 MB free/g)).toHaveLength(1); // said once
+        const stats = await runCli(['cache', 'stats', '--json'], { env });
+        expect(JSON.parse(stats.stdout)).toMatchObject({ answers: 5 });
+      });
+    },
+  );
 });

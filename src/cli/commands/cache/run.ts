@@ -3,7 +3,7 @@ import { pruneFinishedRuns } from '../../../cache/retention.js';
 import { parseSetting } from '../../../config/settings-table.js';
 import { getPaths } from '../../../config/paths.js';
 import { resolveSettings } from '../../../config/settings.js';
-import { usageError } from '../../../errors.js';
+import { EnrichError, usageError } from '../../../errors.js';
 import { runsDirOf } from '../../../pipeline/run/run.js';
 import type { GlobalOptions } from '../../globals.js';
 import { printJson, printKeyValues, say, warningLine } from '../../output.js';
@@ -47,7 +47,10 @@ export async function cachePrune(
     }
   }
   const { cacheDir, stateDir } = getPaths();
-  const store = openResultsCache(cacheDir, warn);
+  // The cache's one warning (cannot be opened, written, or its disk is full) means nothing was
+  // pruned: said once, as the command's error, after what was done.
+  let trouble: string | undefined;
+  const store = openResultsCache(cacheDir, (w) => (trouble ??= w));
   let removed = 0;
   try {
     if (store) removed = await store.prune(Date.now() - maxAge);
@@ -63,6 +66,8 @@ export async function cachePrune(
       globals.quiet,
       `removed ${removed} cached answer(s) and ${runs.removed} finished run(s) from ${cacheDir} and ${runsDirOf(stateDir)}`,
     );
+  if (trouble !== undefined)
+    throw new EnrichError('FILE_SYSTEM', `the results cache was not pruned: ${trouble}`);
 }
 
 /** `enrich cache clear`: removes the cache's files. */
