@@ -124,7 +124,10 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   };
   if (v.throttled > s.throttledSeen) return at(Math.ceil(s.target / 2));
   const base = jobTime(v);
-  const queued = queuedJobs(v, base ?? Infinity); // no job time yet: none is late
+  // Nothing moves before the service has shown how long a job takes: no job is late yet, and
+  // a service that says nothing is not flooded before its first job ends.
+  if (base === undefined) return at(s.target);
+  const queued = queuedJobs(v, base);
   if (queued > 0) {
     const running = v.jobs.length - queued;
     // A round queued behind the one running: when a round ends, the next starts at once,
@@ -134,11 +137,7 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
     return at(Math.min(keep, s.target), { queueSeenAt: v.now });
   }
   // A queue seen less than a job-time ago may be back as soon as more are sent.
-  if (v.now - (s.queueSeenAt ?? -Infinity) < (base ?? 0)) return at(s.target);
-  const busy = v.inFlight >= s.target;
-  // Grow only once the service has shown how long a job takes (a service that says nothing
-  // is not flooded before its first job ends), and only while the reader waits for a place.
-  if (base === undefined) return at(s.target);
+  if (v.now - (s.queueSeenAt ?? -Infinity) < base) return at(s.target);
   // Slow start clocked by the service's answers: every job it says runs now (its first 202's
   // due time is one job-time after its acceptance) makes room for one more, so the target
   // doubles as fast as the service confirms a round, not once per probe interval. Bounded by
@@ -147,6 +146,8 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   if (base >= l.probeMs && 2 * running > s.target) return at(2 * running);
   // Else double every probe interval while the reader waits: against fast jobs too, where the
   // round trips (POST, download) are the wait and more jobs in flight overlap them.
+  // Grow only while the reader waits for a place.
+  const busy = v.inFlight >= s.target;
   if (busy && v.now - s.changedAt >= l.probeMs) return at(s.target * 2);
   return at(s.target);
 }
