@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { stat, writeFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { CACHE_FILE, openResultsCache } from '../../src/cache/results-cache.js';
@@ -18,6 +18,12 @@ const answer = (i: number, bytes: number) => ({
   at: i,
   charged: true,
 });
+/** `n` answers of about `bytes` each, written into the cache in `dir` while the margin allowed it. */
+async function fill(dir: string, n: number, bytes: number): Promise<void> {
+  const store = openResultsCache(dir, () => undefined, { minFreeBytes: 0 });
+  for (let i = 0; i < n; i++) store?.scoped(SCOPE).put(`old-${i}`, answer(i, bytes));
+  await store?.close();
+}
 const LOW =
   /^the disk holding the results cache in .* has 0 MB free \(under 64 MB\): no more answers are kept in it/;
 
@@ -27,10 +33,7 @@ describe('the results cache on a disk with little room left', () => {
     async () => {
       await withTmpfs('size=1m', async (small) => {
         const dir = join(small, 'cache');
-        // Filled while the margin allowed it (100 small answers fit in 1 MB).
-        const before = openResultsCache(dir, () => undefined, { minFreeBytes: 0 });
-        for (let i = 0; i < 100; i++) before?.scoped(SCOPE).put(`old-${i}`, answer(i, 200));
-        await before?.close();
+        await fill(dir, 100, 200); // 100 small answers fit in 1 MB
         const size = (await stat(join(dir, CACHE_FILE))).size;
 
         const warnings: string[] = [];
@@ -59,10 +62,7 @@ describe('the results cache on a disk with little room left', () => {
     async () => {
       await withTmpfs('size=1m', async (small) => {
         const dir = join(small, 'cache');
-        const filled = openResultsCache(dir, () => undefined, { minFreeBytes: 0 });
-        for (let i = 0; i < 300; i++) filled?.scoped(SCOPE).put(`req-${i}`, answer(i, 500));
-        await filled?.close();
-        await writeFile(join(small, 'filler'), Buffer.alloc(2 << 20)).catch(() => undefined);
+        await fill(dir, 300, 500);
         const warnings: string[] = [];
         const store = openResultsCache(dir, (w) => warnings.push(w));
         expect(store?.stats().entries).toBe(300);
