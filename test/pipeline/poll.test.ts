@@ -37,12 +37,41 @@ describe('nextPollDelay', () => {
     expect(nextPollDelay(0, 100, () => 0.5)).toBe(POLL_FLOOR_MS);
     expect(nextPollDelay(0, 600_000, () => 0.5)).toBe(POLL_MAX_MS);
   });
-  it('backs off from about 1 s to 30 s with jitter', () => {
+  it("with no word from the service, waits a fifth of the job's age, 1 s to 30 s, with jitter", () => {
     expect(nextPollDelay(0, undefined, () => 0.5)).toBe(1000);
     expect(nextPollDelay(0, undefined, () => 0)).toBe(800);
     expect(nextPollDelay(0, undefined, () => 1)).toBe(1200);
-    expect(nextPollDelay(3, undefined, () => 0.5)).toBe(Math.round(1000 * 1.6 ** 3));
-    expect(nextPollDelay(20, undefined, () => 0.5)).toBe(POLL_MAX_MS);
+    expect(nextPollDelay(4999, undefined, () => 0.5)).toBe(1000);
+    expect(nextPollDelay(10_000, undefined, () => 0.5)).toBe(2000);
+    expect(nextPollDelay(10_000, undefined, () => 1)).toBe(2400);
+    expect(nextPollDelay(149_000, undefined, () => 0.5)).toBe(29_800);
+    expect(nextPollDelay(600_000, undefined, () => 0.5)).toBe(POLL_MAX_MS);
+    // Every job is seen done at most 20% (and the jitter) of its running time late.
+    for (const done of [700, 5000, 10_000, 60_000, 140_000]) {
+      let age = 0;
+      while (age < done) age += nextPollDelay(age, undefined, () => 1);
+      expect(age - done).toBeLessThanOrEqual(Math.max(1200, 0.24 * done));
+    }
+  });
+
+  it('once other jobs showed a job time, polls when the job is due, then closely, then every quarter of it', () => {
+    const at = (age: number, jobMs: number) => nextPollDelay(age, undefined, () => 0.5, jobMs);
+    expect(at(0, 5000)).toBe(1000); // the share of the age comes first
+    expect(at(4500, 5000)).toBe(500); // 5 s: the job time
+    expect(at(4750, 5000)).toBe(250); // 250 ms is the shortest wait
+    // Under 250 ms before it, or past it: a tenth of the job time, growing by half the lateness.
+    expect(at(4751, 5000)).toBe(500);
+    expect(at(5000, 5000)).toBe(500);
+    expect(at(5600, 5000)).toBe(800);
+    expect(at(40_000, 5000)).toBe(1250); // at most a quarter of it
+    expect(at(2100, 2000)).toBe(250); // never under 250 ms
+    expect(at(40_000, 2000)).toBe(1000); // far past: a second at least
+    expect(at(40_000, 600_000)).toBe(8000); // the share of the age is sooner
+    expect(at(700_000, 600_000)).toBe(POLL_MAX_MS);
+    // Retry-After still wins; a job time of 0 or NaN is no hint.
+    expect(nextPollDelay(4000, 3000, () => 0.5, 5000)).toBe(3000);
+    expect(nextPollDelay(4000, undefined, () => 0.5, 0)).toBe(1000);
+    expect(nextPollDelay(4000, undefined, () => 0.5, Number.NaN)).toBe(1000);
   });
 });
 
@@ -59,7 +88,7 @@ describe('pollJob', () => {
       env,
     });
     expect(out).toEqual({ state: 'done', records: [1, 2], remainingCredits: 5, polls: 3 });
-    expect(sleeps).toEqual([3000, 1600]);
+    expect(sleeps).toEqual([3000, 1000]);
   });
 
   it('gives up at the deadline without sleeping past it, after a last look at the deadline', async () => {
@@ -223,12 +252,15 @@ describe('pollJob with an expiry', () => {
 
   it('caps the backoff (no Retry-After) at the download-by moment likewise', async () => {
     const { env, sleeps } = fakeEnv();
-    const expires = EXPIRY_MARGIN_MS + 5000;
-    const j = job(env.now, { readyAt: 7000, goneAt: expires });
+    const expires = EXPIRY_MARGIN_MS + 12_000;
+    const j = job(env.now, { readyAt: 14_000, goneAt: expires });
     const out = await pollJob(j.fetch, { deadline: 1e9, env, expires });
-    expect(out).toMatchObject({ state: 'done', polls: 6 });
-    // 1000, 1600, then 2560 would pass the moment at 5000: 2400; then every second.
-    expect(sleeps).toEqual([1000, 1600, 2400, 1000, 1000]);
+    expect(out).toMatchObject({ state: 'done', polls: 13 });
+    // A second until 5 s, a fifth of the age after; 2074 at 10,368 would pass the moment at
+    // 12,000: 1632; then every second.
+    expect(sleeps).toEqual([
+      1000, 1000, 1000, 1000, 1000, 1000, 1200, 1440, 1728, 1632, 1000, 1000,
+    ]);
   });
 
   it('keeps the schedule of a job without a known expiry', async () => {

@@ -251,7 +251,14 @@ async function pollAndSpool(
   try {
     // wait false: one look at the job (a deadline already passed), no waiting.
     const deadline = ctx.wait ? ctx.deadline : 0;
-    outcome = await pollJob(fetch, { deadline, env: ctx.env, expires });
+    // The job time other jobs showed times the polls (a service that sends no Retry-After).
+    const jobTime = ctx.flight?.jobTime;
+    outcome = await pollJob(fetch, {
+      deadline,
+      env: ctx.env,
+      expires,
+      ...(jobTime ? { jobTime } : {}),
+    });
     ctx.flight?.ended(base.id, outcome.state === 'done');
   } catch (err) {
     ctx.flight?.ended(base.id, false);

@@ -1,4 +1,5 @@
 import type { BulkApi } from '../types.js';
+import type { JobTime } from './poll.js';
 import {
   decideInFlight,
   IN_FLIGHT_CAP,
@@ -16,6 +17,8 @@ export interface FlightWatch {
   pending(id: string, retryAfterMs: number | undefined): void;
   /** The job left flight: its results came (`done`), or it timed out, expired or failed. */
   ended(id: string, done: boolean): void;
+  /** The shortest time a job of this run took from acceptance to results (ms), and its changes. */
+  jobTime: JobTime;
 }
 
 /** Bounds the batches in flight: a fixed number, or one that follows the service (in-flight.ts). */
@@ -45,6 +48,7 @@ export function createFlightGate(o: FlightGateOptions): FlightGate {
   const waiters: (() => void)[] = [];
   let held = 0;
   let fastestDoneMs: number | undefined;
+  const jobTimeWatchers = new Set<() => void>();
   let state: FlightState = initialFlight(o.now(), o.cap);
   const wait = o.wait ?? realWait;
 
@@ -104,9 +108,19 @@ export function createFlightGate(o: FlightGateOptions): FlightGate {
       jobs.delete(id);
       if (job && done && !job.resumed) {
         const ms = o.now() - job.acceptedAt;
-        if (fastestDoneMs === undefined || ms < fastestDoneMs) fastestDoneMs = ms;
+        if (fastestDoneMs === undefined || ms < fastestDoneMs) {
+          fastestDoneMs = ms;
+          for (const w of [...jobTimeWatchers]) w();
+        }
       }
       wake();
+    },
+    jobTime: {
+      ms: () => fastestDoneMs,
+      watch(listener) {
+        jobTimeWatchers.add(listener);
+        return () => jobTimeWatchers.delete(listener);
+      },
     },
   };
 }

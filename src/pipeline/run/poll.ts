@@ -16,22 +16,47 @@ export const POLL_MIN_MS = 1000;
 export const POLL_MAX_MS = 30_000;
 /** The shortest wait between two polls of a job, whatever Retry-After says (0 would spin). */
 export const POLL_FLOOR_MS = 250;
+/**
+ * With no word from the service, the wait before the next poll is this share of the job's
+ * age: a job is seen done at most 20% of its running time late, whatever that time is (a
+ * backoff by poll count, 1 s growing 1.6x, saw a 10 s job at 15.8 s).
+ */
+export const POLL_AGE_SHARE = 0.2;
 
 /**
- * The wait before the next poll: the server's Retry-After when it gave one (capped
- * at the maximum, and at least POLL_FLOOR_MS), else exponential backoff from about 1 s to 30 s with +-20% jitter
- * so many jobs do not poll in lockstep.
+ * The wait before the next poll of a job `ageMs` old (since its polling began):
+ * - the server's Retry-After when it gave one (capped at the maximum, and at least
+ *   POLL_FLOOR_MS);
+ * - else POLL_AGE_SHARE of the age, within 1 s to 30 s, with +-20% jitter so many jobs do
+ *   not poll in lockstep;
+ * - and, once other jobs have shown how long a job takes (`jobMs`: the shortest time from
+ *   acceptance to results), a poll lands when the job is due; past that (it is a little
+ *   slower, or waits in the service's queue) polls come a tenth of a job-time apart at first,
+ *   then further apart, and at least every quarter of a job-time (a queued job starts when
+ *   another ends).
  */
 export function nextPollDelay(
-  attempt: number,
+  ageMs: number,
   retryAfterMs: number | undefined,
   random: () => number,
+  jobMs?: number,
 ): number {
   if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
     return Math.max(POLL_FLOOR_MS, Math.min(retryAfterMs, POLL_MAX_MS));
   }
-  const base = Math.min(POLL_MIN_MS * 1.6 ** attempt, POLL_MAX_MS);
-  return Math.round(base * (0.8 + 0.4 * random()));
+  const share = Math.min(Math.max(POLL_AGE_SHARE * ageMs, POLL_MIN_MS), POLL_MAX_MS);
+  const delay = Math.round(share * (0.8 + 0.4 * random()));
+  if (jobMs === undefined || !(jobMs > 0)) return delay;
+  // Due: the next poll lands when the job is.
+  if (jobMs - ageMs >= POLL_FLOOR_MS) return Math.min(delay, Math.round(jobMs - ageMs));
+  // Late: from a tenth of a job-time, the wait grows by half the lateness, up to a quarter
+  // of a job-time (a queued job starts when another ends), and never under a second there.
+  const late = Math.max(0, ageMs - jobMs);
+  const wait = Math.min(
+    Math.max(POLL_MIN_MS, jobMs / 4),
+    Math.max(POLL_FLOOR_MS, jobMs / 10 + late / 2),
+  );
+  return Math.min(delay, Math.round(wait));
 }
 
 /**
@@ -120,9 +145,16 @@ const isNotFound = (err: unknown) => isEnrichError(err) && err.code === 'API_NOT
  */
 export async function pollJob<R>(
   fetchResults: () => Promise<ResultsAnswer<R>>,
-  opts: { deadline: number; env: PollEnv; expires?: number | null | undefined },
+  opts: {
+    deadline: number;
+    env: PollEnv;
+    expires?: number | null | undefined;
+    /** How long a job takes, as other jobs of the run have shown, when they have. */
+    jobTime?: JobTime;
+  },
 ): Promise<PollOutcome<R>> {
   const { env } = opts;
+  const start = env.now();
   let firstNotFoundAt: number | undefined;
   for (let attempt = 0; ; attempt++) {
     if (env.signal?.aborted)
@@ -149,16 +181,60 @@ export async function pollJob<R>(
         ...(answer.body !== undefined ? { body: answer.body } : {}),
       };
     }
-    const now = env.now();
-    if (now >= opts.deadline) return { state: 'timeout', polls: attempt + 1 };
-    const delay = capPollDelayByExpiry(
-      nextPollDelay(attempt, answer.retryAfterMs, env.random),
-      now,
-      opts.expires,
-    );
-    // A wait that would end past --timeout is cut short: the job gets one last look at the
-    // deadline itself. (Giving up at once, as before, ended a `--timeout 10s` run after a
-    // fraction of a second when the service asked for 30 s.)
-    await env.sleep(Math.min(delay, opts.deadline - now), env.signal);
+    const polled = env.now();
+    if (polled >= opts.deadline) return { state: 'timeout', polls: attempt + 1 };
+    const { retryAfterMs } = answer;
+    // The next poll's moment, planned from this poll with the job time known now.
+    const plan = () =>
+      polled +
+      capPollDelayByExpiry(
+        nextPollDelay(polled - start, retryAfterMs, env.random, opts.jobTime?.ms()),
+        polled,
+        opts.expires,
+      );
+    await waitForPoll(env, plan, opts.deadline, opts.jobTime);
+  }
+}
+
+/** The job time other jobs of a run have shown, and its changes. */
+export interface JobTime {
+  ms(): number | undefined;
+  /** Calls `listener` when `ms()` changes; returns the function that stops it. */
+  watch(listener: () => void): () => void;
+}
+
+/**
+ * Waits until the moment `plan` gives. A wait that would end past --timeout is cut short:
+ * the job gets one last look at the deadline itself. (Giving up at once, as before, ended a
+ * `--timeout 10s` run after a fraction of a second when the service asked for 30 s.) When
+ * another job shows a shorter job time during the wait, the moment is planned again: a job
+ * polled just before the first job of its round ended is then looked at when it is due, not a
+ * whole wait later.
+ */
+async function waitForPoll(
+  env: PollEnv,
+  plan: () => number,
+  deadline: number,
+  jobTime: JobTime | undefined,
+): Promise<void> {
+  for (;;) {
+    const ms = Math.min(plan(), deadline) - env.now();
+    if (ms <= 0) return;
+    if (!jobTime) return env.sleep(ms, env.signal);
+    const stop = new AbortController();
+    let replan = false;
+    const wake = () => stop.abort();
+    const unwatch = jobTime.watch(() => {
+      replan = true;
+      wake();
+    });
+    env.signal?.addEventListener('abort', wake, { once: true });
+    try {
+      await env.sleep(ms, stop.signal);
+    } finally {
+      unwatch();
+      env.signal?.removeEventListener('abort', wake);
+    }
+    if (!replan || env.signal?.aborted) return;
   }
 }

@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { createFlightGate } from '../../src/pipeline/run/flight-gate.js';
+import { pollJob, type JobTime, type ResultsAnswer } from '../../src/pipeline/run/poll.js';
+
+// A service that sends no Retry-After (api-spec.md promises none): the polls follow the job
+// time the run's other jobs have shown, and are planned again when it changes.
+
+/** A clock that moves only when the test fires the pending sleep; sleeps end early on abort. */
+function manualEnv() {
+  let t = 0;
+  const sleeps: number[] = [];
+  let fire: (() => void) | undefined;
+  const controller = new AbortController();
+  return {
+    sleeps,
+    at: (ms: number) => void (t = ms),
+    fire: () => fire?.(),
+    abort: () => controller.abort(),
+    env: {
+      now: () => t,
+      random: () => 0.5,
+      signal: controller.signal,
+      sleep: (ms: number, signal?: AbortSignal) =>
+        new Promise<void>((resolve) => {
+          sleeps.push(ms);
+          fire = () => {
+            t += ms;
+            resolve();
+          };
+          signal?.addEventListener('abort', () => resolve(), { once: true });
+        }),
+    },
+  };
+}
+
+/** A job time the test sets, with the watchers it has. */
+function settableJobTime() {
+  let ms: number | undefined;
+  const watchers = new Set<() => void>();
+  const jobTime: JobTime = {
+    ms: () => ms,
+    watch(listener) {
+      watchers.add(listener);
+      return () => watchers.delete(listener);
+    },
+  };
+  return {
+    jobTime,
+    watchers,
+    set(v: number) {
+      ms = v;
+      for (const w of [...watchers]) w();
+    },
+  };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('polls of a service that says nothing', () => {
+  it('a wait is planned again when another job shows the job time: the poll lands when the job is due', async () => {
+    const m = manualEnv();
+    const jt = settableJobTime();
+    const polls: number[] = [];
+    const fetch = async (): Promise<ResultsAnswer<number>> => {
+      polls.push(m.env.now());
+      return m.env.now() >= 600
+        ? { state: 'done', records: [1], remainingCredits: 3 }
+        : { state: 'pending' };
+    };
+    const out = pollJob(fetch, { deadline: 1e9, env: m.env, jobTime: jt.jobTime });
+    await settle();
+    expect(m.sleeps).toEqual([1000]); // no job time yet: a second
+    expect(jt.watchers.size).toBe(1);
+    m.at(400);
+    jt.set(500); // another job took 500 ms: this one is due at 500
+    await settle();
+    expect(m.sleeps).toEqual([1000, 100]);
+    m.fire(); // 500: not yet; a tenth of the job time, but at least 250 ms
+    await settle();
+    expect(m.sleeps).toEqual([1000, 100, 250]);
+    m.fire(); // 750: done
+    expect(await out).toMatchObject({ state: 'done', polls: 3 });
+    expect(polls).toEqual([0, 500, 750]);
+    expect(jt.watchers.size).toBe(0); // nothing is left watching
+  });
+
+  it('a job time that lands the poll in the past polls at once', async () => {
+    const m = manualEnv();
+    const jt = settableJobTime();
+    const polls: number[] = [];
+    const fetch = async (): Promise<ResultsAnswer<number>> => {
+      polls.push(m.env.now());
+      return polls.length > 1
+        ? { state: 'done', records: [], remainingCredits: 3 }
+        : { state: 'pending' };
+    };
+    const out = pollJob(fetch, { deadline: 1e9, env: m.env, jobTime: jt.jobTime });
+    await settle();
+    m.at(900);
+    jt.set(300);
+    expect(await out).toMatchObject({ state: 'done', polls: 2 });
+    expect(polls).toEqual([0, 900]);
+  });
+
+  it('an interrupted wait stops watching and says so', async () => {
+    const m = manualEnv();
+    const jt = settableJobTime();
+    const out = pollJob(async () => ({ state: 'pending' }), {
+      deadline: 1e9,
+      env: m.env,
+      jobTime: jt.jobTime,
+    });
+    await settle();
+    m.abort();
+    await expect(out).rejects.toMatchObject({ code: 'INTERRUPTED' });
+    expect(jt.watchers.size).toBe(0);
+  });
+});
+
+describe("the gate's job time", () => {
+  it('is the shortest time a job of this run took from acceptance to results; watchers hear when it falls', () => {
+    let t = 0;
+    const gate = createFlightGate({ cap: 32, now: () => t });
+    const heard: (number | undefined)[] = [];
+    const stop = gate.jobTime.watch(() => heard.push(gate.jobTime.ms()));
+    gate.accepted('a');
+    gate.accepted('b');
+    gate.accepted('r', true); // resumed: started before this run saw it
+    gate.accepted('f');
+    expect(gate.jobTime.ms()).toBeUndefined();
+    t = 3000;
+    gate.ended('r', true);
+    gate.ended('f', false); // failed: no job time
+    expect(gate.jobTime.ms()).toBeUndefined();
+    t = 5000;
+    gate.ended('a', true);
+    t = 6000;
+    gate.ended('b', true); // slower: no change
+    expect(gate.jobTime.ms()).toBe(5000);
+    gate.accepted('c');
+    t = 10_000;
+    stop();
+    gate.ended('c', true); // faster, but nobody listens
+    expect(gate.jobTime.ms()).toBe(4000);
+    expect(heard).toEqual([5000]);
+  });
+});
