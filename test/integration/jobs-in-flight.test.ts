@@ -70,6 +70,12 @@ describe('jobs in flight', () => {
     expect(await run(s, 160, { batchSize: 10 })).toBeGreaterThanOrEqual(8);
   });
 
+  it('adaptive, spec-only (no Retry-After): every job accepted makes room for one more before any ends', async () => {
+    // 16 jobs of 1.5 s: with 4 in flight until the first ended, 4 rounds; here one.
+    const s = await sandbox({ jobMs: 1500, specOnly: true });
+    expect(await run(s, 160, { batchSize: 10 })).toBe(16);
+  });
+
   it('adaptive: a service that queues past 2 jobs is not given more than the first 4', async () => {
     // Jobs of 2 s: Retry-After (whole seconds) can tell a queued job from a running one.
     const s = await sandbox({ jobMs: 2000, parallelJobs: 2 });

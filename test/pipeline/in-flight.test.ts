@@ -57,9 +57,38 @@ describe('decideInFlight: jobs in flight that follow the service', () => {
     expect(runningJobs(resumed, 5000)).toBe(0);
   });
 
-  it('does not grow before the service has shown how long a job takes', () => {
-    const v = view({ now: 2000, jobs: jobs(4, 0) });
-    expect(decideInFlight(state(4), v, limits).target).toBe(4);
+  it('before any job time is known (no Retry-After, no job done), every job accepted makes room for one more', () => {
+    // api-spec.md promises no Retry-After: a service may say nothing until a job ends, and
+    // waiting for that end with 4 in flight costs a whole job-time.
+    expect(decideInFlight(state(4), view({ now: 60, jobs: jobs(3, 50) }), limits)).toMatchObject({
+      target: 6,
+      changedAt: 60,
+    });
+    expect(decideInFlight(state(8), view({ now: 60, jobs: jobs(4, 50) }), limits).target).toBe(8);
+    expect(decideInFlight(state(8), view({ now: 60, jobs: jobs(5, 50) }), limits).target).toBe(10);
+    expect(decideInFlight(state(32), view({ now: 60, jobs: jobs(20, 50) }), limits).target).toBe(
+      32,
+    );
+    expect(decideInFlight(state(16), view({ now: 60, jobs: jobs(32, 50) }), limits).target).toBe(
+      32,
+    );
+    // Not clocked by time: four accepted 2 s ago and nothing since, still 8.
+    expect(decideInFlight(state(8), view({ now: 2000, jobs: jobs(4, 0) }), limits).target).toBe(8);
+    // Resumed jobs were accepted by another run: no room from them.
+    const resumed = Array.from({ length: 8 }, () => ({ acceptedAt: 0, resumed: true }));
+    expect(decideInFlight(state(4), view({ now: 60, jobs: resumed }), limits).target).toBe(4);
+  });
+
+  it('slow start ends at the first 429: the halving holds', () => {
+    const v = view({ now: 60, jobs: jobs(16, 50), throttled: 1 });
+    const halved = decideInFlight(state(32), v, limits);
+    expect(halved).toMatchObject({ target: 16, throttledSeen: 1 });
+    expect(decideInFlight(halved, { ...v, now: 5000 }, limits).target).toBe(16);
+    // Likewise when the 202s say the jobs run (Retry-After): no doubling after a 429.
+    const said = view({ now: 600, jobs: jobs(8, 0, 5000), throttled: 1 });
+    const s8 = { ...state(4, 550), throttledSeen: 1 };
+    expect(decideInFlight(s8, said, limits).target).toBe(4);
+    expect(decideInFlight(s8, { ...said, throttled: 0 }, limits).target).toBe(16);
   });
 
   it('does not grow when the reader does not fill the target', () => {
@@ -114,7 +143,9 @@ describe('decideInFlight: jobs in flight that follow the service', () => {
       now: 600,
       jobs: [{ acceptedAt: 0, dueAt: 100, resumed: true }, ...jobs(3, 0)],
     });
-    expect(decideInFlight(state(4), v, limits).target).toBe(4);
+    // Taken as a job time of 100 ms, the three others (600 ms in flight) would be queued: 2.
+    // Not taken, no job time is known: slow start by the three this run had accepted.
+    expect(decideInFlight(state(4, 300), v, limits).target).toBe(6);
   });
 });
 

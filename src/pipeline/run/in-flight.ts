@@ -3,11 +3,12 @@
  * capacity: how long its jobs take (or say they will take, in a 202's Retry-After) as more
  * are added, and its 429s. A pure function of a snapshot, so it is tested without a service.
  *
- * The idea is TCP's congestion window with Vegas's delay signal. Once the service has shown
- * how long a job takes, and while every job in flight finishes in about that time (it runs
+ * The idea is TCP's congestion window with Vegas's delay signal. Before the service has shown
+ * how long a job takes, slow start is clocked by its acceptances (each makes room for one
+ * more). Once it has, and while every job in flight finishes in about that time (it runs
  * them side by side), double the jobs in flight: as soon as the service's 202s say a round
  * runs (slow start clocked by its answers), else every `probeMs` while the reader waits for
- * a place. Once some only wait in the service's queue (a job due more than 1.25 job-times
+ * a place. A 429 ends slow start. Once some only wait in the service's queue (a job due more than 1.25 job-times
  * away, or in flight 1.5 job-times), keep twice as many as it runs (a round queued behind
  * the running one, so it never idles between one job's end and the next POST, and no job
  * waits more than a round). Halve on a 429.
@@ -124,9 +125,21 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   };
   if (v.throttled > s.throttledSeen) return at(Math.ceil(s.target / 2));
   const base = jobTime(v);
-  // Nothing moves before the service has shown how long a job takes: no job is late yet, and
-  // a service that says nothing is not flooded before its first job ends.
-  if (base === undefined) return at(s.target);
+  // Slow start ends at the first 429: after it, the target grows only on the probe clock
+  // (once a job time is known), or the next answers would undo the halving.
+  const slowStart = v.throttled === 0;
+  if (base === undefined) {
+    // Before the service has shown how long a job takes (api-spec.md promises no Retry-After,
+    // so it may say nothing until a job ends, minutes on a real service), nothing says whether
+    // it runs the jobs side by side or queues them. Waiting for that end with 4 in flight costs
+    // a whole job-time, so slow start is clocked by acceptances: every job the service accepts
+    // makes room for one more, up to the cap. A service that queues them costs the run nothing
+    // more (its jobs end when they would have); once a job ends, the queue is seen and the
+    // target falls to what the service runs; a 429 halves it.
+    const accepted = v.jobs.filter((j) => !j.resumed).length;
+    if (slowStart && 2 * accepted > s.target) return at(2 * accepted);
+    return at(s.target);
+  }
   const queued = queuedJobs(v, base);
   if (queued > 0) {
     const running = v.jobs.length - queued;
@@ -143,10 +156,19 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   // doubles as fast as the service confirms a round, not once per probe interval. Bounded by
   // that evidence: never more than twice the jobs the service said it runs side by side.
   const running = runningJobs(v, base);
-  if (base >= l.probeMs && 2 * running > s.target) return at(2 * running);
-  // Else double every probe interval while the reader waits: against fast jobs too, where the
-  // round trips (POST, download) are the wait and more jobs in flight overlap them.
-  // Grow only while the reader waits for a place.
+  if (slowStart && base >= l.probeMs && 2 * running > s.target) return at(2 * running);
+  // Else double every probe interval while the reader waits for a place: against fast jobs
+  // too, where the round trips (POST, download) are the wait and more jobs in flight overlap them.
+  return probe(s, v, l, at);
+}
+
+/** Doubles the target once a probe interval has passed since it last moved, if the reader waits for a place. */
+function probe(
+  s: FlightState,
+  v: FlightView,
+  l: FlightLimits,
+  at: (target: number) => FlightState,
+): FlightState {
   const busy = v.inFlight >= s.target;
   if (busy && v.now - s.changedAt >= l.probeMs) return at(s.target * 2);
   return at(s.target);
