@@ -78,6 +78,7 @@ export const TARGETS = [
     tests: [
       'test/pipeline/poll.test.ts',
       'test/pipeline/poll-guards.test.ts',
+      'test/pipeline/poll-job-time.test.ts',
       'test/pipeline/expiry-schedule.test.ts',
     ],
   },

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createFlightGate } from '../../src/pipeline/run/flight-gate.js';
 import { pollJob, type JobTime, type ResultsAnswer } from '../../src/pipeline/run/poll.js';
@@ -6,8 +7,8 @@ import { pollJob, type JobTime, type ResultsAnswer } from '../../src/pipeline/ru
 // time the run's other jobs have shown, and are planned again when it changes.
 
 /** A clock that moves only when the test fires the pending sleep; sleeps end early on abort. */
-function manualEnv() {
-  let t = 0;
+function manualEnv(o: { start?: number; random?: () => number; signal?: boolean } = {}) {
+  let t = o.start ?? 0;
   const sleeps: number[] = [];
   let fire: (() => void) | undefined;
   const controller = new AbortController();
@@ -16,10 +17,11 @@ function manualEnv() {
     at: (ms: number) => void (t = ms),
     fire: () => fire?.(),
     abort: () => controller.abort(),
+    listeners: () => getEventListeners(controller.signal, 'abort').length,
     env: {
       now: () => t,
-      random: () => 0.5,
-      signal: controller.signal,
+      random: o.random ?? (() => 0.5),
+      ...(o.signal === false ? {} : { signal: controller.signal }),
       sleep: (ms: number, signal?: AbortSignal) =>
         new Promise<void>((resolve) => {
           sleeps.push(ms);
@@ -100,6 +102,95 @@ describe('polls of a service that says nothing', () => {
     jt.set(300);
     expect(await out).toMatchObject({ state: 'done', polls: 2 });
     expect(polls).toEqual([0, 900]);
+  });
+
+  it("the age is counted from the first poll, not from the clock's zero", async () => {
+    const m = manualEnv({ start: 50_000 });
+    const jt = settableJobTime();
+    const out = pollJob(async () => ({ state: 'pending' }), {
+      deadline: 50_000 + 6000,
+      env: m.env,
+      jobTime: jt.jobTime,
+    });
+    for (let i = 0; i < 6; i++) {
+      await settle();
+      m.fire();
+    }
+    expect(await out).toMatchObject({ state: 'timeout' });
+    expect(m.sleeps).toEqual([1000, 1000, 1000, 1000, 1000, 1000]);
+  });
+
+  it('a job time that lands the poll on this very moment polls at once, without a wait of 0', async () => {
+    const m = manualEnv();
+    const jt = settableJobTime();
+    const polls: number[] = [];
+    const fetch = async (): Promise<ResultsAnswer<number>> => {
+      polls.push(m.env.now());
+      return polls.length > 1
+        ? { state: 'done', records: [], remainingCredits: 3 }
+        : { state: 'pending' };
+    };
+    const out = pollJob(fetch, { deadline: 1e9, env: m.env, jobTime: jt.jobTime });
+    await settle();
+    m.at(900);
+    jt.set(900); // due at 900: now
+    expect(await out).toMatchObject({ state: 'done', polls: 2 });
+    expect(m.sleeps).toEqual([1000]);
+    expect(polls).toEqual([0, 900]);
+  });
+
+  it('a wait that ran its course is not planned again (its jitter drawn once)', async () => {
+    const draws = [0, 1, 1, 1];
+    const m = manualEnv({ random: () => draws.shift() ?? 1, signal: false });
+    const jt = settableJobTime();
+    let n = 0;
+    const out = pollJob(
+      async (): Promise<ResultsAnswer<number>> =>
+        ++n > 2 ? { state: 'done', records: [], remainingCredits: 1 } : { state: 'pending' },
+      { deadline: 1e9, env: m.env, jobTime: jt.jobTime },
+    );
+    await settle();
+    m.fire(); // 800 (jitter 0.8)
+    await settle();
+    m.fire();
+    expect(await out).toMatchObject({ state: 'done', polls: 3 });
+    expect(m.sleeps).toEqual([800, 1200]);
+  });
+
+  it('with no abort signal, a job time learned mid-wait still re-plans it', async () => {
+    const m = manualEnv({ signal: false });
+    const jt = settableJobTime();
+    let n = 0;
+    const out = pollJob(
+      async (): Promise<ResultsAnswer<number>> =>
+        ++n > 1 ? { state: 'done', records: [], remainingCredits: 1 } : { state: 'pending' },
+      { deadline: 1e9, env: m.env, jobTime: jt.jobTime },
+    );
+    await settle();
+    m.at(100);
+    jt.set(600);
+    await settle();
+    m.fire();
+    expect(await out).toMatchObject({ state: 'done', polls: 2 });
+    expect(m.sleeps).toEqual([1000, 500]);
+  });
+
+  it("leaves no listener on the run's abort signal", async () => {
+    const m = manualEnv();
+    const jt = settableJobTime();
+    let n = 0;
+    const out = pollJob(
+      async (): Promise<ResultsAnswer<number>> =>
+        ++n > 3 ? { state: 'done', records: [], remainingCredits: 1 } : { state: 'pending' },
+      { deadline: 1e9, env: m.env, jobTime: jt.jobTime },
+    );
+    for (let i = 0; i < 3; i++) {
+      await settle();
+      expect(m.listeners()).toBe(1); // the wait's own, while it waits
+      m.fire();
+    }
+    await out;
+    expect(m.listeners()).toBe(0);
   });
 
   it('an interrupted wait stops watching and says so', async () => {

@@ -71,6 +71,7 @@ describe('nextPollDelay', () => {
     // Retry-After still wins; a job time of 0 or NaN is no hint.
     expect(nextPollDelay(4000, 3000, () => 0.5, 5000)).toBe(3000);
     expect(nextPollDelay(4000, undefined, () => 0.5, 0)).toBe(1000);
+    expect(nextPollDelay(10_000, undefined, () => 0.5, 0)).toBe(2000);
     expect(nextPollDelay(4000, undefined, () => 0.5, Number.NaN)).toBe(1000);
   });
 });

@@ -137,8 +137,7 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
     // more (its jobs end when they would have); once a job ends, the queue is seen and the
     // target falls to what the service runs; a 429 halves it.
     const accepted = v.jobs.filter((j) => !j.resumed).length;
-    if (slowStart && 2 * accepted > s.target) return at(2 * accepted);
-    return at(s.target);
+    return at(slowStart ? Math.max(s.target, 2 * accepted) : s.target);
   }
   const queued = queuedJobs(v, base);
   if (queued > 0) {

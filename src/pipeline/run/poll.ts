@@ -41,20 +41,22 @@ export function nextPollDelay(
   random: () => number,
   jobMs?: number,
 ): number {
-  if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
-    return Math.max(POLL_FLOOR_MS, Math.min(retryAfterMs, POLL_MAX_MS));
+  const said = retryAfterMs ?? Number.NaN;
+  if (Number.isFinite(said) && said >= 0) {
+    return Math.max(POLL_FLOOR_MS, Math.min(said, POLL_MAX_MS));
   }
   const share = Math.min(Math.max(POLL_AGE_SHARE * ageMs, POLL_MIN_MS), POLL_MAX_MS);
   const delay = Math.round(share * (0.8 + 0.4 * random()));
-  if (jobMs === undefined || !(jobMs > 0)) return delay;
+  const job = jobMs ?? 0;
+  if (!(job > 0)) return delay;
   // Due: the next poll lands when the job is.
-  if (jobMs - ageMs >= POLL_FLOOR_MS) return Math.min(delay, Math.round(jobMs - ageMs));
+  if (job - ageMs >= POLL_FLOOR_MS) return Math.min(delay, Math.round(job - ageMs));
   // Late: from a tenth of a job-time, the wait grows by half the lateness, up to a quarter
   // of a job-time (a queued job starts when another ends), and never under a second there.
-  const late = Math.max(0, ageMs - jobMs);
+  const late = Math.max(0, ageMs - job);
   const wait = Math.min(
-    Math.max(POLL_MIN_MS, jobMs / 4),
-    Math.max(POLL_FLOOR_MS, jobMs / 10 + late / 2),
+    Math.max(POLL_MIN_MS, job / 4),
+    Math.max(POLL_FLOOR_MS, job / 10 + late / 2),
   );
   return Math.min(delay, Math.round(wait));
 }
@@ -228,7 +230,7 @@ async function waitForPoll(
       replan = true;
       wake();
     });
-    env.signal?.addEventListener('abort', wake, { once: true });
+    env.signal?.addEventListener('abort', wake);
     try {
       await env.sleep(ms, stop.signal);
     } finally {
