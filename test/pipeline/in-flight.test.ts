@@ -105,6 +105,24 @@ describe('decideInFlight: jobs in flight that follow the service', () => {
     expect(decideInFlight(state(4, 300), fast, limits).target).toBe(4); // within a probe interval
   });
 
+  it('a service that gives no due times is probed once per 1.5 job-times (it shows a queue no sooner)', () => {
+    // Jobs of 1 s, none said due: four young jobs in flight, the reader waiting.
+    const at = (now: number) =>
+      view({ now, jobs: jobs(4, now - 100), fastestDoneMs: 1000, throttled: 0 });
+    expect(decideInFlight(state(4), at(1499), limits).target).toBe(4);
+    expect(decideInFlight(state(4), at(1500), limits)).toMatchObject({
+      target: 8,
+      changedAt: 1500,
+    });
+    // Fast jobs: the half-second probe still holds.
+    const fast = (now: number) => view({ now, jobs: jobs(4, now - 10), fastestDoneMs: 100 });
+    expect(decideInFlight(state(4), fast(499), limits).target).toBe(4);
+    expect(decideInFlight(state(4), fast(500), limits).target).toBe(8);
+    // One job said due: the service's answers show a queue at once, so half a second.
+    const said = view({ now: 600, jobs: [...jobs(3, 500), { acceptedAt: 500, dueAt: 1500 }] });
+    expect(decideInFlight(state(4, 0), { ...said, fastestDoneMs: 1000 }, limits).target).toBe(8);
+  });
+
   it('never passes the cap', () => {
     const v = view({ now: 600, jobs: jobs(32, 0, 5000) });
     expect(decideInFlight(state(32), v, limits).target).toBe(32);

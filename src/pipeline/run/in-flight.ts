@@ -158,17 +158,11 @@ export function decideInFlight(s: FlightState, v: FlightView, l: FlightLimits): 
   if (slowStart && base >= l.probeMs && 2 * running > s.target) return at(2 * running);
   // Else double every probe interval while the reader waits for a place: against fast jobs
   // too, where the round trips (POST, download) are the wait and more jobs in flight overlap them.
-  return probe(s, v, l, at);
-}
-
-/** Doubles the target once a probe interval has passed since it last moved, if the reader waits for a place. */
-function probe(
-  s: FlightState,
-  v: FlightView,
-  l: FlightLimits,
-  at: (target: number) => FlightState,
-): FlightState {
+  // A service that gives no due times shows a queue only once a job has been in flight 1.5
+  // job-times: doubling faster than that sent 32 jobs into a queue of 2 each time one drained.
+  const quiet = v.jobs.every((j) => j.dueAt === undefined);
+  const interval = quiet ? Math.max(l.probeMs, 1.5 * base) : l.probeMs;
   const busy = v.inFlight >= s.target;
-  if (busy && v.now - s.changedAt >= l.probeMs) return at(s.target * 2);
+  if (busy && v.now - s.changedAt >= interval) return at(s.target * 2);
   return at(s.target);
 }
