@@ -56,6 +56,13 @@ function settableJobTime() {
   };
 }
 
+/** Results that are pending until the `k`-th poll. */
+function doneAtPoll(k: number) {
+  let n = 0;
+  return async (): Promise<ResultsAnswer<number>> =>
+    ++n >= k ? { state: 'done', records: [], remainingCredits: 1 } : { state: 'pending' };
+}
+
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('polls of a service that says nothing', () => {
@@ -86,24 +93,6 @@ describe('polls of a service that says nothing', () => {
     expect(jt.watchers.size).toBe(0); // nothing is left watching
   });
 
-  it('a job time that lands the poll in the past polls at once', async () => {
-    const m = manualEnv();
-    const jt = settableJobTime();
-    const polls: number[] = [];
-    const fetch = async (): Promise<ResultsAnswer<number>> => {
-      polls.push(m.env.now());
-      return polls.length > 1
-        ? { state: 'done', records: [], remainingCredits: 3 }
-        : { state: 'pending' };
-    };
-    const out = pollJob(fetch, { deadline: 1e9, env: m.env, jobTime: jt.jobTime });
-    await settle();
-    m.at(900);
-    jt.set(300);
-    expect(await out).toMatchObject({ state: 'done', polls: 2 });
-    expect(polls).toEqual([0, 900]);
-  });
-
   it("the age is counted from the first poll, not from the clock's zero", async () => {
     const m = manualEnv({ start: 50_000 });
     const jt = settableJobTime();
@@ -120,7 +109,10 @@ describe('polls of a service that says nothing', () => {
     expect(m.sleeps).toEqual([1000, 1000, 1000, 1000, 1000, 1000]);
   });
 
-  it('a job time that lands the poll on this very moment polls at once, without a wait of 0', async () => {
+  it.each([
+    ['in the past', 300],
+    ['on this very moment (no wait of 0)', 900],
+  ])('a job time that lands the poll %s polls at once', async (_, jobMs) => {
     const m = manualEnv();
     const jt = settableJobTime();
     const polls: number[] = [];
@@ -133,7 +125,7 @@ describe('polls of a service that says nothing', () => {
     const out = pollJob(fetch, { deadline: 1e9, env: m.env, jobTime: jt.jobTime });
     await settle();
     m.at(900);
-    jt.set(900); // due at 900: now
+    jt.set(jobMs);
     expect(await out).toMatchObject({ state: 'done', polls: 2 });
     expect(m.sleeps).toEqual([1000]);
     expect(polls).toEqual([0, 900]);
@@ -143,12 +135,11 @@ describe('polls of a service that says nothing', () => {
     const draws = [0, 1, 1, 1];
     const m = manualEnv({ random: () => draws.shift() ?? 1, signal: false });
     const jt = settableJobTime();
-    let n = 0;
-    const out = pollJob(
-      async (): Promise<ResultsAnswer<number>> =>
-        ++n > 2 ? { state: 'done', records: [], remainingCredits: 1 } : { state: 'pending' },
-      { deadline: 1e9, env: m.env, jobTime: jt.jobTime },
-    );
+    const out = pollJob(doneAtPoll(3), {
+      deadline: 1e9,
+      env: m.env,
+      jobTime: jt.jobTime,
+    });
     await settle();
     m.fire(); // 800 (jitter 0.8)
     await settle();
@@ -160,12 +151,11 @@ describe('polls of a service that says nothing', () => {
   it('with no abort signal, a job time learned mid-wait still re-plans it', async () => {
     const m = manualEnv({ signal: false });
     const jt = settableJobTime();
-    let n = 0;
-    const out = pollJob(
-      async (): Promise<ResultsAnswer<number>> =>
-        ++n > 1 ? { state: 'done', records: [], remainingCredits: 1 } : { state: 'pending' },
-      { deadline: 1e9, env: m.env, jobTime: jt.jobTime },
-    );
+    const out = pollJob(doneAtPoll(2), {
+      deadline: 1e9,
+      env: m.env,
+      jobTime: jt.jobTime,
+    });
     await settle();
     m.at(100);
     jt.set(600);
@@ -178,12 +168,11 @@ describe('polls of a service that says nothing', () => {
   it("leaves no listener on the run's abort signal", async () => {
     const m = manualEnv();
     const jt = settableJobTime();
-    let n = 0;
-    const out = pollJob(
-      async (): Promise<ResultsAnswer<number>> =>
-        ++n > 3 ? { state: 'done', records: [], remainingCredits: 1 } : { state: 'pending' },
-      { deadline: 1e9, env: m.env, jobTime: jt.jobTime },
-    );
+    const out = pollJob(doneAtPoll(4), {
+      deadline: 1e9,
+      env: m.env,
+      jobTime: jt.jobTime,
+    });
     for (let i = 0; i < 3; i++) {
       await settle();
       expect(m.listeners()).toBe(1); // the wait's own, while it waits
