@@ -182,6 +182,20 @@ describe('polls of a service that says nothing', () => {
     expect(m.listeners()).toBe(0);
   });
 
+  it('interrupted during a poll, it does not wait at all', async () => {
+    const m = manualEnv();
+    const jt = settableJobTime();
+    const out = pollJob(
+      async (): Promise<ResultsAnswer<number>> => {
+        m.abort(); // Ctrl-C while the request was out
+        return { state: 'pending', retryAfterMs: 30_000 };
+      },
+      { deadline: 1e9, env: m.env, jobTime: jt.jobTime },
+    );
+    await expect(out).rejects.toMatchObject({ code: 'INTERRUPTED' });
+    expect(m.sleeps).toEqual([]);
+  });
+
   it('an interrupted wait stops watching and says so', async () => {
     const m = manualEnv();
     const jt = settableJobTime();

@@ -221,7 +221,8 @@ async function waitForPoll(
 ): Promise<void> {
   for (;;) {
     const ms = Math.min(plan(), deadline) - env.now();
-    if (ms <= 0) return;
+    // Interrupted during the poll itself: its abort event has passed, so no wait at all.
+    if (ms <= 0 || env.signal?.aborted) return;
     if (!jobTime) return env.sleep(ms, env.signal);
     const stop = new AbortController();
     let replan = false;
