@@ -154,6 +154,11 @@ export const TARGETS = [
     tests: ['test/pipeline/in-flight.test.ts', 'test/pipeline/in-flight-boundaries.test.ts'],
   },
   {
+    name: 'job-times',
+    file: 'src/pipeline/run/job-times.ts',
+    tests: ['test/pipeline/job-times.test.ts'],
+  },
+  {
     name: 'rate-limiter',
     file: 'src/api/rate-limiter.ts',
     tests: ['test/api/rate-limiter.test.ts', 'test/api/rate-limiter-guards.test.ts'],

@@ -153,7 +153,7 @@ async function postBatch(
       { durable: true },
     );
     ctx.onJob?.({ t: 'submitted', batch: id, job: job.job_id, rows: items.length });
-    ctx.flight?.accepted(id);
+    ctx.flight?.accepted(id, false, items.length);
     // Stryker disable next-line StringLiteral: 'job' is startBatch's default branch, any other tag goes the same way
     return { t: 'job', jobId: job.job_id, url: job.download_url, submits: 1 };
   } catch (err) {
@@ -251,8 +251,9 @@ async function pollAndSpool(
   try {
     // wait false: one look at the job (a deadline already passed), no waiting.
     const deadline = ctx.wait ? ctx.deadline : 0;
-    // The job time other jobs showed times the polls (a service that sends no Retry-After).
-    const jobTime = ctx.flight?.jobTime;
+    // The job time other jobs as large showed times the polls (a service that sends no Retry-After).
+    const times = ctx.flight?.jobTime;
+    const jobTime = times && { ms: () => times.ms(batch.items.length), watch: times.watch };
     outcome = await pollJob(fetch, {
       deadline,
       env: ctx.env,

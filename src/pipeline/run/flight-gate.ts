@@ -1,5 +1,5 @@
 import type { BulkApi } from '../types.js';
-import type { JobTime } from './poll.js';
+import { createJobTimes } from './job-times.js';
 import {
   decideInFlight,
   IN_FLIGHT_CAP,
@@ -11,14 +11,22 @@ import {
 
 /** What the batches tell the gate about their jobs (keyed by spool id: parts and retries too). */
 export interface FlightWatch {
-  /** The service accepted the job, or (`resumed`) a resumed run took it over, started earlier. */
-  accepted(id: string, resumed?: boolean): void;
+  /**
+   * The service accepted the job of `records` records, or (`resumed`) a resumed run took it
+   * over, started earlier.
+   */
+  accepted(id: string, resumed?: boolean, records?: number): void;
   /** A 202: still running; `retryAfterMs` when the service said how long. */
   pending(id: string, retryAfterMs: number | undefined): void;
   /** The job left flight: its results came (`done`), or it timed out, expired or failed. */
   ended(id: string, done: boolean): void;
   /** The shortest time a job of this run took from acceptance to results (ms), and its changes. */
-  jobTime: JobTime;
+  jobTime: {
+    /** The shortest time a job of at least `records` records took (any job: 0). */
+    ms(records?: number): number | undefined;
+    /** Calls `listener` when an answer of `ms` changes; returns the function that stops it. */
+    watch(listener: () => void): () => void;
+  };
 }
 
 /** Bounds the batches in flight: a fixed number, or one that follows the service (in-flight.ts). */
@@ -47,16 +55,19 @@ export function createFlightGate(o: FlightGateOptions): FlightGate {
   const jobs = new Map<string, FlightJob>();
   const waiters: (() => void)[] = [];
   let held = 0;
-  let fastestDoneMs: number | undefined;
-  const jobTimeWatchers = new Set<() => void>();
+  const times = createJobTimes();
   let state: FlightState = initialFlight(o.now(), o.cap);
   const wait = o.wait ?? realWait;
 
   const decide = () => {
     if (o.fixed !== undefined) return;
+    const inFlight = [...jobs.values()];
+    // The job time of jobs as large as the largest in flight (a small job's says little of them).
+    const largest = Math.max(0, ...inFlight.map((j) => j.records ?? 0));
+    const fastestDoneMs = times.fastest(largest);
     const view = {
       now: o.now(),
-      jobs: [...jobs.values()],
+      jobs: inFlight,
       inFlight: held,
       throttled: o.throttled?.() ?? 0,
       ...(fastestDoneMs !== undefined ? { fastestDoneMs } : {}),
@@ -93,8 +104,12 @@ export function createFlightGate(o: FlightGateOptions): FlightGate {
         once = true;
       };
     },
-    accepted(id, resumed) {
-      jobs.set(id, { acceptedAt: o.now(), ...(resumed ? { resumed } : {}) });
+    accepted(id, resumed, records) {
+      jobs.set(id, {
+        acceptedAt: o.now(),
+        ...(resumed ? { resumed } : {}),
+        ...(records !== undefined ? { records } : {}),
+      });
       wake();
     },
     pending(id, retryAfterMs) {
@@ -106,22 +121,10 @@ export function createFlightGate(o: FlightGateOptions): FlightGate {
     ended(id, done) {
       const job = jobs.get(id);
       jobs.delete(id);
-      if (job && done && !job.resumed) {
-        const ms = o.now() - job.acceptedAt;
-        if (fastestDoneMs === undefined || ms < fastestDoneMs) {
-          fastestDoneMs = ms;
-          for (const w of [...jobTimeWatchers]) w();
-        }
-      }
+      if (job && done && !job.resumed) times.add(job.records ?? 0, o.now() - job.acceptedAt);
       wake();
     },
-    jobTime: {
-      ms: () => fastestDoneMs,
-      watch(listener) {
-        jobTimeWatchers.add(listener);
-        return () => jobTimeWatchers.delete(listener);
-      },
-    },
+    jobTime: { ms: (records) => times.fastest(records), watch: times.watch },
   };
 }
 

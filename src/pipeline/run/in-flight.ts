@@ -22,6 +22,8 @@ export interface FlightJob {
   dueAt?: number;
   /** Taken over by a resumed run: it started before `acceptedAt`, so says nothing of job time. */
   resumed?: boolean;
+  /** Its records, when known. */
+  records?: number;
 }
 
 /** What the decision looks at. */
@@ -31,7 +33,7 @@ export interface FlightView {
   jobs: readonly FlightJob[];
   /** Batches holding a place in flight (accepted, or on their way to the service). */
   inFlight: number;
-  /** The shortest time a job took from acceptance to results (ms), once one has. */
+  /** The shortest time a job as large as the largest in flight took from acceptance to results (ms), once one has. */
   fastestDoneMs?: number;
   /** 429s the service has answered since the run began. */
   throttled: number;
