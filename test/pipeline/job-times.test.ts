@@ -45,14 +45,14 @@ describe('the gate asks by size', () => {
     let t = 0;
     const gate = createFlightGate({ cap: 32, now: () => t });
     let heard = 0;
-    gate.jobTime.watch(() => heard++);
+    gate.jobTimes.watch(() => heard++);
     gate.accepted('full', false, 1000);
     gate.accepted('last', false, 150);
     t = 1500;
     gate.ended('last', true);
     expect(heard).toBe(1);
-    expect(gate.jobTime.ms(1000)).toBeUndefined();
-    expect(gate.jobTime.ms(150)).toBe(1500);
+    expect(gate.jobTimes.fastest(1000)).toBeUndefined();
+    expect(gate.jobTimes.fastest(150)).toBe(1500);
     // Four full jobs in flight, no full job done: no job time for them yet, so slow start
     // goes on, and at 3 s the first is not taken for queued behind the small one's 1.5 s.
     for (const id of ['a', 'b', 'c']) gate.accepted(id, false, 1000);
@@ -63,7 +63,36 @@ describe('the gate asks by size', () => {
     t = 5000;
     gate.ended('full', true);
     expect(heard).toBe(2);
-    expect(gate.jobTime.ms(1000)).toBe(5000);
-    expect(gate.jobTime.ms()).toBe(1500);
+    expect(gate.jobTimes.fastest(1000)).toBe(5000);
+    expect(gate.jobTimes.fastest()).toBe(1500);
+  });
+});
+
+describe("the gate's job time, any size", () => {
+  it('is the shortest time a job of this run took from acceptance to results; watchers hear when it falls', () => {
+    let t = 0;
+    const gate = createFlightGate({ cap: 32, now: () => t });
+    const heard: (number | undefined)[] = [];
+    const stop = gate.jobTimes.watch(() => heard.push(gate.jobTimes.fastest()));
+    gate.accepted('a');
+    gate.accepted('b');
+    gate.accepted('r', true); // resumed: started before this run saw it
+    gate.accepted('f');
+    expect(gate.jobTimes.fastest()).toBeUndefined();
+    t = 3000;
+    gate.ended('r', true);
+    gate.ended('f', false); // failed: no job time
+    expect(gate.jobTimes.fastest()).toBeUndefined();
+    t = 5000;
+    gate.ended('a', true);
+    t = 6000;
+    gate.ended('b', true); // slower: no change
+    expect(gate.jobTimes.fastest()).toBe(5000);
+    gate.accepted('c');
+    t = 10_000;
+    stop();
+    gate.ended('c', true); // faster, but nobody listens
+    expect(gate.jobTimes.fastest()).toBe(4000);
+    expect(heard).toEqual([5000]);
   });
 });

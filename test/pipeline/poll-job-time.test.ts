@@ -1,6 +1,5 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { createFlightGate } from '../../src/pipeline/run/flight-gate.js';
 import { pollJob, type JobTime, type ResultsAnswer } from '../../src/pipeline/run/poll.js';
 
 // A service that sends no Retry-After (api-spec.md promises none): the polls follow the job
@@ -208,34 +207,5 @@ describe('polls of a service that says nothing', () => {
     m.abort();
     await expect(out).rejects.toMatchObject({ code: 'INTERRUPTED' });
     expect(jt.watchers.size).toBe(0);
-  });
-});
-
-describe("the gate's job time", () => {
-  it('is the shortest time a job of this run took from acceptance to results; watchers hear when it falls', () => {
-    let t = 0;
-    const gate = createFlightGate({ cap: 32, now: () => t });
-    const heard: (number | undefined)[] = [];
-    const stop = gate.jobTime.watch(() => heard.push(gate.jobTime.ms()));
-    gate.accepted('a');
-    gate.accepted('b');
-    gate.accepted('r', true); // resumed: started before this run saw it
-    gate.accepted('f');
-    expect(gate.jobTime.ms()).toBeUndefined();
-    t = 3000;
-    gate.ended('r', true);
-    gate.ended('f', false); // failed: no job time
-    expect(gate.jobTime.ms()).toBeUndefined();
-    t = 5000;
-    gate.ended('a', true);
-    t = 6000;
-    gate.ended('b', true); // slower: no change
-    expect(gate.jobTime.ms()).toBe(5000);
-    gate.accepted('c');
-    t = 10_000;
-    stop();
-    gate.ended('c', true); // faster, but nobody listens
-    expect(gate.jobTime.ms()).toBe(4000);
-    expect(heard).toEqual([5000]);
   });
 });

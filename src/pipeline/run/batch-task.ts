@@ -252,8 +252,8 @@ async function pollAndSpool(
     // wait false: one look at the job (a deadline already passed), no waiting.
     const deadline = ctx.wait ? ctx.deadline : 0;
     // The job time other jobs as large showed times the polls (a service that sends no Retry-After).
-    const times = ctx.flight?.jobTime;
-    const jobTime = times && { ms: () => times.ms(batch.items.length), watch: times.watch };
+    const times = ctx.flight?.jobTimes;
+    const jobTime = times && { ms: () => times.fastest(batch.items.length), watch: times.watch };
     outcome = await pollJob(fetch, {
       deadline,
       env: ctx.env,

@@ -1,5 +1,5 @@
 import type { BulkApi } from '../types.js';
-import { createJobTimes } from './job-times.js';
+import { createJobTimes, type JobTimes } from './job-times.js';
 import {
   decideInFlight,
   IN_FLIGHT_CAP,
@@ -20,13 +20,8 @@ export interface FlightWatch {
   pending(id: string, retryAfterMs: number | undefined): void;
   /** The job left flight: its results came (`done`), or it timed out, expired or failed. */
   ended(id: string, done: boolean): void;
-  /** The shortest time a job of this run took from acceptance to results (ms), and its changes. */
-  jobTime: {
-    /** The shortest time a job of at least `records` records took (any job: 0). */
-    ms(records?: number): number | undefined;
-    /** Calls `listener` when an answer of `ms` changes; returns the function that stops it. */
-    watch(listener: () => void): () => void;
-  };
+  /** How long this run's jobs took from acceptance to results, by size, and its changes. */
+  jobTimes: Pick<JobTimes, 'fastest' | 'watch'>;
 }
 
 /** Bounds the batches in flight: a fixed number, or one that follows the service (in-flight.ts). */
@@ -124,7 +119,7 @@ export function createFlightGate(o: FlightGateOptions): FlightGate {
       if (job && done && !job.resumed) times.add(job.records ?? 0, o.now() - job.acceptedAt);
       wake();
     },
-    jobTime: { ms: (records) => times.fastest(records), watch: times.watch },
+    jobTimes: times,
   };
 }
 

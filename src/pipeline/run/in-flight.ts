@@ -7,11 +7,12 @@
  * how long a job takes, slow start is clocked by its acceptances (each makes room for one
  * more). Once it has, and while every job in flight finishes in about that time (it runs
  * them side by side), double the jobs in flight: as soon as the service's 202s say a round
- * runs (slow start clocked by its answers), else every `probeMs` while the reader waits for
- * a place. A 429 ends slow start. Once some only wait in the service's queue (a job due more than 1.25 job-times
- * away, or in flight 1.5 job-times), keep twice as many as it runs (a round queued behind
- * the running one, so it never idles between one job's end and the next POST, and no job
- * waits more than a round). Halve on a 429.
+ * runs (slow start clocked by its answers), else every `probeMs` (1.5 job-times when it
+ * gives no due times) while the reader waits for a place. Once some only wait in the
+ * service's queue (a job due more than 1.25 job-times away, or in flight 1.5 job-times),
+ * keep twice as many as it runs (a round queued behind the running one, so it never idles
+ * between one job's end and the next POST, and no job waits more than a round). Halve on a
+ * 429, which also ends slow start.
  */
 
 /** One job in flight, as the run has seen it. */
@@ -33,7 +34,7 @@ export interface FlightView {
   jobs: readonly FlightJob[];
   /** Batches holding a place in flight (accepted, or on their way to the service). */
   inFlight: number;
-  /** The shortest time a job as large as the largest in flight took from acceptance to results (ms), once one has. */
+  /** The shortest time a job as large as the largest in flight took, acceptance to results (ms). */
   fastestDoneMs?: number;
   /** 429s the service has answered since the run began. */
   throttled: number;
