@@ -6,6 +6,7 @@ import { ApiError, EnrichError } from '../../src/errors.js';
 import { openJournal, type Journal } from '../../src/pipeline/journal/journal.js';
 import { idempotencyKey, startBatch } from '../../src/pipeline/run/batch-task.js';
 import { createBudget } from '../../src/pipeline/run/budget.js';
+import { createFlightGate } from '../../src/pipeline/run/flight-gate.js';
 import type { BatchItem, BulkApi, BulkKind } from '../../src/pipeline/types.js';
 import { batchContext } from '../helpers/batch-context.js';
 
@@ -452,5 +453,38 @@ describe('a batch an earlier run journaled', () => {
     const [leaf] = await startBatch(batchContext(j, api), '0', items(1), false).done;
     expect(leaf).toMatchObject({ state: 'spooled', jobId: 'job-n' });
     expect(keys).toEqual(['idem-0']);
+  });
+});
+
+describe("a batch task's polls, with no Retry-After", () => {
+  it('land when a job of its size is due: the time of a job at least as large, not of a smaller one', async () => {
+    let t = 0;
+    const sleeps: number[] = [];
+    const env = {
+      now: () => t,
+      sleep: async (ms: number) => void (sleeps.push(ms), (t += ms)),
+      random: () => 0.5,
+    };
+    const flight = createFlightGate({ fixed: 4, cap: 32, now: () => t });
+    // Earlier jobs of this run: one of 1,000 records took 4.5 s, a last batch of 10 took 0.1 s.
+    flight.accepted('full', false, 1000);
+    flight.accepted('last', false, 10);
+    t = 100;
+    flight.ended('last', true);
+    t = 4500;
+    flight.ended('full', true);
+    const start = t;
+    const api: BulkApi = {
+      submit: async () => accepted('job-1'),
+      results: async () =>
+        t - start >= 4500
+          ? { state: 'done', records: [], remainingCredits: 50 }
+          : { state: 'pending' },
+    };
+    const ctx = batchContext(await journal(), api, { env, flight });
+    const [leaf] = await startBatch(ctx, '0', items(500), true).done;
+    expect(leaf?.state).toBe('spooled');
+    // A second apart while young, then the poll lands at 4.5 s (the 1,000-record job's time).
+    expect(sleeps).toEqual([1000, 1000, 1000, 1000, 500]);
   });
 });
