@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { InputRow, InputSource } from '../../src/io/read.js';
 import type { JoinWriter } from '../../src/pipeline/join/join-writer.js';
-import { RowIndex } from '../../src/pipeline/join/row-index.js';
-import { createStreamJoin } from '../../src/pipeline/join/stream-join.js';
+import { CACHED_ROW, RowIndex } from '../../src/pipeline/join/row-index.js';
+import { createStreamJoin, type StreamJoinOptions } from '../../src/pipeline/join/stream-join.js';
+import type { LeafResult } from '../../src/pipeline/types.js';
 
 const row = (index: number): InputRow => ({ index, line: index + 2, cells: [`r${index}`] });
 
@@ -73,5 +74,198 @@ describe('createStreamJoin', () => {
     await expect(
       j.finish({ leaves: [], dupCounts: new Map(), notSent: 'not sent' }),
     ).rejects.toThrow(/ENOSPC/);
+  });
+});
+
+/** A leaf that failed (its rows are written with its error; no spool to read). */
+const failedLeaf = (first: number, last: number, error: string): LeafResult => ({
+  id: `b${first}`,
+  first,
+  last,
+  count: last - first + 1,
+  state: 'failed',
+  error,
+  credits: 0,
+  remaining: null,
+  creditError: false,
+  polls: 0,
+  submits: 1,
+});
+
+/**
+ * A join whose input can be read again (the trailing pass does) and whose rows the test
+ * hands over as the first pass would: `reps` filled first, then the join told.
+ */
+function trailing(writer: JoinWriter, rows: number, opts: Partial<StreamJoinOptions> = {}) {
+  const reps = new RowIndex();
+  const reads = { opened: 0, closed: 0 };
+  const source = {
+    async *rows() {
+      reads.opened++;
+      try {
+        for (let i = 0; i < rows; i++) yield row(i);
+      } finally {
+        reads.closed++;
+      }
+    },
+  } as unknown as InputSource;
+  const j = createStreamJoin(
+    {
+      kind: 'contacts',
+      mapping: {} as never,
+      validate: { header: [] },
+      dedupe: true,
+      journalDir: '/nonexistent',
+      reps,
+      source,
+      cachedOutcome: (r) => ({
+        status: 'enriched',
+        error: `cache:${r.index}`,
+        creditCharged: false,
+        records: [],
+      }),
+    },
+    writer,
+    { windowRows: 2, keepOutcomes: 2, headWaitMs: 0, ...opts },
+  );
+  const hand = {
+    sent(i: number, batch: number) {
+      reps.push(i);
+      j.sent(row(i), batch);
+    },
+    duplicate(i: number, rep: number) {
+      reps.push(rep);
+      j.duplicate(row(i), rep);
+    },
+    cached(i: number) {
+      reps.push(CACHED_ROW);
+      j.cached(row(i), { status: 'enriched', error: '', creditCharged: false, records: [] });
+    },
+  };
+  return { j, hand, reads, reps };
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 5));
+const end = (notSent = 'not sent: budget') => ({ leaves: [], dupCounts: new Map(), notSent });
+
+describe('the trailing pass (after a spill)', () => {
+  it('writes each row as soon as its batch ends, while later jobs still run', async () => {
+    const { writer, rows } = fakeWriter();
+    const { j, hand, reads } = trailing(writer, 8);
+    for (let i = 0; i < 8; i++) {
+      hand.sent(i, i >> 1); // batches of two rows
+      if (j.full()) await j.room(); // the head's job never ends in time: the window spills
+    }
+    expect(j.spilled).toBe(true);
+    await settle();
+    expect(rows).toEqual([]);
+    j.batchDone(1, [failedLeaf(2, 3, 'e1')]); // not the head: nothing can be written yet
+    await settle();
+    expect(rows).toEqual([]);
+    j.batchDone(0, [failedLeaf(0, 1, 'e0')]);
+    await settle();
+    // Rows 0-3 are written before the run ends; 4-7 wait for their jobs.
+    expect(rows).toEqual([0, 1, 2, 3].map((index) => ({ index, status: 'failed' })));
+    j.batchDone(2, [failedLeaf(4, 5, 'e2')]);
+    j.batchDone(3, [failedLeaf(6, 7, 'e3')]);
+    await settle();
+    expect(rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const stats = await j.finish(end());
+    expect(stats.secondPassFrom).toBe(0);
+    expect(rows).toHaveLength(8);
+    expect(reads).toEqual({ opened: 1, closed: 1 });
+  });
+
+  it('writes duplicates, cached rows and rows never sent, in order, each with its outcome', async () => {
+    const out: { index: number; status: string; error: string; charged: unknown }[] = [];
+    const writer: JoinWriter = {
+      write: async (r, o) =>
+        void out.push({
+          index: r.index,
+          status: o.status,
+          error: o.error,
+          charged: o.creditCharged,
+        }),
+      writeInvalid: async (r) =>
+        void out.push({ index: r.index, status: 'invalid', error: '', charged: null }),
+      close: async () => ({ statuses: {}, fill: {}, outputRows: out.length }) as never,
+      abort: async () => undefined,
+    };
+    const { j, hand } = trailing(writer, 6);
+    hand.sent(0, 0);
+    hand.sent(1, 0);
+    hand.duplicate(2, 0); // its first occurrence is not written yet
+    await j.room(); // full, head waiting: spill
+    expect(j.spilled).toBe(true);
+    hand.cached(3);
+    hand.duplicate(4, 1);
+    hand.sent(5, -1); // past the budget: never sent
+    j.batchDone(0, [{ ...failedLeaf(0, 1, 'gone'), state: 'expired' }]);
+    await settle();
+    expect(out.map((r) => r.index)).toEqual([0, 1, 2, 3, 4]); // row 5 waits for the end
+    const stats = await j.finish(end('not sent: over --max-credits'));
+    expect(stats.secondPassFrom).toBe(0);
+    expect(out).toEqual([
+      { index: 0, status: 'expired', error: 'gone', charged: null },
+      { index: 1, status: 'expired', error: 'gone', charged: null },
+      { index: 2, status: 'expired', error: 'gone', charged: null },
+      { index: 3, status: 'enriched', error: 'cache:3', charged: false },
+      { index: 4, status: 'expired', error: 'gone', charged: null },
+      { index: 5, status: 'failed', error: 'not sent: over --max-credits', charged: null },
+    ]);
+  });
+
+  it('stops at a duplicate of a row it forgot; the last pass writes the rest', async () => {
+    const { writer, rows } = fakeWriter();
+    const { j, hand } = trailing(writer, 8, { keepOutcomes: 1 });
+    for (let i = 0; i < 6; i++) hand.sent(i, i >> 1);
+    await j.room();
+    expect(j.spilled).toBe(true);
+    j.batchDone(0, [failedLeaf(0, 1, 'e0')]);
+    j.batchDone(1, [failedLeaf(2, 3, 'e1')]);
+    j.batchDone(2, [failedLeaf(4, 5, 'e2')]);
+    await settle();
+    expect(rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    hand.duplicate(6, 0); // row 0's outcome is no longer held (only the last one is)
+    hand.duplicate(7, 5);
+    await settle();
+    expect(rows).toHaveLength(6);
+    const stats = await j.finish({
+      leaves: [failedLeaf(0, 1, 'e0'), failedLeaf(2, 3, 'e1'), failedLeaf(4, 5, 'e2')],
+      dupCounts: new Map([
+        [0, 1],
+        [5, 1],
+      ]),
+      notSent: 'not sent',
+    });
+    expect(stats.secondPassFrom).toBe(0);
+    expect(rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(rows.slice(6).map((r) => r.status)).toEqual(['failed', 'failed']);
+  });
+
+  it('a cancelled run stops a trailing pass that waits for a job, and closes its reading', async () => {
+    const { writer, rows } = fakeWriter();
+    const { j, hand, reads } = trailing(writer, 4);
+    for (let i = 0; i < 4; i++) hand.sent(i, i >> 1);
+    await j.room();
+    await settle();
+    expect(reads).toEqual({ opened: 1, closed: 0 }); // waiting for batch 0
+    j.cancel();
+    await settle();
+    expect(reads).toEqual({ opened: 1, closed: 1 });
+    await expect(j.finish(end())).rejects.toThrow(/stopped/);
+    expect(rows).toEqual([]);
+  });
+
+  it("the trailing pass's write error fails the first pass at its next row", async () => {
+    const { writer, rows } = fakeWriter(1);
+    const { j, hand } = trailing(writer, 6);
+    for (let i = 0; i < 4; i++) hand.sent(i, i >> 1);
+    await j.room();
+    j.batchDone(0, [failedLeaf(0, 1, 'e0')]);
+    await settle();
+    expect(rows).toHaveLength(1);
+    expect(() => hand.sent(4, 2)).toThrow(/ENOSPC/);
+    await expect(j.finish(end())).rejects.toThrow(/ENOSPC/);
   });
 });

@@ -4,6 +4,7 @@ import { noRecords, type RowOutcome } from './join.js';
 import type { JoinStats, JoinWriter } from './join-writer.js';
 import type { InvalidRow } from '../mapping/validate.js';
 import { duplicateOutcome, leafJoiner, writeJoinedFrom, type JoinSource } from './write-joined.js';
+import { trailJoin, type TrailFeed } from './trail.js';
 
 type AnyRecord = Record<string, unknown>;
 
@@ -16,8 +17,10 @@ type AnyRecord = Record<string, unknown>;
  * When the window is full while its head still waits for a job (a slow service),
  * or a duplicate row's first occurrence is already written and no longer held,
  * the window is dropped ("spilled"): the rows from the first one not yet written
- * are joined by a second pass over the input once every job is done
- * (writeJoinedFrom), exactly as if no row had been written early.
+ * are joined by a second pass over the input that trails the jobs (trail.ts), each
+ * row written as soon as its batch ends, exactly as if no row had been written early.
+ * Should that pass meet a duplicate whose first occurrence it no longer holds, it
+ * stops, and a last pass after every job (writeJoinedFrom) writes from there.
  */
 export interface StreamJoin {
   /** Pass 1 hands over an invalid row. */
@@ -42,6 +45,8 @@ export interface StreamJoin {
     dupCounts: Map<number, number>;
     notSent: string;
   }): Promise<JoinStats & { secondPassFrom: number | null }>;
+  /** The run stopped (it fails with its own error): a second pass waiting for jobs gives up. */
+  cancel(): void;
   /** True once the window was dropped (rows from then on are joined by the second pass). */
   readonly spilled: boolean;
 }
@@ -75,8 +80,10 @@ export function createStreamJoin(s: Source, out: JoinWriter, opts: StreamJoinOpt
   return new WindowJoin(s, out, opts);
 }
 
+const CANCELLED = new Error('the run stopped before its rows were written');
+
 /** The one-pass join: a window of rows written in order as their batches come back. */
-class WindowJoin implements StreamJoin {
+class WindowJoin implements StreamJoin, TrailFeed {
   private window: Pending[] = [];
   private head = 0;
   /** Rows written so far = the index of the next row to write. */
@@ -91,7 +98,14 @@ class WindowJoin implements StreamJoin {
   private readonly batches = new Map<number, LeafResult[]>();
   private readonly fresh = new Map<string, AnyRecord[]>();
   private joinLeaf: ReturnType<typeof leafJoiner>;
-  private lookupBatch = -1;
+  /** Rows handed over so far, and where each batch's rows start (for the trailing pass). */
+  private handedRows = 0;
+  private readonly segFirst: number[] = [];
+  private readonly segBatch: number[] = [];
+  /** The trailing pass, once spilled: resolves to the row it stopped at, or null. */
+  private trail: Promise<number | null> | undefined;
+  private waiter: { ready: () => boolean; go: () => void; fail: (e: unknown) => void } | undefined;
+  readonly dups = new Map<number, number>();
   /** Outcomes of the last rows written (for duplicates yet to be read). */
   private readonly recent = new Map<number, RowOutcome<AnyRecord>>();
   /** Outcomes of rows whose duplicates are in the window (until those are written). */
@@ -114,6 +128,10 @@ class WindowJoin implements StreamJoin {
   }
 
   sent(row: InputRow, batch: number): void {
+    if (this.segBatch[this.segBatch.length - 1] !== batch) {
+      this.segFirst.push(row.index);
+      this.segBatch.push(batch);
+    }
     this.add({ row, kind: 1, ref: batch });
   }
 
@@ -122,15 +140,17 @@ class WindowJoin implements StreamJoin {
   }
 
   duplicate(row: InputRow, rep: number): void {
-    if (this.spillAsked) return;
-    const h = this.held.get(rep);
-    const outcome = this.recent.get(rep);
-    if (h) h.left++;
-    else if (outcome) this.held.set(rep, { outcome, left: 1 });
-    // Not written yet (or being written): its outcome is kept for this row when it is.
-    else if (rep >= this.written) this.held.set(rep, { left: 1 });
-    // The first occurrence is written and forgotten: this row needs the second pass.
-    else return this.spill();
+    if (!this.spillAsked) {
+      const h = this.held.get(rep);
+      const outcome = this.recent.get(rep);
+      if (h) h.left++;
+      else if (outcome) this.held.set(rep, { outcome, left: 1 });
+      // Not written yet (or being written): its outcome is kept for this row when it is.
+      else if (rep >= this.written) this.held.set(rep, { left: 1 });
+      // The first occurrence is written and forgotten: this row needs the second pass.
+      else this.spill();
+    }
+    if (this.spillAsked) this.dups.set(rep, (this.dups.get(rep) ?? 0) + 1);
     this.add({ row, kind: 2, ref: rep });
   }
 
@@ -161,8 +181,9 @@ class WindowJoin implements StreamJoin {
   }
 
   batchDone(batch: number, leaves: LeafResult[]): void {
-    if (this.spillAsked) return;
     this.batches.set(batch, leaves);
+    this.check();
+    if (this.spillAsked) return;
     this.kick();
     this.wakeRoom?.();
   }
@@ -173,16 +194,75 @@ class WindowJoin implements StreamJoin {
 
   async finish(final: Parameters<StreamJoin['finish']>[0]) {
     this.finished = { notSent: final.notSent };
+    this.check();
     this.kick();
     while (this.pumping) await this.pumping;
     if (this.failure !== undefined) throw this.failure;
     // Every batch is final now: a row left in the window means it was spilled meanwhile.
     if (!this.isSpilled && this.window.length - this.head > 0) this.doSpill();
-    if (this.isSpilled) {
+    const stoppedAt = await this.trail;
+    if (this.failure !== undefined) throw this.failure;
+    if (stoppedAt !== undefined && stoppedAt !== null) {
       const { leaves, dupCounts, notSent } = final;
-      await writeJoinedFrom({ ...this.s, leaves, dupCounts, notSent }, this.out, this.fromRow);
+      await writeJoinedFrom({ ...this.s, leaves, dupCounts, notSent }, this.out, stoppedAt);
     }
     return { ...(await this.out.close()), secondPassFrom: this.isSpilled ? this.fromRow : null };
+  }
+
+  cancel(): void {
+    this.fail(CANCELLED);
+  }
+
+  // The trailing pass's view of the run (TrailFeed).
+
+  until(ready: () => boolean): Promise<void> {
+    if (this.failure !== undefined) return Promise.reject(this.failure as Error);
+    if (ready()) return Promise.resolve();
+    return new Promise<void>((go, fail) => {
+      this.waiter = { ready, go, fail };
+    });
+  }
+
+  handed(): number {
+    return this.handedRows;
+  }
+
+  batchOf(index: number): number {
+    // The last batch whose first row is at or before `index` (rows are handed over in order).
+    let lo = 0;
+    let hi = this.segFirst.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.segFirst[mid] as number) <= index) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.segBatch[lo] ?? -1;
+  }
+
+  leaves(batch: number): LeafResult[] | undefined {
+    return this.batches.get(batch);
+  }
+
+  notSent(): string | undefined {
+    return this.finished?.notSent;
+  }
+
+  /** Wakes the trailing pass when what it waits for happened (or the join failed). */
+  private check(): void {
+    const w = this.waiter;
+    if (!w) return;
+    if (this.failure !== undefined) {
+      this.waiter = undefined;
+      w.fail(this.failure);
+    } else if (w.ready()) {
+      this.waiter = undefined;
+      w.go();
+    }
+  }
+
+  private fail(err: unknown): void {
+    this.failure ??= err;
+    this.check();
   }
 
   private resolvable(p: Pending): boolean {
@@ -194,20 +274,30 @@ class WindowJoin implements StreamJoin {
     this.fromRow = this.written;
     this.window = [];
     this.head = 0;
-    this.batches.clear();
     this.fresh.clear();
-    this.recent.clear();
-    this.held.clear();
     this.joinLeaf = leafJoiner(this.s, this.fresh); // drops the lookup it held
+    // Duplicates in the dropped window wait for the trailing pass, with what it needs of them.
+    const held = new Map<number, RowOutcome<AnyRecord>>();
+    for (const [rep, h] of this.held) {
+      this.dups.set(rep, (this.dups.get(rep) ?? 0) + h.left);
+      if (h.outcome) held.set(rep, h.outcome);
+    }
+    this.held.clear();
+    const start = {
+      fromRow: this.fromRow,
+      held,
+      recent: this.recent,
+      keepOutcomes: this.opts.keepOutcomes,
+    };
+    this.trail = trailJoin(this.s, this.out, this, start).catch((err: unknown) => {
+      this.fail(err);
+      return null;
+    });
   }
 
   private outcomeOfSent(p: Pending): Promise<RowOutcome<AnyRecord>> {
     const notSent = this.finished?.notSent ?? 'not sent';
     if (p.ref < 0) return Promise.resolve(noRecords('failed', notSent));
-    if (p.ref !== this.lookupBatch) {
-      this.batches.delete(this.lookupBatch);
-      this.lookupBatch = p.ref;
-    }
     const index = p.row.index;
     const leaf = this.batches.get(p.ref)?.find((l) => l.first <= index && index <= l.last);
     return this.joinLeaf(leaf, p.row, notSent);
@@ -254,7 +344,7 @@ class WindowJoin implements StreamJoin {
     if (this.pumping || this.isSpilled || this.failure !== undefined) return;
     this.pumping = this.pump()
       .catch((err: unknown) => {
-        this.failure ??= err;
+        this.fail(err);
       })
       .finally(() => {
         this.pumping = undefined;
@@ -287,7 +377,8 @@ class WindowJoin implements StreamJoin {
 
   private add(p: Pending): void {
     if (this.failure !== undefined) throw this.failure;
-    if (this.spillAsked) return;
+    this.handedRows = p.row.index + 1;
+    if (this.spillAsked) return this.check();
     this.window.push(p);
     if (this.window.length - this.head === 1) this.kick();
   }

@@ -110,8 +110,8 @@ export function leafJoiner(s: JoinSource, fresh?: Map<string, AnyRecord[]>) {
   };
 }
 
-/** A cached row's outcome in the second pass. */
-function cachedOf(s: JoinSource, row: InputRow): RowOutcome<AnyRecord> {
+/** A cached row's outcome in a second pass (read from the results cache again). */
+export function cachedOf(s: JoinSource, row: InputRow): RowOutcome<AnyRecord> {
   return s.cachedOutcome?.(row) ?? noRecords('failed', 'the cached answer is gone');
 }
 

@@ -1,0 +1,105 @@
+import type { InputRow, InputSource } from '../../io/read.js';
+import type { LeafResult } from '../types.js';
+import { noRecords, type RowOutcome } from './join.js';
+import type { JoinWriter } from './join-writer.js';
+import { CACHED_ROW } from './row-index.js';
+import { validateRow } from '../mapping/validate.js';
+import { cachedOf, duplicateOutcome, leafJoiner, type JoinSource } from './write-joined.js';
+
+type AnyRecord = Record<string, unknown>;
+
+/** What the trailing pass learns of the run while it runs (the stream join keeps it). */
+export interface TrailFeed {
+  /**
+   * Resolves once `ready()` holds, checked again at every event of the run (a row handed
+   * over, a batch done, every job done); rejects once the join failed or was cancelled.
+   */
+  until(ready: () => boolean): Promise<void>;
+  /** Rows the first pass has handed over so far (they have their entry in `reps`). */
+  handed(): number;
+  /** The batch that sends row `index` (-1: never sent). */
+  batchOf(index: number): number;
+  /** The final leaves of batch `batch`, once it ended. */
+  leaves(batch: number): LeafResult[] | undefined;
+  /** Once every job is done: the error of rows that were never sent. */
+  notSent(): string | undefined;
+  /** Duplicates handed over and not yet written, per first occurrence (the trail counts them down). */
+  readonly dups: Map<number, number>;
+}
+
+/** Where the trailing pass starts: the first row not written, and outcomes it may still need. */
+export interface TrailStart {
+  fromRow: number;
+  /** Outcomes of rows written whose duplicates are still to be written. */
+  held: Map<number, RowOutcome<AnyRecord>>;
+  /** Outcomes of the last rows written (for duplicates not read yet). */
+  recent: Map<number, RowOutcome<AnyRecord>>;
+  keepOutcomes: number;
+}
+
+/**
+ * The trailing pass: a second streaming pass over the input that follows the jobs,
+ * started when the one-pass join drops its window. It writes each row from `fromRow`
+ * on, in order, as soon as the first pass has classified it and its batch has ended,
+ * reading the batch's records back from the spool. Against a slow service the output
+ * thus grows while the jobs run, and memory holds no waiting rows.
+ *
+ * Returns null once it wrote the last row, or the index of the row it stopped at: a
+ * duplicate whose first occurrence's outcome it no longer holds (read later than
+ * `keepOutcomes` rows after it). The pass at the end of the run (writeJoinedFrom, which
+ * knows every duplicate) writes from there.
+ */
+export async function trailJoin(
+  s: JoinSource & { source: InputSource },
+  out: JoinWriter,
+  feed: TrailFeed,
+  start: TrailStart,
+): Promise<number | null> {
+  const joinLeaf = leafJoiner(s);
+  const { held, recent } = start;
+
+  const sentOutcome = async (row: InputRow): Promise<RowOutcome<AnyRecord>> => {
+    const batch = feed.batchOf(row.index);
+    if (batch < 0) {
+      await feed.until(() => feed.notSent() !== undefined);
+      return noRecords('failed', feed.notSent() as string);
+    }
+    await feed.until(() => feed.leaves(batch) !== undefined);
+    const leaf = feed.leaves(batch)?.find((l) => l.first <= row.index && row.index <= l.last);
+    return joinLeaf(leaf, row, feed.notSent() ?? 'not sent');
+  };
+
+  const remember = (index: number, outcome: RowOutcome<AnyRecord>) => {
+    if (!s.dedupe) return;
+    if ((feed.dups.get(index) ?? 0) > 0) held.set(index, outcome);
+    recent.set(index, outcome);
+    if (recent.size > start.keepOutcomes) recent.delete(recent.keys().next().value as number);
+  };
+
+  for await (const row of s.source.rows()) {
+    const index = row.index;
+    if (index < start.fromRow) continue;
+    await feed.until(() => feed.handed() > index);
+    const rep = s.reps.get(index) as number;
+    if (rep === CACHED_ROW || rep === index) {
+      const outcome = rep === CACHED_ROW ? cachedOf(s, row) : await sentOutcome(row);
+      remember(index, outcome);
+      await out.write(row, outcome);
+    } else if (rep < 0) {
+      const v = validateRow(s.kind, s.mapping, row, s.validate);
+      if (v.ok) await out.write(row, noRecords('invalid', 'invalid'));
+      else await out.writeInvalid(row, v);
+    } else {
+      const first = held.get(rep) ?? recent.get(rep);
+      if (!first) return index;
+      const left = (feed.dups.get(rep) ?? 1) - 1;
+      if (left > 0) feed.dups.set(rep, left);
+      else {
+        feed.dups.delete(rep);
+        held.delete(rep);
+      }
+      await out.write(row, duplicateOutcome(first));
+    }
+  }
+  return null;
+}
