@@ -2,6 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toBulkApi } from '../../src/api/bulk-api.js';
+import type { InputSource } from '../../src/io/read.js';
 import type { BulkApi } from '../../src/pipeline/types.js';
 import type { SandboxHandle } from '../../src/sandbox/index.js';
 import {
@@ -16,7 +17,8 @@ import {
 
 // The one-pass join writes rows as their batches come back; when it cannot (a slow job
 // at the head of a full window, a duplicate of a row already forgotten) it "spills" and
-// a second pass over the input writes the rest. Either way the bytes must be the same.
+// a second pass over the input writes the rest, trailing the jobs (or, past a duplicate
+// it forgot, once they are done). Every way the bytes must be the same.
 
 const sandbox = sandboxPerTest();
 
@@ -116,6 +118,65 @@ describe('one-pass join with a second-pass fallback', () => {
       expect(b.output).toBe(a.output);
       if (format === 'csv') expect(a.summary.outputRows).toBeGreaterThan(600);
     }
+  });
+
+  it('after a spill, writes rows while later jobs still run (the second pass trails the jobs)', async () => {
+    const sb = await sandbox();
+    const dir = await tempDir();
+    const rows = contactRows(2000, { dupEvery: 9, invalidEvery: 17 });
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+    const plain = await runFile(sb, file, { runsDir: join(dir, 'a') });
+
+    // How far a reading that started while the first pass still read has come: that is
+    // the trailing pass, which reads a row only once it wrote the one before.
+    let secondReadAt = -1;
+    let reading = 0;
+    const wrapSource = (source: InputSource): InputSource => ({
+      ...source,
+      rows: async function* () {
+        const trailing = reading > 0;
+        reading++;
+        try {
+          for await (const row of source.rows()) {
+            if (trailing) secondReadAt = row.index;
+            yield row;
+          }
+        } finally {
+          reading--;
+        }
+      },
+    });
+    // The last job's results are held until 1,500 rows (of earlier jobs) are written (or 20 s).
+    const real = toBulkApi(fastClient(sb));
+    let submitted = 0;
+    let lastJob = '';
+    let releasedBy = '';
+    const api: BulkApi = {
+      async submit(...args) {
+        const job = await real.submit(...args);
+        if (++submitted === plain.summary.requests.submits) lastJob = job.job_id;
+        return job;
+      },
+      async results(kind, jobId, url) {
+        if (jobId === lastJob) {
+          const started = Date.now();
+          while (secondReadAt < 1500 && Date.now() - started < 20_000)
+            await new Promise((r) => setTimeout(r, 20));
+          releasedBy ||= secondReadAt >= 1500 ? 'rows written' : 'timeout';
+        }
+        return real.results(kind, jobId, url);
+      },
+    };
+    const trailed = await runFile(sb, file, {
+      runsDir: join(dir, 'b'),
+      api,
+      wrapSource,
+      join: { windowRows: 150, headWaitMs: 0 },
+    });
+    expect(releasedBy).toBe('rows written');
+    expect(trailed.summary.secondPassFrom).not.toBeNull();
+    expect(trailed.output).toBe(plain.output);
+    expect(trailed.summary.statuses).toEqual(plain.summary.statuses);
   });
 
   it('waits for a job at the head of a full window when it comes back in time', async () => {

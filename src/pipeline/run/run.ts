@@ -180,12 +180,13 @@ async function runWithJournal(
   // join, see stream-join.ts); without waiting, the output is written only if every job
   // is done at the end.
   let out = run.wait ? await openOutput() : undefined;
+  let join: StreamJoin | undefined;
   try {
     const reps = new RowIndex();
     const use = cacheUse(run, deps, journal);
     const store = { journalDir: journal.dir, reps, cachedOutcome: use.cachedOutcomeOf };
     const gate = flightGate(run.concurrency, deps.env.now, deps.api);
-    const join = out && openStreamJoin(run, deps, store, out, gate);
+    join = out && openStreamJoin(run, deps, store, out, gate);
     const { ctx, stopReason } = batchContext(run, deps, journal, join, gate);
     ctx.remember = use.remember;
     ctx.onJob = sink.onJob;
@@ -212,6 +213,7 @@ async function runWithJournal(
     const exitCode = exitCodeFor(stats, base.jobs, base.stopReason);
     return { ...base, ...stats, written: true, exitCode };
   } catch (err) {
+    join?.cancel(); // a second pass still waiting for jobs stops reading the input
     await out?.abort().catch(() => undefined);
     throw err;
   }
@@ -232,7 +234,10 @@ function openStreamJoin(
     // busy without holding more rows (memory) than that.
     windowRows: () => windowRows(gate.target(), run.batchSize),
     keepOutcomes: Math.max(1024, run.batchSize),
-    headWaitMs: 5000,
+    // A head job that keeps the reader waiting a second is a slow service's: the rows are
+    // let go and written by the trailing pass as their jobs end (a second read of the file,
+    // which costs CPU, not time to results); a service that answers at once never waits this long.
+    headWaitMs: 1000,
     ...deps.join,
   });
 }
