@@ -132,6 +132,15 @@ export const TARGETS = [
     ],
   },
   {
+    name: 'trail',
+    file: 'src/pipeline/join/trail.ts',
+    tests: [
+      'test/pipeline/stream-join.test.ts',
+      'test/pipeline/join-property.test.ts',
+      'test/integration/stream-join.test.ts',
+    ],
+  },
+  {
     name: 'results-cache',
     file: 'src/cache/results-cache.ts',
     tests: [

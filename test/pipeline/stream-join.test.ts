@@ -3,6 +3,7 @@ import type { InputRow, InputSource } from '../../src/io/read.js';
 import type { JoinWriter } from '../../src/pipeline/join/join-writer.js';
 import { CACHED_ROW, RowIndex } from '../../src/pipeline/join/row-index.js';
 import { createStreamJoin, type StreamJoinOptions } from '../../src/pipeline/join/stream-join.js';
+import type { TrailFeed } from '../../src/pipeline/join/trail.js';
 import type { LeafResult } from '../../src/pipeline/types.js';
 
 const row = (index: number): InputRow => ({ index, line: index + 2, cells: [`r${index}`] });
@@ -76,6 +77,20 @@ describe('createStreamJoin', () => {
     ).rejects.toThrow(/ENOSPC/);
   });
 });
+
+/** A writer that records each row's outcome. */
+function recordingWriter() {
+  const out: { index: number; status: string; error: string; charged: unknown }[] = [];
+  const writer: JoinWriter = {
+    write: async (r, o) =>
+      void out.push({ index: r.index, status: o.status, error: o.error, charged: o.creditCharged }),
+    writeInvalid: async (r, v) =>
+      void out.push({ index: r.index, status: 'invalid', error: v.error, charged: null }),
+    close: async () => ({ statuses: {}, fill: {}, outputRows: out.length }) as never,
+    abort: async () => undefined,
+  };
+  return { writer, out };
+}
 
 /** A leaf that failed (its rows are written with its error; no spool to read). */
 const failedLeaf = (first: number, last: number, error: string): LeafResult => ({
@@ -177,20 +192,7 @@ describe('the trailing pass (after a spill)', () => {
   });
 
   it('writes duplicates, cached rows and rows never sent, in order, each with its outcome', async () => {
-    const out: { index: number; status: string; error: string; charged: unknown }[] = [];
-    const writer: JoinWriter = {
-      write: async (r, o) =>
-        void out.push({
-          index: r.index,
-          status: o.status,
-          error: o.error,
-          charged: o.creditCharged,
-        }),
-      writeInvalid: async (r) =>
-        void out.push({ index: r.index, status: 'invalid', error: '', charged: null }),
-      close: async () => ({ statuses: {}, fill: {}, outputRows: out.length }) as never,
-      abort: async () => undefined,
-    };
+    const { writer, out } = recordingWriter();
     const { j, hand } = trailing(writer, 6);
     hand.sent(0, 0);
     hand.sent(1, 0);
@@ -212,6 +214,96 @@ describe('the trailing pass (after a spill)', () => {
       { index: 3, status: 'enriched', error: 'cache:3', charged: false },
       { index: 4, status: 'expired', error: 'gone', charged: null },
       { index: 5, status: 'failed', error: 'not sent: over --max-credits', charged: null },
+    ]);
+  });
+
+  it("gives each row its own leaf's outcome, and 'not sent' to rows of a batch that ended without any", async () => {
+    const { writer, out } = recordingWriter();
+    const { j, hand } = trailing(writer, 8);
+    for (let i = 0; i < 8; i++) hand.sent(i, i < 6 ? 0 : 1);
+    await j.room();
+    // A batch split in three, its leaves in no particular order.
+    j.batchDone(0, [failedLeaf(2, 3, 'B'), failedLeaf(0, 1, 'A'), failedLeaf(4, 5, 'C')]);
+    j.batchDone(1, []);
+    await settle();
+    expect(out.map((r) => `${r.index}:${r.status}:${r.error}`)).toEqual([
+      '0:failed:A',
+      '1:failed:A',
+      '2:failed:B',
+      '3:failed:B',
+      '4:failed:C',
+      '5:failed:C',
+      '6:failed:not sent',
+      '7:failed:not sent',
+    ]);
+  });
+
+  it('waits for the first pass to hand a row over before writing it', async () => {
+    const { writer, rows } = fakeWriter();
+    const { j, hand } = trailing(writer, 6);
+    for (let i = 0; i < 4; i++) hand.sent(i, i >> 1);
+    await j.room();
+    j.batchDone(0, [failedLeaf(0, 1, 'e0')]);
+    j.batchDone(1, [failedLeaf(2, 3, 'e1')]);
+    await settle();
+    expect(rows).toHaveLength(4); // rows 4 and 5 are in the file, not yet handed over
+    hand.sent(4, 2);
+    hand.sent(5, 2);
+    j.batchDone(2, [failedLeaf(4, 5, 'e2')]);
+    await settle();
+    expect(rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5]); // before the run's end
+    await j.finish(end());
+  });
+
+  it('holds the outcome of a row whose duplicates were read, however far they come', async () => {
+    const { writer, rows } = fakeWriter();
+    const { j, hand } = trailing(writer, 6, { keepOutcomes: 1, windowRows: 1 });
+    hand.sent(0, 0);
+    hand.duplicate(1, 0);
+    await j.room();
+    expect(j.spilled).toBe(true);
+    hand.sent(2, 0);
+    hand.sent(3, 1);
+    hand.duplicate(4, 0); // three rows after row 0, of which the trailing pass keeps one
+    hand.duplicate(5, 3);
+    j.batchDone(0, [failedLeaf(0, 2, 'e0')]);
+    j.batchDone(1, [failedLeaf(3, 3, 'e1')]);
+    await settle();
+    // Every row before the run's end: none needed the last pass.
+    expect(rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect((j as unknown as TrailFeed).dups.size).toBe(0); // nothing left held
+    const stats = await j.finish(end());
+    expect(stats.secondPassFrom).toBe(0);
+  });
+
+  it('keeps the outcomes of the last `keepOutcomes` rows for duplicates read after them', async () => {
+    const { writer, rows } = fakeWriter();
+    const { j, hand } = trailing(writer, 5, { keepOutcomes: 2 });
+    for (let i = 0; i < 3; i++) hand.sent(i, 0);
+    await j.room();
+    j.batchDone(0, [failedLeaf(0, 2, 'e0')]);
+    await settle();
+    expect(rows).toHaveLength(3);
+    hand.duplicate(3, 1); // row 1 is one of the last two written
+    await settle();
+    expect(rows).toHaveLength(4);
+    hand.duplicate(4, 0); // row 0 is not: the last pass writes it
+    await settle();
+    expect(rows).toHaveLength(4);
+    await j.finish({
+      leaves: [failedLeaf(0, 2, 'e0')],
+      dupCounts: new Map([
+        [0, 1],
+        [1, 1],
+      ]),
+      notSent: 'not sent',
+    });
+    expect(rows.map((r) => `${r.index}:${r.status}`)).toEqual([
+      '0:failed',
+      '1:failed',
+      '2:failed',
+      '3:failed',
+      '4:failed',
     ]);
   });
 

