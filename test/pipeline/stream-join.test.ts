@@ -276,63 +276,74 @@ describe('the trailing pass (after a spill)', () => {
     expect(stats.secondPassFrom).toBe(0);
   });
 
-  it('keeps the outcomes of the last `keepOutcomes` rows for duplicates read after them', async () => {
-    const { writer, rows } = fakeWriter();
-    const { j, hand } = trailing(writer, 5, { keepOutcomes: 2 });
-    for (let i = 0; i < 3; i++) hand.sent(i, 0);
-    await j.room();
-    j.batchDone(0, [failedLeaf(0, 2, 'e0')]);
-    await settle();
-    expect(rows).toHaveLength(3);
-    hand.duplicate(3, 1); // row 1 is one of the last two written
-    await settle();
-    expect(rows).toHaveLength(4);
-    hand.duplicate(4, 0); // row 0 is not: the last pass writes it
-    await settle();
-    expect(rows).toHaveLength(4);
-    await j.finish({
-      leaves: [failedLeaf(0, 2, 'e0')],
-      dupCounts: new Map([
-        [0, 1],
-        [1, 1],
-      ]),
-      notSent: 'not sent',
-    });
-    expect(rows.map((r) => `${r.index}:${r.status}`)).toEqual([
-      '0:failed',
-      '1:failed',
-      '2:failed',
-      '3:failed',
-      '4:failed',
-    ]);
-  });
-
-  it('stops at a duplicate of a row it forgot; the last pass writes the rest', async () => {
-    const { writer, rows } = fakeWriter();
-    const { j, hand } = trailing(writer, 8, { keepOutcomes: 1 });
+  it("answers a duplicate read long after its first copy from that copy's batch, before the run ends", async () => {
+    const { writer, out } = recordingWriter();
+    const { j, hand } = trailing(writer, 9, { keepOutcomes: 1 });
     for (let i = 0; i < 6; i++) hand.sent(i, i >> 1);
+    hand.cached(6);
     await j.room();
     expect(j.spilled).toBe(true);
     j.batchDone(0, [failedLeaf(0, 1, 'e0')]);
     j.batchDone(1, [failedLeaf(2, 3, 'e1')]);
     j.batchDone(2, [failedLeaf(4, 5, 'e2')]);
     await settle();
-    expect(rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5]);
-    hand.duplicate(6, 0); // row 0's outcome is no longer held (only the last one is)
-    hand.duplicate(7, 5);
+    expect(out).toHaveLength(7);
+    // Rows 0, 3 and 6 are no longer held (only the last row written is): read back.
+    hand.duplicate(7, 0);
+    hand.duplicate(8, 3);
     await settle();
-    expect(rows).toHaveLength(6);
-    const stats = await j.finish({
-      leaves: [failedLeaf(0, 1, 'e0'), failedLeaf(2, 3, 'e1'), failedLeaf(4, 5, 'e2')],
+    expect(
+      out.slice(7).map((r) => `${r.index}:${r.status}:${r.error}:${String(r.charged)}`),
+    ).toEqual(['7:failed:e0:null', '8:failed:e1:null']);
+    const stats = await j.finish(end());
+    expect(stats.secondPassFrom).toBe(0);
+    expect(out).toHaveLength(9);
+  });
+
+  it('answers a duplicate of a cached row read long after it from the cache again', async () => {
+    const { writer, out } = recordingWriter();
+    const { j, hand } = trailing(writer, 4, { keepOutcomes: 1 });
+    hand.cached(0);
+    hand.sent(1, 0);
+    await j.room();
+    hand.sent(2, 0);
+    j.batchDone(0, [failedLeaf(1, 2, 'e0')]);
+    await settle();
+    hand.duplicate(3, 0);
+    await settle();
+    expect(out.map((r) => `${r.index}:${r.status}:${r.error}:${String(r.charged)}`)).toEqual([
+      '0:enriched::false', // written by the window, with the answer the first pass read
+      '1:failed:e0:null',
+      '2:failed:e0:null',
+      '3:enriched:cache:3:false', // the cache answered the duplicate's own key (the same)
+    ]);
+  });
+
+  it('stops reading batches back for far duplicates past its bound; the last pass writes the rest', async () => {
+    const { writer, out } = recordingWriter();
+    // The bound: the rows written plus 16 x keepOutcomes (16 here) rows of batches read back.
+    const { j, hand } = trailing(writer, 43, { keepOutcomes: 1 });
+    for (let i = 0; i < 40; i++) hand.sent(i, 0);
+    await j.room();
+    const leaves = [failedLeaf(0, 19, 'A'), failedLeaf(20, 39, 'B')];
+    j.batchDone(0, leaves);
+    await settle();
+    expect(out).toHaveLength(40);
+    hand.duplicate(40, 0); // reads A back: 20 rows of 40 + 16
+    hand.duplicate(41, 20); // reads B back: 40 rows of 41 + 16
+    hand.duplicate(42, 1); // A again: 60 rows of 42 + 16, past the bound
+    await settle();
+    expect(out.map((r) => r.index)).toEqual([...Array(42).keys()]);
+    await j.finish({
+      leaves,
       dupCounts: new Map([
         [0, 1],
-        [5, 1],
+        [1, 1],
+        [20, 1],
       ]),
       notSent: 'not sent',
     });
-    expect(stats.secondPassFrom).toBe(0);
-    expect(rows.map((r) => r.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-    expect(rows.slice(6).map((r) => r.status)).toEqual(['failed', 'failed']);
+    expect(out.slice(40).map((r) => `${r.index}:${r.error}`)).toEqual(['40:A', '41:B', '42:A']);
   });
 
   it('a cancelled run stops a trailing pass that waits for a job, and closes its reading', async () => {

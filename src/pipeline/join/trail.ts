@@ -44,10 +44,13 @@ export interface TrailStart {
  * reading the batch's records back from the spool. Against a slow service the output
  * thus grows while the jobs run, and memory holds no waiting rows.
  *
- * Returns null once it wrote the last row, or the index of the row it stopped at: a
- * duplicate whose first occurrence's outcome it no longer holds (read later than
- * `keepOutcomes` rows after it). The pass at the end of the run (writeJoinedFrom, which
- * knows every duplicate) writes from there.
+ * A duplicate read long after its first occurrence was written (more than `keepOutcomes`
+ * rows) gets that outcome again from the first occurrence's batch, read back from the
+ * spool with the duplicate's own cells (they have the same key, which is what the join
+ * matches records without a row id by). Those reads are bounded: once they would exceed
+ * the rows the pass wrote plus 16 × `keepOutcomes`, it stops at that row and returns its
+ * index, and the pass at the end of the run (writeJoinedFrom, which knows every
+ * duplicate) writes from there. Returns null once it wrote the last row.
  */
 export async function trailJoin(
   s: JoinSource & { source: InputSource },
@@ -57,6 +60,25 @@ export async function trailJoin(
 ): Promise<number | null> {
   const joinLeaf = leafJoiner(s);
   const { held, recent } = start;
+  const farJoin = leafJoiner(s);
+  let farLeaf: LeafResult | undefined;
+  let farRows = 0;
+  let written = 0;
+
+  /** The outcome of a written row `rep` for its duplicate `row`, or undefined past the bound. */
+  const farOutcome = async (row: InputRow, rep: number) => {
+    if (s.reps.get(rep) === CACHED_ROW) return cachedOf(s, row);
+    const batch = feed.batchOf(rep);
+    // Written, so its batch ended (or, never sent, every job did).
+    if (batch < 0) return noRecords('failed', feed.notSent() as string);
+    const leaf = (feed.leaves(batch) as LeafResult[]).find((l) => l.first <= rep && rep <= l.last);
+    if (leaf && leaf !== farLeaf) {
+      farRows += leaf.count;
+      if (farRows > written + 16 * start.keepOutcomes) return undefined;
+      farLeaf = leaf;
+    }
+    return farJoin(leaf, { ...row, index: rep }, feed.notSent() ?? 'not sent');
+  };
 
   const sentOutcome = async (row: InputRow): Promise<RowOutcome<AnyRecord>> => {
     const batch = feed.batchOf(row.index);
@@ -91,7 +113,7 @@ export async function trailJoin(
       // The first pass found it invalid: the same cells validated again give the same error.
       await out.writeInvalid(row, validateRow(s.kind, s.mapping, row, s.validate) as InvalidRow);
     } else {
-      const first = held.get(rep) ?? recent.get(rep);
+      const first = held.get(rep) ?? recent.get(rep) ?? (await farOutcome(row, rep));
       if (!first) return index;
       const left = (feed.dups.get(rep) ?? 1) - 1;
       if (left > 0) feed.dups.set(rep, left);
@@ -101,6 +123,7 @@ export async function trailJoin(
       }
       await out.write(row, duplicateOutcome(first));
     }
+    written++;
   }
   return null;
 }
