@@ -48,7 +48,10 @@ export function createEstimator(): (p: RunProgress, now: number) => Estimate {
 
 const n = (x: number) => x.toLocaleString('en-US');
 
-/** One progress line: `waiting for results: 25 rows, jobs 0/1, credits 0, 12.0s, 40% done, about 18s left`. */
+/**
+ * One progress line: `waiting for results: 25 rows, jobs 0/1, credits 0, 12.0s, 40% done, about
+ * 18s left`; rows are written while jobs still run (as their batches end): `…rows, 12,000 written, jobs…`.
+ */
 export function describe(p: RunProgress, elapsedMs: number, est: Estimate = {}): string {
   const what =
     p.phase === 'reading'
@@ -56,7 +59,9 @@ export function describe(p: RunProgress, elapsedMs: number, est: Estimate = {}):
       : p.phase === 'waiting'
         ? `waiting for results: ${n(p.rowsRead)} rows`
         : `writing: ${n(p.rowsWritten)} of ${n(p.rowsRead)} rows`;
-  const parts = [what, `jobs ${p.jobsDone}/${p.jobsTotal}`, `credits ${p.creditsCharged}`];
+  const parts = [what];
+  if (p.phase !== 'writing' && p.rowsWritten > 0) parts.push(`${n(p.rowsWritten)} written`);
+  parts.push(`jobs ${p.jobsDone}/${p.jobsTotal}`, `credits ${p.creditsCharged}`);
   parts.push(formatDuration(elapsedMs));
   if (est.share !== undefined) parts.push(`${Math.floor(est.share * 100)}% done`);
   if (est.leftMs !== undefined) parts.push(`about ${leftText(est.leftMs)} left`);

@@ -119,6 +119,18 @@ describe('share done and time left', () => {
     );
   });
 
+  it('says how many rows are written while jobs still run, not once writing is the phase', () => {
+    expect(line({ ...waiting, jobsDone: 40, rowsWritten: 40_000 }, 25_000)).toBe(
+      'waiting for results: 200,000 rows, 40,000 written, jobs 40/200, credits 0, 25.0s',
+    );
+    expect(line({ ...waiting, phase: 'reading', rowsWritten: 1_000 }, 1_000)).toBe(
+      'reading: 200,000 rows, 1,000 written, jobs 0/200, credits 0, 1.0s',
+    );
+    expect(line({ ...waiting, phase: 'writing', rowsWritten: 1_000 }, 1_000)).toBe(
+      'writing: 1,000 of 200,000 rows, jobs 0/200, credits 0, 1.0s',
+    );
+  });
+
   it('never goes back within a phase (a job counted done just before its running share is dropped)', () => {
     const estimate = createEstimator();
     expect(estimate({ ...waiting, jobsDone: 10, jobsRunning: 0.9 }, 0).share).toBeCloseTo(0.0545);

@@ -186,7 +186,7 @@ describe('progress of a real bulk run, stderr a pipe (e2e, built CLI)', () => {
   const input = fileURLToPath(new URL('../../fixtures/contacts.csv', import.meta.url));
   // The 25-row fixture finishes in well under 5 s: the first update prints, later ones wait.
   const LINE =
-    /^enrich: (reading: 25 rows|waiting for results: 25 rows|writing: \d+ of 25 rows), jobs [01]\/1, credits \d+, \d[\w. ]*(, \d+% done)?(, about \d[\w ]* left)?$/;
+    /^enrich: (reading: 25 rows|waiting for results: 25 rows|writing: \d+ of 25 rows)(, \d+ written)?, jobs [01]\/1, credits \d+, \d[\w. ]*(, \d+% done)?(, about \d[\w ]* left)?$/;
 
   async function run(flags: string[]) {
     const env = await tempEnv();
