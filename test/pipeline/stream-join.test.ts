@@ -257,7 +257,8 @@ describe('the trailing pass (after a spill)', () => {
 
   it('holds the outcome of a row whose duplicates were read, however far they come', async () => {
     const { writer, rows } = fakeWriter();
-    const { j, hand } = trailing(writer, 6, { keepOutcomes: 1, windowRows: 1 });
+    // No batch read back for far duplicates: only what the pass holds answers them.
+    const { j, hand } = trailing(writer, 6, { keepOutcomes: 1, windowRows: 1, farReadRows: -1e9 });
     hand.sent(0, 0);
     hand.duplicate(1, 0);
     await j.room();
@@ -276,28 +277,62 @@ describe('the trailing pass (after a spill)', () => {
     expect(stats.secondPassFrom).toBe(0);
   });
 
+  it('keeps the outcomes of the last `keepOutcomes` rows for duplicates read after them', async () => {
+    const { writer, rows } = fakeWriter();
+    const { j, hand } = trailing(writer, 5, { keepOutcomes: 2, farReadRows: -1e9 });
+    for (let i = 0; i < 3; i++) hand.sent(i, 0);
+    await j.room();
+    j.batchDone(0, [failedLeaf(0, 2, 'e0')]);
+    await settle();
+    expect(rows).toHaveLength(3);
+    hand.duplicate(3, 1); // row 1 is one of the last two written
+    await settle();
+    expect(rows).toHaveLength(4);
+    hand.duplicate(4, 0); // row 0 is not, and no batch may be read back: the last pass writes it
+    await settle();
+    expect(rows).toHaveLength(4);
+    await j.finish({
+      leaves: [failedLeaf(0, 2, 'e0')],
+      dupCounts: new Map([
+        [0, 1],
+        [1, 1],
+      ]),
+      notSent: 'not sent',
+    });
+    expect(rows.map((r) => `${r.index}:${r.status}`)).toEqual([
+      '0:failed',
+      '1:failed',
+      '2:failed',
+      '3:failed',
+      '4:failed',
+    ]);
+  });
+
   it("answers a duplicate read long after its first copy from that copy's batch, before the run ends", async () => {
     const { writer, out } = recordingWriter();
-    const { j, hand } = trailing(writer, 9, { keepOutcomes: 1 });
+    const { j, hand } = trailing(writer, 11, { keepOutcomes: 1 });
     for (let i = 0; i < 6; i++) hand.sent(i, i >> 1);
     hand.cached(6);
+    hand.sent(7, 3);
     await j.room();
     expect(j.spilled).toBe(true);
     j.batchDone(0, [failedLeaf(0, 1, 'e0')]);
-    j.batchDone(1, [failedLeaf(2, 3, 'e1')]);
-    j.batchDone(2, [failedLeaf(4, 5, 'e2')]);
+    j.batchDone(1, []); // a batch that ended without any leaf
+    j.batchDone(2, [failedLeaf(4, 4, 'e2a'), failedLeaf(5, 5, 'e2')]); // one split in two
+    j.batchDone(3, [failedLeaf(7, 7, 'e3')]);
     await settle();
-    expect(out).toHaveLength(7);
-    // Rows 0, 3 and 6 are no longer held (only the last row written is): read back.
-    hand.duplicate(7, 0);
-    hand.duplicate(8, 3);
+    expect(out).toHaveLength(8);
+    // Rows 0, 3 and 5 are no longer held (only the last row written is): read back.
+    hand.duplicate(8, 0);
+    hand.duplicate(9, 3);
+    hand.duplicate(10, 5);
     await settle();
     expect(
-      out.slice(7).map((r) => `${r.index}:${r.status}:${r.error}:${String(r.charged)}`),
-    ).toEqual(['7:failed:e0:null', '8:failed:e1:null']);
+      out.slice(8).map((r) => `${r.index}:${r.status}:${r.error}:${String(r.charged)}`),
+    ).toEqual(['8:failed:e0:null', '9:failed:not sent:null', '10:failed:e2:null']);
     const stats = await j.finish(end());
     expect(stats.secondPassFrom).toBe(0);
-    expect(out).toHaveLength(9);
+    expect(out).toHaveLength(11);
   });
 
   it('answers a duplicate of a cached row read long after it from the cache again', async () => {
@@ -321,21 +356,21 @@ describe('the trailing pass (after a spill)', () => {
 
   it('stops reading batches back for far duplicates past its bound; the last pass writes the rest', async () => {
     const { writer, out } = recordingWriter();
-    // The bound: the rows written plus 16 x keepOutcomes (16 here) rows of batches read back.
-    const { j, hand } = trailing(writer, 43, { keepOutcomes: 1 });
+    // The bound: rows of batches read back at most the rows written minus 20, here.
+    const { j, hand } = trailing(writer, 43, { keepOutcomes: 1, farReadRows: -20 });
     for (let i = 0; i < 40; i++) hand.sent(i, 0);
     await j.room();
-    const leaves = [failedLeaf(0, 19, 'A'), failedLeaf(20, 39, 'B')];
-    j.batchDone(0, leaves);
+    const [a, b] = [failedLeaf(0, 19, 'A'), failedLeaf(20, 39, 'B')];
+    j.batchDone(0, [b, a]); // a split batch's leaves, in no particular order
     await settle();
     expect(out).toHaveLength(40);
-    hand.duplicate(40, 0); // reads A back: 20 rows of 40 + 16
-    hand.duplicate(41, 20); // reads B back: 40 rows of 41 + 16
-    hand.duplicate(42, 1); // A again: 60 rows of 42 + 16, past the bound
+    hand.duplicate(40, 0); // reads A back: 20 rows, the bound 40 - 20 (just within it)
+    hand.duplicate(41, 1); // A again, still at hand: nothing more read
+    hand.duplicate(42, 20); // reads B back: 40 rows, the bound 42 - 20: past it
     await settle();
     expect(out.map((r) => r.index)).toEqual([...Array(42).keys()]);
     await j.finish({
-      leaves,
+      leaves: [a, b],
       dupCounts: new Map([
         [0, 1],
         [1, 1],
@@ -343,7 +378,7 @@ describe('the trailing pass (after a spill)', () => {
       ]),
       notSent: 'not sent',
     });
-    expect(out.slice(40).map((r) => `${r.index}:${r.error}`)).toEqual(['40:A', '41:B', '42:A']);
+    expect(out.slice(40).map((r) => `${r.index}:${r.error}`)).toEqual(['40:A', '41:A', '42:B']);
   });
 
   it('a cancelled run stops a trailing pass that waits for a job, and closes its reading', async () => {

@@ -66,6 +66,11 @@ export interface StreamJoinOptions {
   /** Outcomes of written rows kept for duplicates still to come. */
   keepOutcomes: number;
   /**
+   * Rows of finished batches the trailing pass may read back for duplicates read long after
+   * their first copy, beyond the rows it wrote (default 16 × keepOutcomes; see trail.ts).
+   */
+  farReadRows?: number;
+  /**
    * How long pass 1 waits, the window full, for the job of the row at its head before
    * it spills (a fast service answers in well under a second; a slow one is not waited for).
    */
@@ -283,12 +288,8 @@ class WindowJoin implements StreamJoin, TrailFeed {
       if (h.outcome) held.set(rep, h.outcome);
     }
     this.held.clear();
-    const start = {
-      fromRow: this.fromRow,
-      held,
-      recent: this.recent,
-      keepOutcomes: this.opts.keepOutcomes,
-    };
+    const { keepOutcomes, farReadRows = 16 * keepOutcomes } = this.opts;
+    const start = { fromRow: this.fromRow, held, recent: this.recent, keepOutcomes, farReadRows };
     this.trail = trailJoin(this.s, this.out, this, start).catch((err: unknown) => {
       this.fail(err);
       return null;

@@ -35,6 +35,8 @@ export interface TrailStart {
   /** Outcomes of the last rows written (for duplicates not read yet). */
   recent: Map<number, RowOutcome<AnyRecord>>;
   keepOutcomes: number;
+  /** Rows of batches it may read back for far duplicates, beyond the rows it wrote. */
+  farReadRows: number;
 }
 
 /**
@@ -48,7 +50,7 @@ export interface TrailStart {
  * rows) gets that outcome again from the first occurrence's batch, read back from the
  * spool with the duplicate's own cells (they have the same key, which is what the join
  * matches records without a row id by). Those reads are bounded: once they would exceed
- * the rows the pass wrote plus 16 × `keepOutcomes`, it stops at that row and returns its
+ * the rows the pass wrote plus `farReadRows`, it stops at that row and returns its
  * index, and the pass at the end of the run (writeJoinedFrom, which knows every
  * duplicate) writes from there. Returns null once it wrote the last row.
  */
@@ -68,13 +70,14 @@ export async function trailJoin(
   /** The outcome of a written row `rep` for its duplicate `row`, or undefined past the bound. */
   const farOutcome = async (row: InputRow, rep: number) => {
     if (s.reps.get(rep) === CACHED_ROW) return cachedOf(s, row);
-    const batch = feed.batchOf(rep);
-    // Written, so its batch ended (or, never sent, every job did).
-    if (batch < 0) return noRecords('failed', feed.notSent() as string);
-    const leaf = (feed.leaves(batch) as LeafResult[]).find((l) => l.first <= rep && rep <= l.last);
-    if (leaf && leaf !== farLeaf) {
-      farRows += leaf.count;
-      if (farRows > written + 16 * start.keepOutcomes) return undefined;
+    // Written, so its batch ended. (A row never sent is written only once every job is done,
+    // after every duplicate was read: its outcome is held, never read back.)
+    // Stryker disable next-line LogicalOperator,ArrayDeclaration: unreachable (see above); a batch without leaves would find none either way
+    const leaves = feed.leaves(feed.batchOf(rep)) ?? [];
+    const leaf = leaves.find((l) => l.first <= rep && rep <= l.last);
+    if (leaf !== farLeaf) {
+      farRows += leaf?.count ?? 0;
+      if (farRows > written + start.farReadRows) return undefined;
       farLeaf = leaf;
     }
     return farJoin(leaf, { ...row, index: rep }, feed.notSent() ?? 'not sent');
