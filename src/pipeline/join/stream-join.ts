@@ -19,8 +19,9 @@ type AnyRecord = Record<string, unknown>;
  * the window is dropped ("spilled"): the rows from the first one not yet written
  * are joined by a second pass over the input that trails the jobs (trail.ts), each
  * row written as soon as its batch ends, exactly as if no row had been written early.
- * Should that pass meet a duplicate whose first occurrence it no longer holds, it
- * stops, and a last pass after every job (writeJoinedFrom) writes from there.
+ * A duplicate of a row written long before gets that row's outcome from its batch
+ * again; past a bound on such reads, a last pass after every job (writeJoinedFrom)
+ * writes the rest.
  */
 export interface StreamJoin {
   /** Pass 1 hands over an invalid row. */
@@ -100,6 +101,7 @@ class WindowJoin implements StreamJoin, TrailFeed {
   private failure: unknown;
   private pumping: Promise<void> | undefined;
   private wakeRoom: (() => void) | undefined;
+  /** Every ended batch's leaves (a few per 1,000 rows; the trailing pass may need any). */
   private readonly batches = new Map<number, LeafResult[]>();
   private readonly fresh = new Map<string, AnyRecord[]>();
   private joinLeaf: ReturnType<typeof leafJoiner>;
