@@ -108,6 +108,7 @@ export type RunFileOptions = Partial<Omit<BulkRunOptions, 'output' | 'idColumn'>
   baseUrl?: string;
   onWarning?: RunDeps['onWarning'];
   onProgress?: RunDeps['onProgress'];
+  onServiceBound?: RunDeps['onServiceBound'];
   onSleep?: (ms: number) => void;
   /** Stands in for the opened input (to watch what the run asks of it). */
   wrapSource?: (source: InputSource) => InputSource;
@@ -135,6 +136,7 @@ export async function runFile(
     baseUrl,
     onWarning,
     onProgress,
+    onServiceBound,
     ...rest
   } = o;
   const opened = await openInput(file);
@@ -171,6 +173,7 @@ export async function runFile(
       onProgress,
       env: env ?? { now: Date.now, sleep: async (ms) => onSleep?.(ms), random: () => 0.5 },
       ...(joinTuning ? { join: joinTuning } : {}),
+      ...(onServiceBound ? { onServiceBound } : {}),
     });
     const text = summary.written ? await readFile(outputPath, 'utf8') : '';
     return { summary, output: text, outputPath };

@@ -167,13 +167,16 @@ describe('one-pass join with a second-pass fallback', () => {
         return real.results(kind, jobId, url);
       },
     };
+    let serviceBound = 0;
     const trailed = await runFile(sb, file, {
       runsDir: join(dir, 'b'),
       api,
       wrapSource,
       join: { windowRows: 150, headWaitMs: 0 },
+      onServiceBound: () => serviceBound++,
     });
     expect(releasedBy).toBe('rows written');
+    expect(serviceBound).toBe(1); // told once: the run waits for the service from then on
     expect(trailed.summary.secondPassFrom).not.toBeNull();
     expect(trailed.output).toBe(plain.output);
     expect(trailed.summary.statuses).toEqual(plain.summary.statuses);
@@ -198,11 +201,14 @@ describe('one-pass join with a second-pass fallback', () => {
     const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(1000));
     const started = Date.now();
     // A head wait of 30 s would show if the window waited on rows that are never sent.
+    let serviceBound = 0;
     const run = await runFile(sb, file, {
       runsDir: dir,
       maxCredits: 100,
       join: { windowRows: 200, headWaitMs: 30_000 },
+      onServiceBound: () => serviceBound++,
     });
+    expect(serviceBound).toBe(0); // the rows are let go for the budget, not for the service
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(run.summary.secondPassFrom).toBe(100);
     expect(run.summary.statuses).toMatchObject({ enriched: 100, failed: 900 });

@@ -76,6 +76,11 @@ export interface StreamJoinOptions {
    * it spills (a fast service answers in well under a second; a slow one is not waited for).
    */
   headWaitMs?: number;
+  /**
+   * Told once when the head job kept the reader waiting that long: the run now waits for
+   * the service, not for the client's own work (the CLI then trades CPU for memory).
+   */
+  onSlowService?: () => void;
 }
 
 type Source = JoinSource & { source: InputSource };
@@ -179,7 +184,10 @@ class WindowJoin implements StreamJoin, TrailFeed {
         // A row never sent (past the budget) is only written at the end: no use waiting.
         if (p.kind === 1 && p.ref < 0) return this.spill();
         // A service that keeps pass 1 waiting this long is slow: stop holding rows.
-        if (!(await this.headWithin(this.opts.headWaitMs ?? 0))) return this.spill();
+        if (!(await this.headWithin(this.opts.headWaitMs ?? 0))) {
+          this.opts.onSlowService?.();
+          return this.spill();
+        }
         continue;
       }
       this.kick();

@@ -58,6 +58,11 @@ export interface RunDeps {
   cache?: ResultsCache;
   /** Tuning of the one-pass join (defaults suit any service; tests make it spill). */
   join?: Partial<StreamJoinOptions>;
+  /**
+   * Told once when the run has to wait for the service rather than for its own work (a job
+   * kept the reader waiting more than a second with its rows held): spare CPU from then on.
+   */
+  onServiceBound?: () => void;
 }
 
 /** The key of a run: its kind, its input's content and the request options (with the service). */
@@ -238,6 +243,7 @@ function openStreamJoin(
     // let go and written by the trailing pass as their jobs end (a second read of the file,
     // which costs CPU, not time to results); a service that answers at once never waits this long.
     headWaitMs: 1000,
+    ...(deps.onServiceBound ? { onSlowService: deps.onServiceBound } : {}),
     ...deps.join,
   });
 }
