@@ -80,7 +80,7 @@ export interface StreamJoinOptions {
    * Told once when the head job kept the reader waiting that long: the run now waits for
    * the service, not for the client's own work (the CLI then trades CPU for memory).
    */
-  onSlowService?: () => void;
+  onServiceBound?: () => void;
 }
 
 type Source = JoinSource & { source: InputSource };
@@ -110,8 +110,7 @@ class WindowJoin implements StreamJoin, TrailFeed {
   private readonly batches = new Map<number, LeafResult[]>();
   private readonly fresh = new Map<string, AnyRecord[]>();
   private joinLeaf: ReturnType<typeof leafJoiner>;
-  /** Rows handed over so far, and where each batch's rows start (for the trailing pass). */
-  private handedRows = 0;
+  /** Where each batch's rows start (for the trailing pass). */
   private readonly segFirst: number[] = [];
   private readonly segBatch: number[] = [];
   /** The trailing pass, once spilled: resolves to the row it stopped at, or null. */
@@ -185,7 +184,7 @@ class WindowJoin implements StreamJoin, TrailFeed {
         if (p.kind === 1 && p.ref < 0) return this.spill();
         // A service that keeps pass 1 waiting this long is slow: stop holding rows.
         if (!(await this.headWithin(this.opts.headWaitMs ?? 0))) {
-          this.opts.onSlowService?.();
+          this.opts.onServiceBound?.();
           return this.spill();
         }
         continue;
@@ -236,10 +235,6 @@ class WindowJoin implements StreamJoin, TrailFeed {
     return new Promise<void>((go, fail) => {
       this.waiter = { ready, go, fail };
     });
-  }
-
-  handed(): number {
-    return this.handedRows;
   }
 
   batchOf(index: number): number {
@@ -388,7 +383,6 @@ class WindowJoin implements StreamJoin, TrailFeed {
 
   private add(p: Pending): void {
     if (this.failure !== undefined) throw this.failure;
-    this.handedRows = p.row.index + 1;
     if (this.spillAsked) return this.check();
     this.window.push(p);
     if (this.window.length - this.head === 1) this.kick();

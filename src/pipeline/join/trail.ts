@@ -15,8 +15,6 @@ export interface TrailFeed {
    * over, a batch done, every job done); rejects once the join failed or was cancelled.
    */
   until(ready: () => boolean): Promise<void>;
-  /** Rows the first pass has handed over so far (they have their entry in `reps`). */
-  handed(): number;
   /** The batch that sends row `index` (-1: never sent). */
   batchOf(index: number): number;
   /** The final leaves of batch `batch`, once it ended. */
@@ -106,7 +104,8 @@ export async function trailJoin(
   for await (const row of s.source.rows()) {
     const index = row.index;
     if (index < start.fromRow) continue;
-    await feed.until(() => feed.handed() > index);
+    // Classified: its entry in `reps` is pushed in the same step as the join is told of it.
+    await feed.until(() => s.reps.length > index);
     const rep = s.reps.get(index) as number;
     if (rep === CACHED_ROW || rep === index) {
       const outcome = rep === CACHED_ROW ? cachedOf(s, row) : await sentOutcome(row);

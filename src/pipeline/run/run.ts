@@ -243,7 +243,7 @@ function openStreamJoin(
     // let go and written by the trailing pass as their jobs end (a second read of the file,
     // which costs CPU, not time to results); a service that answers at once never waits this long.
     headWaitMs: 1000,
-    ...(deps.onServiceBound ? { onSlowService: deps.onServiceBound } : {}),
+    ...(deps.onServiceBound ? { onServiceBound: deps.onServiceBound } : {}),
     ...deps.join,
   });
 }
