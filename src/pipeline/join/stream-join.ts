@@ -3,7 +3,13 @@ import type { LeafResult } from '../types.js';
 import { noRecords, type RowOutcome } from './join.js';
 import type { JoinStats, JoinWriter } from './join-writer.js';
 import type { InvalidRow } from '../mapping/validate.js';
-import { duplicateOutcome, leafJoiner, writeJoinedFrom, type JoinSource } from './write-joined.js';
+import {
+  duplicateOutcome,
+  leafHolding,
+  leafJoiner,
+  writeJoinedFrom,
+  type JoinSource,
+} from './write-joined.js';
 import { trailJoin, type TrailFeed } from './trail.js';
 
 type AnyRecord = Record<string, unknown>;
@@ -304,9 +310,7 @@ class WindowJoin implements StreamJoin, TrailFeed {
   private outcomeOfSent(p: Pending): Promise<RowOutcome<AnyRecord>> {
     const notSent = this.finished?.notSent ?? 'not sent';
     if (p.ref < 0) return Promise.resolve(noRecords('failed', notSent));
-    const index = p.row.index;
-    const leaf = this.batches.get(p.ref)?.find((l) => l.first <= index && index <= l.last);
-    return this.joinLeaf(leaf, p.row, notSent);
+    return this.joinLeaf(leafHolding(this.batches.get(p.ref), p.row.index), p.row, notSent);
   }
 
   private async writeOne(p: Pending): Promise<void> {

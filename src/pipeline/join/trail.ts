@@ -4,7 +4,13 @@ import { noRecords, type RowOutcome } from './join.js';
 import type { JoinWriter } from './join-writer.js';
 import { CACHED_ROW } from './row-index.js';
 import { validateRow, type InvalidRow } from '../mapping/validate.js';
-import { cachedOf, duplicateOutcome, leafJoiner, type JoinSource } from './write-joined.js';
+import {
+  cachedOf,
+  duplicateOutcome,
+  leafHolding,
+  leafJoiner,
+  type JoinSource,
+} from './write-joined.js';
 
 type AnyRecord = Record<string, unknown>;
 
@@ -70,9 +76,7 @@ export async function trailJoin(
     if (s.reps.get(rep) === CACHED_ROW) return cachedOf(s, row);
     // Written, so its batch ended. (A row never sent is written only once every job is done,
     // after every duplicate was read: its outcome is held, never read back.)
-    // Stryker disable next-line LogicalOperator,ArrayDeclaration: unreachable (see above); a batch without leaves would find none either way
-    const leaves = feed.leaves(feed.batchOf(rep)) ?? [];
-    const leaf = leaves.find((l) => l.first <= rep && rep <= l.last);
+    const leaf = leafHolding(feed.leaves(feed.batchOf(rep)), rep);
     if (leaf !== farLeaf) {
       farRows += leaf?.count ?? 0;
       if (farRows > written + start.farReadRows) return undefined;
@@ -88,9 +92,7 @@ export async function trailJoin(
       return noRecords('failed', feed.notSent() as string);
     }
     await feed.until(() => feed.leaves(batch) !== undefined);
-    const leaves = feed.leaves(batch) as LeafResult[];
-    const leaf = leaves.find((l) => l.first <= row.index && row.index <= l.last);
-    return joinLeaf(leaf, row, feed.notSent() ?? 'not sent');
+    return joinLeaf(leafHolding(feed.leaves(batch), row.index), row, feed.notSent() ?? 'not sent');
   };
 
   const remember = (index: number, outcome: RowOutcome<AnyRecord>) => {

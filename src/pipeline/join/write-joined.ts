@@ -110,6 +110,14 @@ export function leafJoiner(s: JoinSource, fresh?: Map<string, AnyRecord[]>) {
   };
 }
 
+/** The leaf of a batch that holds row `index` (a split batch has several), if any. */
+export function leafHolding(
+  leaves: readonly LeafResult[] | undefined,
+  index: number,
+): LeafResult | undefined {
+  return leaves?.find((l) => l.first <= index && index <= l.last);
+}
+
 /** A cached row's outcome in a second pass (read from the results cache again). */
 export function cachedOf(s: JoinSource, row: InputRow): RowOutcome<AnyRecord> {
   return s.cachedOutcome?.(row) ?? noRecords('failed', 'the cached answer is gone');
