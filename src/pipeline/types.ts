@@ -74,11 +74,18 @@ export interface CachePolicy {
 }
 
 /** One element to send, with the input row it stands for. */
-export interface BatchItem {
-  index: number;
+export interface BatchItem extends SentItem {
   element: Record<string, unknown>;
-  /** The row's request (dedupe) key, when the classification computed it: the cache files the answer under it. */
-  key?: string;
+}
+
+/**
+ * A row of a job in flight, as its answer needs it: the row, and its request (dedupe) key,
+ * under which the cache files the answer. A batch's request elements are let go once the
+ * service accepted its job: 32 jobs in flight held 32,000 of them.
+ */
+export interface SentItem {
+  index: number;
+  key: string;
 }
 
 /** What became of one submitted (leaf) batch. */

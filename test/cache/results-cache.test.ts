@@ -101,13 +101,12 @@ describe('the results cache store', () => {
     const dir = await tempDir();
     const store = openOrFail(dir);
     const cache = store.scoped(SCOPE) as ResultsCache;
-    const element = { business_email: 'zoe@example.com', custom_fields: { enrich_row: 4 } };
     const record = {
       ...contact,
       custom_fields: { enrich_row: 4 },
       original_fields: { business_email: 'zoe@example.com' },
     };
-    const kept = fillCache(cache, 'contacts', [{ index: 4, element, key: 'the-row-key' }], {
+    const kept = fillCache(cache, 'contacts', [{ index: 4, key: 'the-row-key' }], {
       records: [record],
       remaining: 100,
       at: 1_700_000_000_000,

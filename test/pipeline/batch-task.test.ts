@@ -1,5 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, EnrichError } from '../../src/errors.js';
@@ -34,6 +36,7 @@ const items = (n: number): BatchItem[] =>
   Array.from({ length: n }, (_, i) => ({
     index: i,
     element: { business_email: `p${i}@x.io`, custom_fields: { enrich_row: i } },
+    key: `contacts\u0001business_email=p${i}@x.io`,
   }));
 const accepted = (id: string) => ({
   job_id: id,
@@ -455,6 +458,72 @@ describe('a batch an earlier run journaled', () => {
     expect(keys).toEqual(['idem-0']);
   });
 });
+
+describe("a batch task's memory while its job runs", () => {
+  // A collection the test can ask for (vitest does not start node with --expose-gc).
+  setFlagsFromString('--expose-gc');
+  const collect = runInNewContext('gc') as () => void;
+
+  it('lets go of the request elements once the job is accepted, and still files each answer under its row key', async () => {
+    const j = await journal();
+    const batch = items(3);
+    const elements = batch.map((i) => new WeakRef(i.element));
+    let pending = true;
+    let polledWhileRunning!: () => void;
+    const running = new Promise<void>((r) => (polledWhileRunning = r));
+    const api: BulkApi = {
+      submit: async () => accepted('job-m'),
+      results: async () => {
+        if (!pending)
+          return {
+            state: 'done',
+            remainingCredits: 40,
+            records: [0, 1, 2].map((i) => ({
+              error: '',
+              credit_charged: true,
+              email: `e${i}`,
+              custom_fields: { enrich_row: i },
+            })),
+          };
+        polledWhileRunning();
+        return { state: 'pending', retryAfterMs: 1000 };
+      },
+    };
+    const filed: [number, string][] = [];
+    const ctx = batchContext(j, api, {
+      // A poll that waits for the test: the job is in flight while the test collects.
+      env: {
+        now: () => 1_000,
+        sleep: () => running.then(() => until(() => !pending)),
+        random: () => 0.5,
+      },
+      remember: (sent, records) => {
+        for (const [n, s] of sent.entries()) filed.push([s.index, `${s.key} ${records[n]?.email}`]);
+      },
+    });
+    const done = startBatch(ctx, '0', batch.splice(0), true).done;
+    await running;
+    for (let k = 0; k < 3; k++) {
+      collect();
+      await new Promise((r) => setImmediate(r));
+    }
+    const held = elements.filter((e) => e.deref() !== undefined).length;
+    pending = false;
+    const [leaf] = await done;
+    expect(held).toBe(0);
+    expect(leaf).toMatchObject({ state: 'spooled', first: 0, last: 2, count: 3, credits: 3 });
+    expect(filed).toEqual([
+      [0, 'contacts\u0001business_email=p0@x.io e0'],
+      [1, 'contacts\u0001business_email=p1@x.io e1'],
+      [2, 'contacts\u0001business_email=p2@x.io e2'],
+    ]);
+  });
+});
+
+/** Resolves once `ready()` holds, looking every few milliseconds. */
+async function until(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((r) => setTimeout(r, 5));
+}
 
 describe("a batch task's polls, with no Retry-After", () => {
   it('land when a job of its size is due: the time of a job at least as large, not of a smaller one', async () => {

@@ -6,6 +6,7 @@ import { ROW_FIELD } from '../../src/pipeline/join/join.js';
 const item = (index: number, email: string): BatchItem => ({
   index,
   element: { business_email: email, custom_fields: { [ROW_FIELD]: index } },
+  key: `contacts\u0001business_email=${email}`,
 });
 const record = (row: number | undefined, error: string, email: string) => ({
   error,

@@ -223,7 +223,7 @@ describe('the --no-wait message of a pending job', () => {
       stopped: () => undefined,
       stop: () => undefined,
     };
-    const items = [{ index: 0, element: { business_email: 'a@x.io' } }];
+    const items = [{ index: 0, element: { business_email: 'a@x.io' }, key: 'a' }];
     try {
       const [first] = await startBatch(ctx, '0', items, false).done;
       expect(first).toMatchObject({ state: 'pending', code: 'TIMEOUT' });

@@ -77,7 +77,7 @@ describe('the journal guards', () => {
       results: async () => ({ state: 'done', records: [], remainingCredits: 1 }),
     };
     const ctx = batchContext(journal, api);
-    const items = [{ index: 0, element: { business_email: 'a@x.io' } }];
+    const items = [{ index: 0, element: { business_email: 'a@x.io' }, key: 'a' }];
     await expect(startBatch(ctx, '0', items, true).done).rejects.toMatchObject({
       code: 'INTERNAL',
     });
@@ -104,7 +104,8 @@ describe('the journal guards', () => {
       results: async () => ({ state: 'done', records: [], remainingCredits: 1 }),
     };
     try {
-      await startBatch(batchContext(watched, api), '0', [{ index: 0, element: {} }], true).done;
+      await startBatch(batchContext(watched, api), '0', [{ index: 0, element: {}, key: '' }], true)
+        .done;
     } finally {
       await journal.close();
     }

@@ -1,5 +1,13 @@
 import type { Journal } from '../journal/journal.js';
-import type { BatchItem, BulkApi, BulkKind, JobEvent, LeafResult, RunWords } from '../types.js';
+import type {
+  BatchItem,
+  BulkApi,
+  BulkKind,
+  JobEvent,
+  LeafResult,
+  RunWords,
+  SentItem,
+} from '../types.js';
 import type { BalanceLog } from './balance.js';
 import type { Budget } from './budget.js';
 import type { FlightWatch } from './flight-gate.js';
@@ -38,7 +46,7 @@ export interface BatchContext {
   onJob?: (event: JobEvent) => void;
   /** Keeps the answers of a batch just spooled in the results cache (absent: no cache, or `cache: false`). */
   remember?: (
-    items: readonly BatchItem[],
+    items: readonly SentItem[],
     records: readonly Record<string, unknown>[],
     remaining: number | null,
   ) => void | Promise<void>;

@@ -4,7 +4,7 @@ import { expirationToMs } from '../../contract/rules.js';
 import { isEnrichError, stopsRun } from '../../errors.js';
 import type { BatchState } from '../journal/journal.js';
 import { writeSpool } from '../journal/spool.js';
-import type { BatchItem, LeafResult } from '../types.js';
+import type { BatchItem, LeafResult, SentItem } from '../types.js';
 import type { BatchContext, BatchRun } from './batch-context.js';
 import { takeCredits } from './budget.js';
 import { retryCreditFailures } from './credit-retry.js';
@@ -49,18 +49,19 @@ export function startBatch(
     if (s.t === 'final') return s.leaves;
     if (s.t === 'credit-retry')
       return retryCreditFailures(ctx, id, items, s.leaf, startBatch).then((l) => [l]);
-    return pollAndSpool(ctx, { id, items }, s);
+    return pollAndSpool(ctx, { id, items: items.map(sentItem) }, s);
   });
   return { accepted: submitted.then(noop, noop), done };
 }
 
 const noop = () => undefined;
+const sentItem = ({ index, key }: BatchItem): SentItem => ({ index, key });
 
-function leafBase(id: string, items: BatchItem[]) {
+function leafBase(id: string, items: readonly SentItem[]) {
   return {
     id,
-    first: (items[0] as BatchItem).index,
-    last: (items[items.length - 1] as BatchItem).index,
+    first: (items[0] as SentItem).index,
+    last: (items[items.length - 1] as SentItem).index,
     count: items.length,
     credits: 0,
     remaining: null,
@@ -225,7 +226,7 @@ type Base = ReturnType<typeof leafBase>;
 /** Polls an accepted job to its end and spools its records. */
 async function pollAndSpool(
   ctx: BatchContext,
-  batch: { id: string; items: BatchItem[] },
+  batch: { id: string; items: readonly SentItem[] },
   job: { jobId: string; url: string; submits: number },
 ): Promise<LeafResult[]> {
   const base: Base = leafBase(batch.id, batch.items);

@@ -2,7 +2,7 @@ import { isCreditExhausted } from '../../contract/credits.js';
 import { noRecords, originalFieldsOf, outcomeFromRecords, rowIdOf } from '../join/join.js';
 import type { RowOutcome } from '../join/join.js';
 import { keyOfFields } from '../mapping/validate.js';
-import type { BatchItem, BulkKind, CachedAnswer, CachePolicy, ResultsCache } from '../types.js';
+import type { BulkKind, SentItem, CachedAnswer, CachePolicy, ResultsCache } from '../types.js';
 import type { CacheLookup, JournaledHits } from './cache-hits.js';
 
 type AnyRecord = Record<string, unknown>;
@@ -68,7 +68,7 @@ export function creditsSaved(answer: CachedAnswer | undefined): number {
 export function fillCache(
   cache: ResultsCache,
   kind: BulkKind,
-  items: readonly BatchItem[],
+  items: readonly SentItem[],
   answer: { records: readonly AnyRecord[]; remaining: number | null; at: number },
 ): number {
   const byRow = new Map<number, AnyRecord[]>();
@@ -86,11 +86,10 @@ export function fillCache(
   }
   let kept = 0;
   for (const item of items) {
-    const key = item.key ?? keyOfFields(kind, item.element);
-    const records = byRow.get(item.index) ?? byKey.get(key);
+    const records = byRow.get(item.index) ?? byKey.get(item.key);
     if (!records || records.length === 0) continue;
     if (records.some((r) => isCreditExhausted(r, answer.remaining))) continue;
-    cache.put(key, {
+    cache.put(item.key, {
       records: records.map(withoutEchoes),
       at: answer.at,
       charged: records.some((r) => r.credit_charged === true),

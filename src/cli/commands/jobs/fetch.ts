@@ -118,6 +118,7 @@ async function keepInCache(
   const { openRunCache } = await import('../../../bulk/run-cache.js');
   const { fillCache } = await import('../../../pipeline/run/cache-use.js');
   const { originalFieldsOf, rowIdOf } = await import('../../../pipeline/join/join.js');
+  const { keyOfFields } = await import('../../../pipeline/mapping/validate.js');
   const cache = openRunCache(
     { kind, metadata, cache: { read: false, write: true, maxAgeMs: 0 } },
     { baseUrl: service.baseUrl, account: service.client.account },
@@ -127,7 +128,7 @@ async function keepInCache(
     const records = answer.records as Record<string, unknown>[];
     const items = records.flatMap((r, i) => {
       const element = originalFieldsOf(r);
-      return element ? [{ index: rowIdOf(r) ?? -1 - i, element }] : [];
+      return element ? [{ index: rowIdOf(r) ?? -1 - i, key: keyOfFields(kind, element) }] : [];
     });
     fillCache(cache.cache, kind, items, {
       records,
