@@ -9,7 +9,9 @@ import { openJournal, type Journal } from '../../src/pipeline/journal/journal.js
 import { idempotencyKey, startBatch } from '../../src/pipeline/run/batch-task.js';
 import { createBudget } from '../../src/pipeline/run/budget.js';
 import { createFlightGate } from '../../src/pipeline/run/flight-gate.js';
-import type { BatchItem, BulkApi, BulkKind } from '../../src/pipeline/types.js';
+import type { BatchContext } from '../../src/pipeline/run/batch-context.js';
+import type { FlightWatch } from '../../src/pipeline/run/flight-gate.js';
+import type { BatchItem, BulkApi, BulkKind, JobEvent } from '../../src/pipeline/types.js';
 import { batchContext } from '../helpers/batch-context.js';
 
 // One batch task on its own (issue 21: mutants of batch-task.ts that no test saw): what it
@@ -155,6 +157,8 @@ describe('a batch task', () => {
     ['NETWORK', true],
     ['AUTH_INVALID', true],
     ['API_CONFLICT', false],
+    // No such endpoint: a wrong base URL, which every other batch would meet too.
+    ['API_NOT_FOUND', true],
   ] as const)(
     'a POST failing with %s: the batch fails, journaled; stops the run: %s',
     async (code, stopsRun) => {
@@ -441,6 +445,34 @@ describe('a batch an earlier run journaled', () => {
     expect(leaf?.error).toContain('(socket hang up)');
   });
 
+  it('unconfirmed once, then resent on request and failed (NETWORK): still unconfirmed, never sent a third time', async () => {
+    // The first POST may have reached the service; the second failing proves nothing of it.
+    const j = await journal();
+    await submit(j, '0');
+    await j.append({ t: 'unconfirmed', batch: '0', message: 'socket hang up' });
+    await j.append({ t: 'failed', batch: '0', code: 'NETWORK', message: 'connection refused' });
+    const api = noCalls();
+    const [leaf] = await startBatch(batchContext(j, api), '0', items(1), false).done;
+    expect(leaf).toMatchObject({ state: 'unconfirmed' });
+    expect(api.calls).toEqual([]);
+  });
+
+  it('a journaled batch that --max-credits no longer pays for: not sent, and the run stops at its budget', async () => {
+    const j = await journal();
+    await submit(j, '0');
+    await j.append({ t: 'failed', batch: '0', code: 'NETWORK', message: 'connection refused' });
+    const stops: unknown[] = [];
+    const api = noCalls();
+    const ctx = batchContext(j, api, {
+      budget: createBudget(1, 1),
+      stop: (...args) => void stops.push(args),
+    });
+    const [leaf] = await startBatch(ctx, '0', items(2), false).done;
+    expect(leaf).toMatchObject({ state: 'unsent' });
+    expect(stops).toEqual([['CREDITS_EXHAUSTED', expect.stringContaining('1'), true]]);
+    expect(api.calls).toEqual([]);
+  });
+
   it('failed before anything reached the service (NETWORK): sent again, with its journaled key', async () => {
     const j = await journal();
     await submit(j, '0');
@@ -456,6 +488,134 @@ describe('a batch an earlier run journaled', () => {
     const [leaf] = await startBatch(batchContext(j, api), '0', items(1), false).done;
     expect(leaf).toMatchObject({ state: 'spooled', jobId: 'job-n' });
     expect(keys).toEqual(['idem-0']);
+  });
+});
+
+describe('what a batch task tells the progress line and the flight gate', () => {
+  /** Records the job events and the flight gate's calls, in the order they came. */
+  function watching(o: Partial<BatchContext> = {}) {
+    const seen: unknown[] = [];
+    const flight: FlightWatch = {
+      accepted: (id, resumed, records) => void seen.push(['accepted', id, resumed, records]),
+      pending: (id, ms) => void seen.push(['pending', id, ms]),
+      ended: (id, done) => void seen.push(['ended', id, done]),
+      jobTimes: { fastest: () => undefined, watch: () => () => undefined },
+    };
+    return { seen, o: { ...o, flight, onJob: (e: JobEvent) => void seen.push(e) } };
+  }
+  const job = { batch: '0', job: 'job-e' };
+
+  it('a job accepted, running (with and without progress), then done', async () => {
+    const answers: Awaited<ReturnType<BulkApi['results']>>[] = [
+      { state: 'pending', processed: 400, total: 1000, retryAfterMs: 2000 },
+      { state: 'pending', processed: 0, total: 0 },
+      { state: 'pending' },
+      {
+        state: 'done',
+        remainingCredits: 9,
+        records: [0, 1].map((i) => ({
+          error: '',
+          credit_charged: i === 0,
+          custom_fields: { enrich_row: i },
+        })),
+      },
+    ];
+    const api: BulkApi = {
+      submit: async () => accepted('job-e'),
+      results: async () => answers.shift() as never,
+    };
+    const w = watching();
+    await startBatch(batchContext(await journal(), api, w.o), '0', items(2), true).done;
+    expect(w.seen).toStrictEqual([
+      { t: 'submitted', ...job, rows: 2 },
+      ['accepted', '0', false, 2],
+      { t: 'pending', ...job, processed: 400, total: 1000 },
+      ['pending', '0', 2000],
+      { t: 'pending', ...job },
+      ['pending', '0', undefined],
+      { t: 'pending', ...job },
+      ['pending', '0', undefined],
+      ['ended', '0', true],
+      { t: 'done', ...job, records: 2, credits: 1 },
+    ]);
+  });
+
+  it('a download that fails, a job still running at the deadline, results gone', async () => {
+    const failing: BulkApi = {
+      submit: async () => accepted('job-e'),
+      results: async () => {
+        throw new EnrichError('API_CONFLICT', 'GET: 409');
+      },
+    };
+    const failed = watching();
+    await startBatch(batchContext(await journal(), failing, failed.o), '0', items(1), true).done;
+    expect(failed.seen).toStrictEqual([
+      { t: 'submitted', ...job, rows: 1 },
+      ['accepted', '0', false, 1],
+      ['ended', '0', false],
+      { t: 'ended', ...job, state: 'failed' },
+    ]);
+
+    const running: BulkApi = {
+      submit: failing.submit,
+      results: async () => ({ state: 'pending' }),
+    };
+    const late = watching({ deadline: 0 });
+    await startBatch(batchContext(await journal(), running, late.o), '0', items(1), true).done;
+    expect(late.seen).toStrictEqual([
+      { t: 'submitted', ...job, rows: 1 },
+      ['accepted', '0', false, 1],
+      { t: 'pending', ...job },
+      ['pending', '0', undefined],
+      ['ended', '0', false],
+      { t: 'ended', ...job, state: 'timeout' },
+    ]);
+
+    // A job an earlier run journaled, whose results expired long ago: taken over, then gone.
+    const j = await journal();
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'idem-0' });
+    await j.append({ t: 'accepted', batch: '0', job: 'job-e', url: 'http://fake/e', expires: 1 });
+    const gone: BulkApi = {
+      submit: failing.submit,
+      results: async () => {
+        throw new ApiError('API_NOT_FOUND', {
+          status: 404,
+          method: 'GET',
+          path: '/e',
+          message: 'gone',
+        });
+      },
+    };
+    const old = watching();
+    const ctx = batchContext(j, gone, old.o);
+    ctx.env = { ...ctx.env, now: () => 86_400_000 };
+    const [leaf] = await startBatch(ctx, '0', items(1), false).done;
+    expect(leaf?.state).toBe('expired');
+    expect(old.seen).toStrictEqual([
+      ['accepted', '0', true, undefined],
+      ['ended', '0', false],
+      { t: 'ended', ...job, state: 'expired' },
+    ]);
+  });
+
+  it('a batch refused as too large: sent again in two parts, each its own job', async () => {
+    let posts = 0;
+    const api: BulkApi = {
+      submit: async () => {
+        if (posts++ === 0) throw tooLarge();
+        return accepted(`job-${posts}`);
+      },
+      results: async () => ({ state: 'done', remainingCredits: 5, records: [] }),
+    };
+    const w = watching();
+    await startBatch(batchContext(await journal(), api, w.o), '0', items(3), true).done;
+    expect(w.seen.filter((e) => !Array.isArray(e))).toStrictEqual([
+      { t: 'retried', batch: '0', rows: 3, reason: 'too-large' },
+      { t: 'submitted', batch: '0.0', job: 'job-2', rows: 2 },
+      { t: 'done', batch: '0.0', job: 'job-2', records: 0, credits: 0 },
+      { t: 'submitted', batch: '0.1', job: 'job-3', rows: 1 },
+      { t: 'done', batch: '0.1', job: 'job-3', records: 0, credits: 0 },
+    ]);
   });
 });
 
