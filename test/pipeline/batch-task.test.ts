@@ -365,6 +365,17 @@ describe('a batch an earlier run journaled', () => {
   };
   const submit = (j: Journal, batch: string, count = 1) =>
     j.append({ t: 'submit', batch, first: 0, last: count - 1, count, idem: `idem-${batch}` });
+  const REFUSED = {
+    t: 'failed',
+    batch: '0',
+    code: 'NETWORK',
+    message: 'connection refused',
+  } as const;
+  /** Batch 0 journaled as sent, then refused before anything reached the service. */
+  const refusedOnce = async (j: Journal) => {
+    await submit(j, '0');
+    await j.append(REFUSED);
+  };
 
   it('split: its parts are taken from the journal, nothing is sent again', async () => {
     const j = await journal();
@@ -450,7 +461,7 @@ describe('a batch an earlier run journaled', () => {
     const j = await journal();
     await submit(j, '0');
     await j.append({ t: 'unconfirmed', batch: '0', message: 'socket hang up' });
-    await j.append({ t: 'failed', batch: '0', code: 'NETWORK', message: 'connection refused' });
+    await j.append(REFUSED);
     const api = noCalls();
     const [leaf] = await startBatch(batchContext(j, api), '0', items(1), false).done;
     expect(leaf).toMatchObject({ state: 'unconfirmed' });
@@ -459,8 +470,7 @@ describe('a batch an earlier run journaled', () => {
 
   it('a journaled batch that --max-credits no longer pays for: not sent, and the run stops at its budget', async () => {
     const j = await journal();
-    await submit(j, '0');
-    await j.append({ t: 'failed', batch: '0', code: 'NETWORK', message: 'connection refused' });
+    await refusedOnce(j);
     const stops: unknown[] = [];
     const api = noCalls();
     const ctx = batchContext(j, api, {
@@ -475,8 +485,7 @@ describe('a batch an earlier run journaled', () => {
 
   it('failed before anything reached the service (NETWORK): sent again, with its journaled key', async () => {
     const j = await journal();
-    await submit(j, '0');
-    await j.append({ t: 'failed', batch: '0', code: 'NETWORK', message: 'connection refused' });
+    await refusedOnce(j);
     const keys: string[] = [];
     const api: BulkApi = {
       submit: async (_k, _b, key) => {
