@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { readMemo, writeMemo } from './memo-file.js';
+import { readMemo, sweepMemo, writeMemo } from './memo-file.js';
 
 /** The last remaining credits the service reported for a profile. */
 export interface CreditsMemo {
@@ -51,6 +51,7 @@ export interface CreditsSeen {
  * results included) becomes the memo `enrich auth status` shows, with the answer's time.
  */
 export function creditsMemoSink(stateDir: string, profile: string): (seen: CreditsSeen) => void {
+  sweepMemo(memoPath(stateDir));
   return (seen) => {
     const update =
       seen.kind === 'verification'

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { readMemo, writeMemo } from './memo-file.js';
+import { readMemo, sweepMemo, writeMemo } from './memo-file.js';
 
 /** What the API client asks of a store of Idempotency-Key lessons (structural: no api/ import). */
 export interface IdempotencyLessons {
@@ -27,6 +27,7 @@ export function fileIdempotencyStore(
   stateDir: string,
   now: () => Date = () => new Date(),
 ): IdempotencyLessons {
+  sweepMemo(memoPath(stateDir));
   const known = readAll(stateDir);
   return {
     get: (scope) => {

@@ -5,7 +5,8 @@ import { basename, dirname, join } from 'node:path';
  * The small JSON memos of the state directory (`credits.json`, `idempotency.json`): read
  * forgivingly, written whole through a temp file renamed into place, mode 0600 in a 0700
  * directory. A process killed between the write and the rename leaves `<name>.<pid>.tmp`:
- * the next write removes those of processes that are gone.
+ * the next write removes those of processes that are gone, and so does `sweepMemo`, which
+ * each command calls as it opens the memo (a resumed run may never write it again).
  */
 export function readMemo<T>(path: string): Record<string, T> {
   try {
@@ -27,6 +28,15 @@ export function writeMemo(path: string, data: unknown): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
   renameSync(tmp, path);
+}
+
+/** Removes the temp files of the memo at `path` that writers killed mid-write left (best effort). */
+export function sweepMemo(path: string): void {
+  try {
+    removeDeadTemps(dirname(path), basename(path));
+  } catch {
+    // No state directory yet, or one we cannot list: the next write says so, or nothing.
+  }
 }
 
 function removeDeadTemps(dir: string, name: string): void {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { creditsMemoSink, readCreditsMemo } from '../../src/config/credits-memo.js';
 import { fileIdempotencyStore } from '../../src/config/idempotency-memo.js';
+import { deadPid } from '../helpers/pids.js';
 
 const stateDir = () => join(mkdtempSync(join(tmpdir(), 'enrich-memo-')), 'state');
 
@@ -62,5 +63,22 @@ describe('memo files', () => {
       [`credits.json.${process.ppid}.tmp`, 'credits.json', 'idempotency.json'].sort(),
     );
     expect(readCreditsMemo(dir, 'default')?.remaining_credits).toBe(4);
+  });
+
+  it("are swept of dead writers' temps when a command opens them, before anything is written", () => {
+    // A run killed while it wrote a memo, resumed by one that has nothing left to ask the
+    // service (every job downloaded): it never writes the memos again.
+    const dir = stateDir();
+    creditsMemoSink(dir, 'default')({ kind: 'enrichment', remaining: 5, at: 1 });
+    const dead = deadPid();
+    const left = [`credits.json.${dead}.tmp`, `idempotency.json.${dead}.tmp`];
+    for (const f of [...left, `credits.json.${process.ppid}.tmp`]) writeFileSync(join(dir, f), '{');
+    creditsMemoSink(dir, 'default');
+    expect(readdirSync(dir)).not.toContain(left[0]);
+    expect(readdirSync(dir)).toContain(left[1]);
+    fileIdempotencyStore(dir);
+    expect(readdirSync(dir).sort()).toEqual(['credits.json', `credits.json.${process.ppid}.tmp`]);
+    // A state directory not made yet is no error.
+    expect(() => creditsMemoSink(join(dir, 'none'), 'default')).not.toThrow();
   });
 });
