@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InputRow } from '../../src/io/read.js';
@@ -9,6 +8,7 @@ import {
   type HitsSpan,
   type RowClass,
 } from '../../src/pipeline/run/classify.js';
+import { apartFromTheirShape } from '../helpers/hidden-class.js';
 
 const header = ['Email'];
 const run = (batchSize: number, dedupe = true) => ({
@@ -119,13 +119,6 @@ describe('classifyRows', () => {
 });
 
 describe('the request elements classifyRows builds', () => {
-  // V8's own test of hidden classes (maps), made callable in this process.
-  setFlagsFromString('--allow-natives-syntax');
-  const sameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
-    a: object,
-    b: object,
-  ) => boolean;
-
   it('share one hidden class per set of fields (Node 20 gave thousands of spread copies a class each)', async () => {
     const fields = { first_name: 0, last_name: 1, business_email: 2, company_name: 3 };
     const mapping = { fields: { ...fields, company_domain: 4, prof_network_url: 5 } };
@@ -137,18 +130,10 @@ describe('the request elements classifyRows builds', () => {
         yield { index: i, line: i + 2, cells } as InputRow;
       }
     }
-    const byFields = new Map<string, Record<string, unknown>[]>();
+    const elements: Record<string, unknown>[] = [];
     for await (const c of classifyRows(many, rows()))
-      for (const { element } of c.t === 'batch' ? c.items : []) {
-        const k = Object.keys(element).join();
-        const list = byFields.get(k);
-        if (list) list.push(element);
-        else byFields.set(k, [element]);
-      }
-    const apart = [...byFields.values()].flatMap((list) =>
-      list.filter((e) => !sameMap(e, list[0] as object)),
-    );
-    expect(byFields.size).toBe(8);
-    expect(apart).toEqual([]);
+      if (c.t === 'batch') elements.push(...c.items.map((i) => i.element));
+    expect(new Set(elements.map((e) => Object.keys(e).join())).size).toBe(8);
+    expect(apartFromTheirShape(elements)).toEqual([]);
   });
 });

@@ -125,7 +125,13 @@ export function cachedOf(s: JoinSource, row: InputRow): RowOutcome<AnyRecord> {
 
 /** A duplicate shares the one request that was sent; its credit was charged once, there. */
 export function duplicateOutcome(first: RowOutcome<AnyRecord>): RowOutcome<AnyRecord> {
-  return { ...first, creditCharged: first.creditCharged === null ? null : false };
+  const { status, error, records, cachedAt } = first;
+  const creditCharged = first.creditCharged === null ? null : false;
+  // Built field by field, not spread: Node 20 gives spread copies a hidden class each once a
+  // spread has seen several shapes (classify.ts's elementOf; BENCHMARKS.md, session 12).
+  return cachedAt === undefined
+    ? { status, error, creditCharged, records }
+    : { status, error, creditCharged, records, cachedAt };
 }
 
 /**

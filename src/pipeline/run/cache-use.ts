@@ -50,7 +50,9 @@ export function cachedOutcome(
   gone: string,
 ): RowOutcome<AnyRecord> {
   if (!answer) return noRecords('failed', gone);
-  return { ...outcomeFromRecords(answer.records), creditCharged: false, cachedAt: answer.at };
+  // Built field by field, not spread: see duplicateOutcome (a hidden class per row on Node 20).
+  const { status, error, records } = outcomeFromRecords(answer.records);
+  return { status, error, creditCharged: false, records, cachedAt: answer.at };
 }
 
 /** The credits a cached answer spared: what the service charged for it then. */

@@ -121,8 +121,8 @@ function elementOf(
   const customFields: Record<string, unknown> = { [ROW_FIELD]: row.index };
   if (run.idColumn !== undefined) customFields[ID_FIELD] = row.cells[run.idColumn] ?? '';
   // Copied field by field, not spread: Node 20's V8, once this spread has seen several
-  // shapes, gives each copy a hidden class of its own, which the element keeps while its
-  // job is in flight (about 250 bytes an element, 8 MB of 32 jobs; BENCHMARKS.md, session 12).
+  // shapes, gives each copy a hidden class of its own (about 250 bytes more an element, and
+  // made per row; BENCHMARKS.md, session 12).
   const element: Record<string, unknown> = {};
   for (const f of Object.keys(fields)) element[f] = fields[f];
   element.custom_fields = customFields;
