@@ -2,7 +2,7 @@ import { isCreditExhausted } from '../../contract/credits.js';
 import { noRecords, originalFieldsOf, outcomeFromRecords, rowIdOf } from '../join/join.js';
 import type { RowOutcome } from '../join/join.js';
 import { keyOfFields } from '../mapping/validate.js';
-import type { BulkKind, SentItem, CachedAnswer, CachePolicy, ResultsCache } from '../types.js';
+import type { BulkKind, CachedAnswer, CachePolicy, ResultsCache, SentItem } from '../types.js';
 import type { CacheLookup, JournaledHits } from './cache-hits.js';
 
 type AnyRecord = Record<string, unknown>;
