@@ -203,7 +203,12 @@ describe('journal', () => {
       code: 'RUN_IN_PROGRESS',
       exitCode: 2,
       message: expect.stringContaining(`pid ${process.ppid}`),
+      // The pid may be another program's now (a reboot): the hint names the file to remove.
+      hint: expect.stringContaining(`if pid ${process.ppid} is not enrich`),
     });
+    await expect(
+      openJournal({ runsDir, key: 'k5', header, restart: false, now }),
+    ).rejects.toMatchObject({ hint: expect.stringContaining(`remove ${lock})`) });
     await expect(
       openJournal({ runsDir, key: 'k5', header, restart: true, now }),
     ).rejects.toMatchObject({

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type * as FsPromises from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -168,5 +169,29 @@ describe('acquireRunLock with two contenders, paused at every step', () => {
       expect(bOut, `A killed after ${k} steps`).toMatchObject({ won: true });
       expect(await readFile(lock, 'utf8')).toBe(String(realPid));
     }
+  });
+});
+
+describe('acquireRunLock refused', () => {
+  it('names the file to remove in its hint, should the pid in it be another program now: the lock, or a claim on it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+    const lock = join(dir, 'lock');
+    // A live process that is not this one: what a reused pid looks like.
+    await writeFile(lock, String(process.ppid));
+    await expect(acquireRunLock(dir, 'enrich contacts in.csv')).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+      hint: expect.stringContaining(`if pid ${process.ppid} is not enrich`),
+    });
+    await expect(acquireRunLock(dir, 'enrich contacts in.csv')).rejects.toMatchObject({
+      hint: expect.stringContaining(`remove ${lock})`),
+    });
+    // A stale lock, claimed by a process that now looks alive.
+    await writeFile(lock, String(deadPid()));
+    const claim = `${lock}.stale-${statSync(lock, { bigint: true }).ino}`;
+    await writeFile(claim, String(process.ppid));
+    await expect(acquireRunLock(dir, 'enrich contacts in.csv')).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+      hint: expect.stringContaining(`remove ${claim})`),
+    });
   });
 });

@@ -42,7 +42,7 @@ export async function acquireRunLock(dir: string, command: string): Promise<() =
       if (await createExclusive(path)) return release;
       const seen = await readLock(path);
       if (seen === undefined) continue; // its holder just released it
-      if (isLive(seen.pid)) throw inProgress(seen.pid, command);
+      if (isLive(seen.pid)) throw inProgress(seen.pid, command, path);
       if (await replaceStale(path, seen, command, 0)) return release;
     }
     throw new EnrichError('RUN_IN_PROGRESS', `cannot take the run lock ${path}`, {
@@ -62,11 +62,18 @@ function isLive(pid: number): boolean {
   return Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid);
 }
 
-function inProgress(pid: number, command: string): EnrichError {
+function inProgress(pid: number, command: string, path: string): EnrichError {
+  // A lock holds only a pid, and pids are reused (after a reboot, or once they wrap): the lock
+  // of a run killed by a power cut can name a process that is not enrich at all.
   return new EnrichError(
     'RUN_IN_PROGRESS',
     `another enrich process (pid ${pid}) is running this same job`,
-    { hint: `wait for it to finish, or stop it; then run again: ${command}` },
+    {
+      hint:
+        `wait for it to finish, or stop it; then run again: ${command} ` +
+        `(if pid ${pid} is not enrich, a run killed by a crash or a reboot left the lock ` +
+        `and its pid was used again: remove ${path})`,
+    },
   );
 }
 
@@ -86,7 +93,7 @@ async function replaceStale(
   if (!(await createExclusive(claim))) {
     const other = await readLock(claim);
     if (other === undefined) return false; // its claimant is done: look again
-    if (isLive(other.pid)) throw inProgress(other.pid, command);
+    if (isLive(other.pid)) throw inProgress(other.pid, command, claim);
     // Its claimant died between claiming and replacing: take the claim over the same way.
     if (depth >= 8 || !(await replaceStale(claim, other, command, depth + 1))) return false;
   }
