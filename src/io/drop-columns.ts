@@ -1,3 +1,4 @@
+import { copyWith } from '../copy-with.js';
 import type { InputRow, InputSource } from './read.js';
 
 /**
@@ -14,13 +15,9 @@ export function withoutColumns(
   const keep = source.rawHeader.map((_, i) => i).filter((i) => !gone.has(i));
   const pick = <T>(cells: readonly T[]): T[] => keep.map((i) => cells[i] as T);
   const shape = (row: InputRow): InputRow => {
-    // Copied key by key, not spread: Node 20 gives spread copies a hidden class each once a
-    // spread has seen several shapes, here one per row (BENCHMARKS.md, session 12).
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(row)) out[k] = row[k as keyof InputRow];
-    out.cells = pick(row.cells);
+    const out = copyWith(row, { cells: pick(row.cells) });
     if (row.values) out.values = pick(row.values);
-    return out as unknown as InputRow;
+    return out;
   };
   async function* rows(): AsyncGenerator<InputRow> {
     for await (const row of source.rows()) yield shape(row);

@@ -8,10 +8,9 @@ const same = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
 ) => boolean;
 
 /**
- * The objects of `list` whose hidden class differs from the first object with the same keys.
- * Node 20's V8 gives every copy a class of its own once an object spread has seen several
- * shapes (BENCHMARKS.md, session 12): objects held by the thousand, or made once per row,
- * are built field by field instead.
+ * The objects of `list` whose hidden class differs from the first object with the same keys:
+ * none when they were copied with `copyWith` (src/copy-with.ts), thousands when an object
+ * spread made them on Node 20.
  */
 export function apartFromTheirShape(list: readonly object[]): object[] {
   const first = new Map<string, object>();

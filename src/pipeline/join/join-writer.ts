@@ -1,3 +1,4 @@
+import { copyWith } from '../../copy-with.js';
 import type { InputRow, InputSource } from '../../io/read.js';
 import { createOutputWriter, type OutputRow } from '../../io/write.js';
 import type { BulkKind, JoinOutput } from '../types.js';
@@ -157,7 +158,7 @@ export async function openJoinWriter(o: {
     } else {
       for (let r = 0; r < all.length; r++) {
         const values = r === 0 ? firstValues : flatten(all[r] as AnyRecord);
-        await writer.write({ ...out, values: [r + 1, ...values] });
+        await writer.write(copyWith(out, { values: [r + 1, ...values] }));
         stats.outputRows++;
       }
     }

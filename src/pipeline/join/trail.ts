@@ -1,3 +1,4 @@
+import { copyWith } from '../../copy-with.js';
 import type { InputRow, InputSource } from '../../io/read.js';
 import type { LeafResult } from '../types.js';
 import { noRecords, type RowOutcome } from './join.js';
@@ -66,6 +67,7 @@ export async function trailJoin(
 ): Promise<number | null> {
   const joinLeaf = leafJoiner(s);
   const { held, recent } = start;
+  const notSent = () => feed.notSent() ?? 'not sent';
   const farJoin = leafJoiner(s);
   let farLeaf: LeafResult | undefined;
   let farRows = 0;
@@ -82,7 +84,7 @@ export async function trailJoin(
       if (farRows > written + start.farReadRows) return undefined;
       farLeaf = leaf;
     }
-    return farJoin(leaf, { ...row, index: rep }, feed.notSent() ?? 'not sent');
+    return farJoin(leaf, copyWith(row, { index: rep }), notSent());
   };
 
   const sentOutcome = async (row: InputRow): Promise<RowOutcome<AnyRecord>> => {
@@ -92,7 +94,7 @@ export async function trailJoin(
       return noRecords('failed', feed.notSent() as string);
     }
     await feed.until(() => feed.leaves(batch) !== undefined);
-    return joinLeaf(leafHolding(feed.leaves(batch), row.index), row, feed.notSent() ?? 'not sent');
+    return joinLeaf(leafHolding(feed.leaves(batch), row.index), row, notSent());
   };
 
   const remember = (index: number, outcome: RowOutcome<AnyRecord>) => {

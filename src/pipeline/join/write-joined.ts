@@ -1,3 +1,4 @@
+import { copyWith } from '../../copy-with.js';
 import type { InputRow, InputSource } from '../../io/read.js';
 import type { BulkKind, LeafResult } from '../types.js';
 import {
@@ -125,13 +126,7 @@ export function cachedOf(s: JoinSource, row: InputRow): RowOutcome<AnyRecord> {
 
 /** A duplicate shares the one request that was sent; its credit was charged once, there. */
 export function duplicateOutcome(first: RowOutcome<AnyRecord>): RowOutcome<AnyRecord> {
-  const { status, error, records, cachedAt } = first;
-  const creditCharged = first.creditCharged === null ? null : false;
-  // Built field by field, not spread: Node 20 gives spread copies a hidden class each once a
-  // spread has seen several shapes (classify.ts's elementOf; BENCHMARKS.md, session 12).
-  return cachedAt === undefined
-    ? { status, error, creditCharged, records }
-    : { status, error, creditCharged, records, cachedAt };
+  return copyWith(first, { creditCharged: first.creditCharged === null ? null : false });
 }
 
 /**

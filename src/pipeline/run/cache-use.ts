@@ -1,3 +1,4 @@
+import { copyWith } from '../../copy-with.js';
 import { isCreditExhausted } from '../../contract/credits.js';
 import { noRecords, originalFieldsOf, outcomeFromRecords, rowIdOf } from '../join/join.js';
 import type { RowOutcome } from '../join/join.js';
@@ -50,9 +51,10 @@ export function cachedOutcome(
   gone: string,
 ): RowOutcome<AnyRecord> {
   if (!answer) return noRecords('failed', gone);
-  // Built field by field, not spread: see duplicateOutcome (a hidden class per row on Node 20).
-  const { status, error, records } = outcomeFromRecords(answer.records);
-  return { status, error, creditCharged: false, records, cachedAt: answer.at };
+  return copyWith(outcomeFromRecords(answer.records), {
+    creditCharged: false,
+    cachedAt: answer.at,
+  });
 }
 
 /** The credits a cached answer spared: what the service charged for it then. */
