@@ -640,6 +640,8 @@ describe("a batch task's memory while its job runs", () => {
     let pending = true;
     let polledWhileRunning!: () => void;
     const running = new Promise<void>((r) => (polledWhileRunning = r));
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
     const api: BulkApi = {
       submit: async () => accepted('job-m'),
       results: async () => {
@@ -663,7 +665,7 @@ describe("a batch task's memory while its job runs", () => {
       // A poll that waits for the test: the job is in flight while the test collects.
       env: {
         now: () => 1_000,
-        sleep: () => running.then(() => until(() => !pending)),
+        sleep: () => finished,
         random: () => 0.5,
       },
       remember: (sent, records) => {
@@ -678,6 +680,7 @@ describe("a batch task's memory while its job runs", () => {
     }
     const held = elements.filter((e) => e.deref() !== undefined).length;
     pending = false;
+    finish();
     const [leaf] = await done;
     expect(held).toBe(0);
     expect(leaf).toMatchObject({ state: 'spooled', first: 0, last: 2, count: 3, credits: 3 });
@@ -688,11 +691,6 @@ describe("a batch task's memory while its job runs", () => {
     ]);
   });
 });
-
-/** Resolves once `ready()` holds, looking every few milliseconds. */
-async function until(ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((r) => setTimeout(r, 5));
-}
 
 describe("a batch task's polls, with no Retry-After", () => {
   it('land when a job of its size is due: the time of a job at least as large, not of a smaller one', async () => {
