@@ -1,7 +1,6 @@
-import { createReadStream } from 'node:fs';
-import { Readable } from 'node:stream';
 import { EnrichError } from '../errors.js';
 import { cellText, sheetValue, type SheetValue } from './xlsx-cells.js';
+import { openWorkbook, type ExcelRow, type OpenWorkbook } from './xlsx-zip.js';
 
 /** One row of a worksheet: what a user sees in each cell, the typed values, and its row number. */
 export interface SheetRow {
@@ -26,40 +25,9 @@ export function looksLikeXlsx(sample: Uint8Array): boolean {
   return names.includes('[Content_Types].xml') || names.includes('xl/');
 }
 
-interface ReaderSheet extends AsyncIterable<ExcelRow> {
-  name: string;
-}
-interface ExcelRow {
-  number: number;
-  values: unknown[];
-  getCell(col: number): { numFmt?: string };
-}
-interface Reader extends AsyncIterable<ReaderSheet> {
-  model?: { sheets?: { name: string }[] };
-}
-
-/** The worksheet's place in the workbook (1-based), from the workbook's own list when it was read. */
-function positionOf(reader: Reader, sheet: ReaderSheet, seen: number): number {
-  const at = reader.model?.sheets?.findIndex((s) => s.name === sheet.name) ?? -1;
-  return at >= 0 ? at + 1 : seen;
-}
-
 function matches(choice: SheetChoice, name: string, position: number): boolean {
   if (typeof choice === 'number') return position === choice;
   return name === choice || name.toLowerCase() === choice.trim().toLowerCase();
-}
-
-/**
- * Lets a sheet go unread. exceljs copies a sheet stored before the shared strings to a temp
- * file and removes it once the next sheet is asked for: its read stream, never read, would
- * then fail to open (an uncaught ENOENT) unless closed here first.
- */
-function skip(sheet: ReaderSheet): void {
-  const source = (sheet as { iterator?: unknown }).iterator;
-  if (source instanceof Readable) {
-    source.on('error', () => undefined);
-    source.destroy();
-  }
 }
 
 /** A row's cells as shown and as typed, from exceljs's 1-based sparse `values`. */
@@ -82,57 +50,38 @@ function shapeRow(row: ExcelRow): SheetRow {
 }
 
 /**
- * Streams the rows of one worksheet (the first by default). exceljs's streaming reader
- * holds the shared strings and one row at a time; a sheet stored before the shared
- * strings is first copied to a temp file by it. Every call reads the file again.
+ * Streams the rows of one worksheet (the first by default). The shared strings and styles are
+ * held; the sheet's rows are read from the zip one at a time (`xlsx-zip.ts`). Every call
+ * reads the file again.
  */
 export async function* readXlsxRows(
   filePath: string,
   o: { name: string; sheet?: SheetChoice },
 ): AsyncGenerator<SheetRow> {
-  const { default: ExcelJS } = await import('exceljs');
-  const stream: Readable = createReadStream(filePath);
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(stream, {
-    sharedStrings: 'cache',
-    styles: 'cache',
-    hyperlinks: 'ignore',
-    worksheets: 'emit',
-    entries: 'ignore',
-  }) as unknown as Reader;
   const choice = o.sheet ?? 1;
-  let seen = 0;
-  let current: ReaderSheet | undefined;
+  let book: OpenWorkbook | undefined;
   try {
-    for await (const sheet of reader) {
-      current = sheet;
-      seen++;
-      if (!matches(choice, sheet.name, positionOf(reader, sheet, seen))) {
-        skip(sheet);
-        continue;
-      }
-      for await (const row of sheet) yield shapeRow(row);
-      return;
+    book = await openWorkbook(filePath);
+    const sheet = book.sheets.find((s) => matches(choice, s.name, s.position));
+    if (!sheet) {
+      const names = book.sheets.map((s) => JSON.stringify(s.name));
+      throw new EnrichError(
+        'USAGE',
+        `${o.name} has no sheet ${typeof choice === 'number' ? `number ${choice}` : JSON.stringify(choice)}: expected one of ${names.join(', ') || '(no sheets)'}`,
+        { location: { file: o.name }, hint: 'Name the sheet with --sheet <name|number>.' },
+      );
     }
+    for await (const row of sheet.rows()) yield shapeRow(row);
   } catch (err) {
+    if (err instanceof EnrichError) throw err;
     throw new EnrichError(
       'INPUT_UNREADABLE',
       `cannot read ${o.name} as a workbook: ${String((err as Error).message ?? err)}`,
-      {
-        cause: err,
-        location: { file: o.name },
-      },
+      { cause: err, location: { file: o.name } },
     );
   } finally {
-    // Left early (a sample, a stop): the sheet's own stream too, when it is a temp file's.
-    if (current) skip(current);
-    stream.destroy();
+    book?.close();
   }
-  const names = reader.model?.sheets?.map((s) => JSON.stringify(s.name)) ?? [];
-  throw new EnrichError(
-    'USAGE',
-    `${o.name} has no sheet ${typeof choice === 'number' ? `number ${choice}` : JSON.stringify(choice)}: expected one of ${names.join(', ') || '(no sheets)'}`,
-    { location: { file: o.name }, hint: 'Name the sheet with --sheet <name|number>.' },
-  );
 }
 
 /**
