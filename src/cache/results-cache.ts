@@ -84,8 +84,13 @@ const MAP_SIZE = 2 ** 36;
 
 /**
  * How the database is opened.
- * - Shared structures: the records' field names are kept once in the database (under a
- *   symbol key, outside the answers' keys) instead of in every answer: half the size.
+ * - Every answer holds its own field names (each record's structure defined inside it:
+ *   `shouldShareStructure` says no to every new one). Earlier builds kept them once, in a
+ *   table in the file shared by all writers (lmdb's shared structures, half the size), which
+ *   two processes filling the cache at once could confuse: an answer was read back with a
+ *   field name of another answer's shape (RELIABILITY.md). The table's key stays set, so the
+ *   answers those builds wrote are still read (and its shapes reused); nothing adds to it
+ *   now. Earlier builds read these answers too (records, not maps).
  * - lmdb's default durability (overlapping sync: each commit is flushed after it is made, and
  *   a crash of the machine leaves the last flushed commit intact). Not flushing (`noSync`,
  *   one sync at the end of a run) saved 1% of a cold run's CPU at 50k rows and 7% at 300k
@@ -98,6 +103,7 @@ const OPEN_OPTIONS = {
   compression: true,
   mapSize: MAP_SIZE,
   sharedStructuresKey: Symbol.for('enrich-structures'),
+  shouldShareStructure: () => false,
 } as const;
 
 /**

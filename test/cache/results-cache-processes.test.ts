@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { openResultsCache } from '../../src/cache/results-cache.js';
+import { open, type Key } from 'lmdb';
+import { createKeyMemo, scopeString } from '../../src/cache/cache-keys.js';
+import { CACHE_FILE, openResultsCache } from '../../src/cache/results-cache.js';
 import { ensureBuilt } from '../api/harness.js';
 
 const DIST = fileURLToPath(new URL('../../dist/cache/results-cache.js', import.meta.url));
@@ -48,5 +50,67 @@ describe('the results cache shared by processes', () => {
         expect(cache?.get(`${who}${i}`)?.records).toEqual([answerOf(who, i)]);
     expect(store?.stats().entries).toBe(2 * N);
     await store?.close();
+  });
+});
+
+const STRUCTURES = Symbol.for('enrich-structures');
+
+/** The cache file opened as earlier builds did: field names kept once, in a shared table. */
+function openAsEarlierBuilds(dir: string) {
+  return open<{ r: unknown[]; t: number; c: boolean }, Key>({
+    path: join(dir, CACHE_FILE),
+    compression: true,
+    sharedStructuresKey: STRUCTURES,
+  });
+}
+
+describe('what writers share in the cache file', () => {
+  it('answers of many shapes add nothing to a table all writers share', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-cache-shapes-'));
+    const store = openResultsCache(dir)!;
+    const cache = store.scoped(SCOPE);
+    for (let i = 0; i < 200; i++)
+      cache.put(`r${i}`, { records: [answerOf(i % 2 ? 'A' : 'B', i)], at: i, charged: true });
+    await store.close();
+    const raw = openAsEarlierBuilds(dir);
+    // Each answer holds its own field names: there is no table two writers could confuse.
+    expect(raw.getBinary(STRUCTURES)).toBeUndefined();
+    await raw.close();
+    const again = openResultsCache(dir)!;
+    for (let i = 0; i < 200; i++)
+      expect(again.scoped(SCOPE).get(`r${i}`)?.records).toEqual([answerOf(i % 2 ? 'A' : 'B', i)]);
+    await again.close();
+  });
+
+  it('reads the answers earlier builds wrote with a shared table, and leaves that table as it was', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-cache-earlier-'));
+    const keys = createKeyMemo(scopeString(SCOPE));
+    const raw = openAsEarlierBuilds(dir);
+    for (let i = 0; i < 100; i++)
+      await raw.put(keys.of(`old${i}`), { r: [answerOf(i % 2 ? 'A' : 'B', i)], t: i, c: true });
+    const table = raw.getBinary(STRUCTURES);
+    expect(table?.length).toBeGreaterThan(0); // those answers do depend on the table
+    await raw.close();
+
+    const store = openResultsCache(dir)!;
+    const cache = store.scoped(SCOPE);
+    for (let i = 0; i < 100; i++) {
+      expect(cache.get(`old${i}`)).toEqual({
+        records: [answerOf(i % 2 ? 'A' : 'B', i)],
+        at: i,
+        charged: true,
+      });
+      cache.put(`new${i}`, {
+        records: [{ ...answerOf('B', i + 1000), fresh: i }],
+        at: i,
+        charged: false,
+      });
+    }
+    await store.close();
+    const after = openAsEarlierBuilds(dir);
+    expect(Buffer.from(after.getBinary(STRUCTURES)!)).toEqual(Buffer.from(table!));
+    // And earlier builds read what this one wrote.
+    expect(after.get(keys.of('new7'))?.r).toEqual([{ ...answerOf('B', 1007), fresh: 7 }]);
+    await after.close();
   });
 });
