@@ -2,12 +2,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type * as FsPromises from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { processAlive } from '../../src/io/stale-temps.js';
-import { acquireRunLock } from '../../src/pipeline/journal/run-lock.js';
+import { acquireRunLock, identityOf } from '../../src/pipeline/journal/run-lock.js';
 import { deadPid } from '../helpers/pids.js';
 
 /**
@@ -193,5 +193,49 @@ describe('acquireRunLock refused', () => {
       code: 'RUN_IN_PROGRESS',
       hint: expect.stringContaining(`remove ${claim})`),
     });
+  });
+});
+
+describe('acquireRunLock and reused pids', () => {
+  const boot = () => readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  const startTicks = (pid: number) => identityOf(pid)!.split(' ')[1]!;
+
+  it('tells a process from a later one with its pid: the boot and the start time', () => {
+    expect(identityOf(process.pid)).toMatch(/^[0-9a-f-]{36} \d+$/);
+    expect(identityOf(process.pid)).toBe(identityOf(process.pid));
+    expect(identityOf(process.ppid)).not.toBe(identityOf(process.pid));
+    expect(identityOf(deadPid())).toBeUndefined();
+  });
+
+  it.each([
+    ['started later than the holder', (pid: number) => `${boot()} ${Number(startTicks(pid)) - 1}`],
+    ['in another boot', (pid: number) => `00000000-0000-4000-8000-000000000000 ${startTicks(pid)}`],
+  ])(
+    'takes over a lock whose live pid belongs to a process %s, and keeps the lock a bare pid',
+    async (_name, earlier) => {
+      const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+      const lock = join(dir, 'lock');
+      // What a run killed by a power cut leaves when, after the reboot, its pid is another program's.
+      await writeFile(lock, String(process.ppid));
+      await writeFile(`${lock}.pid-${process.ppid}`, earlier(process.ppid));
+      const release = await acquireRunLock(dir, 'enrich contacts in.csv');
+      expect(await readFile(lock, 'utf8')).toBe(String(process.pid)); // as earlier builds read it
+      expect(await readFile(`${lock}.pid-${process.pid}`, 'utf8')).toBe(identityOf(process.pid));
+      expect((await readdir(dir)).sort()).toEqual(['lock', `lock.pid-${process.pid}`]);
+      await release();
+      expect(await readdir(dir)).toEqual([]);
+    },
+  );
+
+  it('refuses while the pid is still the process that took the lock', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+    const lock = join(dir, 'lock');
+    await writeFile(lock, String(process.ppid));
+    await writeFile(`${lock}.pid-${process.ppid}`, identityOf(process.ppid)!);
+    await expect(acquireRunLock(dir, 'enrich contacts in.csv')).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+    });
+    // The loser leaves nothing of its own behind.
+    expect((await readdir(dir)).sort()).toEqual(['lock', `lock.pid-${process.ppid}`]);
   });
 });
