@@ -36,9 +36,14 @@ export interface OpenWorkbook {
 }
 
 /** The parts of exceljs's streaming reader used here (internal to exceljs 4.4.0, pinned). */
+interface Relationship {
+  Id: string;
+  Type?: string;
+  Target: string;
+}
 interface ExcelWorkbookReader {
   model?: { sheets?: { name: string; rId: string }[] };
-  workbookRels?: { Id: string; Target: string }[];
+  workbookRels?: Relationship[];
   _parseRels(entry: Readable): Promise<void>;
   _parseWorkbook(entry: Readable): Promise<void>;
   _parseSharedStrings(entry: Readable): AsyncGenerator<unknown>;
@@ -72,26 +77,44 @@ function lazyText(zip: ZipFile, entry: Entry): AsyncIterable<string> {
   };
 }
 
-/** The zip path of a relationship's target, relative to `xl/` unless it is absolute. */
-function partPath(target: string): string {
-  if (target.startsWith('/')) return target.slice(1);
-  return `xl/${target.replace(/^\.\//, '')}`;
+/** A part's path from a relationship's target: absolute, or relative to `base`'s folder. */
+function partPath(base: string, target: string): string {
+  const parts = target.startsWith('/') ? [] : base.split('/').slice(0, -1);
+  for (const step of target.split('/')) {
+    if (step === '..') parts.pop();
+    else if (step !== '.' && step !== '') parts.push(step);
+  }
+  return parts.join('/');
+}
+
+/** The relationships file of part `path` (`xl/workbook.xml` → `xl/_rels/workbook.xml.rels`). */
+function relsOf(path: string): string {
+  const at = path.lastIndexOf('/');
+  return `${path.slice(0, at + 1)}_rels/${path.slice(at + 1)}.rels`;
+}
+
+/** The target of the first relationship of a type (its URI's last segment), as a path. */
+function related(rels: Relationship[], base: string, type: string): string | undefined {
+  const rel = rels.find((r) => r.Type?.endsWith(`/${type}`));
+  return rel && partPath(base, rel.Target);
 }
 
 /** The worksheets in the workbook's order; by their part numbers when the workbook lists none. */
 function sheetParts(
   reader: ExcelWorkbookReader,
-  entries: Map<string, Entry>,
+  workbook: string,
+  entryOf: (path: string) => Entry | undefined,
+  entries: Iterable<Entry>,
 ): { name: string; entry: Entry; sheetNo: string }[] {
   const listed = (reader.model?.sheets ?? []).flatMap((sheet) => {
     const rel = reader.workbookRels?.find((r) => r.Id === sheet.rId);
-    const path = rel && partPath(rel.Target);
-    const entry = path === undefined ? undefined : entries.get(path);
+    const path = rel && partPath(workbook, rel.Target);
+    const entry = path === undefined ? undefined : entryOf(path);
     if (!entry || !path) return [];
     return [{ name: sheet.name, entry, sheetNo: SHEET_PART.exec(path)?.[1] ?? '0' }];
   });
   if (listed.length > 0) return listed;
-  return [...entries.values()]
+  return [...entries]
     .flatMap((entry) => {
       const no = SHEET_PART.exec(entry.fileName)?.[1];
       return no === undefined ? [] : [{ name: `Sheet${no}`, entry, sheetNo: no }];
@@ -101,13 +124,16 @@ function sheetParts(
 
 /**
  * Opens a workbook: reads its central directory, then its relationships, workbook, shared
- * strings and styles (small, held), and lists its worksheets without reading them.
+ * strings and styles (small, held), and lists its worksheets without reading them. The parts
+ * are found through the package's relationships, as Excel finds them, whatever their names.
  */
 export async function openWorkbook(filePath: string): Promise<OpenWorkbook> {
   const zip = await yauzl.openPromise(filePath, { autoClose: false, validateEntrySizes: true });
   try {
+    // Part names are case-insensitive in a package (ECMA-376 part 2).
     const entries = new Map<string, Entry>();
-    for await (const entry of zip.eachEntry()) entries.set(entry.fileName, entry);
+    for await (const entry of zip.eachEntry()) entries.set(entry.fileName.toLowerCase(), entry);
+    const entryOf = (path: string) => entries.get(path.toLowerCase());
     const { default: ExcelJS } = await import('exceljs');
     const reader = new ExcelJS.stream.xlsx.WorkbookReader(filePath, {
       sharedStrings: 'cache',
@@ -116,26 +142,37 @@ export async function openWorkbook(filePath: string): Promise<OpenWorkbook> {
       worksheets: 'emit',
       entries: 'ignore',
     }) as unknown as ExcelWorkbookReader;
-    const part = async (name: string): Promise<Readable | undefined> => {
-      const entry = entries.get(name);
+    const part = async (path: string | undefined): Promise<Readable | undefined> => {
+      const entry = path === undefined ? undefined : entryOf(path);
       return entry && (await textOf(zip, entry));
     };
-    const rels = await part('xl/_rels/workbook.xml.rels');
-    if (rels) await reader._parseRels(rels);
-    const workbook = await part('xl/workbook.xml');
-    if (workbook) await reader._parseWorkbook(workbook);
-    const strings = await part('xl/sharedStrings.xml');
+    const relsAt = async (path: string): Promise<Relationship[]> => {
+      const text = await part(path);
+      if (!text) return [];
+      await reader._parseRels(text);
+      return reader.workbookRels ?? [];
+    };
+    // Where the parts are is said by the package's relationships; the usual names otherwise.
+    const workbook =
+      related(await relsAt('_rels/.rels'), '', 'officeDocument') ?? 'xl/workbook.xml';
+    const rels = await relsAt(relsOf(workbook));
+    reader.workbookRels = rels;
+    const book = await part(workbook);
+    if (book) await reader._parseWorkbook(book);
+    const strings = await part(related(rels, workbook, 'sharedStrings') ?? 'xl/sharedStrings.xml');
     if (strings) for await (const _ of reader._parseSharedStrings(strings));
-    const styles = await part('xl/styles.xml');
+    const styles = await part(related(rels, workbook, 'styles') ?? 'xl/styles.xml');
     if (styles) await reader._parseStyles(styles);
-    const sheets = sheetParts(reader, entries).map(({ name, entry, sheetNo }, i) => ({
-      name,
-      position: i + 1,
-      rows(): AsyncIterable<ExcelRow> {
-        const [first] = reader._parseWorksheet(lazyText(zip, entry), sheetNo);
-        return first!.value;
-      },
-    }));
+    const sheets = sheetParts(reader, workbook, entryOf, entries.values()).map(
+      ({ name, entry, sheetNo }, i) => ({
+        name,
+        position: i + 1,
+        rows(): AsyncIterable<ExcelRow> {
+          const [first] = reader._parseWorksheet(lazyText(zip, entry), sheetNo);
+          return first!.value;
+        },
+      }),
+    );
     return { sheets, close: () => zip.close() };
   } catch (err) {
     zip.close();

@@ -87,13 +87,12 @@ async function restored(
   from: string,
   to: string,
   order: (names: string[]) => string[],
-  rels = (x: string) => x,
+  rewrite: (name: string, text: string) => [string, string] = (name, text) => [name, text],
 ) {
   const source = await JSZip.loadAsync(await readFile(from));
   const zip = new JSZip();
   for (const name of order(Object.keys(source.files).filter((n) => !n.endsWith('/')))) {
-    const text = await source.file(name)!.async('string');
-    zip.file(name, name === 'xl/_rels/workbook.xml.rels' ? rels(text) : text);
+    zip.file(...rewrite(name, await source.file(name)!.async('string')));
   }
   await writeFile(to, await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
 }
@@ -136,10 +135,46 @@ describe('the workbook read through its central directory', () => {
       path,
       absolute,
       (n) => n,
-      (x) => x.replace(/Target="worksheets\//g, 'Target="/xl/worksheets/'),
+      (name, text) => [
+        name,
+        name === 'xl/_rels/workbook.xml.rels'
+          ? text.replace(/Target="worksheets\//g, 'Target="/xl/worksheets/')
+          : text,
+      ],
     );
     expect((await readFile(absolute)).length).toBeGreaterThan(0);
     expect((await rowsOf(absolute, { sheet: 'leads' })).rows.map((r) => r.cells)).toEqual(want);
+  });
+
+  it('finds the parts through the package relationships, whatever their names and case', async () => {
+    const path = join(dir, 'named.xlsx');
+    await writeContactsWorkbook(path, 5, { notesFirst: true });
+    const want = (await rowsOf(path, { sheet: 'Leads' })).rows.map((r) => r.cells);
+    const renamed: Record<string, string> = {
+      'xl/workbook.xml': 'xl/Book.xml',
+      'xl/_rels/workbook.xml.rels': 'xl/_rels/Book.xml.rels',
+      'xl/sharedStrings.xml': 'xl/strings/Shared.xml',
+      'xl/styles.xml': 'XL/Styles.XML',
+    };
+    const moved = join(dir, 'named-moved.xlsx');
+    await restored(
+      path,
+      moved,
+      (n) => n,
+      (name, text) => [
+        renamed[name] ?? name,
+        text
+          .replace('Target="xl/workbook.xml"', 'Target="xl/Book.xml"')
+          .replace('Target="sharedStrings.xml"', 'Target="strings/Shared.xml"')
+          .replace(/Target="worksheets\//g, 'Target="../xl/worksheets/'),
+      ],
+    );
+    const names = Object.keys((await JSZip.loadAsync(await readFile(moved))).files);
+    expect(names).toContain('xl/strings/Shared.xml');
+    expect(names).not.toContain('xl/workbook.xml');
+    const { rows } = await rowsOf(moved, { sheet: 'leads' });
+    expect(rows.map((r) => r.cells)).toEqual(want);
+    expect(rows[0]!.cells[5]).toBe('2024-01-01'); // the styles were found: a date, not a number
   });
 
   it('reads the second sheet of a small exceljs workbook every time (its workbook part comes last)', async () => {
