@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, mkdir, readFile, appendFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readdir, readFile, appendFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deadPid } from '../helpers/pids.js';
+import { identityOf } from '../../src/pipeline/journal/run-lock.js';
 import {
   foldEvents,
   listRuns,
@@ -161,6 +162,9 @@ describe('journal', () => {
     expect(fresh.resumed).toBe(false);
     expect(fresh.state.batches.size).toBe(0);
     expect(fresh.state.header.nonce).not.toBe(j.state.header.nonce);
+    // The lock and the start file that tells its holder from a later process are kept.
+    const held = ['lock', ...(identityOf(process.pid) ? [`lock.pid-${process.pid}`] : [])];
+    expect((await readdir(fresh.dir)).filter((e) => e.startsWith('lock'))).toEqual(held);
     await fresh.close();
   });
 

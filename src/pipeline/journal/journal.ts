@@ -216,11 +216,11 @@ export async function openJournal(opts: {
   });
   const unlock = await acquireRunLock(dir, opts.header.command);
   if (opts.restart) {
-    // Start over, but keep the lock this process holds.
+    // Start over, but keep the lock this process holds (and the start file beside it).
     const entries = await readdir(dir);
     await Promise.all(
       entries
-        .filter((e) => e !== 'lock')
+        .filter((e) => e !== 'lock' && !e.startsWith('lock.'))
         // Stryker disable next-line BooleanLiteral: force only matters for an entry removed meanwhile (readdir just listed it)
         .map((e) => rm(join(dir, e), { recursive: true, force: true })),
     );
