@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,6 +176,35 @@ describe('the workbook read through its central directory', () => {
     const { rows } = await rowsOf(moved, { sheet: 'leads' });
     expect(rows.map((r) => r.cells)).toEqual(want);
     expect(rows[0]!.cells[5]).toBe('2024-01-01'); // the styles were found: a date, not a number
+  });
+
+  it('reads a workbook SheetJS wrote (its workbook part after the sheets: refused before)', async () => {
+    // fixtures/inputs/sheetjs-leads.xlsx: written by SheetJS (xlsx 0.18.5) with its defaults,
+    // XLSX.utils.aoa_to_sheet(rows, { cellDates: true }) into a "Notes" and a "Leads" sheet.
+    const path = fileURLToPath(
+      new URL('../../fixtures/inputs/sheetjs-leads.xlsx', import.meta.url),
+    );
+    const { source, rows } = await rowsOf(path, { sheet: 'Leads' });
+    expect(source.rawHeader).toEqual([
+      'Email',
+      'First Name',
+      'Last Name',
+      'Company',
+      'Phone',
+      'Signed up',
+    ]);
+    expect(rows).toHaveLength(12);
+    const first = ['Jürgen', '東京', 'Zoë', 'Łukasz'];
+    expect(rows.map((r) => r.cells[1])).toEqual(Array.from({ length: 12 }, (_, k) => first[k % 4]));
+    expect(rows[11]!.cells).toEqual([
+      'lead11@acme11.com',
+      'Łukasz',
+      'Müller',
+      'Acme Ünited',
+      '12025550011',
+      '2024-01-12',
+    ]);
+    expect((await rowsOf(path)).rows[0]?.cells ?? []).toEqual([]); // "Notes": its one cell is the header
   });
 
   it('reads the second sheet of a small exceljs workbook every time (its workbook part comes last)', async () => {
