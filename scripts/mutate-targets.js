@@ -53,6 +53,16 @@ export const TARGETS = [
     ],
   },
   {
+    name: 'run-lock',
+    file: 'src/pipeline/journal/run-lock.ts',
+    tests: ['test/pipeline/run-lock.test.ts', 'test/pipeline/journal.test.ts'],
+  },
+  {
+    name: 'xlsx-zip',
+    file: 'src/io/xlsx-zip.ts',
+    tests: ['test/io/read-xlsx.test.ts', 'test/integration/excel-run.test.ts'],
+  },
+  {
     name: 'join',
     file: 'src/pipeline/join/join.ts',
     tests: [

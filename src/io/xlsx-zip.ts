@@ -43,6 +43,8 @@ interface Relationship {
 }
 interface ExcelWorkbookReader {
   model?: { sheets?: { name: string; rId: string }[] };
+  /** The workbook's properties (`date1904`), read by the worksheet reader. */
+  properties?: { model?: { date1904?: boolean } };
   workbookRels?: Relationship[];
   _parseRels(entry: Readable): Promise<void>;
   _parseWorkbook(entry: Readable): Promise<void>;
@@ -54,11 +56,13 @@ interface ExcelWorkbookReader {
   ): Generator<{ value: AsyncIterable<ExcelRow> }>;
 }
 
-const SHEET_PART = /^xl\/worksheets\/sheet(\d+)\.xml$/;
+/** A worksheet part under its usual name (in any case). */
+const SHEET_PART = /^xl\/worksheets\/sheet(\d+)\.xml$/i;
 
 /** A part of the zip as one UTF-8 text stream (multi-byte characters kept whole across chunks). */
 async function textOf(zip: ZipFile, entry: Entry): Promise<Readable> {
   const stream = await zip.openReadStreamPromise(entry);
+  // Stryker disable next-line StringLiteral: setEncoding('') is UTF-8 too
   stream.setEncoding('utf8');
   return stream;
 }
@@ -105,21 +109,20 @@ function sheetParts(
   workbook: string,
   entryOf: (path: string) => Entry | undefined,
   entries: Iterable<Entry>,
-): { name: string; entry: Entry; sheetNo: string }[] {
+): { name: string; entry: Entry }[] {
   const listed = (reader.model?.sheets ?? []).flatMap((sheet) => {
-    const rel = reader.workbookRels?.find((r) => r.Id === sheet.rId);
-    const path = rel && partPath(workbook, rel.Target);
-    const entry = path === undefined ? undefined : entryOf(path);
-    if (!entry || !path) return [];
-    return [{ name: sheet.name, entry, sheetNo: SHEET_PART.exec(path)?.[1] ?? '0' }];
+    const rel = reader.workbookRels!.find((r) => r.Id === sheet.rId);
+    const entry = rel && entryOf(partPath(workbook, rel.Target));
+    return entry ? [{ name: sheet.name, entry }] : [];
   });
   if (listed.length > 0) return listed;
+  // No workbook part (or none of its sheets found): the sheets by their part numbers.
   return [...entries]
     .flatMap((entry) => {
       const no = SHEET_PART.exec(entry.fileName)?.[1];
-      return no === undefined ? [] : [{ name: `Sheet${no}`, entry, sheetNo: no }];
+      return no === undefined ? [] : [{ name: `Sheet${no}`, entry, no: Number(no) }];
     })
-    .sort((a, b) => Number(a.sheetNo) - Number(b.sheetNo));
+    .sort((a, b) => a.no - b.no);
 }
 
 /**
@@ -142,8 +145,8 @@ export async function openWorkbook(filePath: string): Promise<OpenWorkbook> {
       worksheets: 'emit',
       entries: 'ignore',
     }) as unknown as ExcelWorkbookReader;
-    const part = async (path: string | undefined): Promise<Readable | undefined> => {
-      const entry = path === undefined ? undefined : entryOf(path);
+    const part = async (path: string): Promise<Readable | undefined> => {
+      const entry = entryOf(path);
       return entry && (await textOf(zip, entry));
     };
     const relsAt = async (path: string): Promise<Relationship[]> => {
@@ -159,16 +162,18 @@ export async function openWorkbook(filePath: string): Promise<OpenWorkbook> {
     reader.workbookRels = rels;
     const book = await part(workbook);
     if (book) await reader._parseWorkbook(book);
+    else reader.properties = { model: {} }; // no workbook: its dates count from 1900
     const strings = await part(related(rels, workbook, 'sharedStrings') ?? 'xl/sharedStrings.xml');
     if (strings) for await (const _ of reader._parseSharedStrings(strings));
     const styles = await part(related(rels, workbook, 'styles') ?? 'xl/styles.xml');
     if (styles) await reader._parseStyles(styles);
     const sheets = sheetParts(reader, workbook, entryOf, entries.values()).map(
-      ({ name, entry, sheetNo }, i) => ({
+      ({ name, entry }, i) => ({
         name,
         position: i + 1,
         rows(): AsyncIterable<ExcelRow> {
-          const [first] = reader._parseWorksheet(lazyText(zip, entry), sheetNo);
+          // The number only names the sheet inside exceljs, which this reader does not use.
+          const [first] = reader._parseWorksheet(lazyText(zip, entry), String(i + 1));
           return first!.value;
         },
       }),

@@ -167,7 +167,9 @@ describe('the workbook read through its central directory', () => {
         text
           .replace('Target="xl/workbook.xml"', 'Target="xl/Book.xml"')
           .replace('Target="sharedStrings.xml"', 'Target="strings/Shared.xml"')
-          .replace(/Target="worksheets\//g, 'Target="../xl/worksheets/'),
+          .replace(/Target="worksheets\//g, 'Target="../xl/worksheets/')
+          // A relationship without a type (malformed) is passed over.
+          .replace('</Relationships>', '<Relationship Id="rId99" Target="x.xml"/></Relationships>'),
       ],
     );
     const names = Object.keys((await JSZip.loadAsync(await readFile(moved))).files);
@@ -176,6 +178,20 @@ describe('the workbook read through its central directory', () => {
     const { rows } = await rowsOf(moved, { sheet: 'leads' });
     expect(rows.map((r) => r.cells)).toEqual(want);
     expect(rows[0]!.cells[5]).toBe('2024-01-01'); // the styles were found: a date, not a number
+  });
+
+  it('without a workbook part, reads the sheets by their numbers', async () => {
+    const path = join(dir, 'bare.xlsx');
+    await writeContactsWorkbook(path, 4, { notesFirst: true });
+    const want = (await rowsOf(path, { sheet: 'Leads' })).rows.map((r) => r.cells);
+    const bare = join(dir, 'bare-moved.xlsx');
+    const gone = ['_rels/.rels', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels'];
+    // Stored last sheet first; the shared strings and styles found under their usual names.
+    await restored(path, bare, (n) => [...n].reverse().filter((x) => !gone.includes(x)));
+    await expect(openInput(bare, { sheet: 'Leads' })).rejects.toThrow(
+      /has no sheet "Leads": expected one of "Sheet1", "Sheet2"/,
+    );
+    expect((await rowsOf(bare, { sheet: 2 })).rows.map((r) => r.cells)).toEqual(want);
   });
 
   it('reads a workbook SheetJS wrote (its workbook part after the sheets: refused before)', async () => {
@@ -220,7 +236,14 @@ describe('the workbook read through its central directory', () => {
 
   it('closes the file when a read stops early or fails', async () => {
     const path = join(dir, 'fds.xlsx');
-    await writeContactsWorkbook(path, 500);
+    await writeContactsWorkbook(path, 5000); // a sheet far longer than what is read of it
+    const broken = join(dir, 'fds-broken.xlsx');
+    await restored(
+      path,
+      broken,
+      (n) => n,
+      (name, text) => [name, name === 'xl/workbook.xml' ? text.slice(0, 200) : text],
+    );
     const open = async () => (await readdir('/proc/self/fd')).length;
     const before = await open();
     for (let i = 0; i < 20; i++) {
@@ -228,6 +251,9 @@ describe('the workbook read through its central directory', () => {
       await expect(async () => {
         for await (const _ of readXlsxRows(path, { name: 'fds.xlsx', sheet: 'Nope' }));
       }).rejects.toThrow(/has no sheet "Nope": expected one of "Leads"/);
+      await expect(async () => {
+        for await (const _ of readXlsxRows(broken, { name: 'fds-broken.xlsx' }));
+      }).rejects.toThrow(/cannot read fds-broken.xlsx as a workbook: /);
     }
     expect(await open()).toBeLessThanOrEqual(before);
   });

@@ -1,13 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type * as FsPromises from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { processAlive } from '../../src/io/stale-temps.js';
-import { acquireRunLock, identityOf } from '../../src/pipeline/journal/run-lock.js';
+import { acquireRunLock, identityOf, startTicks } from '../../src/pipeline/journal/run-lock.js';
 import { deadPid } from '../helpers/pids.js';
 
 /**
@@ -15,7 +16,13 @@ import { deadPid } from '../helpers/pids.js';
  * (process.pid reads the contender's), and every fs/promises call it makes, file handle methods
  * included, first awaits `gate.step()`, so the test decides the interleaving, without timers.
  */
-const gate = vi.hoisted(() => ({ step: async (): Promise<void> => {} }));
+const gate = vi.hoisted(() => ({
+  step: async (): Promise<void> => {},
+  /** A file system without hard links (FAT, some network shares): link() fails with EPERM. */
+  noLinks: false,
+  /** The lock is there when linked, gone when read: it changes hands every time we look. */
+  vanishing: false,
+}));
 
 vi.mock('node:fs/promises', async (importOriginal) => {
   const real = await importOriginal<typeof FsPromises>();
@@ -37,9 +44,21 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   for (const [name, v] of Object.entries(real)) {
     mocked[name] = typeof v === 'function' && name !== 'constants' ? gated(v as Fn) : v;
   }
+  const link = mocked.link as Fn;
+  mocked.link = async (...args: unknown[]) => {
+    if (gate.noLinks) {
+      await gate.step();
+      throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' });
+    }
+    if (gate.vanishing) throw Object.assign(new Error('EEXIST: file exists'), { code: 'EEXIST' });
+    return link(...args);
+  };
   const open = real.open as unknown as Fn;
   mocked.open = async (...args: unknown[]) => {
     await gate.step();
+    if (gate.vanishing && args[1] === 'r') {
+      throw Object.assign(new Error('ENOENT: no such file'), { code: 'ENOENT' });
+    }
     return handle((await open(...args)) as object);
   };
   // writeFile opens, then writes: a reader can come in between, so it is two steps here too.
@@ -130,6 +149,14 @@ describe('acquireRunLock with two contenders, paused at every step', () => {
     ['no lock yet', async () => {}],
     ['a lock left by a dead process', (lock) => writeFile(lock, String(deadPid()))],
     ['an empty lock (a power cut before its pid reached the disk)', (lock) => writeFile(lock, '')],
+    [
+      // B then has the dead holder's pid: the file B puts in its place says the same.
+      'a lock whose pid is now the second contender (a reused pid)',
+      async (lock) => {
+        await writeFile(lock, String(process.ppid));
+        await writeFile(`${lock}.pid-${process.ppid}`, 'another-boot 1');
+      },
+    ],
   ];
   it.each(cases)('%s: exactly one of them runs', async (_name, prepare) => {
     let finished = false;
@@ -237,5 +264,185 @@ describe('acquireRunLock and reused pids', () => {
     });
     // The loser leaves nothing of its own behind.
     expect((await readdir(dir)).sort()).toEqual(['lock', `lock.pid-${process.ppid}`]);
+  });
+});
+
+describe('acquireRunLock, one step at a time', () => {
+  const command = 'enrich contacts in.csv';
+
+  it('a holder that lets go while a newcomer looks: the newcomer runs, or says who held it', async () => {
+    let finished = false;
+    for (let k = 0; !finished; k++) {
+      const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+      const releaseA = await contender.run({ pid: realPid }, () => acquireRunLock(dir, command));
+      let resume!: () => void;
+      const B: Contender = { pid: process.ppid, budget: k };
+      B.resume = new Promise<void>((ok) => (resume = ok));
+      const paused = new Promise<'paused'>((ok) => (B.paused = () => ok('paused')));
+      const bRun = settle(contender.run(B, () => acquireRunLock(dir, command)));
+      finished = (await Promise.race([paused, bRun])) !== 'paused';
+      await releaseA();
+      resume();
+      const out = await bRun;
+      if (out.won) {
+        expect(await readFile(join(dir, 'lock'), 'utf8')).toBe(String(process.ppid));
+        await out.release();
+        expect(await readdir(dir)).toEqual([]);
+      } else {
+        // It read the lock before it went: refused, naming the holder, never another error.
+        expect(out.error, `B paused after ${k} steps`).toMatchObject({
+          code: 'RUN_IN_PROGRESS',
+          message: expect.stringContaining(`pid ${realPid}`),
+        });
+      }
+    }
+  });
+
+  it('gives up, saying so, when the lock changes hands every time it looks', async () => {
+    gate.vanishing = true;
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+      await expect(acquireRunLock(dir, command)).rejects.toMatchObject({
+        code: 'RUN_IN_PROGRESS',
+        message: `cannot take the run lock ${join(dir, 'lock')}`,
+        hint: 'another enrich process started the same job at the same moment; run again',
+      });
+      expect(await readdir(dir)).toEqual([]); // its start file is gone too
+    } finally {
+      gate.vanishing = false;
+    }
+  });
+
+  it('a claim whose claimant finishes while it is read: looks again, and runs', async () => {
+    let finished = false;
+    for (let k = 0; !finished; k++) {
+      const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+      const lock = join(dir, 'lock');
+      await writeFile(lock, String(deadPid()));
+      // Another process claimed the stale lock, and is about to be done with its claim.
+      const claim = `${lock}.stale-${statSync(lock, { bigint: true }).ino}`;
+      await writeFile(claim, String(process.ppid));
+      let resume!: () => void;
+      const A: Contender = { pid: realPid, budget: k };
+      A.resume = new Promise<void>((ok) => (resume = ok));
+      const paused = new Promise<'paused'>((ok) => (A.paused = () => ok('paused')));
+      const aRun = settle(contender.run(A, () => acquireRunLock(dir, command)));
+      finished = (await Promise.race([paused, aRun])) !== 'paused';
+      await rm(claim, { force: true });
+      resume();
+      const out = await aRun;
+      if (out.won) {
+        expect(await readFile(lock, 'utf8'), `A paused after ${k} steps`).toBe(String(realPid));
+        await out.release();
+        expect(await readdir(dir)).toEqual([]);
+      } else {
+        // It read the claim before it went: the claimant still ran then.
+        expect(out.error, `A paused after ${k} steps`).toMatchObject({
+          code: 'RUN_IN_PROGRESS',
+          hint: expect.stringContaining(`remove ${claim})`),
+        });
+      }
+    }
+  });
+
+  it('leaves no file open, taking over stale locks many times', async () => {
+    const fds = async () => (await readdir('/proc/self/fd')).length;
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+    const before = await fds();
+    for (let i = 0; i < 30; i++) {
+      await writeFile(join(dir, 'lock'), String(deadPid()));
+      const release = await acquireRunLock(dir, command);
+      await release();
+      // At once: a handle left open is closed only by a garbage collection, some time later.
+      expect(await fds(), `after ${i + 1} takeovers`).toBeLessThanOrEqual(before);
+    }
+  });
+
+  it('works where files cannot be hard-linked: the lock is created in place', async () => {
+    gate.noLinks = true;
+    try {
+      const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+      const release = await acquireRunLock(dir, command);
+      expect(await readFile(join(dir, 'lock'), 'utf8')).toBe(String(process.pid));
+      const other = contender.run({ pid: process.ppid }, () => acquireRunLock(dir, command));
+      await expect(other).rejects.toMatchObject({ code: 'RUN_IN_PROGRESS' });
+      await release();
+      expect(await readdir(dir)).toEqual([]);
+    } finally {
+      gate.noLinks = false;
+    }
+  });
+
+  it('one process running the same job twice at once is refused the second time', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+    const release = await acquireRunLock(dir, command);
+    await expect(acquireRunLock(dir, command)).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+      message: 'this process is already running this same job',
+      hint: `wait for that run to finish; then run again: ${command}`,
+    });
+    await release();
+    await (
+      await acquireRunLock(dir, command)
+    )(); // and runs once the first is done
+  });
+
+  it('takes over a lock naming its own pid (left by an earlier process with that pid)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+    await writeFile(join(dir, 'lock'), String(process.pid));
+    const release = await acquireRunLock(dir, command);
+    await release();
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('keeps its files to its user (0600), and lets go even if the lock was removed meanwhile', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+    const release = await acquireRunLock(dir, command);
+    expect((await stat(join(dir, 'lock'))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(dir, `lock.pid-${process.pid}`))).mode & 0o777).toBe(0o600);
+    await rm(join(dir, 'lock'));
+    await rm(join(dir, `lock.pid-${process.pid}`));
+    await release();
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('refuses, naming what to run again, while the holder runs (a start file with a line end too)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-lock-'));
+    await writeFile(join(dir, 'lock'), String(process.ppid));
+    await writeFile(join(dir, `lock.pid-${process.ppid}`), `${identityOf(process.ppid)}\n`);
+    await expect(acquireRunLock(dir, command)).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+      message: `another enrich process (pid ${process.ppid}) is running this same job`,
+      hint: expect.stringMatching(
+        /^wait for it to finish, or stop it; then run again: enrich contacts in\.csv \(/,
+      ),
+    });
+  });
+});
+
+describe('the start time of a process', () => {
+  it('is field 22 of its stat line, whatever its command name holds', () => {
+    const rest = (start: string) =>
+      ['S', ...Array.from({ length: 18 }, (_, i) => String(i + 1)), start, '0', '0'].join(' ');
+    expect(startTicks(`1234 (node) ${rest('5551212')}`)).toBe('5551212');
+    expect(startTicks(`1234 (a) b (c)) d) ${rest('42')}`)).toBe('42');
+    expect(startTicks(`1234 (x) ${rest('abc')}`)).toBeUndefined();
+    expect(startTicks(`1234 (x) ${rest('12a')}`)).toBeUndefined();
+    expect(startTicks(`1234 (x) ${rest('a12')}`)).toBeUndefined();
+    expect(startTicks('1234 (x) S 1 2')).toBeUndefined();
+    expect(startTicks('')).toBeUndefined();
+  });
+
+  it('is when the process started, counted from the boot', async () => {
+    const tick = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+    const child = spawn('sleep', ['5']);
+    try {
+      await new Promise((ok) => child.once('spawn', ok));
+      const uptime = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]);
+      const started = Number(identityOf(child.pid!)!.split(' ')[1]) / tick;
+      expect(Math.abs(uptime - started)).toBeLessThan(2);
+    } finally {
+      child.kill();
+    }
   });
 });

