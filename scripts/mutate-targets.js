@@ -160,6 +160,7 @@ export const TARGETS = [
       'test/cache/results-cache-commit.test.ts',
       'test/integration/results-cache.test.ts',
       'test/cache/free-space.test.ts',
+      'test/cache/results-cache-processes.test.ts',
     ],
   },
   {

@@ -103,6 +103,7 @@ const OPEN_OPTIONS = {
   compression: true,
   mapSize: MAP_SIZE,
   sharedStructuresKey: Symbol.for('enrich-structures'),
+  // Stryker disable next-line ArrowFunction: an answer of undefined is a no too
   shouldShareStructure: () => false,
 } as const;
 
