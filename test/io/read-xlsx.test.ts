@@ -143,7 +143,6 @@ describe('the workbook read through its central directory', () => {
           : text,
       ],
     );
-    expect((await readFile(absolute)).length).toBeGreaterThan(0);
     expect((await rowsOf(absolute, { sheet: 'leads' })).rows.map((r) => r.cells)).toEqual(want);
   });
 
@@ -166,10 +165,10 @@ describe('the workbook read through its central directory', () => {
         renamed[name] ?? name,
         text
           .replace('Target="xl/workbook.xml"', 'Target="xl/Book.xml"')
-          .replace('Target="sharedStrings.xml"', 'Target="strings/Shared.xml"')
+          .replace('Target="sharedStrings.xml"', 'Target="./strings/Shared.xml"')
           .replace(/Target="worksheets\//g, 'Target="../xl/worksheets/')
-          // A relationship without a type (malformed) is passed over.
-          .replace('</Relationships>', '<Relationship Id="rId99" Target="x.xml"/></Relationships>'),
+          // A relationship without a type (malformed), first, is passed over.
+          .replace('<Relationship ', '<Relationship Id="rId99" Target="x.xml"/><Relationship '),
       ],
     );
     const names = Object.keys((await JSZip.loadAsync(await readFile(moved))).files);
@@ -202,6 +201,29 @@ describe('the workbook read through its central directory', () => {
     const plain = (await rowsOf(partial, { sheet: 1 })).rows.map((r) => r.cells);
     expect(plain.map((c) => c.slice(0, 5))).toEqual(want.map((c) => c.slice(0, 5)));
     expect(plain[0]![5]).toBe('45292'); // 2024-01-01 as the serial number it is stored as
+  });
+
+  it('without a workbook part, numbers the sheets as numbers (sheet10 after sheet9)', async () => {
+    const path = join(dir, 'eleven.xlsx');
+    const wb = new ExcelJS.Workbook();
+    for (let n = 1; n <= 11; n++) wb.addWorksheet(`Tab ${n}`).addRow([`Header ${n}`]);
+    await wb.xlsx.writeFile(path);
+    const bare = join(dir, 'eleven-bare.xlsx');
+    await restored(
+      path,
+      bare,
+      (n) => n.filter((x) => x !== 'xl/workbook.xml').reverse(),
+      // A copy kept in a folder of its own is no sheet of this workbook.
+      (name, text) => [
+        name === 'xl/worksheets/sheet3.xml' ? 'old/xl/worksheets/sheet3.xml' : name,
+        text,
+      ],
+    );
+    await expect(openInput(bare, { sheet: 'Nope' })).rejects.toThrow(
+      /expected one of "Sheet1", "Sheet2", "Sheet4", "Sheet5", "Sheet6", "Sheet7", "Sheet8", "Sheet9", "Sheet10", "Sheet11"$/,
+    );
+    expect((await rowsOf(bare, { sheet: 'Sheet10' })).source.rawHeader).toEqual(['Header 10']);
+    expect((await rowsOf(bare, { sheet: 9 })).source.rawHeader).toEqual(['Header 10']);
   });
 
   it('reads a workbook SheetJS wrote (its workbook part after the sheets: refused before)', async () => {
