@@ -117,7 +117,7 @@ function sheetParts(
   entries: Iterable<Entry>,
 ): { name: string; entry: Entry }[] {
   // Stryker disable next-line ArrayDeclaration: a list without sheets is no list either
-  const listed = (reader.model?.sheets ?? []).flatMap((sheet) => {
+  const listed = (reader.model!.sheets ?? []).flatMap((sheet) => {
     const rel = reader.workbookRels!.find((r) => r.Id === sheet.rId);
     const entry = rel && entryOf(partPath(workbook, rel.Target));
     return entry ? [{ name: sheet.name, entry }] : [];
