@@ -187,6 +187,27 @@ describe('the workbook read through its central directory', () => {
     const gone = ['_rels/.rels', 'xl/workbook.xml', 'xl/_rels/workbook.xml.rels'];
     // Stored last sheet first; the shared strings and styles found under their usual names.
     await restored(path, bare, (n) => [...n].reverse().filter((x) => !gone.includes(x)));
+    // Without the package's relationships, nor the workbook's to its strings and styles, the
+    // parts are found under their usual names.
+    const unrelated = join(dir, 'bare-unrelated.xlsx');
+    await restored(
+      path,
+      unrelated,
+      (n) => n.filter((x) => x !== '_rels/.rels'),
+      (name, text) => [
+        name,
+        name === 'xl/_rels/workbook.xml.rels'
+          ? text.replace(/<Relationship [^>]*(sharedStrings|styles)"[^>]*\/>/g, '')
+          : text,
+      ],
+    );
+    const unrelatedRels = await (
+      await JSZip.loadAsync(await readFile(unrelated))
+    )
+      .file('xl/_rels/workbook.xml.rels')!
+      .async('string');
+    expect(unrelatedRels).not.toMatch(/styles|sharedStrings/);
+    expect((await rowsOf(unrelated, { sheet: 'Leads' })).rows.map((r) => r.cells)).toEqual(want);
     await expect(openInput(bare, { sheet: 'Leads' })).rejects.toThrow(
       /has no sheet "Leads": expected one of "Sheet1", "Sheet2"/,
     );
