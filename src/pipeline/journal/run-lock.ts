@@ -220,17 +220,16 @@ async function createExclusive(path: string): Promise<boolean> {
   }
 }
 
-// Stryker disable BlockStatement,ConditionalExpression: where link() fails, an error other than EEXIST here too (EACCES, EROFS) would need a file system the tests cannot make; the mutants then report "cannot take the run lock" instead
 async function createInPlace(path: string): Promise<boolean> {
   try {
     await writeFile(path, String(process.pid), { flag: 'wx', mode: 0o600 });
     return true;
   } catch (err) {
+    // Stryker disable next-line ConditionalExpression: where link() fails, an error other than EEXIST here too (EACCES, EROFS) would need a file system the tests cannot make; the mutant then reports "cannot take the run lock" instead
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
   }
 }
-// Stryker restore BlockStatement,ConditionalExpression
 
 /** Reads a lock or claim file; undefined when there is none. */
 async function readLock(path: string): Promise<LockFile | undefined> {
