@@ -60,7 +60,7 @@ export async function acquireRunLock(dir: string, command: string): Promise<() =
       if (await createExclusive(path)) return await held();
       const seen = await readLock(path);
       if (seen === undefined) continue; // its holder just released it
-      if (isLive(seen.pid, path)) throw inProgress(seen.pid, command, path);
+      if (isLive(seen.pid, path)) throw inProgress(seen.pid, command, path, path);
       if (await replaceStale(path, path, seen, command, 0)) return await held();
     }
     throw new EnrichError('RUN_IN_PROGRESS', `cannot take the run lock ${path}`, {
@@ -105,17 +105,22 @@ export function startTicks(stat: string): string | undefined {
   return start !== undefined && /^\d+$/.test(start) ? start : undefined;
 }
 
-/** True when the process with `pid` is not the one that wrote the lock beside `lock` (pid reused). */
-function pidReused(pid: number, lock: string): boolean {
+/**
+ * Whether the process with `pid` is the one that wrote the lock beside `lock`: `same`, `reused`
+ * (another process got its pid since), or `unknown` (no start file: an earlier build's lock, or
+ * another OS; the pid alone then decides).
+ */
+function holderOf(pid: number, lock: string): 'same' | 'reused' | 'unknown' {
   let recorded: string;
   try {
     recorded = readFileSync(startFile(lock, pid), 'utf8');
   } catch {
-    return false; // an earlier build's lock, or another OS: the pid alone
+    return 'unknown';
   }
   const now = identityOf(pid);
   // Stryker disable next-line ConditionalExpression: identityOf(pid) is undefined only for a process that ended since kill(pid, 0): stale either way
-  return now !== undefined && recorded.trim() !== now;
+  if (now === undefined) return 'unknown';
+  return recorded.trim() === now ? 'same' : 'reused';
 }
 
 /**
@@ -146,21 +151,23 @@ function isLive(pid: number, lock: string): boolean {
     pid > 0 &&
     pid !== process.pid &&
     processAlive(pid) &&
-    !pidReused(pid, lock)
+    holderOf(pid, lock) !== 'reused'
   );
 }
 
-function inProgress(pid: number, command: string, path: string): EnrichError {
-  // A lock holds only a pid, and pids are reused (after a reboot, or once they wrap): the lock
-  // of a run killed by a power cut can name a process that is not enrich at all.
+function inProgress(pid: number, command: string, path: string, lock: string): EnrichError {
+  const hint = `wait for it to finish, or stop it; then run again: ${command}`;
   return new EnrichError(
     'RUN_IN_PROGRESS',
     `another enrich process (pid ${pid}) is running this same job`,
     {
+      // Judged by its pid alone, the holder may be another program that got the pid of a run
+      // killed by a crash or a reboot: say so, and which file to remove then.
       hint:
-        `wait for it to finish, or stop it; then run again: ${command} ` +
-        `(if pid ${pid} is not enrich, a run killed by a crash or a reboot left the lock ` +
-        `and its pid was used again: remove ${path})`,
+        holderOf(pid, lock) === 'same'
+          ? hint
+          : `${hint} (if pid ${pid} is not enrich, a run killed by a crash or a reboot left the ` +
+            `lock and its pid was used again: remove ${path})`,
     },
   );
 }
@@ -182,7 +189,7 @@ async function replaceStale(
   if (!(await createExclusive(claim))) {
     const other = await readLock(claim);
     if (other === undefined) return false; // its claimant is done: look again
-    if (isLive(other.pid, lock)) throw inProgress(other.pid, command, claim);
+    if (isLive(other.pid, lock)) throw inProgress(other.pid, command, claim, lock);
     // Its claimant died between claiming and replacing: take the claim over the same way.
     // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator,BooleanLiteral: the depth bounds a chain of eight dead claimants; the recursion fails only when a third process replaces the dead claimant's claim meanwhile
     if (depth >= 8 || !(await replaceStale(lock, claim, other, command, depth + 1))) return false;
