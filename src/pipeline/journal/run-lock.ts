@@ -115,10 +115,11 @@ function holderOf(pid: number, lock: string): 'same' | 'reused' | 'unknown' {
   try {
     recorded = readFileSync(startFile(lock, pid), 'utf8');
   } catch {
+    // Stryker disable next-line StringLiteral: any answer but 'same' or 'reused' is read as unknown
     return 'unknown';
   }
   const now = identityOf(pid);
-  // Stryker disable next-line ConditionalExpression: identityOf(pid) is undefined only for a process that ended since kill(pid, 0): stale either way
+  // Stryker disable next-line ConditionalExpression,StringLiteral: identityOf(pid) is undefined only for a process that ended since kill(pid, 0): stale either way; and as above
   if (now === undefined) return 'unknown';
   return recorded.trim() === now ? 'same' : 'reused';
 }
