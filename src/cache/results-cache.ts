@@ -4,6 +4,7 @@ import { open, type RootDatabase } from 'lmdb';
 import { createKeyMemo, scopeString } from './cache-keys.js';
 import { watchSpace, type SpaceOptions, type SpaceWatch } from './free-space.js';
 import { ALL_CACHE_FILES, CACHE_FILE, checkMetaPages, removeLegacyFiles } from './lmdb-file.js';
+import { RECORD_SHAPES } from './record-shapes.js';
 
 /**
  * The results cache across runs and files: one lmdb environment in the OS cache directory.
@@ -84,13 +85,13 @@ const MAP_SIZE = 2 ** 36;
 
 /**
  * How the database is opened.
- * - Every answer holds its own field names (each record's structure defined inside it:
- *   `shouldShareStructure` says no to every new one). Earlier builds kept them once, in a
- *   table in the file shared by all writers (lmdb's shared structures, half the size), which
- *   two processes filling the cache at once could confuse: an answer was read back with a
- *   field name of another answer's shape (RELIABILITY.md). The table's key stays set, so the
- *   answers those builds wrote are still read (and its shapes reused); nothing adds to it
- *   now. Earlier builds read these answers too (records, not maps).
+ * - Field names: lmdb's table of shared structures holds the shapes of the service's records
+ *   (record-shapes.ts), written once when the file is new and never changed after; every other
+ *   shape is defined inside its answer (`shouldShareStructure` says no to every new one).
+ *   Earlier builds let every writer add to that table, which two processes filling the cache
+ *   at once could confuse: an answer was read back with a field name of another answer's
+ *   shape (RELIABILITY.md). A table those builds wrote is kept as it is (their answers are
+ *   read with it, and its shapes reused); earlier builds read these answers too.
  * - lmdb's default durability (overlapping sync: each commit is flushed after it is made, and
  *   a crash of the machine leaves the last flushed commit intact). Not flushing (`noSync`,
  *   one sync at the end of a run) saved 1% of a cold run's CPU at 50k rows and 7% at 300k
@@ -99,10 +100,13 @@ const MAP_SIZE = 2 ** 36;
  * - Compression only for answers over 1,000 bytes (a company's many matches): LZ4 with its
  *   dictionary costs more CPU than it saves on a contact's few hundred bytes.
  */
+/** Where lmdb keeps the table of shared structures, outside the answers' keys. */
+const STRUCTURES_KEY = Symbol.for('enrich-structures');
+
 const OPEN_OPTIONS = {
   compression: true,
   mapSize: MAP_SIZE,
-  sharedStructuresKey: Symbol.for('enrich-structures'),
+  sharedStructuresKey: STRUCTURES_KEY,
   // Stryker disable next-line ArrowFunction: an answer of undefined is a no too
   shouldShareStructure: () => false,
 } as const;
@@ -131,6 +135,41 @@ export function openResultsCache(
   }
   // Little room left on the disk: answers are read, none written (lmdb must not meet a full disk).
   return wrap(db, dir, onWarning, watchSpace(dir, space, onWarning));
+}
+
+/** `f`, called the first time only. */
+function once(f: () => void): () => void {
+  let done = false;
+  return () => {
+    // Stryker disable next-line ConditionalExpression,BooleanLiteral: seeding again finds the table there and changes nothing; only its cost (a transaction per answer) would tell
+    if (done) return;
+    done = true;
+    f();
+  };
+}
+
+/**
+ * Writes the records' shapes as the table of shared structures of a file that has none, in one
+ * transaction, before the first answer is put: of two processes filling a new file at once,
+ * one writes it, and the other finds it. A table already there (this file's, or an earlier
+ * build's) is left as it is. Should the write fail, answers define their own structures, as
+ * they do for any shape not in the table.
+ */
+function seedShapes(db: RootDatabase<Stored, string>): void {
+  const raw = db as unknown as RootDatabase<unknown, symbol> & {
+    encoder?: { structures?: { uninitialized?: boolean } };
+  };
+  try {
+    raw.transactionSync(() => {
+      if (raw.getBinary(STRUCTURES_KEY) === undefined) raw.putSync(STRUCTURES_KEY, RECORD_SHAPES);
+    });
+  } catch {
+    // left without a table
+  }
+  // Writing the table made msgpackr read the (then empty) table: it reads it again at the next
+  // answer. (msgpackr 1.12's flag; the test of the shapes fails should it change.)
+  const structures = raw.encoder?.structures;
+  if (structures) structures.uninitialized = true;
 }
 
 function unusable(dir: string, err: unknown): string {
@@ -170,6 +209,7 @@ function wrap(
     }
   };
   let pending = 0;
+  const seedOnce = once(() => seedShapes(db));
   let last: Promise<void> = Promise.resolve();
   // Stryker disable next-line ObjectLiteral: the first put starts a batch of its own whatever this holds (its promise is never undefined)
   let batch: CommitBatch = { written: undefined, puts: 0 };
@@ -194,6 +234,7 @@ function wrap(
         put: (requestKey, a) =>
           guard(undefined, () => {
             if (!room.toPut()) return;
+            seedOnce();
             const written = db.put(keys.taken(requestKey), {
               r: a.records,
               t: a.at,

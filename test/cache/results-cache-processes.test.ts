@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { open, type Key } from 'lmdb';
 import { createKeyMemo, scopeString } from '../../src/cache/cache-keys.js';
+import { RECORD_SHAPES } from '../../src/cache/record-shapes.js';
 import { CACHE_FILE, openResultsCache } from '../../src/cache/results-cache.js';
 import { ensureBuilt } from '../api/harness.js';
 
@@ -50,10 +51,38 @@ describe('the results cache shared by processes', () => {
         expect(cache?.get(`${who}${i}`)?.records).toEqual([answerOf(who, i)]);
     expect(store?.stats().entries).toBe(2 * N);
     await store?.close();
+    // One of them wrote the records' shapes when the file was new; neither added to them.
+    const raw = openAsEarlierBuilds(dir);
+    expect(raw.get(STRUCTURES)).toEqual(RECORD_SHAPES);
+    await raw.close();
   });
 });
 
 const STRUCTURES = Symbol.for('enrich-structures');
+
+/** A contact record as api-spec.md 2.2 lists its fields (without the echoes the cache drops). */
+const specContact = {
+  error: '',
+  credit_charged: true,
+  first_name: 'Jürgen',
+  last_name: 'Müller',
+  email: 'jurgen.muller@acme.de',
+  office_phone: '+49 30 5550 1642',
+  mobile_phone: '',
+  location: { country: 'Germany', state: 'Berlin', zip_code: '10115' },
+  title: 'Engineering Manager',
+  job_level: 'Manager',
+  department: 'Engineering',
+  prof_network: 'https://profnet.example/in/jurgen-muller',
+  company: {
+    name: 'Acme',
+    description: 'Acme makes things.',
+    website: 'acme.de',
+    employees_category: '51-200',
+    revenue_category: '$10M-$50M',
+    location: { country: 'Germany', state: 'Berlin', zip_code: '10115' },
+  },
+};
 
 /** The cache file opened as earlier builds did: field names kept once, in a shared table. */
 function openAsEarlierBuilds(dir: string) {
@@ -65,20 +94,34 @@ function openAsEarlierBuilds(dir: string) {
 }
 
 describe('what writers share in the cache file', () => {
-  it('answers of many shapes add nothing to a table all writers share', async () => {
+  it("keeps the records' shapes once, and adds no other shape to them", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'enrich-cache-shapes-'));
     const store = openResultsCache(dir)!;
     const cache = store.scoped(SCOPE);
     for (let i = 0; i < 200; i++)
       cache.put(`r${i}`, { records: [answerOf(i % 2 ? 'A' : 'B', i)], at: i, charged: true });
+    cache.put('spec', { records: [specContact], at: 1, charged: true });
+    // The same fields in another order: a shape of its own, defined inside the answer.
+    const reordered = Object.fromEntries(Object.entries(specContact).reverse());
+    cache.put('reordered', { records: [reordered], at: 2, charged: true });
     await store.close();
+
     const raw = openAsEarlierBuilds(dir);
-    // Each answer holds its own field names: there is no table two writers could confuse.
-    expect(raw.getBinary(STRUCTURES)).toBeUndefined();
+    expect(raw.get(STRUCTURES)).toEqual(RECORD_SHAPES);
+    const keys = createKeyMemo(scopeString(SCOPE));
+    const bytes = (k: string) => Buffer.from(raw.getBinary(keys.of(k))!);
+    // A record of the service's shape is kept without its field names; another one with them.
+    expect(bytes('spec').includes('first_name')).toBe(false);
+    expect(bytes('reordered').includes('first_name')).toBe(true);
+    expect(bytes('spec').length).toBeLessThan(bytes('reordered').length * 0.75);
     await raw.close();
+
     const again = openResultsCache(dir)!;
+    const read = again.scoped(SCOPE);
     for (let i = 0; i < 200; i++)
-      expect(again.scoped(SCOPE).get(`r${i}`)?.records).toEqual([answerOf(i % 2 ? 'A' : 'B', i)]);
+      expect(read.get(`r${i}`)?.records).toEqual([answerOf(i % 2 ? 'A' : 'B', i)]);
+    expect(read.get('spec')?.records).toEqual([specContact]);
+    expect(Object.keys(read.get('reordered')!.records[0]!)).toEqual(Object.keys(reordered));
     await again.close();
   });
 
