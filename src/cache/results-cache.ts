@@ -288,6 +288,7 @@ function statsOf(db: RootDatabase<Stored, string>): CacheStats {
     s.entries++;
     if (value.c) s.charged++;
     s.oldest = s.oldest === null ? value.t : Math.min(s.oldest, value.t);
+    // Stryker disable next-line ConditionalExpression: Math.max(null, t) is t for any time after 1970
     s.newest = s.newest === null ? value.t : Math.max(s.newest, value.t);
   }
   return s;
