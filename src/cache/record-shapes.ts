@@ -1,11 +1,13 @@
+import { COMPANY_RECORD_FIELDS } from '../contract/limits.js';
+
 /**
  * The shapes of the answers the cache keeps, as field names in order: written once into a new
  * cache file as lmdb's table of shared structures, and never changed after (nothing adds to
  * it: `shouldShareStructure` says no to every other shape). An answer of one of these shapes
  * is stored without its field names, about 40% smaller and twice as fast to read back; any
  * other shape (a service that orders its fields otherwise, a field more or less) defines its
- * own structure inside the answer, as before. Changing this list needs a new cache file name:
- * the table of a file is whatever its first writer put there.
+ * own structure inside the answer. Every process reads the table from the file, never from
+ * here: changing this list changes only the files created after.
  *
  * The order is the one of api-spec.md section 2 (the sandbox's too), without the echoes the
  * cache drops (`original_fields`, `custom_fields`).
@@ -32,35 +34,5 @@ export const RECORD_SHAPES: readonly (readonly string[])[] = [
   ['country', 'state', 'zip_code'],
   ['name', 'description', 'website', 'employees_category', 'revenue_category', 'location'],
   // 2.1 Company record.
-  [
-    'error',
-    'credit_charged',
-    'website',
-    'name',
-    'phone',
-    'employees_category',
-    'employees_number',
-    'revenue_category',
-    'revenue_number',
-    'sic_code',
-    'naics_code',
-    'industry',
-    'prof_network',
-    'social_a',
-    'social_b',
-    'video_channel',
-    'curated_lists',
-    'number_of_available_locations',
-    'description',
-    'year_founded',
-    'recent_funding_date',
-    'recent_funding_amount',
-    'recent_funding_round',
-    'hq_address_1',
-    'hq_address_2',
-    'hq_city',
-    'hq_state',
-    'hq_zip_code',
-    'hq_country',
-  ],
+  ['error', 'credit_charged', ...COMPANY_RECORD_FIELDS],
 ];
