@@ -43,4 +43,38 @@ describe('stale output temp files (regression: a SIGKILL during the write left .
   it('ignores a directory it cannot list', async () => {
     await expect(removeStaleTemps('/nonexistent/enrich', 'out.csv')).resolves.toBeUndefined();
   });
+
+  it('an output name too long for its temp name: the temp keeps its first bytes and a hash, and is still swept', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-stale-'));
+    // 249 bytes, a two-byte character across the place the temp name cuts it.
+    const long = `x${'é'.repeat(122)}.csv`;
+    const sibling = `x${'é'.repeat(122)}.tsv`; // the same first bytes, another name
+    expect(Buffer.byteLength(long)).toBe(249);
+    const temp = tempNameFor(long, deadPid(), 'aaaaaaaa');
+    expect(Buffer.byteLength(temp)).toBe(254); // the cut character left out whole
+    expect(temp).not.toContain('\uFFFD');
+    expect(temp.startsWith(`.x${'é'.repeat(107)}~`)).toBe(true);
+    expect(tempNameFor(long, deadPid(), 'aaaaaaaa')).toBe(temp); // the same for every writer
+    // A name that fits is kept whole, to the byte.
+    const fits = `${'a'.repeat(229)}.csv`;
+    expect(tempNameFor(fits, 1, 'bbbbbbbb')).toBe(`.${fits}.00000001bbbbbbbb.tmp`);
+    expect(tempNameFor(`a${fits}`, 1, 'bbbbbbbb')).toContain('~');
+
+    const live = tempNameFor(long, process.ppid, 'bbbbbbbb');
+    const other = tempNameFor(sibling, deadPid(), 'cccccccc');
+    for (const f of [temp, live, other]) await writeFile(join(dir, f), 'x');
+    await removeStaleTemps(dir, long);
+    expect((await readdir(dir)).sort()).toEqual([live, other].sort());
+
+    // And such an output is written (its temp name was 271 bytes: ENAMETOOLONG).
+    const w = await createOutputWriter({
+      target: join(dir, long),
+      format: 'csv',
+      inputHeader: ['a'],
+      jsonKeys: ['a'],
+      extraColumns: [],
+    });
+    await w.close();
+    expect((await readdir(dir)).sort()).toEqual([long, live, other].sort());
+  });
 });
