@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deadPid } from '../helpers/pids.js';
+import { rootTest } from '../helpers/root.js';
+import { withTmpfs } from '../helpers/tmpfs.js';
 import { identityOf } from '../../src/pipeline/journal/run-lock.js';
 import {
   foldEvents,
@@ -224,4 +226,38 @@ describe('journal', () => {
     await j.close();
     expect(existsSync(lock)).toBe(false);
   });
+});
+
+describe('a journal on a full disk', () => {
+  rootTest(
+    '(root: a tmpfs) is refused as FILE_SYSTEM naming the place, before anything is sent, and leaves no lock',
+    async () => {
+      await withTmpfs('size=64k', async (small) => {
+        const runsDir = join(small, 'runs');
+        await mkdir(runsDir);
+        // A new run: its lock's files cannot be written.
+        await writeFile(join(small, 'fill'), Buffer.alloc(64 * 1024)).catch(() => undefined);
+        await expect(
+          openJournal({ runsDir, key: 'kf', header, restart: false, now }),
+        ).rejects.toMatchObject({
+          code: 'FILE_SYSTEM',
+          exitCode: 2,
+          message: `cannot write ${join(runsDir, 'kf')}: the disk is full (no space left on the device)`,
+        });
+        expect(await readdir(join(runsDir, 'kf'))).toEqual([]);
+        // Room for the lock's two files (a page each) and not for the journal's header: the
+        // lock taken is let go again.
+        await rm(join(small, 'fill'));
+        await writeFile(join(small, 'fill'), Buffer.alloc(56 * 1024));
+        const kh = join(runsDir, 'kh');
+        await expect(
+          openJournal({ runsDir, key: 'kh', header, restart: false, now }),
+        ).rejects.toMatchObject({
+          code: 'FILE_SYSTEM',
+          message: `cannot write ${join(kh, 'journal.jsonl')}: the disk is full (no space left on the device)`,
+        });
+        expect((await readdir(kh)).filter((f) => f.startsWith('lock'))).toEqual([]);
+      });
+    },
+  );
 });

@@ -3,6 +3,7 @@ import { mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnrichError } from '../../errors.js';
+import { fileSystemError } from '../../io/output-target.js';
 import { acquireRunLock } from './run-lock.js';
 import {
   applyVerifyEvent,
@@ -214,7 +215,11 @@ export async function openJournal(opts: {
       },
     );
   });
-  const unlock = await acquireRunLock(dir, opts.header.command);
+  // Nothing is sent before the journal is open: a full or read-only disk here is the user's
+  // to mend (FILE_SYSTEM, naming the directory), not an internal error.
+  const unlock = await acquireRunLock(dir, opts.header.command).catch((err: unknown) => {
+    throw fileSystemError('write', dir, err);
+  });
   if (opts.restart) {
     // Start over, but keep the lock this process holds (and the start file beside it).
     const entries = await readdir(dir);
@@ -233,27 +238,13 @@ export async function openJournal(opts: {
     await unlock(); // refused: the lock must not outlive this call
     throw err;
   });
-  let state = found;
-  const resumed = state !== undefined;
-  const handle: FileHandle = await open(path, resumed ? 'a' : 'w', 0o600);
-  // A crash may have left a torn last line: appending after it would glue the next event
-  // onto it, and the run after that would lose every event from there on.
-  if (tornAt !== undefined) await handle.truncate(tornAt);
-  if (newline) await handle.write('\n');
-  if (!state) {
-    const header = {
-      t: 'run',
-      v: 1,
-      run: opts.key,
-      nonce: randomUUID(),
-      at: opts.now(),
-      ...opts.header,
-    } as const;
-    await handle.write(`${JSON.stringify(header)}\n`);
-    await handle.datasync();
-    state = { header, batches: new Map() };
-  }
-  const live = state;
+  const resumed = found !== undefined;
+  const { handle, state: live } = await openForAppend(path, found, { tornAt, newline }, opts).catch(
+    async (err: unknown) => {
+      await unlock();
+      throw fileSystemError('write', path, err);
+    },
+  );
   let tail: Promise<void> = Promise.resolve();
   return {
     path,
@@ -278,6 +269,40 @@ export async function openJournal(opts: {
       await unlock();
     },
   };
+}
+
+/**
+ * Opens the journal to append to: a torn last line a crash left is cut (appending after it
+ * would glue the next event onto it, and the run after that would lose every event from there
+ * on); a new journal gets its header, on the disk before anything is sent. The file is closed
+ * again if that fails.
+ */
+async function openForAppend(
+  path: string,
+  found: RunState | undefined,
+  repair: { tornAt?: number; newline?: boolean },
+  opts: { key: string; header: Parameters<typeof openJournal>[0]['header']; now: () => number },
+): Promise<{ handle: FileHandle; state: RunState }> {
+  const handle = await open(path, found ? 'a' : 'w', 0o600);
+  try {
+    if (repair.tornAt !== undefined) await handle.truncate(repair.tornAt);
+    if (repair.newline) await handle.write('\n');
+    if (found) return { handle, state: found };
+    const header = {
+      t: 'run',
+      v: 1,
+      run: opts.key,
+      nonce: randomUUID(),
+      at: opts.now(),
+      ...opts.header,
+    } as const;
+    await handle.write(`${JSON.stringify(header)}\n`);
+    await handle.datasync();
+    return { handle, state: { header, batches: new Map() } };
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    throw err;
+  }
 }
 
 /**
