@@ -56,9 +56,10 @@ export async function removeStaleTemps(dir: string, name?: string): Promise<void
   } catch {
     return; // the open that follows reports an unusable directory
   }
+  const stem = name === undefined ? undefined : tempStem(name);
   for (const entry of entries) {
     const m = /^\.(.+)\.([0-9a-f]{8})[0-9a-f]{8}\.tmp$/.exec(entry);
-    if (!m || (name !== undefined && m[1] !== tempStem(name))) continue;
+    if (!m || (stem !== undefined && m[1] !== stem)) continue;
     const pid = parseInt(m[2] as string, 16);
     if (pid !== process.pid && !processAlive(pid)) await rm(join(dir, entry), { force: true });
   }

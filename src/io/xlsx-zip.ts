@@ -67,16 +67,14 @@ async function textOf(zip: ZipFile, entry: Entry): Promise<Readable> {
   return stream;
 }
 
-/** A worksheet's text, opened only when its rows are read (an unread sheet costs nothing). */
+/**
+ * A worksheet's text, opened only when its rows are read (an unread sheet costs nothing). A
+ * read left early destroys the stream: a Readable's iterator does when it is returned.
+ */
 function lazyText(zip: ZipFile, entry: Entry): AsyncIterable<string> {
   return {
     async *[Symbol.asyncIterator]() {
-      const stream = await textOf(zip, entry);
-      try {
-        for await (const chunk of stream) yield chunk as string;
-      } finally {
-        stream.destroy();
-      }
+      yield* (await textOf(zip, entry)) as AsyncIterable<string>;
     },
   };
 }

@@ -60,7 +60,8 @@ export async function acquireRunLock(dir: string, command: string): Promise<() =
       if (await createExclusive(path)) return await held();
       const seen = await readLock(path);
       if (seen === undefined) continue; // its holder just released it
-      if (isLive(seen.pid, path)) throw inProgress(seen.pid, command, path, path);
+      const holder = liveHolder(seen.pid, path);
+      if (holder) throw inProgress(seen.pid, command, path, holder);
       if (await replaceStale(path, path, seen, command, 0)) return await held();
     }
     throw new EnrichError('RUN_IN_PROGRESS', `cannot take the run lock ${path}`, {
@@ -143,20 +144,24 @@ async function removeOtherStartFiles(lock: string, me: number): Promise<void> {
 const heldHere = new Set<string>();
 
 /**
- * True when `pid` is another process that still runs and is the one that took the lock beside
- * `lock` (our own pid in a lock is a leftover).
+ * Whether `pid`, named in the lock beside `lock`, holds it: `same` (its start file says so),
+ * `unknown` (it runs; its pid alone says so), or undefined when it does not (it is gone, it is
+ * us, which makes the lock a leftover, or its pid is another process's now).
  */
-function isLive(pid: number, lock: string): boolean {
-  return (
-    Number.isSafeInteger(pid) &&
-    pid > 0 &&
-    pid !== process.pid &&
-    processAlive(pid) &&
-    holderOf(pid, lock) !== 'reused'
-  );
+function liveHolder(pid: number, lock: string): 'same' | 'unknown' | undefined {
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || !processAlive(pid)) {
+    return undefined;
+  }
+  const holder = holderOf(pid, lock);
+  return holder === 'reused' ? undefined : holder;
 }
 
-function inProgress(pid: number, command: string, path: string, lock: string): EnrichError {
+function inProgress(
+  pid: number,
+  command: string,
+  path: string,
+  holder: 'same' | 'unknown',
+): EnrichError {
   const hint = `wait for it to finish, or stop it; then run again: ${command}`;
   return new EnrichError(
     'RUN_IN_PROGRESS',
@@ -165,7 +170,7 @@ function inProgress(pid: number, command: string, path: string, lock: string): E
       // Judged by its pid alone, the holder may be another program that got the pid of a run
       // killed by a crash or a reboot: say so, and which file to remove then.
       hint:
-        holderOf(pid, lock) === 'same'
+        holder === 'same'
           ? hint
           : `${hint} (if pid ${pid} is not enrich, a run killed by a crash or a reboot left the ` +
             `lock and its pid was used again: remove ${path})`,
@@ -190,7 +195,8 @@ async function replaceStale(
   if (!(await createExclusive(claim))) {
     const other = await readLock(claim);
     if (other === undefined) return false; // its claimant is done: look again
-    if (isLive(other.pid, lock)) throw inProgress(other.pid, command, claim, lock);
+    const holder = liveHolder(other.pid, lock);
+    if (holder) throw inProgress(other.pid, command, claim, holder);
     // Its claimant died between claiming and replacing: take the claim over the same way.
     // Stryker disable next-line ConditionalExpression,EqualityOperator,ArithmeticOperator,BooleanLiteral: the depth bounds a chain of eight dead claimants; the recursion fails only when a third process replaces the dead claimant's claim meanwhile
     if (depth >= 8 || !(await replaceStale(lock, claim, other, command, depth + 1))) return false;
