@@ -43,6 +43,38 @@ describe('reading a journal back', () => {
     ]);
   });
 
+  it('folds the verification events of verify-emails into one table, the last word on an address winning', () => {
+    const lines = [
+      runLine,
+      JSON.stringify({ t: 'vsend', addr: 'a@x.io', at: 2 }),
+      JSON.stringify({ t: 'vsend', addr: 'b@x.io', at: 2 }),
+      JSON.stringify({
+        t: 'vanswer',
+        addr: 'a@x.io',
+        status: 'valid',
+        charged: true,
+        remaining: 9,
+        at: 3,
+      }),
+      JSON.stringify({
+        t: 'vfail',
+        addr: 'b@x.io',
+        code: 'NETWORK',
+        message: 'lost',
+        unconfirmed: true,
+        at: 3,
+      }),
+    ];
+    const state = foldEvents(parseJournal(`${lines.join('\n')}\n`));
+    expect([...state!.verify!.entries()]).toEqual([
+      [
+        'a@x.io',
+        { state: 'answered', answer: { status: 'valid', charged: true, remaining: 9, at: 3 } },
+      ],
+      ['b@x.io', { state: 'failed', code: 'NETWORK', message: 'lost', unconfirmed: true }],
+    ]);
+  });
+
   it('folds only a journal that starts with its run header', () => {
     expect(foldEvents([])).toBeUndefined();
     expect(foldEvents(parseJournal(`${submitLine('0')}\n${runLine}\n`))).toBeUndefined();
