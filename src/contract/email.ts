@@ -27,8 +27,23 @@ const CONTROL = /[\u0000-\u001f\u007f]/u;
 /** The longest address a mail system takes (RFC 5321's path limit less its brackets). */
 export const EMAIL_MAX_LENGTH = 254;
 
+/**
+ * Most addresses are plain ASCII (`jane.doe+news@acme.co.uk`): a dot-atom of ASCII specials,
+ * `@`, and a host name of ASCII labels with inner hyphens. Each of these the full rule takes
+ * (test: "a plain address passes the full rule"), and one regex says so faster than the
+ * rule's Unicode classes and split labels.
+ */
+const PLAIN_EMAIL =
+  /^[A-Za-z0-9!#$%&'*+\-/=?^_\x60{|}~]+(?:\.[A-Za-z0-9!#$%&'*+\-/=?^_\x60{|}~]+)*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$/;
+
 /** Why `value` is not an email address a mail system would take, or undefined when it is. */
 export function emailProblem(value: string): string | undefined {
+  if (value.length <= EMAIL_MAX_LENGTH && PLAIN_EMAIL.test(value)) return undefined;
+  return emailProblemByRule(value);
+}
+
+/** emailProblem without its shortcut for plain addresses: the rule itself. */
+export function emailProblemByRule(value: string): string | undefined {
   if (value === '') return 'it is empty';
   if (value.length > EMAIL_MAX_LENGTH)
     return `it is longer than ${EMAIL_MAX_LENGTH} characters (got ${value.length})`;

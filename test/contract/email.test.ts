@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { emailProblem, isEmailAddress } from '../../src/contract/email.js';
+import { emailProblem, emailProblemByRule, isEmailAddress } from '../../src/contract/email.js';
 import { emailVerificationRequestSchema } from '../../src/contract/requests.js';
 
 describe('the one email rule', () => {
@@ -59,5 +59,28 @@ describe('the one email rule', () => {
         expect(isEmailAddress(`${local}@${host}`)).toBe(false);
       }),
     );
+  });
+
+  it('a plain address passes the full rule: the shortcut never says yes where the rule says no', () => {
+    // Strings near addresses: ASCII and other scripts, dots, hyphens, quotes, spaces, several @.
+    const char = fc.constantFrom(...'aZ09.-_+@@@@"\\ (é東\u0000:[]`~'.split(''));
+    const nearAddress = fc.array(char, { maxLength: 24 }).map((cs) => cs.join(''));
+    const plainLocal = fc.stringMatching(
+      /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]{1,10}(\.[A-Za-z0-9_-]{1,5})?$/,
+    );
+    const label = fc.stringMatching(/^[A-Za-z0-9]([A-Za-z0-9-]{0,6}[A-Za-z0-9])?$/);
+    const plain = fc
+      .tuple(plainLocal, fc.array(label, { minLength: 2, maxLength: 4 }))
+      .map(([local, labels]) => `${local}@${labels.join('.')}`);
+    fc.assert(
+      fc.property(fc.oneof(nearAddress, plain), (email) => {
+        expect(emailProblem(email)).toBe(emailProblemByRule(email));
+      }),
+      { numRuns: 2000 },
+    );
+    // Past the length limit, the rule's own answer (the shortcut is only for short addresses).
+    const long = `${'a'.repeat(250)}@x.com`;
+    expect(emailProblem(long)).toBe(emailProblemByRule(long));
+    expect(emailProblem(long)).toMatch(/longer than 254/);
   });
 });

@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InputRow } from '../../src/io/read.js';
 import type { ColumnMapping } from '../../src/pipeline/mapping/map-columns.js';
 import {
+  normalizeByUrl,
   normalizeDomain,
   normalizeWebsite,
   splitFullName,
@@ -183,6 +185,39 @@ describe('normalize', () => {
     ['acme.com/careers', 'acme.com/careers'],
     ['ftp://acme.com', 'ftp://acme.com'],
   ])('normalizeWebsite(%j) = %j', (input, out) => expect(normalizeWebsite(input)).toBe(out));
+
+  it("a simple site's host is the URL parser's (the shortcut past the URL parse changes nothing)", () => {
+    const scheme = fc.constantFrom('', 'http://', 'https://', 'HTTPS://', 'ftp://', 'http:/');
+    const www = fc.constantFrom('', 'www.', 'WWW.', 'www2.', 'www');
+    const label = fc.stringMatching(/^[A-Za-z0-9-]{1,8}$/);
+    const tld = fc.constantFrom(
+      'com',
+      'CO',
+      'io',
+      'x1',
+      '1',
+      '0x7f',
+      'xn--p1ai',
+      'xn--zz',
+      'de-',
+      '',
+    );
+    const tail = fc.constantFrom('', '/', '//', '/about', '?', '?utm_source=x', ':8080', '.', ' ');
+    const site = fc
+      .tuple(scheme, www, fc.array(label, { minLength: 1, maxLength: 3 }), tld, tail)
+      .map(([s, w, labels, t, rest]) => `${s}${w}${labels.join('.')}.${t}${rest}`);
+    fc.assert(
+      fc.property(site, (value) => {
+        expect(normalizeDomain(value)).toBe(normalizeByUrl.domain(value));
+        expect(normalizeWebsite(value)).toBe(normalizeByUrl.website(value));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(normalizeDomain('https://www.Acme.com/')).toBe('acme.com');
+    expect(normalizeWebsite('HTTP://WWW2.acme.io')).toBe('acme.io');
+    expect(normalizeDomain('https://www.com')).toBe('https://www.com'); // no host left after www.
+    expect(normalizeDomain('http://0x7f.1')).toBe('127.0.0.1'); // an IPv4 name: the URL parser's
+  });
 
   it.each([
     ['Jane Doe', 'Jane', 'Doe'],

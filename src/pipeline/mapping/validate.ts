@@ -40,6 +40,21 @@ const NORMALIZERS: Record<ApiField, (v: string) => string> = {
   prof_network_url: (v) => v.trim(),
 };
 
+/** A mapping's fields with their columns and normalisers: made once per mapping, not per row. */
+const plans = new WeakMap<ColumnMapping, [ApiField, number, (v: string) => string][]>();
+function planOf(mapping: ColumnMapping): [ApiField, number, (v: string) => string][] {
+  let plan = plans.get(mapping);
+  if (!plan) {
+    plan = (Object.entries(mapping.fields) as [ApiField, number][]).map(([f, col]) => [
+      f,
+      col,
+      NORMALIZERS[f],
+    ]);
+    plans.set(mapping, plan);
+  }
+  return plan;
+}
+
 /** Normalises a row's mapped cells and checks them with the API's own rules (the contract schemas). */
 export function validateRow(
   kind: BulkKind,
@@ -49,24 +64,25 @@ export function validateRow(
 ): ValidRow | InvalidRow {
   if (row.error) return { ok: false, error: row.error };
   const fields: Partial<Record<ApiField, string>> = {};
-  const columnOf: Partial<Record<string, number>> = {};
-  for (const [field, col] of Object.entries(mapping.fields) as [ApiField, number][]) {
-    const value = NORMALIZERS[field](row.cells[col] ?? '');
-    columnOf[field] = col;
+  for (const [field, col, normalize] of planOf(mapping)) {
+    const value = normalize(row.cells[col] ?? '');
     if (value !== '') fields[field] = value;
   }
   if (mapping.split) {
     const { first, last } = splitFullName(row.cells[mapping.split.column] ?? '');
     if (first) fields.first_name = first;
     if (last) fields.last_name = last;
-    columnOf.first_name = columnOf.last_name = mapping.split.column;
   }
+  const columnOf = (field: ApiField) =>
+    mapping.split && (field === 'first_name' || field === 'last_name')
+      ? mapping.split.column
+      : mapping.fields[field];
   // The API's rules (api-spec.md 4.1/4.3/4.4) checked by hand: this runs once per row, and zod's
   // safeParse cost more than the parsing itself. A property test holds it equal to the schemas.
   const tooLong = checkedFields(kind).find((f) => (fields[f]?.length ?? 0) > Limits.fieldMaxLength);
   if (tooLong) {
     const error = `${tooLong}: longer than ${Limits.fieldMaxLength} characters (got ${fields[tooLong]!.length})`;
-    const col = columnOf[tooLong];
+    const col = columnOf(tooLong);
     // Stryker disable next-line ConditionalExpression: every checked field came from a mapped column, so col is always known
     return col === undefined
       ? // Stryker disable next-line ObjectLiteral,BooleanLiteral: never taken (above)
@@ -79,7 +95,7 @@ export function validateRow(
     // holds another complete combination (the output says so: `emailNote`), else it is invalid.
     delete fields.business_email;
     if (contactCombinationError(fields)) {
-      const col = columnOf.business_email;
+      const col = columnOf('business_email');
       return {
         ok: false,
         error: `business_email: not an email address (${badEmail})`,
@@ -123,18 +139,20 @@ const KEY_FIELDS: Record<BulkKind, readonly ApiField[]> = {
  * one lookup are sent once.
  */
 export function keyOfFields(kind: BulkKind, fields: Record<string, unknown>): string {
-  const parts: string[] = [kind];
+  let key: string = kind;
   for (const f of KEY_FIELDS[kind]) {
     const raw = fields[f];
-    if (typeof raw !== 'string' || raw.trim() === '') continue;
-    let v = normalizeText(raw).toLowerCase();
+    if (typeof raw !== 'string') continue;
+    let v = normalizeText(raw);
+    if (v === '') continue;
+    v = v.toLowerCase();
     if (f === 'prof_network_url' || f === 'company_website' || f === 'company_domain') {
       v = v
         .replace(/^[a-z]+:\/\//, '')
         .replace(/^www\d?\./, '')
         .replace(/\/+$/, '');
     }
-    parts.push(`${f}=${v}`);
+    key += `\u0001${f}=${v}`;
   }
-  return parts.join('\u0001');
+  return key;
 }
