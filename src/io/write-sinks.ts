@@ -43,10 +43,16 @@ export function drained(stream: Writable, wrote: boolean): Promise<void> | undef
 }
 
 /**
- * CSV/TSV through csv-stringify, rows gathered in blocks of 500: one call per row cost
- * more than the row (the library normalises its options on every call), one stream
- * write per row cost a callback and often an await.
+ * Cells gathered before each csv-stringify call: about 100 rows of a usual output (35-40
+ * columns), fewer of a wide one. One call per row cost more than the row (the library
+ * normalises its options on every call), and one stream write per row a callback and often
+ * an await; but a block's rows wait for it in memory, and blocks of 500 rows lived long
+ * enough for the GC to copy and promote them: 100 rows cut a 100k-row run's CPU by 8-10%
+ * against 500 (and by more against 2,000; 20 was slower again; BENCHMARKS.md, session 14).
  */
+export const BLOCK_CELLS = 4_000;
+
+/** CSV/TSV through csv-stringify, rows gathered in blocks of BLOCK_CELLS cells. */
 export function csvSink(o: OutputWriterOptions, out: Writable): Sink {
   const cells = csvCells(o);
   const options = {
@@ -57,18 +63,22 @@ export function csvSink(o: OutputWriterOptions, out: Writable): Sink {
     quote_record_delimiter: true,
   };
   let block: string[][] = [cells.header];
+  let blockCells = 0;
   let first = true;
   const flush = async () => {
     const text = stringify(block, { ...options, bom: first && o.bom === true });
     first = false;
     block = [];
+    blockCells = 0;
     await drained(out, out.write(text));
   };
   return {
     async write(row) {
-      block.push(cells.row(row));
+      const c = cells.row(row);
+      block.push(c);
+      blockCells += c.length;
       // Stryker disable next-line ConditionalExpression,EqualityOperator: when a block is flushed changes the chunks, not the text
-      if (block.length >= 500) await flush();
+      if (blockCells >= BLOCK_CELLS) await flush();
     },
     async end() {
       await flush();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InputRow } from '../../src/io/read.js';
+import { BLOCK_CELLS } from '../../src/io/write-sinks.js';
 import {
   createOutputWriter,
   type OutputRow,
@@ -49,13 +50,15 @@ async function writeRows(o: Partial<OutputWriterOptions>, rows: OutputRow[]): Pr
 const many = (n: number) => Array.from({ length: n }, (_, i) => rowOf(i));
 
 describe('the output writer', () => {
-  it('--bom writes one BOM at the very start of a 1,200-row CSV, not one per block of 500', async () => {
-    const text = await writeRows({ bom: true }, many(1200));
+  it('--bom writes one BOM at the very start of a CSV of several blocks, not one per block', async () => {
+    const n = Math.ceil((2.5 * BLOCK_CELLS) / 7); // 7 cells a row: 2 input, 4 status, 1 enriched
+    const text = await writeRows({ bom: true }, many(n));
     expect(text.startsWith('\uFEFFEmail,Name,enrich_status')).toBe(true);
     expect(text.split('\uFEFF').length - 1).toBe(1);
     const lines = text.trimEnd().split('\n');
-    expect(lines).toHaveLength(1201);
-    expect(lines[1200]).toContain('p1199@acme.com');
+    expect(lines).toHaveLength(n + 1);
+    expect(lines[1]!.split(',')).toHaveLength(7);
+    expect(lines[n]).toContain(`p${n - 1}@acme.com`);
   });
 
   it('without --bom a CSV has no BOM', async () => {
