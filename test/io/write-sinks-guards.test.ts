@@ -169,6 +169,37 @@ describe('the CSV sink', () => {
   });
 });
 
+describe('the CSV sink holds one block of rows at most', () => {
+  /** The stream writes a CSV sink makes before its end, for `n` rows of 8 cells (BLOCK_CELLS is a multiple). */
+  async function writesBeforeEnd(n: number): Promise<{ writes: string[]; perBlock: number }> {
+    const { csvSink, BLOCK_CELLS } = await sinks();
+    const writes: string[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        writes.push(chunk.toString('utf8'));
+        cb();
+      },
+    });
+    const sink = csvSink(opts({ extraColumns: ['a', 'b'] }), out);
+    for (let i = 0; i < n; i++) await sink.write(rowOf({ row: i + 1, values: ['1', '2'] }));
+    expect(BLOCK_CELLS % 8).toBe(0);
+    return { writes, perBlock: BLOCK_CELLS / 8 };
+  }
+
+  it('a block goes out once it holds BLOCK_CELLS cells, not before, and the next starts empty', async () => {
+    const { perBlock } = await writesBeforeEnd(0);
+    const full = await writesBeforeEnd(3 * perBlock);
+    expect(full.writes).toHaveLength(3);
+    // The first block also carries the header line.
+    expect(full.writes.map((w) => w.split('\n').length - 1)).toEqual([
+      perBlock + 1,
+      perBlock,
+      perBlock,
+    ]);
+    expect((await writesBeforeEnd(3 * perBlock - 1)).writes).toHaveLength(2);
+  });
+});
+
 describe('the JSON sink', () => {
   it('gives a short (ragged) row an empty string for each missing input key, so every object has every key', async () => {
     const { jsonSink } = await sinks();

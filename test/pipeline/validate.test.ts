@@ -112,6 +112,28 @@ describe('validateRow: contacts', () => {
       last_name: 'Doe',
     });
   });
+
+  it('a name too long from a full-name column names that column, for the first and the last name', () => {
+    const split: ColumnMapping = { fields: { company_name: 1 }, split: { column: 0 } };
+    const h = ['Full Name', 'Company'];
+    const long = 'x'.repeat(256);
+    expect(validateRow('contacts', split, row([`${long} Doe`, 'Acme']), { header: h })).toEqual({
+      ok: false,
+      error: 'first_name: longer than 255 characters (got 256)',
+      column: 'Full Name',
+    });
+    expect(validateRow('contacts', split, row([`Jane ${long}`, 'Acme']), { header: h })).toEqual({
+      ok: false,
+      error: 'last_name: longer than 255 characters (got 256)',
+      column: 'Full Name',
+    });
+    // Any other field keeps its own column.
+    expect(validateRow('contacts', split, row(['Jane Doe', long]), { header: h })).toEqual({
+      ok: false,
+      error: 'company_name: longer than 255 characters (got 256)',
+      column: 'Company',
+    });
+  });
 });
 
 describe('validateRow: companies', () => {
