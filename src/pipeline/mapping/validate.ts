@@ -40,7 +40,7 @@ const NORMALIZERS: Record<ApiField, (v: string) => string> = {
   prof_network_url: (v) => v.trim(),
 };
 
-/** A mapping's fields with their columns and normalisers: made once per mapping, not per row. */
+/** A mapping's fields with their columns and normalisers: made once per mapping (a mapping is not changed once resolved), not per row. */
 const plans = new WeakMap<ColumnMapping, [ApiField, number, (v: string) => string][]>();
 function planOf(mapping: ColumnMapping): [ApiField, number, (v: string) => string][] {
   let plan = plans.get(mapping);
