@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Thin launcher: the compiled CLI lives in dist/ (built by `npm run build`, run by `npm ci`).
-import { main } from '../dist/cli/main.js';
+import { launch } from '../dist/cli/launch.js';
 
-main(process.argv).then((code) => {
+launch(process.argv).then((code) => {
   process.exitCode = code;
 });
