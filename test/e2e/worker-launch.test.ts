@@ -22,6 +22,23 @@ afterEach(async () => {
 const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
 const WORKER_LINE = /debug: bulk run in a worker thread \(young generation 48 MB\)/;
 
+/** `enrich <args>` with the worker asked for, its stderr gathered; resolves to its exit code. */
+function spawnInWorker(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...env,
+      ENRICH_WORKER: '1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const out = { stderr: '' };
+  child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
+  const code = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { child, out, code };
+}
+
 async function setUp(rows: number, o: { jobMs?: number } = {}) {
   const s = (sb = await startSandbox({ port: 0, ...o }));
   const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
@@ -66,46 +83,23 @@ describe('a bulk run in a worker thread (e2e)', () => {
 
   it('a reader that goes away (-o - into a closed pipe) never ends in 0', async () => {
     const { env, file } = await setUp(3000);
-    const child = spawn(process.execPath, [bin, 'contacts', file, '-o', '-'], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '/tmp',
-        ...env,
-        ENRICH_WORKER: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const { child, out, code: exited } = spawnInWorker(['contacts', file, '-o', '-'], env);
     child.stdout.once('data', () => child.stdout.destroy());
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const code = await exited;
     expect(code).not.toBe(0);
-    expect(stderr).toMatch(/the output was closed before everything was written/);
+    expect(out.stderr).toMatch(/the output was closed before everything was written/);
   });
 
   it('Ctrl-C reaches the run: it stops, keeps the journal, exits 130 and says how to resume', async () => {
     const { s, env, dir, file } = await setUp(60, { jobMs: 60_000 });
-    const child = spawn(
-      process.execPath,
-      [bin, 'contacts', file, '-o', join(dir, 'out.csv'), '--batch-size', '20'],
-      {
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '/tmp',
-          ...env,
-          ENRICH_WORKER: '1',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const run = ['contacts', file, '-o', join(dir, 'out.csv'), '--batch-size', '20'];
+    const { child, out, code: exited } = spawnInWorker(run, env);
     while (s.admin.stats().jobs_submitted < 3) await new Promise((r) => setTimeout(r, 50));
     child.kill('SIGINT');
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const code = await exited;
     expect(code).toBe(130);
-    expect(stderr).toMatch(/stopping: no new jobs will be submitted/);
-    expect(stderr).toMatch(
+    expect(out.stderr).toMatch(/stopping: no new jobs will be submitted/);
+    expect(out.stderr).toMatch(
       /Resume with:\n\s+enrich contacts .*in\.csv -o .*out\.csv --batch-size 20/,
     );
   });
