@@ -68,14 +68,19 @@ export async function launch(argv: string[]): Promise<number> {
     const { main } = await import('./main.js');
     return main(argv);
   }
-  const { Worker } = await import('node:worker_threads');
+  const [{ Worker }, { isatty }] = await Promise.all([
+    import('node:worker_threads'),
+    import('node:tty'),
+  ]);
   // Input "-" is stdin: the main thread reads it for the worker (not a terminal: the CLI
   // refuses to wait for typing, and must be told it is one).
-  const pipeStdin = argv.slice(2).includes('-') && process.stdin.isTTY !== true;
+  // (isatty(0) rather than process.stdin, which would open a stream on fd 0 for nothing.)
+  const stdinIsTTY = isatty(0);
+  const pipeStdin = argv.slice(2).includes('-') && !stdinIsTTY;
   const terminal: Terminal = {
     stdout: terminalOf(process.stdout),
     stderr: terminalOf(process.stderr),
-    stdinIsTTY: process.stdin.isTTY === true,
+    stdinIsTTY,
   };
   const worker = new Worker(new URL('./worker-entry.js', import.meta.url), {
     workerData: { argv, terminal },
@@ -85,11 +90,11 @@ export async function launch(argv: string[]): Promise<number> {
     resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
   });
   if (pipeStdin && worker.stdin) process.stdin.pipe(worker.stdin);
-  return relay(worker);
+  return relay(worker, pipeStdin);
 }
 
 /** Hands the worker the process's signals and stdout errors until it ends; resolves to its exit code. */
-function relay(worker: Worker): Promise<number> {
+function relay(worker: Worker, pipedStdin: boolean): Promise<number> {
   const send = (m: ToWorker) => worker.postMessage(m);
   const onSignal = (name: 'SIGINT' | 'SIGTERM') => send({ t: 'signal', name });
   const onInt = () => onSignal('SIGINT');
@@ -113,8 +118,10 @@ function relay(worker: Worker): Promise<number> {
     worker.on('exit', (code) => {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
-      process.stdin.unpipe();
-      process.stdin.pause();
+      if (pipedStdin) {
+        process.stdin.unpipe();
+        process.stdin.pause();
+      }
       if (failure) {
         // An error nothing in the worker caught: what main() says of one (INTERNAL, exit 1).
         process.stderr.write(`enrich: internal error: ${failure.message}\n`);
