@@ -56,6 +56,13 @@ function planOf(mapping: ColumnMapping): [ApiField, number, (v: string) => strin
   return plan;
 }
 
+/** The column a field came from, to name it in an error (a split full name gives both names). */
+function columnOf(mapping: ColumnMapping, field: ApiField): number | undefined {
+  return mapping.split && (field === 'first_name' || field === 'last_name')
+    ? mapping.split.column
+    : mapping.fields[field];
+}
+
 /** Normalises a row's mapped cells and checks them with the API's own rules (the contract schemas). */
 export function validateRow(
   kind: BulkKind,
@@ -74,16 +81,12 @@ export function validateRow(
     if (first) fields.first_name = first;
     if (last) fields.last_name = last;
   }
-  const columnOf = (field: ApiField) =>
-    mapping.split && (field === 'first_name' || field === 'last_name')
-      ? mapping.split.column
-      : mapping.fields[field];
   // The API's rules (api-spec.md 4.1/4.3/4.4) checked by hand: this runs once per row, and zod's
   // safeParse cost more than the parsing itself. A property test holds it equal to the schemas.
   const tooLong = checkedFields(kind).find((f) => (fields[f]?.length ?? 0) > Limits.fieldMaxLength);
   if (tooLong) {
     const error = `${tooLong}: longer than ${Limits.fieldMaxLength} characters (got ${fields[tooLong]!.length})`;
-    const col = columnOf(tooLong);
+    const col = columnOf(mapping, tooLong);
     // Stryker disable next-line ConditionalExpression: every checked field came from a mapped column, so col is always known
     return col === undefined
       ? // Stryker disable next-line ObjectLiteral,BooleanLiteral: never taken (above)
@@ -96,7 +99,7 @@ export function validateRow(
     // holds another complete combination (the output says so: `emailNote`), else it is invalid.
     delete fields.business_email;
     if (contactCombinationError(fields)) {
-      const col = columnOf('business_email');
+      const col = columnOf(mapping, 'business_email');
       return {
         ok: false,
         error: `business_email: not an email address (${badEmail})`,
