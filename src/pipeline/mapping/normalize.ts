@@ -54,23 +54,11 @@ function simpleHost(value: string): string | undefined {
   return host;
 }
 
-/** `company_domain` needs a domain: a URL is reduced to its host ("https://www.acme.com/x" -> "acme.com"); anything else is only trimmed. */
-export function normalizeDomain(value: string): string {
-  if (PLAIN_HOST.test(value)) return value; // the common case, without a URL parse
-  return simpleHost(value) ?? parseSite(value)?.host ?? value.trim();
-}
-
-/** `company_website` takes a URL or a domain: reduced to the domain only when no path would be lost. */
-export function normalizeWebsite(value: string): string {
-  if (PLAIN_HOST.test(value)) return value;
-  const simple = simpleHost(value);
-  if (simple !== undefined) return simple;
-  const site = parseSite(value);
-  if (site?.bare) return site.host;
-  return value.trim();
-}
-
-/** The slow path alone (the URL parser), for the test that holds the fast one equal to it. */
+/**
+ * The two normalisations through the URL parser alone: what normalizeDomain and
+ * normalizeWebsite do with any value their shortcuts do not take (and, in the test that holds
+ * the shortcuts equal to it, with every value).
+ */
 export const normalizeByUrl = {
   domain: (value: string) => parseSite(value)?.host ?? value.trim(),
   website: (value: string) => {
@@ -78,6 +66,18 @@ export const normalizeByUrl = {
     return site?.bare ? site.host : value.trim();
   },
 };
+
+/** `company_domain` needs a domain: a URL is reduced to its host ("https://www.acme.com/x" -> "acme.com"); anything else is only trimmed. */
+export function normalizeDomain(value: string): string {
+  if (PLAIN_HOST.test(value)) return value; // the common case, without a URL parse
+  return simpleHost(value) ?? normalizeByUrl.domain(value);
+}
+
+/** `company_website` takes a URL or a domain: reduced to the domain only when no path would be lost. */
+export function normalizeWebsite(value: string): string {
+  if (PLAIN_HOST.test(value)) return value;
+  return simpleHost(value) ?? normalizeByUrl.website(value);
+}
 
 /** Trims an email address (case is kept for sending; the dedupe key folds it). */
 export function normalizeEmail(value: string): string {
