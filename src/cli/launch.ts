@@ -109,6 +109,7 @@ function relay(worker: Worker, pipedStdin: boolean): Promise<number> {
   };
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
+  // Kept after the worker ends: what it wrote last may still be on its way to stdout.
   process.stdout.on('error', onStdoutError);
   return new Promise<number>((resolve) => {
     let failure: Error | undefined;
