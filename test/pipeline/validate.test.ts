@@ -235,6 +235,13 @@ describe('normalize', () => {
       }),
       { numRuns: 3000 },
     );
+    // A bare host ending in a number is an IPv4 address to the URL parser, with or without a scheme.
+    for (const ip of ['0.0x7f', '10.1', 'a.1']) {
+      expect(normalizeDomain(ip)).toBe(normalizeByUrl.domain(ip));
+      expect(normalizeWebsite(ip)).toBe(normalizeByUrl.website(ip));
+    }
+    expect(normalizeDomain('0.0x7f')).toBe('0.0.0.127');
+    expect(normalizeDomain('10.1')).toBe(normalizeDomain('https://10.1/'));
     expect(normalizeDomain('https://www.Acme.com/')).toBe('acme.com');
     expect(normalizeWebsite('HTTP://WWW2.acme.io')).toBe('acme.io');
     expect(normalizeDomain('https://www.com')).toBe('https://www.com'); // no host left after www.

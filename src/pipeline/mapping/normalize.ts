@@ -9,8 +9,10 @@ export function normalizeText(value: string): string {
 
 const HOST = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/i;
 
-// Already a bare lowercase domain (no scheme, no www., no path): nothing to reduce.
-const PLAIN_HOST = /^(?!www\d?\.)[a-z0-9-]+(\.[a-z0-9-]+)+$/;
+// Already a bare lowercase domain (no scheme, no www., no path): nothing to reduce. Its last
+// label starts with a letter: one that is a number (`10.1`, `0.0x7f`) makes the URL parser read
+// the host as an IPv4 address (`10.0.0.1`, `0.0.0.127`), as it does with a scheme in front.
+const PLAIN_HOST = /^(?!www\d?\.)[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z][a-z0-9-]*$/;
 
 interface ParsedSite {
   host: string;
