@@ -3,8 +3,8 @@
  * allows, data flows one way inside pipeline/, and there are no runtime import cycles.
  * Checked by `npm run lint` (dependency-cruiser), not by memory.
  */
-// Leaves anyone may read: the version string, and copyWith (a spread's copy, sharing its class).
-const shared = '(version|copy-with)\\.ts';
+// Leaves anyone may read: the version string, copyWith (a spread's copy, sharing its class), processAlive.
+const shared = '(version|copy-with|process-alive)\\.ts';
 const layer = (name, comment, folder, may) => ({
   name,
   comment,

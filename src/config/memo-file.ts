@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { processAlive } from '../process-alive.js';
 
 /**
  * The small JSON memos of the state directory (`credits.json`, `idempotency.json`): read
@@ -43,17 +44,7 @@ function removeDeadTemps(dir: string, name: string): void {
   const pattern = new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)\\.tmp$`);
   for (const entry of readdirSync(dir)) {
     const pid = pattern.exec(entry)?.[1];
-    if (pid !== undefined && !isAlive(Number(pid))) rmSync(join(dir, entry), { force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, and belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if (pid !== undefined && Number(pid) !== process.pid && !processAlive(Number(pid)))
+      rmSync(join(dir, entry), { force: true });
   }
 }

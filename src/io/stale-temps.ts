@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { processAlive } from '../process-alive.js';
 
 /** Hex width of the pid part of a temp name (Linux pids stay below 2^22, Windows below 2^32). */
 const PID_HEX = 8;
@@ -33,16 +34,6 @@ function tempStem(name: string): string {
  */
 export function tempNameFor(name: string, pid: number, random: string): string {
   return `.${tempStem(name)}.${pid.toString(16).padStart(PID_HEX, '0')}${random}.tmp`;
-}
-
-/** True while process `pid` runs (EPERM: it runs as another user). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**

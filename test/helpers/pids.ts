@@ -1,4 +1,4 @@
-import { processAlive } from '../../src/io/stale-temps.js';
+import { processAlive } from '../../src/process-alive.js';
 
 /** A pid no process has (a finished child's pid can be reused at once on a busy machine). */
 export function deadPid(): number {

@@ -7,7 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { processAlive } from '../../src/io/stale-temps.js';
+import { processAlive } from '../../src/process-alive.js';
 import { acquireRunLock, identityOf, startTicks } from '../../src/pipeline/journal/run-lock.js';
 import { deadPid } from '../helpers/pids.js';
 

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { link, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { EnrichError } from '../../errors.js';
-import { processAlive, tempNameFor } from '../../io/stale-temps.js';
+import { tempNameFor } from '../../io/stale-temps.js';
+import { processAlive } from '../../process-alive.js';
 
 /** A lock (or claim) file as read: the pid it names (NaN when none) and which file it is. */
 interface LockFile {
