@@ -161,7 +161,13 @@ export const TARGETS = [
       'test/integration/results-cache.test.ts',
       'test/cache/free-space.test.ts',
       'test/cache/results-cache-processes.test.ts',
+      'test/cache/unsynced.test.ts',
     ],
+  },
+  {
+    name: 'unsynced',
+    file: 'src/cache/unsynced.ts',
+    tests: ['test/cache/unsynced.test.ts', 'test/cache/results-cache-store.test.ts'],
   },
   {
     name: 'free-space',

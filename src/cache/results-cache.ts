@@ -1,10 +1,11 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { createKeyMemo, scopeString } from './cache-keys.js';
 import { watchSpace, type SpaceOptions, type SpaceWatch } from './free-space.js';
 import { ALL_CACHE_FILES, CACHE_FILE, checkMetaPages, removeLegacyFiles } from './lmdb-file.js';
 import { RECORD_SHAPES } from './record-shapes.js';
+import { markedWrites, removeAllMarks, removeStaleMarks, stoppedWhileWriting } from './unsynced.js';
 
 /**
  * The results cache across runs and files: one lmdb environment in the OS cache directory.
@@ -96,16 +97,17 @@ const STRUCTURES_KEY = Symbol.for('enrich-structures');
  *   at once could confuse: an answer was read back with a field name of another answer's
  *   shape (RELIABILITY.md). A table those builds wrote is kept as it is (their answers are
  *   read with it, and its shapes reused); earlier builds read these answers too.
- * - lmdb's default durability (overlapping sync: each commit is flushed after it is made, and
- *   a crash of the machine leaves the last flushed commit intact). Not flushing (`noSync`,
- *   one sync at the end of a run) saved 1% of a cold run's CPU at 50k rows and 7% at 300k
- *   (BENCHMARKS.md, session 8), but an OS crash could then leave the file damaged: not
- *   without a guard that starts such a cache anew.
+ * - Commits are not flushed one by one (`noSync`): the file is flushed once, when the cache is
+ *   closed. A flush per commit (one per job of a bulk run) wrote each commit's scattered
+ *   B-tree pages out at once: 16% of a cold run's CPU at 1M rows (BENCHMARKS.md, session 15).
+ *   A machine that stops before that flush may leave the file damaged: unsynced.ts marks a
+ *   cache with unflushed commits, and a cache marked so in an earlier boot is started anew.
  * - Compression only for answers over 1,000 bytes (a company's many matches): LZ4 with its
  *   dictionary costs more CPU than it saves on a contact's few hundred bytes.
  */
 const OPEN_OPTIONS = {
   compression: true,
+  noSync: true,
   mapSize: MAP_SIZE,
   sharedStructuresKey: STRUCTURES_KEY,
   // Stryker disable next-line ArrowFunction: an answer of undefined is a no too
@@ -126,6 +128,7 @@ export function openResultsCache(
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     removeLegacyFiles(dir);
+    if (stoppedWhileWriting(dir)) startAnew(dir, onWarning);
     checkMetaPages(join(dir, CACHE_FILE));
     db = open<Stored, string>({ path: join(dir, CACHE_FILE), ...OPEN_OPTIONS });
     // Stryker disable next-line StringLiteral: any key makes lmdb read the file; the probe's is never stored
@@ -136,6 +139,19 @@ export function openResultsCache(
   }
   // Little room left on the disk: answers are read, none written (lmdb must not meet a full disk).
   return wrap(db, dir, onWarning, watchSpace(dir, space, onWarning));
+}
+
+/**
+ * Removes a cache the machine stopped writing (unsynced.ts): its file may lack pages its last
+ * commits point at. Its answers are looked up again when asked for.
+ */
+function startAnew(dir: string, onWarning: (message: string) => void): void {
+  rmSync(join(dir, CACHE_FILE), { force: true });
+  rmSync(join(dir, `${CACHE_FILE}-lock`), { force: true });
+  removeStaleMarks(dir);
+  onWarning(
+    `the results cache in ${dir} was being written when the machine stopped, and may be damaged: starting a new one (its answers are looked up again when asked for)`,
+  );
 }
 
 /** `f`, called the first time only. */
@@ -177,25 +193,23 @@ function unusable(dir: string, err: unknown): string {
   return `the results cache in ${dir} cannot be used (${why}); going on without it: every row is sent (enrich cache clear starts a new one)`;
 }
 
-/** The puts of one lmdb commit (they share its promise). */
-interface CommitBatch {
-  written: Promise<unknown> | undefined;
-  puts: number;
+/** Flushes the file (every process's commits in it) to the disk. */
+function syncFile(db: RootDatabase<Stored, string>): Promise<void> {
+  const env = db as unknown as { sync(done: (err?: unknown) => void): void };
+  return new Promise((ok, no) => env.sync((err) => (err ? no(err) : ok())));
 }
 
-function wrap(
-  db: RootDatabase<Stored, string>,
-  dir: string,
-  onWarning: (message: string) => void,
-  room: SpaceWatch,
-): ResultsCacheStore {
+/**
+ * Once it fails, the cache is off for the rest of the process: `report` is told once (a
+ * warning, never a failed run), and `guard` gives every later call its fallback.
+ */
+function latch(report: (err: unknown) => void) {
   let broken = false;
   // Stryker disable next-line ArrowFunction: replaced at once by the promise's executor below
   let onBroken: () => void = () => undefined;
   const whenBroken = new Promise<void>((ok) => (onBroken = ok));
-  // Once it fails, the cache is off for the rest of the process: a warning, never a failed run.
   const fail = (err: unknown) => {
-    if (!broken) onWarning(unusable(dir, err));
+    if (!broken) report(err);
     broken = true;
     onBroken();
   };
@@ -208,7 +222,25 @@ function wrap(
       return fallback;
     }
   };
+  return { fail, guard, whenBroken, isBroken: () => broken };
+}
+
+/** The puts of one lmdb commit (they share its promise). */
+interface CommitBatch {
+  written: Promise<unknown> | undefined;
+  puts: number;
+}
+
+function wrap(
+  db: RootDatabase<Stored, string>,
+  dir: string,
+  onWarning: (message: string) => void,
+  room: SpaceWatch,
+): ResultsCacheStore {
+  const { fail, guard, whenBroken, isBroken } = latch((err) => onWarning(unusable(dir, err)));
   let pending = 0;
+  // This process's writes since its last flush (unsynced.ts: marked before the first).
+  const marks = markedWrites(dir, () => syncFile(db));
   const seedOnce = once(() => seedShapes(db));
   let last: Promise<void> = Promise.resolve();
   // Stryker disable next-line ObjectLiteral: the first put starts a batch of its own whatever this holds (its promise is never undefined)
@@ -216,7 +248,7 @@ function wrap(
   // After a failed commit lmdb's `flushed` never settles: a failure ends the wait too.
   const flushed = () =>
     guard(Promise.resolve(), () =>
-      Promise.race([db.flushed.then(() => undefined, fail), whenBroken]),
+      Promise.race([marks.flushAfter(db.flushed).then(undefined, fail), whenBroken]),
     );
   return {
     dir,
@@ -234,6 +266,7 @@ function wrap(
         put: (requestKey, a) =>
           guard(undefined, () => {
             if (!room.toPut()) return;
+            marks.beforeWrite();
             seedOnce();
             const written = db.put(keys.taken(requestKey), {
               r: a.records,
@@ -265,10 +298,18 @@ function wrap(
       await flushed();
       const closing = db.close().catch(() => undefined);
       // After a failed commit lmdb's close waits for that same flush: not waited for then.
-      if (!broken) await closing;
+      if (!isBroken()) await closing;
     },
     stats: () => guard({ entries: 0, charged: 0, oldest: null, newest: null }, () => statsOf(db)),
-    prune: (cutoff) => Promise.resolve(guard(0, () => pruneOlder(db, cutoff, room))),
+    prune: (cutoff) =>
+      Promise.resolve(
+        guard(0, () => {
+          // Removing entries writes pages too (and never shrinks the file: enrich cache clear does).
+          if (!room.toWrite()) return 0;
+          marks.beforeWrite();
+          return pruneOlder(db, cutoff);
+        }),
+      ),
   };
 }
 
@@ -302,9 +343,7 @@ const PRUNE_CHUNK = 10_000;
  * cannot be written (a full disk) throws here, where lmdb's asynchronous removes also left a
  * rejected promise of its own that nothing could handle (the process ended).
  */
-function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number, room: SpaceWatch): number {
-  // Removing entries writes pages too (and never shrinks the file: enrich cache clear does).
-  if (!room.toWrite()) return 0;
+function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): number {
   let removed = 0;
   let old: string[] = [];
   const removeOld = () => {
@@ -327,4 +366,5 @@ function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number, room: Spac
 export async function clearCache(dir: string): Promise<void> {
   const { rm } = await import('node:fs/promises');
   for (const f of ALL_CACHE_FILES) await rm(join(dir, f), { force: true });
+  removeAllMarks(dir);
 }

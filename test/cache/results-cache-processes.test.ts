@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { open, type Key } from 'lmdb';
 import { createKeyMemo, scopeString } from '../../src/cache/cache-keys.js';
 import { RECORD_SHAPES } from '../../src/cache/record-shapes.js';
+import { MARK_PREFIX } from '../../src/cache/unsynced.js';
 import { CACHE_FILE, openResultsCache } from '../../src/cache/results-cache.js';
 import { ensureBuilt } from '../api/harness.js';
 
@@ -55,6 +56,38 @@ describe('the results cache shared by processes', () => {
     const raw = openAsEarlierBuilds(dir);
     expect(raw.get(STRUCTURES)).toEqual(RECORD_SHAPES);
     await raw.close();
+  });
+});
+
+describe('a process killed before its flush', () => {
+  it('loses no committed answer; its mark stays until the next writer flushes the file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-cache-killed-'));
+    // Commits are not flushed one by one (unsynced.ts): the kernel keeps them for the next process.
+    const script = `
+      const { openResultsCache } = await import(${JSON.stringify(DIST)});
+      const store = openResultsCache(${JSON.stringify(dir)});
+      const cache = store.scoped(${JSON.stringify(SCOPE)});
+      for (let i = 0; i < 100; i++) cache.put('k' + i, { records: [{ n: i }], at: i, charged: true });
+      const reader = openResultsCache(${JSON.stringify(dir)}).scoped(${JSON.stringify(SCOPE)});
+      while (reader.get('k99') === undefined) await new Promise((r) => setTimeout(r, 5));
+      process.kill(process.pid, 'SIGKILL');`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: 'inherit',
+    });
+    const [, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.on('close', (code, sig) => resolve([code, sig])),
+    );
+    expect(signal).toBe('SIGKILL');
+    const marked = async () => (await readdir(dir)).filter((n) => n.startsWith(MARK_PREFIX));
+    expect(await marked()).toHaveLength(1);
+    const warnings: string[] = [];
+    const store = openResultsCache(dir, (w) => warnings.push(w))!;
+    const cache = store.scoped(SCOPE);
+    for (let i = 0; i < 100; i++) expect(cache.get(`k${i}`)?.records).toEqual([{ n: i }]);
+    expect(warnings).toEqual([]);
+    cache.put('later', { records: [{ n: -1 }], at: 1, charged: false });
+    await store.close();
+    expect(await marked()).toEqual([]);
   });
 });
 
