@@ -14,6 +14,9 @@ import {
   currentBoot,
   MARK_PREFIX,
   MARKING_PREFIX,
+  markedWrites,
+  removeAllMarks,
+  removeFlushedMarks,
   sameBoot,
   stoppedWhileWriting,
 } from '../../src/cache/unsynced.js';
@@ -196,4 +199,111 @@ it('enrich cache clear removes the marks with the files', async () => {
   await writeMark(dir, 'x', { pid: 1, boot: currentBoot() });
   await clearCache(dir);
   expect(await readdir(dir)).toEqual([]);
+});
+
+describe('marks, one by one', () => {
+  it("are named by the cache file, the writer's pid and a random part: two stores of one process each have their own", async () => {
+    const dir = await tempDir();
+    const a = opened(dir);
+    const b = opened(dir);
+    a.cache.put('a', answer);
+    b.cache.put('b', answer);
+    const names = await marks(dir);
+    expect(names).toHaveLength(2);
+    for (const n of names)
+      expect(n).toMatch(new RegExp(`^results-v2\\.mdb-unsynced-${process.pid}-[0-9a-f]{8}$`));
+    await a.store.flushed();
+    // b's commits may not be flushed yet: its mark (this pid, another store) stays.
+    expect(await marks(dir)).toHaveLength(1);
+    await b.store.flushed();
+    expect(await marks(dir)).toEqual([]);
+  });
+
+  it('that lack a field count as unreadable', async () => {
+    const boot = currentBoot();
+    for (const content of [
+      { boot },
+      { pid: 1, boot: { at: boot.at } },
+      { pid: 1, boot: { id: boot.id } },
+      { pid: 1.5, boot },
+      { pid: 1 },
+      null,
+    ]) {
+      const dir = await tempDir();
+      await writeMark(dir, 'm', content);
+      expect(stoppedWhileWriting(dir)).toBe(true);
+    }
+    const dir = await tempDir();
+    await writeMark(dir, 'm', { pid: 1, boot });
+    expect(stoppedWhileWriting(dir)).toBe(false);
+  });
+
+  it('starting anew removes the stale marks only, and works with no file left to remove', async () => {
+    const dir = await tempDir();
+    await writeMark(dir, 'old', { pid: 1, boot: { id: 'an-earlier-boot', at: 0 } });
+    await writeMark(dir, 'running', { pid: process.ppid, boot: currentBoot() });
+    const { warnings, store, cache } = opened(dir);
+    expect(warnings).toEqual([expect.stringContaining('when the machine stopped')]);
+    expect(await marks(dir)).toEqual([`${MARK_PREFIX}running`]);
+    cache.put('k', answer);
+    await store.flushed();
+    expect(cache.get('k')).toBeDefined();
+  });
+
+  it("after a flush, those of another boot, unreadable ones and a running process's stay", async () => {
+    const dir = await tempDir();
+    const boot = { id: 'this-boot', at: 0 };
+    await writeMark(dir, 'own', { pid: process.pid, boot });
+    await writeMark(dir, 'other-boot', { pid: deadPid(), boot: { id: 'another', at: 0 } });
+    await writeMark(dir, 'unreadable', '{');
+    await writeMark(dir, 'running', { pid: process.ppid, boot });
+    await writeMark(dir, 'dead', { pid: deadPid(), boot });
+    removeFlushedMarks(dir, `${MARK_PREFIX}own`, boot);
+    expect(await marks(dir)).toEqual(
+      ['other-boot', 'running', 'unreadable'].map((n) => `${MARK_PREFIX}${n}`),
+    );
+  });
+
+  it('removing all of them leaves other files, and a missing directory has none', async () => {
+    const dir = await tempDir();
+    await writeMark(dir, 'a', { pid: 1, boot: currentBoot() });
+    await writeFile(join(dir, `${MARKING_PREFIX}b`), '');
+    await writeFile(join(dir, 'other'), '');
+    removeAllMarks(dir);
+    expect(await readdir(dir)).toEqual(['other']);
+    const missing = join(dir, 'missing');
+    expect(stoppedWhileWriting(missing)).toBe(false);
+    expect(() => removeAllMarks(missing)).not.toThrow();
+  });
+});
+
+describe('a writer between flushes', () => {
+  it('flushes only when it wrote, once per flush asked for; a failed flush or commit keeps its mark', async () => {
+    const dir = await tempDir();
+    let syncs = 0;
+    let failSync = false;
+    const w = markedWrites(dir, () => {
+      syncs++;
+      return failSync ? Promise.reject(new Error('EIO')) : Promise.resolve();
+    });
+    await w.flushAfter(Promise.resolve());
+    expect(syncs).toBe(0);
+    w.beforeWrite();
+    w.beforeWrite();
+    expect(await marks(dir)).toHaveLength(1);
+    failSync = true;
+    await expect(w.flushAfter(Promise.resolve())).rejects.toThrow('EIO');
+    expect(await marks(dir)).toHaveLength(1);
+    await expect(w.flushAfter(Promise.reject(new Error('commit failed')))).rejects.toThrow(
+      'commit failed',
+    );
+    expect(syncs).toBe(1);
+    expect(await marks(dir)).toHaveLength(1);
+    failSync = false;
+    await w.flushAfter(Promise.resolve());
+    expect(syncs).toBe(2);
+    expect(await marks(dir)).toEqual([]);
+    await w.flushAfter(Promise.resolve());
+    expect(syncs).toBe(2);
+  });
 });
