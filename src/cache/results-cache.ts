@@ -99,7 +99,7 @@ const STRUCTURES_KEY = Symbol.for('enrich-structures');
  *   read with it, and its shapes reused); earlier builds read these answers too.
  * - Commits are not flushed one by one (`noSync`): the file is flushed once, when the cache is
  *   closed. A flush per commit (one per job of a bulk run) wrote each commit's scattered
- *   B-tree pages out at once: 16% of a cold run's CPU at 1M rows (BENCHMARKS.md, session 15).
+ *   B-tree pages out at once: 14% of a cold run's CPU at 1M rows (BENCHMARKS.md, session 15).
  *   A machine that stops before that flush may leave the file damaged: unsynced.ts marks a
  *   cache with unflushed commits, and a cache marked so in an earlier boot is started anew.
  * - Compression only for answers over 1,000 bytes (a company's many matches): LZ4 with its

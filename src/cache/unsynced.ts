@@ -19,7 +19,7 @@ import { CACHE_FILE } from './lmdb-file.js';
  *
  * The cache commits without flushing (lmdb's `noSync`) and flushes the file once, when a run
  * closes it: a flush per commit (one per job of a bulk run) forced each commit's scattered
- * B-tree pages out at once, and cost 16% of a cold run's CPU at 1M rows (BENCHMARKS.md,
+ * B-tree pages out at once, and cost 14% of a cold run's CPU at 1M rows (BENCHMARKS.md,
  * session 15). A process that dies loses nothing by it (its commits are in the kernel's page
  * cache); a machine that stops (power cut, kernel crash) may lose pages a commit's meta page
  * points at, and lmdb trusts its file: it could read garbage, or crash.
