@@ -1,4 +1,6 @@
 /** Shared test set-up: a fake clock whose sleep advances time, and a sandbox with a client. */
+import type { ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { createClient, type ClientOptions, type EnrichClient } from '../../src/api/client.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { SandboxHandle, SandboxOptions } from '../../src/sandbox/index.js';
@@ -75,15 +77,18 @@ export interface CliResult {
 
 /**
  * Spawns `bin/enrich.js` (built dist/) asynchronously, so a sandbox in this process
- * keeps answering. Only PATH and HOME are inherited; `env` adds the rest.
+ * keeps answering. Only PATH and HOME are inherited; `env` adds the rest. The child is the
+ * caller's (to signal it, or close its stdout); `out` gathers what it prints, `code` is how it
+ * ended.
  */
-export async function runCli(
+export async function spawnCli(
   args: string[],
   opts: { env?: Record<string, string>; input?: string } = {},
-): Promise<CliResult> {
+) {
   const { spawn } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
+  // stdout and stderr are pipes whatever stdin is (the options' union loses that).
   const child = spawn(process.execPath, [bin, ...args], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -93,14 +98,22 @@ export async function runCli(
       ...opts.env,
     },
     stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
   if (opts.input !== undefined) child.stdin?.end(opts.input);
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr };
+  const code = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { child, out, code };
+}
+
+/** `spawnCli`, waited for: what the run printed and its exit code. */
+export async function runCli(
+  args: string[],
+  opts: { env?: Record<string, string>; input?: string } = {},
+): Promise<CliResult> {
+  const { out, code } = await spawnCli(args, opts);
+  return { code: await code, ...out };
 }
 
 /** A fresh config and state directory pair for one test. */

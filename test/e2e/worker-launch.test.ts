@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
-import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { ensureBuilt, runCli, spawnCli, tempEnv } from '../api/harness.js';
 import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
 
 // A bulk run on Node 24 starts in a worker thread (src/cli/launch.ts). ENRICH_WORKER=1 asks
@@ -19,25 +17,11 @@ afterEach(async () => {
   sb = undefined;
 });
 
-const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
 const WORKER_LINE = /debug: bulk run in a worker thread \(young generation 48 MB\)/;
 
-/** `enrich <args>` with the worker asked for, its stderr gathered; resolves to its exit code. */
-function spawnInWorker(args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, [bin, ...args], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      ...env,
-      ENRICH_WORKER: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out = { stderr: '' };
-  child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
-  const code = new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { child, out, code };
-}
+/** `enrich <args>` with the worker asked for (spawnCli: the child, what it prints, its exit code). */
+const spawnInWorker = (args: string[], env: Record<string, string>) =>
+  spawnCli(args, { env: { ...env, ENRICH_WORKER: '1' } });
 
 async function setUp(rows: number, o: { jobMs?: number } = {}) {
   const s = (sb = await startSandbox({ port: 0, ...o }));
@@ -83,7 +67,7 @@ describe('a bulk run in a worker thread (e2e)', () => {
 
   it('a reader that goes away (-o - into a closed pipe) never ends in 0', async () => {
     const { env, file } = await setUp(3000);
-    const { child, out, code: exited } = spawnInWorker(['contacts', file, '-o', '-'], env);
+    const { child, out, code: exited } = await spawnInWorker(['contacts', file, '-o', '-'], env);
     child.stdout.once('data', () => child.stdout.destroy());
     const code = await exited;
     expect(code).not.toBe(0);
@@ -93,7 +77,7 @@ describe('a bulk run in a worker thread (e2e)', () => {
   it('Ctrl-C reaches the run: it stops, keeps the journal, exits 130 and says how to resume', async () => {
     const { s, env, dir, file } = await setUp(60, { jobMs: 60_000 });
     const run = ['contacts', file, '-o', join(dir, 'out.csv'), '--batch-size', '20'];
-    const { child, out, code: exited } = spawnInWorker(run, env);
+    const { child, out, code: exited } = await spawnInWorker(run, env);
     while (s.admin.stats().jobs_submitted < 3) await new Promise((r) => setTimeout(r, 50));
     child.kill('SIGINT');
     const code = await exited;
