@@ -5,7 +5,7 @@ import { createKeyMemo, scopeString } from './cache-keys.js';
 import { watchSpace, type SpaceOptions, type SpaceWatch } from './free-space.js';
 import { ALL_CACHE_FILES, CACHE_FILE, checkMetaPages, removeLegacyFiles } from './lmdb-file.js';
 import { RECORD_SHAPES } from './record-shapes.js';
-import { markedWrites, removeAllMarks, removeStaleMarks, stoppedWhileWriting } from './unsynced.js';
+import { markedWrites, removeAllMarks, staleMarks } from './unsynced.js';
 
 /**
  * The results cache across runs and files: one lmdb environment in the OS cache directory.
@@ -128,7 +128,8 @@ export function openResultsCache(
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     removeLegacyFiles(dir);
-    if (stoppedWhileWriting(dir)) startAnew(dir, onWarning);
+    const stale = staleMarks(dir);
+    if (stale.length > 0) startAnew(dir, stale, onWarning);
     checkMetaPages(join(dir, CACHE_FILE));
     db = open<Stored, string>({ path: join(dir, CACHE_FILE), ...OPEN_OPTIONS });
     // Stryker disable next-line StringLiteral: any key makes lmdb read the file; the probe's is never stored
@@ -145,10 +146,9 @@ export function openResultsCache(
  * Removes a cache the machine stopped writing (unsynced.ts): its file may lack pages its last
  * commits point at. Its answers are looked up again when asked for.
  */
-function startAnew(dir: string, onWarning: (message: string) => void): void {
-  rmSync(join(dir, CACHE_FILE), { force: true });
-  rmSync(join(dir, `${CACHE_FILE}-lock`), { force: true });
-  removeStaleMarks(dir);
+function startAnew(dir: string, marks: string[], onWarning: (message: string) => void): void {
+  for (const f of [CACHE_FILE, `${CACHE_FILE}-lock`, ...marks])
+    rmSync(join(dir, f), { force: true });
   onWarning(
     `the results cache in ${dir} was being written when the machine stopped, and may be damaged: starting a new one (its answers are looked up again when asked for)`,
   );

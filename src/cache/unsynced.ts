@@ -150,15 +150,19 @@ function flushDirectory(dir: string): void {
 }
 // Stryker restore all
 
-/** The marks in `dir`: name and what it holds (undefined when it cannot be read whole). */
-function marksIn(dir: string): { name: string; mark: Mark | undefined }[] {
-  let names: string[];
+/** The names in `dir` (none when it cannot be listed: no cache there yet). */
+function namesIn(dir: string): string[] {
   try {
-    names = readdirSync(dir);
+    return readdirSync(dir);
   } catch {
+    // Stryker disable next-line ArrayDeclaration: a name that is no mark's is passed over either way
     return [];
   }
-  return names
+}
+
+/** The marks in `dir`: name and what it holds (undefined when it cannot be read whole). */
+function marksIn(dir: string): { name: string; mark: Mark | undefined }[] {
+  return namesIn(dir)
     .filter((n) => n.startsWith(MARK_PREFIX))
     .map((name) => ({ name, mark: read(join(dir, name)) }));
 }
@@ -178,29 +182,18 @@ function read(path: string): Mark | undefined {
 }
 
 /**
- * True when `dir` holds a mark of another boot, or one that cannot be read (a machine that
- * stopped while it was being written): the cache file may have lost flushed-later pages.
+ * The marks in `dir` of another boot, or that cannot be read (a machine that stopped while one
+ * was being written): when there is one, the cache file may have lost pages its commits point at.
  */
-export function stoppedWhileWriting(dir: string, boot: Boot = currentBoot()): boolean {
-  return marksIn(dir).some(({ mark }) => mark === undefined || !sameBoot(mark.boot, boot));
-}
-
-/** Removes the marks of other boots and those that cannot be read (the cache is started anew). */
-export function removeStaleMarks(dir: string, boot: Boot = currentBoot()): void {
-  for (const { name, mark } of marksIn(dir))
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: without force only a mark another process removed first throws
-    if (mark === undefined || !sameBoot(mark.boot, boot)) rmSync(join(dir, name), { force: true });
+export function staleMarks(dir: string, boot: Boot = currentBoot()): string[] {
+  return marksIn(dir)
+    .filter(({ mark }) => mark === undefined || !sameBoot(mark.boot, boot))
+    .map(({ name }) => name);
 }
 
 /** Removes every mark in `dir`, and any left half made (the cache is started anew, or cleared). */
 export function removeAllMarks(dir: string): void {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names)
+  for (const name of namesIn(dir))
     if (name.startsWith(MARK_PREFIX) || name.startsWith(MARKING_PREFIX))
       // Stryker disable next-line ObjectLiteral,BooleanLiteral: without force only a mark another process removed first throws
       rmSync(join(dir, name), { force: true });

@@ -18,7 +18,7 @@ import {
   removeAllMarks,
   removeFlushedMarks,
   sameBoot,
-  stoppedWhileWriting,
+  staleMarks,
 } from '../../src/cache/unsynced.js';
 import { deadPid } from '../helpers/pids.js';
 
@@ -142,7 +142,7 @@ describe('a mark left behind', () => {
     const dir = await tempDir();
     await cacheWithAnswer(dir);
     await writeMark(dir, '1-aa', { pid: 1, boot: { id: 'an-earlier-boot', at: 0 } });
-    expect(stoppedWhileWriting(dir)).toBe(true);
+    expect(staleMarks(dir)).toEqual([`${MARK_PREFIX}1-aa`]);
     const { cache, warnings } = opened(dir);
     expect(warnings).toEqual([
       expect.stringContaining(
@@ -231,11 +231,11 @@ describe('marks, one by one', () => {
     ]) {
       const dir = await tempDir();
       await writeMark(dir, 'm', content);
-      expect(stoppedWhileWriting(dir)).toBe(true);
+      expect(staleMarks(dir)).toEqual([`${MARK_PREFIX}m`]);
     }
     const dir = await tempDir();
     await writeMark(dir, 'm', { pid: 1, boot });
-    expect(stoppedWhileWriting(dir)).toBe(false);
+    expect(staleMarks(dir)).toEqual([]);
   });
 
   it('starting anew removes the stale marks only, and works with no file left to remove', async () => {
@@ -272,7 +272,7 @@ describe('marks, one by one', () => {
     removeAllMarks(dir);
     expect(await readdir(dir)).toEqual(['other']);
     const missing = join(dir, 'missing');
-    expect(stoppedWhileWriting(missing)).toBe(false);
+    expect(staleMarks(missing)).toEqual([]);
     expect(() => removeAllMarks(missing)).not.toThrow();
   });
 });
