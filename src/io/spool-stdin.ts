@@ -31,8 +31,9 @@ export async function isGzip(filePath: string): Promise<boolean> {
   if (!fh) return false; // the reader names what is wrong with the file
   try {
     const head = Buffer.alloc(2);
-    const { bytesRead } = await fh.read(head, 0, 2, 0);
-    return bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b;
+    // A directory opens but cannot be read (EISDIR): the reader names that too.
+    const read = await fh.read(head, 0, 2, 0).catch(() => undefined);
+    return read?.bytesRead === 2 && head[0] === 0x1f && head[1] === 0x8b;
   } finally {
     await fh.close();
   }

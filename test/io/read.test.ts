@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { EnrichError } from '../../src/errors.js';
@@ -242,6 +245,22 @@ describe('openInput: unreadable input is a clear error (exit 2)', () => {
     expect(err.message).toMatch(message);
     expect(err.location?.file).toContain(name);
     expect(err.location?.line).toBe(line);
+  });
+
+  it('a directory named as the input is refused as one, not an internal error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enrich-read-dir-'));
+    try {
+      const err = await openInput(dir).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(EnrichError);
+      expect((err as EnrichError).code).toBe('INPUT_UNREADABLE');
+      expect((err as EnrichError).message).toBe(`cannot read ${dir}: it is a directory`);
+      expect((err as EnrichError).location?.file).toBe(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a header-only file has no rows', async () => {
