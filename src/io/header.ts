@@ -1,4 +1,5 @@
 import { EnrichError } from '../errors.js';
+import type { SniffedDialect } from './sniff-dialect.js';
 
 /** Gives every header cell a unique, trimmed name; duplicates become "Email (2)", blanks "(column 3)". */
 export function uniqueHeader(raw: readonly string[]): string[] {
@@ -44,4 +45,19 @@ export function noHeaderRow(
           : 'Give the line the column names are on (--header-row 1 is the first line), or leave --header-row out to let the header be found.',
     },
   );
+}
+
+/**
+ * The warning for a header that names fewer columns than most rows below it fill (an export whose
+ * last column has no name): those rows are ragged, so invalid, and the run says why at its start.
+ */
+export function widerRowsWarning(
+  name: string,
+  unit: 'line' | 'row',
+  sniffed: Pick<SniffedDialect, 'headerLine' | 'widerRows'>,
+  width: number,
+): string | undefined {
+  const cells = sniffed.widerRows;
+  if (cells === undefined || cells <= width) return undefined;
+  return `${name}: the header (${unit} ${sniffed.headerLine}) names ${width} column${width === 1 ? '' : 's'}, but most rows below it have ${cells} cells: those rows are invalid ("expected ${width} cells"), their extra cells kept in enrich_error; name every column in the header ${unit} and run again`;
 }

@@ -9,7 +9,7 @@ import {
   detectEncoding,
   holdsUtf8Characters,
 } from './detect-encoding.js';
-import { noHeaderRow, uniqueHeader } from './header.js';
+import { noHeaderRow, uniqueHeader, widerRowsWarning } from './header.js';
 import { formatOfExtension } from './file-format.js';
 import { checkPin, pinFile, type FileId } from './input-pin.js';
 import { formatOf, readSample, scanFile, type InputFormat } from './inspect-file.js';
@@ -306,6 +306,8 @@ async function csvSource(o: {
       bytes: sample.length,
     });
   const width = rawHeader.length;
+  const wider = widerRowsWarning(name, 'line', sniffed, width);
+  if (wider) warnings.push(wider);
   return {
     ...base,
     dialect: {

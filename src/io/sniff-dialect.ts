@@ -7,6 +7,8 @@ export interface SniffedDialect {
   sepLine: boolean;
   /** True when detection skipped lines above the header (notes, it judged): the caller says which line it took. */
   skippedLines?: true;
+  /** Most rows below the header fill more cells than it names: this many (they are ragged rows). */
+  widerRows?: number;
 }
 
 export interface SniffOptions {
@@ -56,12 +58,23 @@ export function sniffDialect(text: string, options: SniffOptions = {}): SniffedD
   }
   const headerLine = options.headerRow ?? findHeader(best.records, best.cells) ?? startLine;
   const skipped = options.headerRow === undefined && headerLine > startLine;
+  const wider = widerRows(best.records, headerLine);
   return {
     delimiter: best.delimiter,
     headerLine,
     sepLine,
     ...(skipped ? { skippedLines: true } : {}),
+    ...(wider ? { widerRows: wider } : {}),
   };
+}
+
+/** The cells most rows below the header fill, when more than half fill past its width. */
+function widerRows(records: ScannedRecord[], headerLine: number): number | undefined {
+  const header = records.find((r) => r.line === headerLine);
+  const below = records.filter((r) => r.line > headerLine && !r.blank);
+  if (!header) return undefined;
+  const wider = below.filter((r) => r.filled > header.cells);
+  return wider.length * 2 > below.length ? modalCells(wider) : undefined;
 }
 
 /**
@@ -83,12 +96,26 @@ function findHeader(records: ScannedRecord[], cells: number): number | undefined
   );
   const first = asWide[0];
   const header = asWide.find((r) => r.filled >= wide);
-  if (!first || !header || header === first || header.values) return first?.line;
-  const notes = Math.max(...rows.filter((r) => r.line < header.line).map((r) => r.filled));
+  if (!first || !header || header === first || header.values) return keepsData(rows, first);
+  const notes = notesAbove(rows, header);
   const below = rows.filter((r) => r.line > header.line);
   const fuller = below.filter((r) => r.filled > notes).length;
   const table = below.length === 0 ? notes > 0 : fuller * 2 > below.length;
-  return notes * 2 <= header.filled && table ? header.line : first.line;
+  return notes * 2 <= header.filled && table ? header.line : keepsData(rows, first);
+}
+
+/** The most cells any row above `r` fills. */
+const notesAbove = (rows: ScannedRecord[], r: ScannedRecord): number =>
+  Math.max(0, ...rows.filter((n) => n.line < r.line).map((n) => n.filled));
+
+/**
+ * `r`'s line, unless taking it as the header would skip rows that may be data: `r` holds an email
+ * or URL, or a row above it fills more than half as much (a header with fewer names than its rows
+ * have cells, over rows a note wider: the first row stays the header, its rows too wide).
+ */
+function keepsData(rows: ScannedRecord[], r: ScannedRecord | undefined): number | undefined {
+  if (!r || r === rows[0]) return r?.line;
+  return r.values || notesAbove(rows, r) * 2 > r.filled ? rows[0]?.line : r.line;
 }
 
 /** True when every row after `r` (at least one) fills no cell past `r`'s width. */

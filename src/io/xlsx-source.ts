@@ -1,5 +1,5 @@
 import { EnrichError } from '../errors.js';
-import { uniqueHeader } from './header.js';
+import { uniqueHeader, widerRowsWarning } from './header.js';
 import type { InputRow, InputSource, ReadOptions } from './read.js';
 import { readXlsxRows, sheetSample, type SheetRow } from './read-xlsx.js';
 import { raggedMessage } from './row-shape.js';
@@ -44,6 +44,8 @@ export async function xlsxSource(
     );
   }
   const width = rawHeader.length;
+  const wider = widerRowsWarning(name, 'row', sniffed, width);
+  if (wider) warnings.push(wider);
   const rows = async function* (): AsyncGenerator<InputRow> {
     await verify();
     let index = 0;

@@ -61,4 +61,27 @@ describe('header detection never drops a row (regression: data rows ending with 
       expect.stringMatching(/line 3 is taken as the header .*--header-row <line>/),
     ]);
   });
+  it('a header naming fewer columns than its rows fill stays the header: the rows are ragged, and a warning says why', async () => {
+    // Regression: line 2 (a contact) was taken as the header and lost, with exit 0.
+    const { source, rows } = await read(
+      'Email,Company\na@acme.com,Acme,note1\nb@acme.com,Globex,note2\nc@acme.com,Initech,note3\n',
+    );
+    expect(source.rawHeader).toEqual(['Email', 'Company']);
+    expect(rows.map((r) => [r.line, r.cells[0], r.error])).toEqual([
+      [2, 'a@acme.com', 'expected 2 cells, got 3 (extra: "note1")'],
+      [3, 'b@acme.com', 'expected 2 cells, got 3 (extra: "note2")'],
+      [4, 'c@acme.com', 'expected 2 cells, got 3 (extra: "note3")'],
+    ]);
+    expect(source.warnings).toEqual([
+      `${join(dir, 'in.csv')}: the header (line 1) names 2 columns, but most rows below it have 3 cells: those rows are invalid ("expected 2 cells"), their extra cells kept in enrich_error; name every column in the header line and run again`,
+    ]);
+  });
+
+  it('a few wider rows are ragged rows, with no warning about the header', async () => {
+    const { source, rows } = await read(
+      'Email,Company\na@acme.com,Acme\nb@acme.com,Globex,x\nc@acme.com,Initech\n',
+    );
+    expect(rows.map((r) => r.error === undefined)).toEqual([true, false, true]);
+    expect(source.warnings).toEqual([]);
+  });
 });

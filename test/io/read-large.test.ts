@@ -163,6 +163,29 @@ describe('sniffDialect', () => {
       sniffDialect('Email,,,\na@x.example,,,\nb@x.example,,,1\nc@x.example,,,\n').headerLine,
     ).toBe(1);
   });
+  it('never takes a data row for the header when the header names fewer columns than its rows fill', () => {
+    // An export whose last column has no name: the rows are one cell wider than the header.
+    const notes =
+      'Email,Company\na@acme.com,Acme,note1\nb@acme.com,Globex,note2\nc@acme.com,Initech,x\n';
+    expect(sniffDialect(notes).headerLine).toBe(1);
+    // Most rows carry the extra cell, some not.
+    const some = Array.from({ length: 50 }, (_, i) =>
+      i % 5 < 3 ? `p${i}@acme.com,Acme ${i},note` : `p${i}@acme.com,Acme ${i}`,
+    );
+    expect(sniffDialect(['Email,Company', ...some].join('\n')).headerLine).toBe(1);
+    // With no email or URL in the rows: a header half as wide as its rows or more is no note.
+    expect(
+      sniffDialect('Name,Company\nJo,Acme,note\nWei,Globex,note\nAl,Initech,x\n').headerLine,
+    ).toBe(1);
+    expect(
+      sniffDialect('Website,Name\nhttps://acme.com,Acme,x\nhttps://globex.com,Globex,y\n')
+        .headerLine,
+    ).toBe(1);
+    // A title still is one: it fills at most half of the header below it.
+    expect(
+      sniffDialect('Leads Q3\nName,Company,Title\nJo,Acme,CEO\nWei,Globex,CTO\n').headerLine,
+    ).toBe(2);
+  });
   it('accepts a quoted "sep=" line', () => {
     expect(sniffDialect('"sep=|"\na|b\n1|2\n')).toEqual({
       delimiter: '|',

@@ -28,6 +28,25 @@ async function rowsOf(path: string, o = {}) {
 }
 
 describe('XLSX input', () => {
+  it('a header naming fewer columns than its rows fill stays the header, and a warning says why', async () => {
+    const path = join(dir, 'unnamed-last-column.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Leads');
+    ws.addRow(['Email', 'Company']);
+    ws.addRow(['a@acme.com', 'Acme', 'note1']);
+    ws.addRow(['b@acme.com', 'Globex', 'note2']);
+    await wb.xlsx.writeFile(path);
+    const { source, rows } = await rowsOf(path);
+    expect(source.rawHeader).toEqual(['Email', 'Company']);
+    expect(rows.map((r) => [r.line, r.error])).toEqual([
+      [2, 'expected 2 cells, got 3 (extra: "note1")'],
+      [3, 'expected 2 cells, got 3 (extra: "note2")'],
+    ]);
+    expect(source.warnings).toEqual([
+      `${path}: the header (row 1) names 2 columns, but most rows below it have 3 cells: those rows are invalid ("expected 2 cells"), their extra cells kept in enrich_error; name every column in the header row and run again`,
+    ]);
+  });
+
   it('skips the merged title row, reads ids and phones whole and dates as ISO', async () => {
     const path = join(dir, 'leads.xlsx');
     await writeContactsWorkbook(path, 3);
