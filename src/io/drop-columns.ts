@@ -17,6 +17,7 @@ export function withoutColumns(
   const shape = (row: InputRow): InputRow => {
     const out = copyWith(row, { cells: pick(row.cells) });
     if (row.values) out.values = pick(row.values);
+    if (row.nested) out.nested = pick(row.nested);
     return out;
   };
   async function* rows(): AsyncGenerator<InputRow> {

@@ -159,3 +159,15 @@ export function jsonCell(value: unknown): string {
   if (typeof value === 'object') return stringifyExact(value);
   return String(value);
 }
+
+/** Per key, whether `record`'s value is an object or array; undefined when none is (the usual row). */
+export function nestedCells(
+  keys: readonly string[],
+  record: Record<string, unknown>,
+): boolean[] | undefined {
+  const nested = keys.map((k) => {
+    const v = record[k];
+    return typeof v === 'object' && v !== null && !(v instanceof JsonNumber);
+  });
+  return nested.includes(true) ? nested : undefined;
+}

@@ -14,7 +14,13 @@ import { formatOfExtension } from './file-format.js';
 import { checkPin, pinFile, type FileId } from './input-pin.js';
 import { formatOf, readSample, scanFile, type InputFormat } from './inspect-file.js';
 import { readCsvRecords } from './read-csv.js';
-import { jsonCell, readJsonArray, readJsonLines, type JsonRecord } from './read-json.js';
+import {
+  jsonCell,
+  nestedCells,
+  readJsonArray,
+  readJsonLines,
+  type JsonRecord,
+} from './read-json.js';
 import { csvRowShaper } from './row-shape.js';
 import { sniffDialect } from './sniff-dialect.js';
 import { gunzipToFile, isGzip, spoolToFile, type Spool } from './spool-stdin.js';
@@ -58,6 +64,8 @@ export interface InputRow {
   value?: unknown;
   /** XLSX: the cells' typed values (numbers, dates, booleans), written back as such to an `.xlsx` output. */
   values?: SheetValue[];
+  /** JSON/JSONL: true for each cell that holds an object or array (its JSON text is no name or address); absent when none does. */
+  nested?: boolean[];
   /** Why the row cannot be used (ragged row): it becomes `invalid`, never fatal. */
   error?: string;
 }
@@ -243,12 +251,17 @@ async function jsonSource(
     for (const k of Object.keys(rec.value)) keys.add(k);
   await verify();
   const header = [...keys];
-  const toRow = (rec: JsonRecord, index: number): InputRow => ({
-    index,
-    line: rec.line,
-    cells: header.map((k) => jsonCell(rec.value[k])),
-    value: rec.value,
-  });
+  const toRow = (rec: JsonRecord, index: number): InputRow => {
+    const row: InputRow = {
+      index,
+      line: rec.line,
+      cells: header.map((k) => jsonCell(rec.value[k])),
+      value: rec.value,
+    };
+    const nested = nestedCells(header, rec.value);
+    if (nested) row.nested = nested;
+    return row;
+  };
   return {
     ...base,
     dialect: { encoding: enc.encoding, bom: enc.bom, headerLine: 0, sepLine: false },

@@ -3,13 +3,14 @@ import { withoutColumns } from '../../src/io/drop-columns.js';
 import type { InputRow, InputSource } from '../../src/io/read.js';
 import { apartFromTheirShape } from '../helpers/hidden-class.js';
 
-/** An input of `n` rows of three columns, every seventh ragged, every fifth with typed values. */
+/** An input of `n` rows of three columns, every seventh ragged, every fifth with typed values, every third with JSON objects in two. */
 function source(n: number): InputSource {
   async function* rows(): AsyncGenerator<InputRow> {
     for (let i = 0; i < n; i++) {
       const row: InputRow = { index: i, line: i + 2, cells: ['a', `b${i}`, `c${i}`] };
       if (i % 5 === 0) row.values = ['a', i, true];
       if (i % 7 === 0) row.error = 'ragged';
+      if (i % 3 === 0) row.nested = [false, true, true];
       yield row;
     }
   }
@@ -19,7 +20,7 @@ function source(n: number): InputSource {
 }
 
 describe('an input without some of its columns', () => {
-  it('drops them from the header, the cells and the typed values, and keeps everything else of a row', async () => {
+  it('drops them from the header, the cells, the typed values and the nested marks, and keeps everything else of a row', async () => {
     const input = withoutColumns(source(8), [1], 'dropped B');
     expect(input.header).toEqual(['A', 'C']);
     expect(input.warnings).toEqual(['w0', 'dropped B']);
@@ -31,6 +32,7 @@ describe('an input without some of its columns', () => {
       cells: ['a', 'c0'],
       values: ['a', true],
       error: 'ragged',
+      nested: [false, true],
     });
     expect(rows[1]).toStrictEqual({ index: 1, line: 3, cells: ['a', 'c1'] });
     expect(rows).toHaveLength(8);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -216,6 +216,40 @@ describe('openInput: JSON, JSON Lines, stdin', () => {
     expect((await allRows(jsonl)).map((r) => r.cells)).toEqual([['1'], ['2']]);
     await json.close();
     await jsonl.close();
+  });
+});
+
+describe('openInput: JSON objects and arrays in cells', () => {
+  it('marks the cells that hold one (their JSON text is no name or address), and no other row', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enrich-read-nested-'));
+    try {
+      const file = join(dir, 'in.jsonl');
+      writeFileSync(
+        file,
+        [
+          '{"name":"Jane","company":{"name":"Acme"},"tags":["a"]}',
+          '{"name":"Al","company":"Globex","n":12345678901234567890}',
+          '{"name":null,"company":[],"tags":null}',
+        ].join('\n'),
+      );
+      const source = await openInput(file);
+      const rows = await allRows(source);
+      await source.close();
+      expect(source.header).toEqual(['name', 'company', 'tags', 'n']);
+      expect(rows.map((r) => [r.cells, r.nested])).toEqual([
+        [
+          ['Jane', '{"name":"Acme"}', '["a"]', ''],
+          [false, true, true, false],
+        ],
+        [['Al', 'Globex', '', '12345678901234567890'], undefined],
+        [
+          ['', '[]', '', ''],
+          [false, true, false, false],
+        ],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -166,6 +166,30 @@ describe('the join writer', () => {
     expect(rejected[1]?.slice(-1)).toEqual(['6']);
   });
 
+  it('notes a company sent without a JSON object its name column held', async () => {
+    const out = await output({ fields: ['name'] });
+    const w = await openJoinWriter({
+      kind: 'companies',
+      source: source(['Company', 'Website']),
+      output: out,
+      mapping: { fields: { company_name: 0, company_website: 1 } },
+      onRow: () => undefined,
+    });
+    const sent = {
+      status: 'enriched' as const,
+      error: '',
+      creditCharged: true,
+      records: [company('a')],
+    };
+    await w.write({ ...row(0, ['{"n":1}', 'acme.com']), nested: [true, false] }, sent);
+    await w.write(row(1, ['Acme', 'acme.com']), sent);
+    await w.close();
+    expect(col(await csvOf(out.target), 'enrich_error')).toEqual([
+      'company_name left out (column "Company" holds a JSON object or array, not text); sent without it',
+      '',
+    ]);
+  });
+
   it('abort removes the output: nothing half-made is left', async () => {
     const out = await output({});
     const w = await openJoinWriter({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emailNote, validateRow } from '../../src/pipeline/mapping/validate.js';
+import { emailNote, leftOutNote, validateRow } from '../../src/pipeline/mapping/validate.js';
 
 const mapping = { fields: { business_email: 0, first_name: 1, last_name: 2, company_name: 3 } };
 const header = ['Email', 'First', 'Last', 'Company'];
@@ -50,5 +50,76 @@ describe('the email rule in bulk validation (regression: "jane doe@acme.com", "f
     });
     for (const email of ['jane+tag@acme.com', 'a!b@example.com', 'josé@exämple.de', '"j d"@x.io'])
       expect(check(email, '', '', '').ok).toBe(true);
+  });
+});
+
+describe('a JSON object or array in a mapped column (regression: {"name":"Acme"} was sent and paid for as a company name)', () => {
+  const jsonRow = (cells: string[], nested: boolean[]) => ({ index: 0, line: 2, cells, nested });
+  const obj = '{"name":"Acme","domain":"acme.com"}';
+
+  it('is left out of the request; a row with nothing else to go on is invalid and says which column', () => {
+    const v = validateRow(
+      'contacts',
+      mapping,
+      jsonRow(['', 'Jane', 'Doe', obj], [false, false, false, true]),
+      {
+        header,
+      },
+    );
+    expect(v).toEqual({
+      ok: false,
+      error:
+        'company_name left out (column "Company" holds a JSON object or array, not text); needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name',
+    });
+  });
+
+  it('a row with another complete combination is sent without it, keyed as the row without it, and the note says so', () => {
+    const r = jsonRow(['jane@acme.com', 'Jane', 'Doe', '["Acme"]'], [false, false, false, true]);
+    const v = validateRow('contacts', mapping, r, { header });
+    expect(v).toMatchObject({
+      ok: true,
+      fields: { business_email: 'jane@acme.com', first_name: 'Jane', last_name: 'Doe' },
+    });
+    expect(v.ok && 'company_name' in v.fields).toBe(false);
+    expect(v.ok && v.key).toBe((check('jane@acme.com', 'Jane', 'Doe', '') as { key: string }).key);
+    expect(leftOutNote(mapping, r, header)).toBe(
+      'company_name left out (column "Company" holds a JSON object or array, not text); sent without it',
+    );
+    // Both notes, when the email is bad too; none for a row sent whole.
+    const both = jsonRow(['bad@', 'Jane', 'Doe', obj], [false, false, false, true]);
+    expect(
+      leftOutNote(
+        { fields: { ...mapping.fields, prof_network_url: 4 } },
+        { ...both, cells: [...both.cells, 'https://prof.example/in/jd'] },
+        header,
+      ),
+    ).toBe(
+      'company_name left out (column "Company" holds a JSON object or array, not text); sent without it; business_email left out (not an email address: it has nothing after the @); sent without it',
+    );
+    expect(
+      leftOutNote(
+        mapping,
+        { index: 0, line: 2, cells: ['jane@acme.com', 'Jane', 'Doe', 'Acme'] },
+        header,
+      ),
+    ).toBeUndefined();
+  });
+
+  it('a nested full-name column is no name either, and a nested column nothing maps to changes nothing', () => {
+    const split = { fields: { company_name: 1 }, split: { column: 0 } };
+    const v = validateRow('contacts', split, jsonRow(['{"first":"Jane"}', 'Acme'], [true, false]), {
+      header: ['Name', 'Company'],
+    });
+    expect(v).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^first_name\/last_name left out \(column "Name" holds/),
+    });
+    expect(
+      validateRow(
+        'contacts',
+        mapping,
+        jsonRow(['jane@acme.com', 'Jane', 'Doe', 'Acme', '{}'], [false, false, false, false, true]),
+      ).ok,
+    ).toBe(true);
   });
 });

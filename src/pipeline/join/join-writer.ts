@@ -5,7 +5,7 @@ import type { BulkKind, JoinOutput } from '../types.js';
 import { noRecords, type RowOutcome, type RowStatus } from './join.js';
 import { enrichedColumns, type Flat } from './output-columns.js';
 import { invalidMessage, openRejects } from './rejects.js';
-import { emailNote, type InvalidRow } from '../mapping/validate.js';
+import { leftOutNote, type InvalidRow } from '../mapping/validate.js';
 import type { ColumnMapping } from '../mapping/mapping-types.js';
 
 /** Counts of the written output. */
@@ -84,10 +84,14 @@ function withMoreMatches(
   return values;
 }
 
-/** A row's `enrich_error`: a contact sent (or answered from the cache) without its bad email says so. */
-function errorWithNote(mapping: ColumnMapping | undefined) {
+/**
+ * A row's `enrich_error`: a row sent (or answered from the cache) without some of its mapped
+ * fields says so (a bad email, a JSON object in a mapped column: leftOutNote).
+ */
+function errorWithNote(mapping: ColumnMapping | undefined, header: readonly string[]) {
   return (outcome: RowOutcome<AnyRecord>, row: InputRow): string => {
-    const note = mapping && outcome.creditCharged !== null ? emailNote(mapping, row) : undefined;
+    const note =
+      mapping && outcome.creditCharged !== null ? leftOutNote(mapping, row, header) : undefined;
     if (!note) return outcome.error;
     return outcome.error ? `${outcome.error}; ${note}` : note;
   };
@@ -98,7 +102,7 @@ export async function openJoinWriter(o: {
   kind: BulkKind;
   source: InputSource;
   output: JoinOutput;
-  /** The run's mapping: a contact sent without its bad email says so (`emailNote`). */
+  /** The run's mapping: a row sent without some of its mapped fields says so (`leftOutNote`). */
   mapping?: ColumnMapping;
   onRow: () => void;
 }): Promise<JoinWriter> {
@@ -128,7 +132,7 @@ export async function openJoinWriter(o: {
   // Stryker disable next-line ArrowFunction: a sink writes undefined as it writes null, as an empty cell
   const blank = fieldColumns.map(() => null);
 
-  const withNote = errorWithNote(o.kind === 'contacts' ? o.mapping : undefined);
+  const withNote = errorWithNote(o.mapping, o.source.header);
 
   const write = async (row: InputRow, outcome: RowOutcome<AnyRecord>) => {
     stats.statuses[outcome.status]++;

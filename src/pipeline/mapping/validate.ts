@@ -73,10 +73,12 @@ export function validateRow(
   if (row.error) return { ok: false, error: row.error };
   const fields: Partial<Record<ApiField, string>> = {};
   for (const [field, col, normalize] of planOf(mapping)) {
+    // A JSON object or array is no name or address: left out (nestedNote says so).
+    if (row.nested?.[col]) continue;
     const value = normalize(row.cells[col] ?? '');
     if (value !== '') fields[field] = value;
   }
-  if (mapping.split) {
+  if (mapping.split && !row.nested?.[mapping.split.column]) {
     const { first, last } = splitFullName(row.cells[mapping.split.column] ?? '');
     if (first) fields.first_name = first;
     if (last) fields.last_name = last;
@@ -110,8 +112,44 @@ export function validateRow(
   }
   const rule =
     kind === 'contacts' ? contactCombinationError(fields) : companyCombinationError(fields);
-  if (rule) return { ok: false, error: rule };
+  if (rule) {
+    const nested = row.nested && nestedFields(mapping, row)[0];
+    if (!nested) return { ok: false, error: rule };
+    return { ok: false, error: `${leftOut(nested, options.header)}; ${rule}` };
+  }
   return { ok: true, fields, key: keyOfFields(kind, fields) };
+}
+
+/** The mapped fields of `row` whose cell holds a JSON object or array, with their columns. */
+function nestedFields(mapping: ColumnMapping, row: InputRow): { field: string; col: number }[] {
+  const found: { field: string; col: number }[] = [];
+  for (const [field, col] of planOf(mapping)) if (row.nested?.[col]) found.push({ field, col });
+  if (mapping.split && row.nested?.[mapping.split.column])
+    found.push({ field: 'first_name/last_name', col: mapping.split.column });
+  return found;
+}
+
+/** `company_name left out (column "company" holds a JSON object or array, not text)`. */
+function leftOut(n: { field: string; col: number }, header: readonly string[] | undefined): string {
+  const name = header?.[n.col] ?? `column ${n.col + 1}`;
+  return `${n.field} left out (column "${name}" holds a JSON object or array, not text)`;
+}
+
+/**
+ * What a row sent without some of its mapped fields says in `enrich_error`: an email that
+ * failed the email rule (emailNote), a JSON object or array in a mapped column; undefined when
+ * the row was sent whole.
+ */
+export function leftOutNote(
+  mapping: ColumnMapping,
+  row: InputRow,
+  header?: readonly string[],
+): string | undefined {
+  const email = emailNote(mapping, row);
+  if (!row.nested) return email;
+  const notes = nestedFields(mapping, row).map((n) => `${leftOut(n, header)}; sent without it`);
+  if (email) notes.push(email);
+  return notes.length > 0 ? notes.join('; ') : undefined;
 }
 
 /**
