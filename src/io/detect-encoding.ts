@@ -33,8 +33,12 @@ export function detectEncoding(
       encoding = bom?.encoding.startsWith('utf-16')
         ? bom.encoding
         : (utf16WithoutBom(sample) ?? 'utf-16le');
-    const matches = bom && bom.encoding === encoding;
-    return { encoding, bom: !!matches, bomLength: matches ? bom.bytes.length : 0 };
+    // A UTF-8 BOM over text forced to a single-byte encoding (UTF-8 with Windows-1252 bytes in
+    // it) is skipped too: read as Windows-1252 it would become "ï»¿" in the first header cell.
+    const skips =
+      bom &&
+      (bom.encoding === encoding || (bom.encoding === 'utf-8' && !encoding.startsWith('utf-16')));
+    return { encoding, bom: !!skips, bomLength: skips ? bom.bytes.length : 0 };
   }
   if (bom) return { encoding: bom.encoding, bom: true, bomLength: bom.bytes.length };
   const utf16 = utf16WithoutBom(sample);

@@ -8,6 +8,7 @@ import {
   canonicalEncoding,
   detectEncoding,
   holdsUtf8Characters,
+  isUtf8,
 } from './detect-encoding.js';
 import { noHeaderRow, uniqueHeader, widerRowsWarning } from './header.js';
 import { formatOfExtension } from './file-format.js';
@@ -189,12 +190,12 @@ async function inspect(
   ) {
     enc = { encoding: 'windows-1252', bom: false, bomLength: 0 };
   }
-  const warnings: string[] = [];
-  if (enc.encoding === 'windows-1252' && !options.encoding && holdsUtf8Characters(sample)) {
-    warnings.push(
-      `${name} is not valid UTF-8 throughout, so it is read as Windows-1252, but it also holds UTF-8 characters, which that shows as pairs like "Ã©"; if it is UTF-8 with a few broken bytes, run again with --encoding utf-8 (the broken bytes become "\uFFFD")`,
-    );
-  }
+  const warnings = await encodingWarnings(name, enc, {
+    sample,
+    truncated,
+    scan,
+    forced: options.encoding,
+  });
   assertNotBinary(sample, enc.encoding, name);
   const text = iconv.decode(
     sample.subarray(
@@ -345,4 +346,37 @@ async function* mapRows(
   let index = 0;
   for await (const rec of records) yield toRow(rec, index++);
   await verify();
+}
+
+/**
+ * What the encoding found says of the file: Windows-1252 that holds UTF-8 characters (two exports
+ * pasted together), or a UTF-8 BOM over bytes that are no UTF-8 (they would become U+FFFD).
+ * Nothing when the user chose the encoding.
+ */
+async function encodingWarnings(
+  name: string,
+  enc: Encoding,
+  o: {
+    sample: Buffer;
+    truncated: boolean;
+    scan: () => ReturnType<typeof scanFile>;
+    forced?: string | undefined;
+  },
+): Promise<string[]> {
+  if (o.forced) return [];
+  if (enc.encoding === 'windows-1252' && holdsUtf8Characters(o.sample)) {
+    return [
+      `${name} is not valid UTF-8 throughout, so it is read as Windows-1252, but it also holds UTF-8 characters, which that shows as pairs like "Ã©"; if it is UTF-8 with a few broken bytes, run again with --encoding utf-8 (the broken bytes become "\uFFFD")`,
+    ];
+  }
+  // A UTF-8 BOM is trusted, but bytes that are no UTF-8 behind it are said, not changed silently.
+  if (enc.bom && enc.encoding === 'utf-8') {
+    const whole = o.truncated ? (await o.scan()).utf8 : isUtf8(o.sample, false);
+    if (!whole) {
+      return [
+        `${name} starts with a UTF-8 byte order mark but is not valid UTF-8 throughout: its broken bytes are read as "\uFFFD" (and sent so); if the file is Windows-1252, run again with --encoding windows-1252`,
+      ];
+    }
+  }
+  return [];
 }

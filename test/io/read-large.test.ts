@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput } from '../../src/io/read.js';
 import { sniffDialect } from '../../src/io/sniff-dialect.js';
+import { allRows } from './read-helpers.js';
 
 // Many read chunks: CRLFs and quoted newlines fall on chunk boundaries somewhere.
 describe('streaming a file larger than the read chunk', () => {
@@ -92,6 +93,51 @@ describe('encoding detection beyond the sample', () => {
       expect(rows[0]).toEqual(['jose@b.co', 'José']);
       expect(rows.at(-1)).toEqual(['r', 'R\uFFFD']);
       await forced.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a UTF-8 BOM over bytes that are no UTF-8 is said, in the sample or past it, and --encoding windows-1252 reads it with the BOM skipped', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-bom1252-'));
+    try {
+      const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+      const short = join(dir, 'short.csv');
+      await writeFile(
+        short,
+        Buffer.concat([
+          bom,
+          Buffer.from('Email,Name\na@acme.com,Ren'),
+          Buffer.from([0xe9]),
+          Buffer.from(' Dupont\n'),
+        ]),
+      );
+      const long = join(dir, 'long.csv');
+      const body = Buffer.from('Email,Name\n' + 'jose@b.co,José\n'.repeat(8000));
+      await writeFile(
+        long,
+        Buffer.concat([bom, body, Buffer.from([0x72, 0x2c, 0x52, 0xe9, 0x0a])]),
+      );
+      for (const file of [short, long]) {
+        const source = await openInput(file);
+        expect(source.dialect.encoding).toBe('utf-8');
+        expect(source.warnings).toEqual([
+          `${file} starts with a UTF-8 byte order mark but is not valid UTF-8 throughout: its broken bytes are read as "\uFFFD" (and sent so); if the file is Windows-1252, run again with --encoding windows-1252`,
+        ]);
+        await source.close();
+      }
+      const forced = await openInput(short, { encoding: 'windows-1252' });
+      expect(forced.warnings).toEqual([]);
+      expect(forced.header).toEqual(['Email', 'Name']);
+      expect(forced.dialect.bom).toBe(true);
+      expect((await allRows(forced)).map((r) => r.cells)).toEqual([['a@acme.com', 'René Dupont']]);
+      await forced.close();
+      // A BOM over valid UTF-8 says nothing.
+      const fine = join(dir, 'fine.csv');
+      await writeFile(fine, Buffer.concat([bom, body]));
+      const ok = await openInput(fine);
+      expect(ok.warnings).toEqual([]);
+      await ok.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
