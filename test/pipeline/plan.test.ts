@@ -7,6 +7,8 @@ import { resolveRun } from '../../src/bulk/resolve-run.js';
 import { resolveMapping } from '../../src/pipeline/mapping/resolve-mapping.js';
 import { planBulk } from '../../src/pipeline/run/plan.js';
 import type { BulkKind } from '../../src/pipeline/types.js';
+import type { EnrichError } from '../../src/errors.js';
+import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
 
 /** The dry run's plan of `source`, resolved the way every run is. */
 async function planOf(
@@ -168,6 +170,39 @@ describe('resolveMapping', () => {
         resolveMapping(s, { kind: 'contacts', mappingFile: file }),
       ),
     ).rejects.toMatchObject({ code: 'MAPPING_INVALID' });
+  });
+
+  it('a `key,value` note the header detection took for the header: the hint names the line that reads as one', async () => {
+    const path = join(dir, 'kv-note.csv');
+    await writeFile(path, 'Exported on:,2024-03-01\nEmail,Company\na@acme.com,Acme\n');
+    const err = await withSource(path, (s) => resolveMapping(s, { kind: 'contacts' })).catch(
+      (e: unknown) => e as EnrichError,
+    );
+    expect(err).toMatchObject({
+      code: 'MAPPING_INVALID',
+      message: expect.stringContaining('the input\'s columns are: "Exported on:", "2024-03-01"'),
+      hint: expect.stringMatching(
+        /^Line 2 reads as the header: run again with headerRow 2\. Say which column/,
+      ),
+      details: { headerRow: 2 },
+      location: { file: path },
+    });
+    // The CLI names its flag; a mapping given by hand gets no such guess.
+    const cli = await withSource(path, (s) =>
+      resolveMapping(s, { kind: 'contacts', words: CLI_WORDS }),
+    ).catch((e: unknown) => e as EnrichError);
+    expect(cli.hint).toMatch(/^Line 2 reads as the header: run again with --header-row 2\./);
+    const byHand = await withSource(path, (s) =>
+      resolveMapping(s, { kind: 'contacts', map: { company_name: 'Exported on:' } }),
+    ).catch((e: unknown) => e as EnrichError);
+    expect(byHand.hint).not.toMatch(/reads as the header/);
+    // No line reads as a header: the hint is detection's own.
+    const none = join(dir, 'no-header.csv');
+    await writeFile(none, 'a,b\nx,y\n');
+    const plain = await withSource(none, (s) => resolveMapping(s, { kind: 'contacts' })).catch(
+      (e: unknown) => e as EnrichError,
+    );
+    expect(plain.hint).toMatch(/^Say which column holds what/);
   });
 });
 

@@ -12,6 +12,8 @@ import {
 import type { ApiField, ColumnMapping, BulkKind } from './mapping-types.js';
 import { splitFullName } from './normalize.js';
 import type { RunWords } from '../types.js';
+import { LIBRARY_WORDS } from '../words.js';
+import { uniqueHeader } from '../../io/header.js';
 
 export interface MappingOptions {
   kind: BulkKind;
@@ -54,15 +56,17 @@ export async function resolveMapping(
   const overrides = { ...fromFile, ...(options.map ?? {}) };
   const detect = () =>
     inFile(source, () =>
-      detectMapping(
-        options.kind,
-        source.header,
-        head.map((r) => r.cells),
-        overrides,
-        {
-          auto: !options.mappingFile,
-          words: options.words,
-        },
+      withHeaderBelow(source, head, options, () =>
+        detectMapping(
+          options.kind,
+          source.header,
+          head.map((r) => r.cells),
+          overrides,
+          {
+            auto: !options.mappingFile,
+            words: options.words,
+          },
+        ),
       ),
     );
   const mapping = rows === 0 ? mappingWithoutRows(source, options, overrides, detect) : detect();
@@ -133,6 +137,52 @@ export function resolveIdColumn(
   return name === undefined || source.header.length === 0
     ? undefined
     : inFile(source, () => resolveColumn(source.header, name, label));
+}
+
+/** Rows below the header looked at for one that reads as the header (a `key,value` note above the table). */
+const HEADER_BELOW_ROWS = 10;
+
+/**
+ * Runs detection; when it maps too little to send a row and nothing was mapped by hand, and one of
+ * the first rows reads as a header detection can map (`Exported on:,2024-03-01` above
+ * `Email,Company`), the hint names that line's `--header-row`.
+ */
+function withHeaderBelow(
+  source: InputSource,
+  head: readonly InputRow[],
+  options: MappingOptions,
+  detect: () => ColumnMapping,
+): ColumnMapping {
+  try {
+    return detect();
+  } catch (err) {
+    const json = source.format === 'json' || source.format === 'jsonl';
+    const byHand = options.mappingFile !== undefined || Object.keys(options.map ?? {}).length > 0;
+    if (!(err instanceof EnrichError) || err.code !== 'MAPPING_INVALID' || json || byHand)
+      throw err;
+    const line = headerBelow(options, head);
+    if (line === undefined) throw err;
+    const flag = (options.words ?? LIBRARY_WORDS).option('headerRow');
+    throw new EnrichError(err.code, err.message, {
+      cause: err,
+      hint: `Line ${line} reads as the header: run again with ${flag} ${line}. ${err.hint ?? ''}`.trim(),
+      details: { ...err.details, headerRow: line },
+      ...(err.location ? { location: err.location } : {}),
+    });
+  }
+}
+
+/** The line of the first of `head`'s rows whose cells, as column names alone, map enough to send a row. */
+function headerBelow(options: MappingOptions, head: readonly InputRow[]): number | undefined {
+  for (const row of head.slice(0, HEADER_BELOW_ROWS)) {
+    try {
+      detectMapping(options.kind, uniqueHeader(row.cells), [], {}, { words: options.words });
+      return row.line;
+    } catch {
+      // not a header either
+    }
+  }
+  return undefined;
 }
 
 /** Runs a step of mapping `source`, naming the file in the error of a column it lacks or cannot tell apart. */

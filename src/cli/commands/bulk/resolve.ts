@@ -31,6 +31,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   fields: '--fields',
   outputDelimiter: '--output-delimiter',
   bom: '--bom',
+  headerRow: '--header-row',
 };
 
 /** The CLI's words for the run's messages: flags and "the same command". */
