@@ -175,10 +175,14 @@ describe('resolveMapping', () => {
   it('a `key,value` note the header detection took for the header: the hint names the line that reads as one', async () => {
     const path = join(dir, 'kv-note.csv');
     await writeFile(path, 'Exported on:,2024-03-01\nEmail,Company\na@acme.com,Acme\n');
-    const err = await withSource(path, (s) => resolveMapping(s, { kind: 'contacts' })).catch(
-      (e: unknown) => e as EnrichError,
-    );
-    expect(err).toMatchObject({
+    const failure = (file: string, o: Omit<Parameters<typeof resolveMapping>[1], 'kind'> = {}) =>
+      withSource(file, (s) => resolveMapping(s, { kind: 'contacts', ...o })).then(
+        () => {
+          throw new Error(`${file} was mapped`);
+        },
+        (e: unknown) => e as EnrichError,
+      );
+    expect(await failure(path)).toMatchObject({
       code: 'MAPPING_INVALID',
       message: expect.stringContaining('the input\'s columns are: "Exported on:", "2024-03-01"'),
       hint: expect.stringMatching(
@@ -188,21 +192,15 @@ describe('resolveMapping', () => {
       location: { file: path },
     });
     // The CLI names its flag; a mapping given by hand gets no such guess.
-    const cli = await withSource(path, (s) =>
-      resolveMapping(s, { kind: 'contacts', words: CLI_WORDS }),
-    ).catch((e: unknown) => e as EnrichError);
-    expect(cli.hint).toMatch(/^Line 2 reads as the header: run again with --header-row 2\./);
-    const byHand = await withSource(path, (s) =>
-      resolveMapping(s, { kind: 'contacts', map: { company_name: 'Exported on:' } }),
-    ).catch((e: unknown) => e as EnrichError);
+    expect((await failure(path, { words: CLI_WORDS })).hint).toMatch(
+      /^Line 2 reads as the header: run again with --header-row 2\./,
+    );
+    const byHand = await failure(path, { map: { company_name: 'Exported on:' } });
     expect(byHand.hint).not.toMatch(/reads as the header/);
     // No line reads as a header: the hint is detection's own.
     const none = join(dir, 'no-header.csv');
     await writeFile(none, 'a,b\nx,y\n');
-    const plain = await withSource(none, (s) => resolveMapping(s, { kind: 'contacts' })).catch(
-      (e: unknown) => e as EnrichError,
-    );
-    expect(plain.hint).toMatch(/^Say which column holds what/);
+    expect((await failure(none)).hint).toMatch(/^Say which column holds what/);
   });
 });
 
