@@ -74,11 +74,7 @@ export async function* readXlsxRows(
     for await (const row of sheet.rows()) yield shapeRow(row);
   } catch (err) {
     if (err instanceof EnrichError) throw err;
-    throw new EnrichError(
-      'INPUT_UNREADABLE',
-      `cannot read ${o.name} as a workbook: ${String((err as Error).message ?? err)}`,
-      { cause: err, location: { file: o.name } },
-    );
+    throw unreadableWorkbook(o.name, err);
   } finally {
     book?.close();
   }
@@ -110,4 +106,30 @@ export async function sheetSample(
 function quote(cell: string): string {
   const flat = cell.replace(/\r\n|\r|\n/g, ' ');
   return /[",]/.test(flat) ? `"${flat.replace(/"/g, '""')}"` : flat;
+}
+
+/**
+ * A workbook the reader failed on. exceljs needs every row and cell to carry its reference (the
+ * `r` attribute, optional in the standard but written by Excel, LibreOffice and most libraries);
+ * without them it fails inside itself (a TypeError, "Invalid Address: ANaN"), which is said as a
+ * layout it cannot read, with what to do, rather than as its internal message alone.
+ */
+export function unreadableWorkbook(name: string, err: unknown): EnrichError {
+  const message = String((err as Error | undefined)?.message ?? err);
+  const layout = err instanceof TypeError || /^Invalid Address/.test(message);
+  return new EnrichError(
+    'INPUT_UNREADABLE',
+    layout
+      ? `cannot read ${name} as a workbook: its sheet is laid out in a way the reader does not support, such as rows or cells without their reference (the "r" attribute) (${message})`
+      : `cannot read ${name} as a workbook: ${message}`,
+    {
+      cause: err,
+      location: { file: name },
+      ...(layout
+        ? {
+            hint: 'Open it in Excel or LibreOffice and save it again as .xlsx, or export it as CSV.',
+          }
+        : {}),
+    },
+  );
 }

@@ -6,7 +6,8 @@ import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput } from '../../src/io/read.js';
-import { readXlsxRows } from '../../src/io/read-xlsx.js';
+import { readXlsxRows, unreadableWorkbook } from '../../src/io/read-xlsx.js';
+import type { EnrichError } from '../../src/errors.js';
 import { cellText, numberText } from '../../src/io/xlsx-cells.js';
 import { SHEET_HEADER, writeContactsWorkbook } from './xlsx-fixture.js';
 
@@ -116,6 +117,51 @@ async function restored(
   }
   await writeFile(to, await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
 }
+
+describe('a workbook the reader cannot read', () => {
+  it('rows or cells without their reference ("r", optional in the standard) are refused with what to do, not internals alone', async () => {
+    const path = join(dir, 'referenced.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Leads');
+    ws.addRow(['Email', 'Company']);
+    ws.addRow(['a@acme.com', 'Acme']);
+    await wb.xlsx.writeFile(path);
+    const sheetPart = (name: string) => /worksheets\/sheet\d+\.xml$/.test(name);
+    const variants: [string, (xml: string) => string][] = [
+      ['no-refs.xlsx', (xml) => xml.replace(/ r="[A-Z]*\d+"/g, '')],
+      ['no-row-refs.xlsx', (xml) => xml.replace(/(<row[^>]*?) r="\d+"/g, '$1')],
+    ];
+    for (const [name, strip] of variants) {
+      const bare = join(dir, name);
+      await restored(
+        path,
+        bare,
+        (names) => names,
+        (part, text) => [part, sheetPart(part) ? strip(text) : text],
+      );
+      const err = await openInput(bare).then(
+        () => undefined,
+        (e: unknown) => e as EnrichError,
+      );
+      expect(err).toMatchObject({
+        code: 'INPUT_UNREADABLE',
+        message: expect.stringMatching(
+          new RegExp(
+            `^cannot read ${bare} as a workbook: its sheet is laid out in a way the reader does not support, such as rows or cells without their reference \\(the "r" attribute\\) \\(.+\\)$`,
+          ),
+        ),
+        hint: 'Open it in Excel or LibreOffice and save it again as .xlsx, or export it as CSV.',
+        location: { file: bare },
+      });
+    }
+  });
+
+  it("any other failure keeps the reader's own words", () => {
+    const err = unreadableWorkbook('x.xlsx', new Error('unexpected end of file'));
+    expect(err.message).toBe('cannot read x.xlsx as a workbook: unexpected end of file');
+    expect(err.hint).toBeUndefined();
+  });
+});
 
 describe('the workbook read through its central directory', () => {
   it('keeps every character of a long sheet whole (no U+FFFD where a chunk ended)', async () => {
