@@ -261,7 +261,7 @@ afterAll(async () => {
 });
 
 /** Runs `enrich contacts <file> -o out --json` and checks what every hostile input must satisfy. */
-async function runCase(file: string, args: string[] = [], format = 'jsonl') {
+async function runCase(file: string, args: string[] = [], format = 'jsonl', kind = 'contacts') {
   const dir = join(work, String(runs++));
   await mkdir(dir);
   const out = join(dir, `out.${format}`);
@@ -272,7 +272,7 @@ async function runCase(file: string, args: string[] = [], format = 'jsonl') {
   };
   written.push(env.ENRICH_STATE_DIR as string, env.ENRICH_CONFIG_DIR as string, dir);
   const before = sb.admin.stats();
-  const r = await runCli(['contacts', file, '-o', out, '--json', '--no-progress', ...args], {
+  const r = await runCli([kind, file, '-o', out, '--json', '--no-progress', ...args], {
     env,
   });
   const after = sb.admin.stats();
@@ -382,12 +382,14 @@ describe('hostile inputs (acceptance)', () => {
         readFileSync(join(spectrum, 'json', name.replace(/\.csv$/, '.json')), 'utf8'),
       ) as Record<string, string>[] | Record<string, string>;
       const expected = Array.isArray(json) ? json : [json];
-      // Any non-empty string is a valid prof_network_url for the API: every row can be sent.
+      // Any non-empty text is a company name: as companies, every row can be sent.
       const first = Object.keys(expected[0] as object)[0] as string;
-      const { r, out, sent, charged } = await runCase(join(spectrum, 'csvs', name), [
-        '--map',
-        `prof_network_url=${first}`,
-      ]);
+      const { r, out, sent, charged } = await runCase(
+        join(spectrum, 'csvs', name),
+        ['--map', `company_name=${first}`],
+        'jsonl',
+        'companies',
+      );
       expect(r.code).toBe(0);
       const summary = JSON.parse(r.stdout) as { statuses: Record<string, number> };
       const rows = (await readFile(out, 'utf8'))

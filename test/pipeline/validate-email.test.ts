@@ -123,3 +123,92 @@ describe('a JSON object or array in a mapped column (regression: {"name":"Acme"}
     ).toBe(true);
   });
 });
+
+describe('sites that are no site (regression: "n/a" as a company domain, "not a url" as a profile were sent and paid for)', () => {
+  const contacts = {
+    fields: {
+      company_domain: 0,
+      prof_network_url: 1,
+      first_name: 2,
+      last_name: 3,
+      company_name: 4,
+    },
+  };
+  const head = ['Domain', 'Profile', 'First', 'Last', 'Company'];
+  const v = (...cells: string[]) =>
+    validateRow('contacts', contacts, { index: 0, line: 2, cells }, { header: head });
+
+  it('a row whose only way in is such a value is invalid, naming the field, the column and why', () => {
+    expect(v('n/a', '', 'Jane', 'Doe', '')).toEqual({
+      ok: false,
+      error: 'company_domain: not a domain name (it is not a host name such as acme.com)',
+      column: 'Domain',
+    });
+    expect(v('acme .com', '', 'Jane', 'Doe', '')).toMatchObject({
+      error: 'company_domain: not a domain name (it contains a space)',
+    });
+    expect(v('jane@acme.com', '', 'Jane', 'Doe', '')).toMatchObject({
+      error: 'company_domain: not a domain name (it is an email address)',
+    });
+    expect(v('', 'not a url', '', '', '')).toEqual({
+      ok: false,
+      error: 'prof_network_url: not a profile URL (it contains a space)',
+      column: 'Profile',
+    });
+    expect(v('', 'N/A', '', '', '')).toMatchObject({
+      error:
+        'prof_network_url: not a profile URL (it is not a web address such as acme.com or https://acme.com/about)',
+    });
+  });
+
+  it('a row with another complete combination goes without it, keyed as without it, and the note says so', () => {
+    const row = { index: 0, line: 2, cells: ['n/a', 'none', 'Jane', 'Doe', 'Acme'] };
+    const sent = validateRow('contacts', contacts, row, { header: head });
+    expect(sent).toMatchObject({
+      ok: true,
+      fields: { first_name: 'Jane', last_name: 'Doe', company_name: 'Acme' },
+    });
+    expect(sent.ok && Object.keys(sent.fields).sort()).toEqual([
+      'company_name',
+      'first_name',
+      'last_name',
+    ]);
+    expect(sent.ok && sent.key).toBe((v('', '', 'Jane', 'Doe', 'Acme') as { key: string }).key);
+    expect(leftOutNote(contacts, row, head)).toBe(
+      'company_domain left out (not a domain name: it is not a host name such as acme.com); sent without it; prof_network_url left out (not a profile URL: it is not a web address such as acme.com or https://acme.com/about); sent without it',
+    );
+  });
+
+  it('takes what sites are: URLs reduced to their host, paths, IDN, www, @ in a path', () => {
+    for (const [domain, sentAs] of [
+      ['https://www.Acme.com/about', 'acme.com'],
+      ['exämple.de', 'xn--exmple-cua.de'],
+      ['sub.acme.co.uk', 'sub.acme.co.uk'],
+    ])
+      expect(v(domain!, '', 'Jane', 'Doe', '')).toMatchObject({
+        ok: true,
+        fields: { company_domain: sentAs },
+      });
+    for (const url of [
+      'https://www.prof.example/in/jane-doe-123',
+      'prof.example/in/jane',
+      'http://medium.com/@jane',
+      'https://prof.example/in/j%C3%A9r%C3%B4me?trk=x',
+    ])
+      expect(v('', url, '', '', '')).toMatchObject({ ok: true, fields: { prof_network_url: url } });
+    const site = (w: string) =>
+      validateRow(
+        'companies',
+        { fields: { company_website: 0 } },
+        { index: 0, line: 2, cells: [w] },
+      );
+    expect(site('https://acme.com/about')).toMatchObject({
+      ok: true,
+      fields: { company_website: 'https://acme.com/about' },
+    });
+    expect(site('TBD')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^company_website: not a website/),
+    });
+  });
+});

@@ -81,6 +81,24 @@ export function normalizeWebsite(value: string): string {
   return simpleHost(value) ?? normalizeByUrl.website(value);
 }
 
+// A URL or host most values are: a host name with a letter TLD, then a path or nothing.
+const PLAIN_URL = /^(?:https?:\/\/)?[a-z0-9.-]+\.[a-z][a-z0-9-]*(?:[/?#][^\s]*)?$/i;
+
+/**
+ * Why a normalised `company_domain`, `company_website` or `prof_network_url` is plainly no
+ * site (`n/a`, `acme .com`, `not a url`), or undefined. The wire takes any string, but a lookup
+ * by such a value cannot be right: the row goes without it, or is invalid (validateRow).
+ */
+export function siteProblem(kind: 'domain' | 'url', value: string): string | undefined {
+  if (/\s/.test(value)) return 'it contains a space';
+  if (kind === 'domain' ? HOST.test(value) : PLAIN_URL.test(value) || parseSite(value))
+    return undefined;
+  if (/^[^@/]+@[^@/]+$/.test(value)) return 'it is an email address';
+  return kind === 'domain'
+    ? 'it is not a host name such as acme.com'
+    : 'it is not a web address such as acme.com or https://acme.com/about';
+}
+
 /** Trims an email address (case is kept for sending; the dedupe key folds it). */
 export function normalizeEmail(value: string): string {
   return value.trim();

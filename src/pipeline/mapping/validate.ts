@@ -8,6 +8,7 @@ import {
   normalizeEmail,
   normalizeText,
   normalizeWebsite,
+  siteProblem,
   splitFullName,
 } from './normalize.js';
 
@@ -95,23 +96,28 @@ export function validateRow(
         { ok: false, error }
       : { ok: false, error, column: options.header?.[col] ?? `column ${col + 1}` };
   }
-  const badEmail = fields.business_email !== undefined && emailProblem(fields.business_email);
-  if (badEmail) {
-    // Sending it would pay for a lookup that cannot be right. The row goes without it when it
-    // holds another complete combination (the output says so: `emailNote`), else it is invalid.
-    delete fields.business_email;
-    if (contactCombinationError(fields)) {
-      const col = columnOf(mapping, 'business_email');
-      return {
-        ok: false,
-        error: `business_email: not an email address (${badEmail})`,
-        // Stryker disable next-line ConditionalExpression: the email came from a mapped column, so col is always known
-        ...(col === undefined ? {} : { column: options.header?.[col] ?? `column ${col + 1}` }),
-      };
-    }
+  // A value plainly not what its field takes (`bad@`, `n/a` as a domain) would pay for a lookup
+  // that cannot be right: the row goes without it when it holds another complete combination
+  // (the output says so: leftOutNote), else it is invalid, named by the first such field.
+  let bad: { field: ApiField; error: string } | undefined;
+  for (const [field, what, problem] of LEFT_OUT) {
+    const value = fields[field];
+    const why = value === undefined ? undefined : problem(value);
+    if (why === undefined) continue;
+    delete fields[field];
+    bad ??= { field, error: `${field}: ${what} (${why})` };
   }
   const rule =
     kind === 'contacts' ? contactCombinationError(fields) : companyCombinationError(fields);
+  if (rule && bad) {
+    const col = columnOf(mapping, bad.field);
+    return {
+      ok: false,
+      error: bad.error,
+      // Stryker disable next-line ConditionalExpression: the value came from a mapped column, so col is always known
+      ...(col === undefined ? {} : { column: options.header?.[col] ?? `column ${col + 1}` }),
+    };
+  }
   if (rule) {
     const nested = row.nested && nestedFields(mapping, row)[0];
     if (!nested) return { ok: false, error: rule };
@@ -135,9 +141,18 @@ function leftOut(n: { field: string; col: number }, header: readonly string[] | 
   return `${n.field} left out (column "${name}" holds a JSON object or array, not text)`;
 }
 
+/** The fields a plainly wrong value is left out of (what it is not, and why not). */
+type LeftOutCheck = readonly [ApiField, string, (normalized: string) => string | undefined];
+const LEFT_OUT: readonly LeftOutCheck[] = [
+  ['business_email', 'not an email address', emailProblem],
+  ['company_domain', 'not a domain name', (v) => siteProblem('domain', v)],
+  ['company_website', 'not a website', (v) => siteProblem('url', v)],
+  ['prof_network_url', 'not a profile URL', (v) => siteProblem('url', v)],
+];
+
 /**
- * What a row sent without some of its mapped fields says in `enrich_error`: an email that
- * failed the email rule (emailNote), a JSON object or array in a mapped column; undefined when
+ * What a row sent without some of its mapped fields says in `enrich_error`: a JSON object or
+ * array in a mapped column, a value its field does not take (`badFieldNote`); undefined when
  * the row was sent whole.
  */
 export function leftOutNote(
@@ -145,11 +160,28 @@ export function leftOutNote(
   row: InputRow,
   header?: readonly string[],
 ): string | undefined {
-  const email = emailNote(mapping, row);
-  if (!row.nested) return email;
-  const notes = nestedFields(mapping, row).map((n) => `${leftOut(n, header)}; sent without it`);
-  if (email) notes.push(email);
-  return notes.length > 0 ? notes.join('; ') : undefined;
+  let notes: string[] | undefined;
+  if (row.nested)
+    notes = nestedFields(mapping, row).map((n) => `${leftOut(n, header)}; sent without it`);
+  for (const check of LEFT_OUT) {
+    const note = badFieldNote(mapping, row, check);
+    if (note) (notes ??= []).push(note);
+  }
+  return notes && notes.length > 0 ? notes.join('; ') : undefined;
+}
+
+/** `company_domain left out (not a domain name: it contains a space); sent without it`, when so. */
+function badFieldNote(
+  mapping: ColumnMapping,
+  row: InputRow,
+  [field, what, problem]: LeftOutCheck,
+): string | undefined {
+  const col = mapping.fields[field];
+  // Stryker disable next-line ConditionalExpression: an unmapped column reads as '' below, which has no problem either
+  if (col === undefined || row.nested?.[col]) return undefined;
+  const value = NORMALIZERS[field](row.cells[col] ?? '');
+  const why = value === '' ? undefined : problem(value);
+  return why && `${field} left out (${what}: ${why}); sent without it`;
 }
 
 /**
@@ -157,12 +189,7 @@ export function leftOutNote(
  * email rule, and another complete combination of the row was sent instead (validateRow).
  */
 export function emailNote(mapping: ColumnMapping, row: InputRow): string | undefined {
-  const col = mapping.fields.business_email;
-  // Stryker disable next-line ConditionalExpression: an unmapped column reads as '' below, which has no problem either
-  if (col === undefined) return undefined;
-  const email = normalizeEmail(row.cells[col] ?? '');
-  const problem = email === '' ? undefined : emailProblem(email);
-  return problem && `business_email left out (not an email address: ${problem}); sent without it`;
+  return badFieldNote(mapping, row, LEFT_OUT[0]!);
 }
 
 /** Fields with the 255 limit: every contact field; for companies only company_name (website is unbounded). */
