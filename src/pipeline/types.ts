@@ -105,8 +105,12 @@ export interface LeafResult {
   creditError: boolean;
   polls: number;
   submits: number;
-  /** Spools of this batch's credit retries, read by the join after its own. */
-  extra?: string[];
+  /**
+   * Spools of this batch's credit retries, read by the join after its own (a row a retry
+   * answered takes the retry's records), each with the balance its answer showed: 0 when it
+   * showed the account dry, so its records without data are the shortage's, not no-matches.
+   */
+  extra?: { id: string; remaining: number | null }[];
   /** This batch's latest credit retry, when its job did not finish (a job of its own). */
   retry?: {
     state: 'failed' | 'unconfirmed' | 'expired' | 'pending' | 'unsent';

@@ -38,6 +38,42 @@ async function ranOutThenToppedUp(
 
 describe('credit retries in the run summary', () => {
   it.each(SANDBOX_MODES)(
+    'after a top-up, rows with no match are asked once more and end not_found, never sent for ever ($name)',
+    async ({ specOnly }) => {
+      // Regression: the retry's "No match found" records were read as the old shortage's, and
+      // each run sent them again, one job after another, without end.
+      const s = await sandbox({ credits: 60, specOnly });
+      const dir = await tempDir();
+      const file = await writeCsv(
+        dir,
+        'in.csv',
+        CONTACT_HEADER,
+        contactRows(200, { noMatchEvery: 10 }),
+      );
+      const o = { runsDir: dir, batchSize: 100, concurrency: 1 };
+      expect((await runFile(s, file, o)).summary.exitCode).toBe(5);
+      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const jobsBefore = s.admin.stats().jobs_submitted;
+      const second = await runFile(s, file, o);
+      expect(second.summary.exitCode).toBe(0);
+      expect(second.summary.statuses).toMatchObject({ enriched: 180, not_found: 20, failed: 0 });
+      // One retry per batch that ran out, then done.
+      expect(s.admin.stats().jobs_submitted - jobsBefore).toBeLessThanOrEqual(2);
+      expect(s.admin.stats().credits_charged).toBe(180);
+      const rows = parseCsv(second.output);
+      const status = rows[0]!.indexOf('enrich_status');
+      const nomatch = rows.slice(1).filter((r) => r.some((c) => c.includes('nomatch')));
+      expect(nomatch).toHaveLength(20);
+      expect(nomatch.every((r) => r[status] === 'not_found')).toBe(true);
+      // A later run sends nothing.
+      const third = await runFile(s, file, o);
+      expect(third.summary.exitCode).toBe(0);
+      expect(s.admin.stats().jobs_submitted - jobsBefore).toBeLessThanOrEqual(2);
+      expect(third.output).toBe(second.output);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
     'a retry after a top-up reports what it paid: 100 this run, 100 earlier; a later run 0 and 200 ($name)',
     async ({ specOnly }) => {
       const s = await sandbox({ credits: 100, specOnly });

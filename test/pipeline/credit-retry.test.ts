@@ -38,12 +38,40 @@ describe('credit retries (regression: after a top-up, rows that ran out of credi
       record(undefined, OUT, 'd@x.com'), // out of credits, custom_fields dropped: found by key
       // row 4: no record at all (missing): not retried
     ];
-    expect(creditFailedItems('contacts', records, items).map((i) => i.index)).toEqual([1, 2, 3]);
+    const dry = { records, remaining: 0 };
+    expect(creditFailedItems('contacts', [dry], items).map((i) => i.index)).toEqual([1, 2, 3]);
     // Once a retry brought a good record, the row is done.
-    const later = [...records, record(1, '', 'b@x.com')];
-    expect(creditFailedItems('contacts', later, items).map((i) => i.index)).toEqual([2, 3]);
+    const later = { records: [record(1, '', 'b@x.com')], remaining: 0 };
+    expect(creditFailedItems('contacts', [dry, later], items).map((i) => i.index)).toEqual([2, 3]);
     // A record that was charged is never a shortage's, whatever its error says.
     const charged = { ...record(3, OUT, 'd@x.com'), credit_charged: true };
-    expect(creditFailedItems('contacts', [charged], [item(3, 'd@x.com')])).toEqual([]);
+    expect(
+      creditFailedItems('contacts', [{ records: [charged], remaining: 0 }], [item(3, 'd@x.com')]),
+    ).toEqual([]);
+  });
+
+  it('a retry answered with credits left tells a no-match from a shortage: it is never sent again (regression: sent for ever after a top-up)', () => {
+    const items = [item(0, 'a@x.com'), item(1, 'b@x.com'), item(2, 'c@x.com')];
+    const dry = {
+      records: [record(0, OUT, 'a@x.com'), record(1, OUT, 'b@x.com'), record(2, OUT, 'c@x.com')],
+      remaining: 0,
+    };
+    // The retry of rows 0 and 1 came back with 3725 credits left: row 0 enriched, row 1 no match.
+    const topped = {
+      records: [record(0, '', 'a@x.com'), record(1, 'No match found', 'b@x.com')],
+      remaining: 3725,
+    };
+    expect(creditFailedItems('contacts', [dry, topped], items).map((i) => i.index)).toEqual([2]);
+    // A retry that showed the account dry again cannot tell them apart: row 1 is asked again.
+    const dryAgain = { ...topped, remaining: 0 };
+    expect(creditFailedItems('contacts', [dry, dryAgain], items).map((i) => i.index)).toEqual([
+      1, 2,
+    ]);
+    // A balance not shown (null) is no shortage either.
+    expect(
+      creditFailedItems('contacts', [dry, { ...topped, remaining: null }], items).map(
+        (i) => i.index,
+      ),
+    ).toEqual([2]);
   });
 });

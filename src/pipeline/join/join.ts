@@ -35,6 +35,8 @@ export interface BatchLookup {
   byKey: Map<string, AnyRecord[]>;
   /** Each record's place in the answer, kept only when some record came without its row id. */
   at?: Map<AnyRecord, number>;
+  /** Records of a credit retry's answer, with the balance it showed (0: dry again). */
+  answeredWith?: Map<AnyRecord, number | null>;
 }
 
 /** Reads the row id from a record's `custom_fields`, if it is there and well-formed. */

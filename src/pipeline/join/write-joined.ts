@@ -48,13 +48,21 @@ async function loadLookup(
   };
   const belongs = (r: number) => r >= leaf.first && r <= leaf.last && s.reps.get(r) === r;
   const keyOf = (f: AnyRecord) => keyOfFields(s.kind, f);
-  const lookup = indexBatch(await take(leaf.id), belongs, keyOf);
+  const lookup: BatchLookup = indexBatch(await take(leaf.id), belongs, keyOf);
   // Credit retries of the batch answer again for the rows they sent: their records replace
-  // those that ran out of credits (beside them, the old errors would read as missing matches).
+  // those that ran out of credits (beside them, the old errors would read as missing matches),
+  // and the retry's balance, not the batch's dry one, tells whether a row had no match.
   for (const extra of leaf.extra ?? []) {
-    const newer = indexBatch(await take(extra), belongs, keyOf);
-    for (const [row, records] of newer.byRow) lookup.byRow.set(row, records);
-    for (const [key, records] of newer.byKey) lookup.byKey.set(key, records);
+    const newer = indexBatch(await take(extra.id), belongs, keyOf);
+    const answered = (lookup.answeredWith ??= new Map());
+    for (const [row, records] of newer.byRow) {
+      lookup.byRow.set(row, records);
+      for (const r of records) answered.set(r, extra.remaining);
+    }
+    for (const [key, records] of newer.byKey) {
+      lookup.byKey.set(key, records);
+      for (const r of records) answered.set(r, extra.remaining);
+    }
   }
   return lookup;
 }
@@ -82,7 +90,10 @@ function outcomeOfLeafRow(
   const records = recordsForRow(lookup, row.index, key, s.dedupe && key !== '');
   // A batch whose answer showed the account dry: its records without data are the shortage's
   // (as credit-retry picks them), never a no-match; else the answer's balance tells.
-  const outcome = outcomeFromRecords(records, leaf.creditError ? 0 : leaf.remaining);
+  const own = leaf.creditError ? 0 : leaf.remaining;
+  const first = records?.[0];
+  const answered = first && lookup.answeredWith?.get(first);
+  const outcome = outcomeFromRecords(records, answered === undefined ? own : answered);
   // A row that ran out of credits and was sent again after a top-up, in a retry whose job
   // did not finish: what became of the retry is its news, not the old shortage. Only a batch
   // whose answer showed the account dry has a retry: a record of it not charged and without

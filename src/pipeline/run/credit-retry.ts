@@ -17,32 +17,47 @@ export function creditRetryId(batchId: string, n: number): string {
   return `${batchId}.c${n}`;
 }
 
+/** One answer for a batch's rows: the batch's own, or a credit retry's, with its balance. */
+export interface Attempt {
+  records: readonly AnyRecord[];
+  /** What the answer showed of the balance: 0 when it showed the account dry. */
+  remaining: number | null;
+}
+
 /**
- * The items of a batch whose records (the batch's and its retries' so far) were all left
- * out by the shortage (not charged, no data, in an answer that showed the account dry):
- * the rows to send again once the account has credits. Rows with any good record, or no
- * record at all, are not retried. A row the service had no match for cannot be told from
- * one it skipped, whatever the wording: it is asked again, which charges nothing when it
- * still has no match.
+ * The items of a batch whose latest answer (the batch's, or its last retry's that answered
+ * the row) left every record of the row out for the shortage: not charged, no data, and the
+ * answer showed the account dry. These are the rows to send again once the account has
+ * credits. Rows with any good record, or no record at all, are not retried. In a dry answer a
+ * row the service had no match for cannot be told from one it skipped, whatever the wording:
+ * it is asked again. An answer with credits left tells them apart: a row it found nothing for
+ * is a no-match, never sent again (regression: after a top-up, no-match rows were sent again
+ * and again, one job each, for ever).
  */
 export function creditFailedItems(
   kind: BulkKind,
-  records: readonly AnyRecord[],
+  attempts: readonly Attempt[],
   items: readonly BatchItem[],
 ): BatchItem[] {
   const rows = new Set(items.map((i) => i.index));
-  const lookup = indexBatch(
-    records,
-    (r) => rows.has(r),
-    (f) => keyOfFields(kind, f),
-  );
+  const lookups = attempts.map((a) => ({
+    remaining: a.remaining,
+    lookup: indexBatch(
+      a.records,
+      (r) => rows.has(r),
+      (f) => keyOfFields(kind, f),
+    ),
+  }));
   return items.filter((item) => {
     const key = keyOfFields(kind, item.element);
-    const found = recordsForRow(lookup, item.index, key, true);
-    // Only batches whose answer showed the account dry get here: a record not charged and
-    // without data is one the shortage left out, whatever its error says.
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: the join's lookup never holds an empty list
-    return found !== undefined && found.length > 0 && found.every((r) => isCreditExhausted(r, 0));
+    for (let i = lookups.length - 1; i >= 0; i--) {
+      const { lookup, remaining } = lookups[i]!;
+      const found = recordsForRow(lookup, item.index, key, true);
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: the join's lookup never holds an empty list
+      if (found === undefined || found.length === 0) continue;
+      return found.every((r) => isCreditExhausted(r, remaining));
+    }
+    return false;
   });
 }
 
@@ -60,8 +75,11 @@ export async function retryCreditFailures(
   leaf: LeafResult,
   startBatch: StartBatch,
 ): Promise<LeafResult> {
-  let records = (await readSpool(ctx.journal.dir, id, ctx.kind)) as Record<string, unknown>[];
-  const extra: string[] = [];
+  // The batch's own answer showed the account dry (that is how it got here).
+  const attempts: Attempt[] = [
+    { records: (await readSpool(ctx.journal.dir, id, ctx.kind)) as AnyRecord[], remaining: 0 },
+  ];
+  const extra: NonNullable<LeafResult['extra']> = [];
   let { credits, remaining } = leaf;
   let creditsEarlier = leaf.creditsEarlier ?? 0;
   // The spooled parts of a retry, read back from the journal and spool, whichever run
@@ -69,9 +87,6 @@ export async function retryCreditFailures(
   // earlier run had spooled (and reported), a split retry's too.
   const readBack = async (child: string, before: ReadonlySet<string>) => {
     for (const part of childLeaves(ctx, child)) {
-      records = records.concat(
-        (await readSpool(ctx.journal.dir, part, ctx.kind)) as Record<string, unknown>[],
-      );
       // Stryker disable next-line OptionalChaining: childLeaves lists spooled leaves only
       const spooled = ctx.journal.state.batches.get(part)?.spooled;
       // Stryker disable next-line OptionalChaining: (likewise)
@@ -79,7 +94,12 @@ export async function retryCreditFailures(
       // Stryker disable next-line OptionalChaining: (likewise)
       if (before.has(part)) creditsEarlier += spooled?.credits ?? 0;
       remaining = spooled?.remaining ?? remaining;
-      extra.push(part);
+      const shown = spooled?.creditError ? 0 : (spooled?.remaining ?? null);
+      attempts.push({
+        records: (await readSpool(ctx.journal.dir, part, ctx.kind)) as AnyRecord[],
+        remaining: shown,
+      });
+      extra.push({ id: part, remaining: shown });
     }
   };
   for (let n = 1; ; n++) {
@@ -88,7 +108,7 @@ export async function retryCreditFailures(
     const before = new Set(childLeaves(ctx, child));
     // Stryker disable next-line ConditionalExpression: a spooled retry sent again is answered from the journal, with no POST
     if (!known?.spooled) {
-      let retry = creditFailedItems(ctx.kind, records, items);
+      let retry = creditFailedItems(ctx.kind, attempts, items);
       if (retry.length === 0)
         return { ...leaf, credits, creditsEarlier, remaining, creditError: false, extra };
       // Stopped before this retry was sent (the account ran dry again, or any other stop,
