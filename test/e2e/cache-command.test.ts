@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
@@ -14,6 +14,17 @@ beforeAll(async () => {
   sb = await startSandbox({ port: 0, jobMs: 0 });
 });
 afterAll(() => sb.close());
+
+/** The files under `dir` (recursively) whose bytes hold `text`. */
+async function filesHolding(dir: string, text: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!e.isFile()) continue;
+    const path = join(e.parentPath, e.name);
+    if ((await readFile(path)).includes(text)) found.push(path);
+  }
+  return found;
+}
 
 describe('enrich with the results cache, and enrich cache stats | prune | clear (e2e)', () => {
   it('a second run of grown rows pays for the new row only, says so, and clear erases the cache', async () => {
@@ -55,6 +66,31 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
     const cleared = await runCli(['cache', 'clear'], { env });
     expect(cleared.code).toBe(0);
     expect(await readdir(env.ENRICH_CACHE_DIR as string)).toEqual([]);
+    // The finished runs' journals and results hold contact data too (regression: they stayed).
+    const state = env.ENRICH_STATE_DIR as string;
+    expect(await filesHolding(state, 'new.row@fresh.io')).toEqual([]);
+    expect(cleared.stderr).toMatch(/removed 2 run\(s\) from /);
+
+    // A run not finished (killed after its results were spooled, before its output was
+    // written: its journal without the closing `done`) is kept, and said; --unfinished erases it.
+    const ran = await runCli(['contacts', day2, '-o', join(dir, 'o4.csv'), '-q'], { env });
+    expect(ran.code).toBe(0);
+    const runsDir = join(state, 'runs');
+    const [runDir] = await readdir(runsDir);
+    const journal = join(runsDir, runDir as string, 'journal.jsonl');
+    const lines = (await readFile(journal, 'utf8')).trimEnd().split('\n');
+    expect(lines.at(-1)).toMatch(/^\{"t":"done"/);
+    await writeFile(journal, `${lines.slice(0, -1).join('\n')}\n`);
+    expect(await filesHolding(state, 'person0@')).not.toEqual([]);
+    const kept = await runCli(['cache', 'clear', '--json'], { env });
+    expect(kept.code).toBe(0);
+    expect(JSON.parse(kept.stdout)).toMatchObject({ runs_removed: 0, runs_kept: 1 });
+    expect(kept.stderr).toMatch(/kept 1 unfinished run\(s\) in .*enrich cache clear --unfinished/);
+    const all = await runCli(['cache', 'clear', '--unfinished', '--json'], { env });
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout)).toMatchObject({ runs_removed: 1, runs_kept: 0 });
+    expect(await filesHolding(state, 'new.row@fresh.io')).toEqual([]);
+    expect(await filesHolding(state, 'person0@')).toEqual([]);
   });
 
   rootTest(

@@ -5,7 +5,8 @@ const EXAMPLES = `
 Examples:
   $ enrich cache stats
   $ enrich cache prune --older-than 14d
-  $ enrich cache clear`;
+  $ enrich cache clear
+  $ enrich cache clear --unfinished`;
 
 /** Registers `enrich cache stats | prune | clear`: the results cache and run retention. */
 export function registerCache(program: Command): void {
@@ -41,12 +42,21 @@ export function registerCache(program: Command): void {
     );
   cache
     .command('clear')
-    .description('erase every cached answer (the cache files are removed: no contact data is left)')
-    .addHelpText('after', '\nExamples:\n  $ enrich cache clear')
+    .description(
+      'erase every cached answer and every finished run (journals and downloaded results): no contact data is left',
+    )
+    .option(
+      '--unfinished',
+      'also erase runs not finished (their jobs are paid for: their rows are paid again)',
+    )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ enrich cache clear\n  $ enrich cache clear --unfinished',
+    )
     .action(
-      action(async ({ globals }) => {
+      action<{ unfinished?: boolean }>(async ({ options, globals }) => {
         const { cacheClear } = await import('./cache/run.js');
-        await cacheClear(globals);
+        await cacheClear(globals, { unfinished: options.unfinished === true });
       }),
     );
 }

@@ -4,7 +4,10 @@ import { parseSetting } from '../../../config/settings-table.js';
 import { getPaths } from '../../../config/paths.js';
 import { resolveSettings } from '../../../config/settings.js';
 import { EnrichError, usageError } from '../../../errors.js';
+import { acquireRunLock } from '../../../pipeline/journal/run-lock.js';
 import { runsDirOf } from '../../../pipeline/run/run.js';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { GlobalOptions } from '../../globals.js';
 import { printJson, printKeyValues, say, warningLine } from '../../output.js';
 
@@ -70,10 +73,52 @@ export async function cachePrune(
     throw new EnrichError('FILE_SYSTEM', `the results cache was not pruned: ${trouble}`);
 }
 
-/** `enrich cache clear`: removes the cache's files. */
-export async function cacheClear(globals: GlobalOptions): Promise<void> {
-  const { cacheDir } = getPaths();
+/**
+ * `enrich cache clear`: removes the cache's files and every finished run's journal and results
+ * (they hold contact data too). A run not finished holds jobs paid for and perhaps results not
+ * yet written: kept, and said, unless `--unfinished` (a run going on now is never touched).
+ */
+export async function cacheClear(
+  globals: GlobalOptions,
+  o: { unfinished?: boolean } = {},
+): Promise<void> {
+  const { cacheDir, stateDir } = getPaths();
+  const runsDir = runsDirOf(stateDir);
   await clearCache(cacheDir);
-  if (globals.json) printJson({ cleared: cacheDir });
-  else say(globals.quiet, `cleared the results cache in ${cacheDir}`);
+  const finished = await pruneFinishedRuns(runsDir, { olderThanMs: 0 });
+  const left = o.unfinished ? await removeUnfinishedRuns(runsDir) : finished.kept;
+  const removed = finished.removed + (o.unfinished ? finished.kept - left : 0);
+  if (globals.json) printJson({ cleared: cacheDir, runs_removed: removed, runs_kept: left });
+  else
+    say(
+      globals.quiet,
+      `cleared the results cache in ${cacheDir} and removed ${removed} run(s) from ${runsDir}`,
+    );
+  if (left > 0)
+    warn(
+      o.unfinished
+        ? `kept ${left} run(s) in ${runsDir} that are going on now: run enrich cache clear --unfinished again once they end`
+        : `kept ${left} unfinished run(s) in ${runsDir}: their jobs are paid for, and their downloaded results (contact data) wait to be written; run their command again to finish them, or erase them too with enrich cache clear --unfinished (their rows are then paid for again)`,
+    );
+}
+
+/** Removes every run directory whose lock can be taken (no run going on now); resolves to those kept. */
+async function removeUnfinishedRuns(runsDir: string): Promise<number> {
+  let kept = 0;
+  const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const dir = join(runsDir, entry.name);
+    let release: (() => Promise<void>) | undefined;
+    try {
+      release = await acquireRunLock(dir, 'enrich cache clear --unfinished');
+    } catch (err) {
+      if (!(err instanceof EnrichError) || err.code !== 'RUN_IN_PROGRESS') throw err;
+      kept++;
+      continue;
+    }
+    await release();
+    await rm(dir, { recursive: true, force: true });
+  }
+  return kept;
 }
