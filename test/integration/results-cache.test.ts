@@ -8,6 +8,7 @@ import {
   CONTACT_HEADER,
   contactRows,
   parseCsv,
+  SANDBOX_MODES,
   sandboxPerTest,
   tempDir,
   writeCsv,
@@ -45,6 +46,53 @@ async function rig() {
 const CACHED_AT = CONTACT_HEADER.length + 3;
 
 describe('the results cache: never pay twice for the same lookup', () => {
+  it.each(SANDBOX_MODES)(
+    'jobs an earlier run left not downloaded (--no-wait, a kill) before the file grew are downloaded first: no row is paid twice ($name)',
+    async ({ specOnly }) => {
+      // Regression: the grown file was a new run that paid again for every row of the jobs
+      // the earlier run had sent and never downloaded.
+      const s = await sandbox({ jobMs: 150, specOnly });
+      const dir = await tempDir();
+      const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+      clients.push(client);
+      const warnings: string[] = [];
+      const run = (output: string, more: Record<string, unknown> = {}) =>
+        enrichFile({
+          kind: 'contacts',
+          input: join(dir, 'leads.csv'),
+          output: join(dir, output),
+          service: { client, baseUrl: s.url },
+          runsDir: join(dir, 'runs'),
+          cacheDir: join(dir, 'cache'),
+          batchSize: 20,
+          onWarning: (w) => warnings.push(w),
+          ...more,
+        });
+      const day1 = contactRows(60);
+      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, day1);
+      const first = await run('out1.csv', { wait: false });
+      expect(first.exitCode).toBe(0);
+      expect(s.admin.stats().credits_charged).toBe(60); // charged when submitted
+      const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
+      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, [...day1, extra]);
+      const second = await run('out2.csv');
+      expect(second.exitCode).toBe(0);
+      expect(s.admin.stats().credits_charged).toBe(61);
+      expect(second.creditsCharged).toBe(1);
+      expect(second.cacheHits).toBe(60);
+      expect(second.statuses.enriched).toBe(61);
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^an earlier run of .*leads\.csv \(before the file changed\) left 3 job\(s\) not downloaded: downloading them first/,
+        ),
+      ]);
+      // The earlier run's journal holds its jobs as downloaded now: a third run says nothing.
+      const third = await run('out3.csv');
+      expect(third.creditsCharged).toBe(0);
+      expect(warnings).toHaveLength(1);
+    },
+  );
+
   it('day 2 = day 1 plus one row charges exactly the new row, with no warning', async () => {
     const { dir, run, charged, warnings } = await rig();
     const day1 = contactRows(40, { dupEvery: 10, noMatchEvery: 9 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  changedSinceEarlierRun,
+  earlierRunsOf,
   foldEvents,
   hasJournal,
   listRuns,
@@ -197,7 +197,7 @@ describe('reading a journal back', () => {
     expect(await listRuns(dir)).toEqual([]);
   });
 
-  it('changedSinceEarlierRun: the newest of many, a first line that is no run skipped, stdin never', async () => {
+  it('earlierRunsOf: the newest of many first, a first line that is no run skipped, stdin never', async () => {
     const dir = await runsDir();
     const ats = [30, 10, 60, 20, 50, 40];
     for (const [i, at] of ats.entries()) {
@@ -218,15 +218,15 @@ describe('reading a journal back', () => {
       input: { path: header.input.path, sha256: 'f'.repeat(64) },
       options: {},
     };
-    expect((await changedSinceEarlierRun(dir, 'new', run))?.at).toBe(60);
+    expect((await earlierRunsOf(dir, 'new', run))[0]?.at).toBe(60);
     // Another file is no earlier content of this one.
     const other = { ...run, input: { ...run.input, path: '/data/other.csv' } };
-    expect(await changedSinceEarlierRun(dir, 'new', other)).toBeUndefined();
+    expect(await earlierRunsOf(dir, 'new', other)).toEqual([]);
     // Earlier runs read from stdin are never this file's earlier content.
     const sdir = await runsDir();
     const sh = { ...header, input: { ...header.input, path: '-' } };
     await (await openJournal({ runsDir: sdir, key: 's', header: sh, restart: false, now })).close();
     const stdin = { ...run, input: { ...run.input, path: '-' } };
-    expect(await changedSinceEarlierRun(sdir, 'new', stdin)).toBeUndefined();
+    expect(await earlierRunsOf(sdir, 'new', stdin)).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { open } from 'node:fs/promises';
 import { describe, expect, it, vi } from 'vitest';
 import {
-  changedSinceEarlierRun,
+  earlierRunsOf,
   hasJournal,
   listRuns,
   openJournal,
@@ -150,7 +150,7 @@ describe('what the journal tells a new run about earlier ones', () => {
     options: h.options,
   });
 
-  it('changedSinceEarlierRun names the newest earlier run of the same path, kind and options whose content differed', async () => {
+  it('earlierRunsOf names the earlier runs, newest first, of the same path, kind and options whose content differed', async () => {
     const dir = await runsDir();
     const open1 = async (key: string, h: ReturnType<typeof headerOf>, at: number) =>
       (await openJournal({ runsDir: dir, key, header: h, restart: false, now: () => at })).close();
@@ -160,20 +160,20 @@ describe('what the journal tells a new run about earlier ones', () => {
     await open1('other-options', headerOf('d', { dedupe: false, top: 1 }), 40);
     await writeFile(join(dir, 'not-a-run'), 'x');
     const now = headerOf('e', { dedupe: true, top: 1 });
-    const found = await changedSinceEarlierRun(dir, 'current', runOf(now));
+    const [found] = await earlierRunsOf(dir, 'current', runOf(now));
     expect(found?.run).toBe('newer');
     expect(found?.at).toBe(20);
     // The same content is the same run (its own key), not a change.
     expect(
-      await changedSinceEarlierRun(dir, 'newer', runOf(headerOf('b', { top: 1, dedupe: true }))),
-    ).toMatchObject({ run: 'old' });
+      await earlierRunsOf(dir, 'newer', runOf(headerOf('b', { top: 1, dedupe: true }))),
+    ).toMatchObject([{ run: 'old' }]);
     expect(
-      await changedSinceEarlierRun(dir, 'x', runOf(headerOf('b', { dedupe: true, top: 1 }))),
-    ).toMatchObject({ run: 'old' });
+      await earlierRunsOf(dir, 'x', runOf(headerOf('b', { dedupe: true, top: 1 }))),
+    ).toMatchObject([{ run: 'old' }]);
     // stdin is new content every time.
     const stdin = { ...runOf(now), input: { ...now.input, path: '-' } };
-    expect(await changedSinceEarlierRun(dir, 'current', stdin)).toBeUndefined();
-    expect(await changedSinceEarlierRun(join(dir, 'missing'), 'k', runOf(now))).toBeUndefined();
+    expect(await earlierRunsOf(dir, 'current', stdin)).toEqual([]);
+    expect(await earlierRunsOf(join(dir, 'missing'), 'k', runOf(now))).toEqual([]);
   });
 
   it('hasJournal and listRuns see journaled runs only, newest first', async () => {

@@ -387,19 +387,19 @@ export interface JournaledRun {
 }
 
 /**
- * For a new run `key`: when an earlier run of the same input path, kind and request
- * options read another content (the file changed since), the newest such run's header:
- * the new run will pay again for rows that run already paid for. Reads only the first
+ * For a new run `key`: the earlier runs of the same input path, kind and request options
+ * that read another content (the file changed since), newest first, by their headers (`run`
+ * is each one's key): their jobs paid for rows this run may hold too. Reads only the first
  * line of each journal. Never for stdin (`-`), whose every run is new content.
  */
-export async function changedSinceEarlierRun(
+export async function earlierRunsOf(
   runsDir: string,
   key: string,
   run: { kind: string; input: { path: string; sha256: string }; options: Record<string, unknown> },
-): Promise<Extract<JournalEvent, { t: 'run' }> | undefined> {
-  if (run.input.path === '-') return undefined;
+): Promise<Extract<JournalEvent, { t: 'run' }>[]> {
+  if (run.input.path === '-') return [];
   const options = JSON.stringify(sortKeys(run.options));
-  let newest: Extract<JournalEvent, { t: 'run' }> | undefined;
+  const found: Extract<JournalEvent, { t: 'run' }>[] = [];
   for (const name of await readdir(runsDir).catch(() => [] as string[])) {
     // Stryker disable next-line ConditionalExpression: the run's own journal has the same content (its key hashes it), so the sha256 test skips it anyway
     if (name === key) continue;
@@ -409,13 +409,11 @@ export async function changedSinceEarlierRun(
       h.kind === run.kind &&
       h.input.path === run.input.path &&
       h.input.sha256 !== run.input.sha256 &&
-      JSON.stringify(sortKeys(h.options)) === options &&
-      // Stryker disable next-line EqualityOperator: two runs started in the same millisecond: either is right
-      (!newest || h.at > newest.at)
+      JSON.stringify(sortKeys(h.options)) === options
     )
-      newest = h;
+      found.push(h);
   }
-  return newest;
+  return found.sort((a, b) => b.at - a.at);
 }
 
 /** True when the run `key` has a journal already (running the same command again resumes it). */

@@ -103,6 +103,18 @@ export function fillCache(
   return kept;
 }
 
+/**
+ * The items of an answer read outside its run (`enrich jobs fetch`, an earlier run's job):
+ * each record's request key from its echo of what was sent (`original_fields`), and its row
+ * id when it has one, for fillCache.
+ */
+export function echoedItems(kind: BulkKind, records: readonly AnyRecord[]): SentItem[] {
+  return records.flatMap((r, i) => {
+    const element = originalFieldsOf(r);
+    return element ? [{ index: rowIdOf(r) ?? -1 - i, key: keyOfFields(kind, element) }] : [];
+  });
+}
+
 function withoutEchoes(r: AnyRecord): AnyRecord {
   const { custom_fields: _rowIds, original_fields: _sent, ...rest } = r;
   return rest;

@@ -21,6 +21,7 @@ import { stopAtBudget } from './batch-task.js';
 import { balanceLog, type BalanceLog } from './balance.js';
 import { createBudget } from './budget.js';
 import { driveBatches, type Driven, type ProgressSink } from './drive.js';
+import { settleEarlierRuns } from './earlier-runs.js';
 import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
 import type { CacheLookup } from './cache-hits.js';
 import { CACHED_ANSWER_GONE, INTERRUPTED_NOT_SENT, notSent } from './messages.js';
@@ -86,6 +87,21 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
   // sent, and those are downloaded into the results cache before it stops (driveBatches),
   // so the fixed file's run (new content, a new run) finds them there and pays only for
   // the rest.
+  // Jobs an earlier run of this file left not downloaded before the file changed: their
+  // answers go to the cache first, so their rows are not paid for again (earlier-runs.ts).
+  if (deps.cache && run.cache.read && run.cache.write)
+    await settleEarlierRuns({
+      runsDir: run.runsDir,
+      key,
+      kind: run.kind,
+      input,
+      options,
+      api: deps.api,
+      env: deps.env,
+      deadline: deps.env.now() + run.timeoutMs,
+      cache: deps.cache,
+      onWarning: deps.onWarning,
+    });
   const journal = await openJournal({
     runsDir: run.runsDir,
     key,

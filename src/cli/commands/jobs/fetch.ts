@@ -116,9 +116,7 @@ async function keepInCache(
   answer: { records: unknown[]; remainingCredits: number },
 ): Promise<void> {
   const { openRunCache } = await import('../../../bulk/run-cache.js');
-  const { fillCache } = await import('../../../pipeline/run/cache-use.js');
-  const { originalFieldsOf, rowIdOf } = await import('../../../pipeline/join/join.js');
-  const { keyOfFields } = await import('../../../pipeline/mapping/validate.js');
+  const { echoedItems, fillCache } = await import('../../../pipeline/run/cache-use.js');
   const cache = openRunCache(
     { kind, metadata, cache: { read: false, write: true, maxAgeMs: 0 } },
     { baseUrl: service.baseUrl, account: service.client.account },
@@ -126,11 +124,7 @@ async function keepInCache(
   if (!cache) return;
   try {
     const records = answer.records as Record<string, unknown>[];
-    const items = records.flatMap((r, i) => {
-      const element = originalFieldsOf(r);
-      return element ? [{ index: rowIdOf(r) ?? -1 - i, key: keyOfFields(kind, element) }] : [];
-    });
-    fillCache(cache.cache, kind, items, {
+    fillCache(cache.cache, kind, echoedItems(kind, records), {
       records,
       remaining: answer.remainingCredits,
       at: Date.now(),

@@ -1,0 +1,139 @@
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acquireRunLock } from '../../src/pipeline/journal/run-lock.js';
+import { openJournal } from '../../src/pipeline/journal/journal.js';
+import { settleEarlierRuns } from '../../src/pipeline/run/earlier-runs.js';
+import type { BulkApi, CachedAnswer } from '../../src/pipeline/types.js';
+import { ROW_FIELD } from '../../src/pipeline/join/join.js';
+
+// The jobs an earlier run of a file left not downloaded before the file changed (earlier-runs.ts),
+// seen apart from a service: what is waited for, what is left alone, what is kept.
+
+const options = { service: 'http://127.0.0.1:1', metadata: {} };
+const header = (sha: string) => ({
+  kind: 'contacts',
+  input: { path: '/data/leads.csv', size: 10, sha256: sha.repeat(64) },
+  options,
+  command: 'enrich contacts leads.csv',
+});
+
+/** A runs directory holding one earlier run (content `a`) with one job accepted, `expires` when given. */
+async function earlierRun(expires: number | null = null) {
+  const runsDir = await mkdtemp(join(tmpdir(), 'enrich-earlier-'));
+  const j = await openJournal({
+    runsDir,
+    key: 'old',
+    header: header('a'),
+    restart: false,
+    now: () => 1,
+  });
+  await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'i0' });
+  await j.append({ t: 'accepted', batch: '0', job: 'job-0', url: 'http://x/r/job-0', expires });
+  await j.close();
+  return runsDir;
+}
+
+const record = (row: number, email: string) => ({
+  error: '',
+  credit_charged: true,
+  email,
+  custom_fields: { [ROW_FIELD]: row },
+  original_fields: { business_email: email },
+});
+
+/** A clock that moves only when slept, and a service whose job is pending `pendingFor` ms. */
+function rig(pendingFor: number) {
+  let t = 1_000;
+  const kept = new Map<string, CachedAnswer>();
+  const asked: string[] = [];
+  const api = {
+    results: async (_kind: string, jobId: string) => {
+      asked.push(jobId);
+      return t < 1_000 + pendingFor
+        ? { state: 'pending' as const }
+        : {
+            state: 'done' as const,
+            records: [record(0, 'a@x.io'), record(1, 'b@x.io')],
+            remainingCredits: 90,
+          };
+    },
+  } as unknown as BulkApi;
+  const env = {
+    now: () => t,
+    sleep: async (ms: number) => {
+      t += ms;
+    },
+    random: () => 0.5,
+  };
+  const cache = {
+    get: (k: string) => kept.get(k),
+    put: (k: string, a: CachedAnswer) => void kept.set(k, a),
+  };
+  const warnings: string[] = [];
+  const context = (runsDir: string, deadlineIn: number) => ({
+    runsDir,
+    key: 'new',
+    kind: 'contacts' as const,
+    input: { path: '/data/leads.csv', sha256: 'b'.repeat(64) },
+    options,
+    api,
+    env,
+    deadline: t + deadlineIn,
+    cache,
+    onWarning: (w: string) => warnings.push(w),
+  });
+  return { context, kept, asked, warnings };
+}
+
+describe('jobs an earlier run of the file left not downloaded', () => {
+  it('are waited for, spooled into their run and kept in the cache by their echoes', async () => {
+    const runsDir = await earlierRun();
+    const { context, kept, warnings } = rig(5_000);
+    await settleEarlierRuns(context(runsDir, 3_600_000));
+    expect([...kept.keys()].sort()).toEqual([
+      'contacts\u0001business_email=a@x.io',
+      'contacts\u0001business_email=b@x.io',
+    ]);
+    expect(warnings).toEqual([
+      'an earlier run of /data/leads.csv (before the file changed) left 1 job(s) not downloaded: downloading them first, so the rows they paid for are not paid for again',
+    ]);
+    const journal = await readFile(join(runsDir, 'old', 'journal.jsonl'), 'utf8');
+    expect(journal).toMatch(/"t":"spooled","batch":"0","records":2,"credits":2,"remaining":90/);
+  });
+
+  it('still running at the deadline: the run stops before sending anything (PARTIAL, exit 3)', async () => {
+    const runsDir = await earlierRun();
+    const { context, kept } = rig(10_000_000);
+    await expect(settleEarlierRuns(context(runsDir, 60_000))).rejects.toMatchObject({
+      code: 'PARTIAL',
+      exitCode: 3,
+      message:
+        '1 job(s) of an earlier run of /data/leads.csv are still running: nothing was sent, so the rows they paid for are not paid for again',
+    });
+    expect(kept.size).toBe(0);
+  });
+
+  it('past their expiry, or of a run going on now, or of stdin: left alone', async () => {
+    const expired = await earlierRun(500);
+    const a = rig(0);
+    await settleEarlierRuns(a.context(expired, 60_000));
+    expect([a.asked, a.warnings]).toEqual([[], []]);
+
+    const busy = await earlierRun();
+    const release = await acquireRunLock(join(busy, 'old'), 'enrich contacts leads.csv');
+    try {
+      const b = rig(0);
+      await settleEarlierRuns(b.context(busy, 60_000));
+      expect(b.asked).toEqual([]);
+    } finally {
+      await release();
+    }
+
+    const c = rig(0);
+    const ctx = c.context(await earlierRun(), 60_000);
+    await settleEarlierRuns({ ...ctx, input: { ...ctx.input, path: '-' } });
+    expect(c.asked).toEqual([]);
+  });
+});
