@@ -899,9 +899,16 @@ describe('bulk run against the sandbox', () => {
     expect(summary.statuses.missing).toBeGreaterThan(50);
     expect(summary.statuses.enriched + summary.statuses.missing).toBe(500);
     expect(summary.exitCode).toBe(0);
+    // They were sent: whether they were charged is unknown, and counted so (regression:
+    // reported as nothing sent, and the service's charges for them went unsaid).
+    expect(summary.chargeUnknownRows).toBe(summary.statuses.missing);
+    const charged = col(out, 'enrich_credit_charged');
     status.forEach((st, i) => {
       if (st === 'enriched') expect(email[i]).toBe(rows[i]?.[3]);
-      else expect(col(out, 'enrich_error')[i]).toMatch(/no result for this row/);
+      else {
+        expect(col(out, 'enrich_error')[i]).toMatch(/no result for this row/);
+        expect(charged[i]).toBe('unknown');
+      }
     });
   });
 });

@@ -128,11 +128,11 @@ describe('a row reports every charge', () => {
     expect(outcomeFromRecords([{ error: '', credit_charged: false }]).creditCharged).toBe(false);
   });
 
-  it('an empty answer for a row is missing, with nothing charged', () => {
+  it('an empty answer for a row is missing: it was sent, so its charge is unknown (regression: reported as nothing sent)', () => {
     expect(outcomeFromRecords([])).toEqual({
       status: 'missing',
       error: 'the job returned no result for this row',
-      creditCharged: null,
+      creditCharged: 'unknown',
       records: [],
     });
   });

@@ -11,6 +11,8 @@ import type { ColumnMapping } from '../mapping/mapping-types.js';
 /** Counts of the written output. */
 export interface JoinStats {
   statuses: Record<RowStatus, number>;
+  /** Sent rows an answer left out (`missing`, charge unknown), duplicates not counted. */
+  missingSent: number;
   /** Enriched rows that got a value, per enriched column. */
   fill: Record<string, number>;
   outputRows: number;
@@ -50,7 +52,14 @@ function newStats(fieldColumns: readonly string[]): JoinStats {
     statuses: { enriched: 0, not_found: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
     fill: Object.fromEntries(fieldColumns.map((c) => [c, 0])),
     outputRows: 0,
+    missingSent: 0,
   };
+}
+
+/** Counts a row's status, and a sent row its job's answer left out (its charge unknown). */
+function countOutcome(stats: JoinStats, outcome: RowOutcome<AnyRecord>): void {
+  stats.statuses[outcome.status]++;
+  if (outcome.status === 'missing' && outcome.creditCharged === 'unknown') stats.missingSent++;
 }
 
 /** Counts the enriched columns that got a value (built for every row: no allocation). */
@@ -135,7 +144,7 @@ export async function openJoinWriter(o: {
   const withNote = errorWithNote(o.mapping, o.source.header);
 
   const write = async (row: InputRow, outcome: RowOutcome<AnyRecord>) => {
-    stats.statuses[outcome.status]++;
+    countOutcome(stats, outcome);
     const all = outcome.records;
     const first = all[0];
     const firstValues = first ? flatten(first) : blank;

@@ -144,7 +144,8 @@ export function outcomeFromRecords(
   remaining?: number | null,
 ): RowOutcome<AnyRecord> {
   if (!records || records.length === 0)
-    return noRecords('missing', 'the job returned no result for this row');
+    // Sent, and left out of the answer: whether it was charged, nothing says.
+    return noRecords('missing', 'the job returned no result for this row', 'unknown');
   const good = records.filter((r) => errorOf(r) === '');
   const charged = records.some((r) => r.credit_charged === true);
   if (good.length > 0) {

@@ -232,7 +232,10 @@ async function runWithJournal(
     out = undefined; // closed: nothing to abort any more
     await journal.append({ t: 'done', output: run.output.target });
     const exitCode = exitCodeFor(stats, base.jobs, base.stopReason);
-    return { ...base, ...stats, written: true, exitCode };
+    // Rows an answer left out were sent too: their charge is as unknown as a lost answer's.
+    const { missingSent, ...written } = stats;
+    const chargeUnknownRows = base.chargeUnknownRows + missingSent;
+    return { ...base, ...written, chargeUnknownRows, written: true, exitCode };
   } catch (err) {
     join?.cancel(); // a second pass still waiting for jobs stops reading the input
     await out?.abort().catch(() => undefined);

@@ -5,7 +5,7 @@ import type { JoinStats } from '../join/join-writer.js';
 export { chargeUnknownRows } from '../join/join.js';
 
 /** What a run did. `exitCode` follows DESIGN.md section 4. */
-export interface RunSummary extends JoinStats {
+export interface RunSummary extends Omit<JoinStats, 'missingSent'> {
   runKey: string;
   journal: string;
   resumed: boolean;
@@ -40,8 +40,9 @@ export interface RunSummary extends JoinStats {
   /** Rows of batches the service may have charged without confirming them (not sent again by themselves). */
   unconfirmedRows: number;
   /**
-   * Rows sent whose charge is not known: unconfirmed, or accepted but not downloaded (still
-   * running, expired, failed). Their `enrich_credit_charged` says `unknown`.
+   * Rows sent whose charge is not known: unconfirmed, accepted but not downloaded (still
+   * running, expired, failed), or left out of their job's answer (missing). Their
+   * `enrich_credit_charged` says `unknown`.
    */
   chargeUnknownRows: number;
   /** The last `remaining_credits` the service sent, and when (epoch ms; null: from the journal). */
@@ -109,7 +110,7 @@ export function lastRemaining(leaves: LeafResult[]): number | null {
 }
 
 /** Join statistics of a run that wrote nothing (--no-wait with jobs still running). */
-export function emptyStats(): JoinStats {
+export function emptyStats(): Omit<JoinStats, 'missingSent'> {
   return {
     statuses: { enriched: 0, not_found: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
     fill: {},
@@ -128,7 +129,7 @@ export function strongerStop<T extends { code: string }>(current: T | undefined,
 
 /** The exit code of a finished run (DESIGN.md section 4), from the stop's code and what became of the jobs. */
 export function exitCodeFor(
-  stats: JoinStats,
+  stats: Pick<JoinStats, 'statuses'>,
   jobs: RunSummary['jobs'],
   stop: { code: string } | undefined,
 ): number {
