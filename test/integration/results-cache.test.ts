@@ -21,8 +21,8 @@ afterEach(async () => {
 });
 
 /** A sandbox, a client, and a temp dir with its own results cache and state. */
-async function rig() {
-  const s = await sandbox({ jobMs: 0 });
+async function rig(o: { jobMs?: number; specOnly?: boolean } = {}) {
+  const s = await sandbox({ jobMs: 0, ...o });
   const dir = await tempDir();
   const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
   clients.push(client);
@@ -51,23 +51,9 @@ describe('the results cache: never pay twice for the same lookup', () => {
     async ({ specOnly }) => {
       // Regression: the grown file was a new run that paid again for every row of the jobs
       // the earlier run had sent and never downloaded.
-      const s = await sandbox({ jobMs: 150, specOnly });
-      const dir = await tempDir();
-      const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
-      clients.push(client);
-      const warnings: string[] = [];
+      const { s, dir, run: runOf, warnings } = await rig({ jobMs: 150, specOnly });
       const run = (output: string, more: Record<string, unknown> = {}) =>
-        enrichFile({
-          kind: 'contacts',
-          input: join(dir, 'leads.csv'),
-          output: join(dir, output),
-          service: { client, baseUrl: s.url },
-          runsDir: join(dir, 'runs'),
-          cacheDir: join(dir, 'cache'),
-          batchSize: 20,
-          onWarning: (w) => warnings.push(w),
-          ...more,
-        });
+        runOf(join(dir, 'leads.csv'), output, more);
       const day1 = contactRows(60);
       await writeCsv(dir, 'leads.csv', CONTACT_HEADER, day1);
       const first = await run('out1.csv', { wait: false });
