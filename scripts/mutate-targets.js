@@ -42,6 +42,11 @@ export const TARGETS = [
     tests: ['test/pipeline/credit-retry.test.ts', 'test/integration/credit-retry-run.test.ts'],
   },
   {
+    name: 'earlier-runs',
+    file: 'src/pipeline/run/earlier-runs.ts',
+    tests: ['test/pipeline/earlier-runs.test.ts', 'test/integration/results-cache.test.ts'],
+  },
+  {
     name: 'journal',
     file: 'src/pipeline/journal/journal.ts',
     tests: [
