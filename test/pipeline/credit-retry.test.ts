@@ -67,6 +67,13 @@ describe('credit retries (regression: after a top-up, rows that ran out of credi
     expect(creditFailedItems('contacts', [dry, dryAgain], items).map((i) => i.index)).toEqual([
       1, 2,
     ]);
+    // A row with a good record beside the shortage's (a company's matches cut short) is not
+    // sent again: it would pay again for the match it has.
+    const partly = {
+      records: [record(0, '', 'a@x.com'), record(0, OUT, 'a@x.com'), record(1, OUT, 'b@x.com')],
+      remaining: 0,
+    };
+    expect(creditFailedItems('contacts', [partly], items).map((i) => i.index)).toEqual([1]);
     // A balance not shown (null) is no shortage either.
     expect(
       creditFailedItems('contacts', [dry, { ...topped, remaining: null }], items).map(

@@ -6,6 +6,7 @@ import { acquireRunLock } from '../../src/pipeline/journal/run-lock.js';
 import { openJournal } from '../../src/pipeline/journal/journal.js';
 import { settleEarlierRuns } from '../../src/pipeline/run/earlier-runs.js';
 import type { BulkApi, CachedAnswer } from '../../src/pipeline/types.js';
+import { EnrichError } from '../../src/errors.js';
 import { ROW_FIELD } from '../../src/pipeline/join/join.js';
 
 // The jobs an earlier run of a file left not downloaded before the file changed (earlier-runs.ts),
@@ -43,8 +44,14 @@ const record = (row: number, email: string) => ({
   original_fields: { business_email: email },
 });
 
-/** A clock that moves only when slept, and a service whose job is pending `pendingFor` ms. */
-function rig(pendingFor: number) {
+/** A clock that moves only when slept, and a service whose jobs are pending `pendingFor` ms. */
+function rig(
+  pendingFor: number,
+  answer: () => { records: Record<string, unknown>[]; remainingCredits: number } = () => ({
+    records: [record(0, 'a@x.io'), record(1, 'b@x.io')],
+    remainingCredits: 90,
+  }),
+) {
   let t = 1_000;
   const kept = new Map<string, CachedAnswer>();
   const asked: string[] = [];
@@ -53,11 +60,7 @@ function rig(pendingFor: number) {
       asked.push(jobId);
       return t < 1_000 + pendingFor
         ? { state: 'pending' as const }
-        : {
-            state: 'done' as const,
-            records: [record(0, 'a@x.io'), record(1, 'b@x.io')],
-            remainingCredits: 90,
-          };
+        : { state: 'done' as const, ...answer() };
     },
   } as unknown as BulkApi;
   const env = {
@@ -111,6 +114,7 @@ describe('jobs an earlier run of the file left not downloaded', () => {
       exitCode: 3,
       message:
         '1 job(s) of an earlier run of /data/leads.csv are still running: nothing was sent, so the rows they paid for are not paid for again',
+      hint: 'Run the same command again later: their results are downloaded first.',
     });
     expect(kept.size).toBe(0);
   });
@@ -135,5 +139,87 @@ describe('jobs an earlier run of the file left not downloaded', () => {
     const ctx = c.context(await earlierRun(), 60_000);
     await settleEarlierRuns({ ...ctx, input: { ...ctx.input, path: '-' } });
     expect(c.asked).toEqual([]);
+  });
+
+  it('only jobs accepted and never settled are asked for: not spooled, failed, unconfirmed, expired, split or past their expiry', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-earlier-'));
+    const j = await openJournal({
+      runsDir,
+      key: 'old',
+      header: header('a'),
+      restart: false,
+      now: () => 1,
+    });
+    const job = async (batch: string, expires: number | null = null) => {
+      await j.append({ t: 'submit', batch, first: 0, last: 0, count: 1, idem: `i${batch}` });
+      await j.append({
+        t: 'accepted',
+        batch,
+        job: `job-${batch}`,
+        url: `http://x/r/${batch}`,
+        expires,
+      });
+    };
+    await job('open');
+    await job('due', 1_000); // expires at the clock's start: gone
+    await job('later', 2_000_000); // expires later: asked
+    await job('spooled');
+    await j.append({
+      t: 'spooled',
+      batch: 'spooled',
+      records: 1,
+      credits: 1,
+      remaining: 9,
+      creditError: false,
+    });
+    await job('failed');
+    await j.append({ t: 'failed', batch: 'failed', code: 'SERVER_ERROR', message: 'x' });
+    await job('gone');
+    await j.append({ t: 'expired', batch: 'gone' });
+    await job('split');
+    await j.append({ t: 'split', batch: 'split', size: 1 });
+    await j.append({ t: 'submit', batch: 'sent', first: 0, last: 0, count: 1, idem: 'is' });
+    await j.append({ t: 'unconfirmed', batch: 'sent', message: 'lost' });
+    await j.close();
+    const r = rig(0);
+    await settleEarlierRuns(r.context(runsDir, 60_000));
+    expect(r.asked.sort()).toEqual(['job-later', 'job-open']);
+    expect(r.warnings[0]).toMatch(/ left 2 job\(s\) not downloaded/);
+    // Its journal is closed again (its lock let go): it opens, and nothing is left to ask for.
+    await (
+      await openJournal({ runsDir, key: 'old', header: header('a'), restart: false, now: () => 2 })
+    ).close();
+    const again = rig(0);
+    await settleEarlierRuns({ ...again.context(runsDir, 60_000), onWarning: undefined });
+    expect(again.asked).toEqual([]);
+  });
+
+  it('an answer that shows the account dry is journaled so, with what it charged; results gone for good are journaled expired', async () => {
+    const dry = await earlierRun();
+    const out = {
+      error: 'Insufficient credits',
+      credit_charged: false,
+      custom_fields: { [ROW_FIELD]: 1 },
+      original_fields: { business_email: 'b@x.io' },
+    };
+    const r = rig(0, () => ({ records: [record(0, 'a@x.io'), out], remainingCredits: 0 }));
+    await settleEarlierRuns(r.context(dry, 60_000));
+    const journal = await readFile(join(dry, 'old', 'journal.jsonl'), 'utf8');
+    expect(journal).toMatch(
+      /"t":"spooled","batch":"0","records":2,"credits":1,"remaining":0,"creditError":true/,
+    );
+    // The shortage's answer is not kept; the good one is.
+    expect([...r.kept.keys()]).toEqual(['contacts\u0001business_email=a@x.io']);
+
+    const gone = await earlierRun();
+    const notFound = rig(0);
+    const api = {
+      results: async () => Promise.reject(new EnrichError('API_NOT_FOUND', 'no such job')),
+    } as unknown as BulkApi;
+    await settleEarlierRuns({ ...notFound.context(gone, 3_600_000), api, onWarning: undefined });
+    expect(await readFile(join(gone, 'old', 'journal.jsonl'), 'utf8')).toMatch(
+      /"t":"expired","batch":"0"/,
+    );
+    expect(notFound.kept.size).toBe(0);
   });
 });

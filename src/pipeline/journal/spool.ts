@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { writeFileAtomic } from '../../io/atomic-write.js';
 import { removeStaleTemps } from '../../io/stale-temps.js';
+import { isCreditExhausted } from '../../contract/credits.js';
+import type { Journal } from './journal.js';
 
 /**
  * Downloaded results are written to the run's directory as soon as they arrive,
@@ -60,4 +62,35 @@ export async function readSpool(runDir: string, batchId: string, key?: string): 
       },
     );
   }
+}
+
+/**
+ * Spools a downloaded answer of batch `batch` and journals it, flushed to disk before the run
+ * goes on: what it charged (`credit_charged`) and whether it showed the account dry (a record
+ * not charged, without data, too few credits left), both read from its data, never its wording.
+ */
+export async function spoolAnswer(
+  journal: Journal,
+  batch: string,
+  answer: {
+    records: readonly Record<string, unknown>[];
+    remainingCredits: number;
+    body?: Uint8Array;
+  },
+): Promise<{ credits: number; creditError: boolean }> {
+  const { records, remainingCredits: remaining } = answer;
+  let credits = 0;
+  let creditError = false;
+  for (const r of records) {
+    if (r.credit_charged === true) credits++;
+    if (!creditError && isCreditExhausted(r, remaining)) creditError = true;
+  }
+  // The response body re-parses to exactly these records (the schemas only check, never
+  // transform), so its bytes are spooled as they came rather than stringified again.
+  await writeSpool(journal.dir, batch, answer.body ?? records);
+  await journal.append(
+    { t: 'spooled', batch, records: records.length, credits, remaining, creditError },
+    { durable: true },
+  );
+  return { credits, creditError };
 }

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { isCreditExhausted } from '../../contract/credits.js';
 import { expirationToMs } from '../../contract/rules.js';
 import { isEnrichError, stopsRun } from '../../errors.js';
 import type { BatchState } from '../journal/journal.js';
-import { writeSpool } from '../journal/spool.js';
+import { spoolAnswer } from '../journal/spool.js';
 import type { BatchItem, LeafResult, SentItem } from '../types.js';
 import type { BatchContext, BatchRun } from './batch-context.js';
 import { takeCredits } from './budget.js';
@@ -284,20 +283,7 @@ async function pollAndSpool(
   }
   const { records, remainingCredits: remaining, polls } = outcome;
   ctx.balance.seen(remaining, ctx.env.now());
-  let credits = 0;
-  let creditError = false;
-  for (const r of records) {
-    if (r.credit_charged === true) credits++;
-    // From the answer's data (not charged, no data, too few credits left), not its wording.
-    if (!creditError && isCreditExhausted(r, remaining)) creditError = true;
-  }
-  // The response body re-parses to exactly these records (the schemas only check, never
-  // transform), so its bytes are spooled as they came rather than stringified again.
-  await writeSpool(ctx.journal.dir, base.id, outcome.body ?? records);
-  await ctx.journal.append(
-    { t: 'spooled', batch: base.id, records: records.length, credits, remaining, creditError },
-    { durable: true },
-  );
+  const { credits, creditError } = await spoolAnswer(ctx.journal, base.id, outcome);
   ctx.spooled?.(base.id, records);
   ctx.onJob?.({ t: 'done', batch: base.id, job: jobId, records: records.length, credits });
   await ctx.remember?.(batch.items, records, remaining);

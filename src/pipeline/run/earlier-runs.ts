@@ -1,7 +1,6 @@
 import { EnrichError } from '../../errors.js';
-import { isCreditExhausted } from '../../contract/credits.js';
 import { earlierRunsOf, openJournal, type BatchState, type Journal } from '../journal/journal.js';
-import { writeSpool } from '../journal/spool.js';
+import { spoolAnswer } from '../journal/spool.js';
 import type { BulkApi, BulkKind, ResultsCache } from '../types.js';
 import { echoedItems, fillCache } from './cache-use.js';
 import { pollJob, type PollEnv } from './poll.js';
@@ -23,17 +22,20 @@ export interface EarlierRunsContext {
   onWarning?: ((message: string) => void) | undefined;
 }
 
-/** A batch accepted by the service and never downloaded, whose results may still be there. */
-const notDownloaded =
-  (now: number) =>
-  (b: BatchState): boolean =>
+/** A batch accepted by the service and never downloaded, whose results may still be there at `now`. */
+function notDownloaded(b: BatchState, now: number): boolean {
+  return (
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: `accepted` journals the job and its address together: either test alone is the same
     b.job !== undefined &&
+    // Stryker disable next-line ConditionalExpression: (likewise)
     b.url !== undefined &&
     !b.spooled &&
     !b.expired &&
     !b.failed &&
     b.splitSize === undefined &&
-    !(typeof b.expires === 'number' && b.expires <= now);
+    !(typeof b.expires === 'number' && b.expires <= now)
+  );
+}
 
 /**
  * An earlier run of the same file that stopped with jobs accepted and not downloaded (killed,
@@ -53,6 +55,7 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
       journal = await openJournal({
         runsDir: c.runsDir,
         key: header.run,
+        // Stryker disable next-line ObjectLiteral: the journal is there already: its header is read, never written
         header: {
           kind: header.kind,
           input: header.input,
@@ -66,7 +69,8 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
       continue; // going on in another process, or a journal that cannot be read: left alone
     }
     try {
-      const open = [...journal.state.batches.values()].filter(notDownloaded(c.env.now()));
+      const now = c.env.now();
+      const open = [...journal.state.batches.values()].filter((b) => notDownloaded(b, now));
       if (open.length === 0) continue;
       c.onWarning?.(
         `an earlier run of ${c.input.path} (before the file changed) left ${open.length} job(s) not downloaded: downloading them first, so the rows they paid for are not paid for again`,
@@ -97,18 +101,8 @@ async function settleJob(c: EarlierRunsContext, journal: Journal, b: BatchState)
     await journal.append({ t: 'expired', batch: b.id });
     return false;
   }
+  await spoolAnswer(journal, b.id, outcome);
   const { records, remainingCredits: remaining } = outcome;
-  let credits = 0;
-  let creditError = false;
-  for (const r of records) {
-    if (r.credit_charged === true) credits++;
-    if (!creditError && isCreditExhausted(r, remaining)) creditError = true;
-  }
-  await writeSpool(journal.dir, b.id, outcome.body ?? records);
-  await journal.append(
-    { t: 'spooled', batch: b.id, records: records.length, credits, remaining, creditError },
-    { durable: true },
-  );
   fillCache(c.cache, c.kind, echoedItems(c.kind, records), {
     records,
     remaining,
