@@ -74,9 +74,31 @@ async function textOf(zip: ZipFile, entry: Entry): Promise<Readable> {
 function lazyText(zip: ZipFile, entry: Entry): AsyncIterable<string> {
   return {
     async *[Symbol.asyncIterator]() {
-      yield* (await textOf(zip, entry)) as AsyncIterable<string>;
+      yield* errorCellsAsText((await textOf(zip, entry)) as AsyncIterable<string>);
     },
   };
+}
+
+/** A cell's type attribute saying it holds an error (`<c r="D5" t="e">`). */
+const ERROR_CELL = /(<c\b[^>]*?\st=")e"/g;
+
+/**
+ * exceljs's streaming reader reads a formula's cached result with parseFloat unless its cell
+ * says `t="str"`: an error result (`<c t="e"><f>1/0</f><v>#DIV/0!</v></c>`) became NaN, and the
+ * cell read as empty. Cells of type `e` are handed to it as text instead: a formula's error
+ * reads as Excel shows it (`#DIV/0!`), and a plain error cell as its code, as it did before.
+ * A start tag cut at a chunk's end waits for the next chunk.
+ */
+export async function* errorCellsAsText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
+  let carry = '';
+  for await (const chunk of chunks) {
+    const text = carry + chunk;
+    const open = text.lastIndexOf('<');
+    const cut = open > text.lastIndexOf('>') ? open : text.length;
+    carry = text.slice(cut);
+    yield text.slice(0, cut).replace(ERROR_CELL, '$1str"');
+  }
+  if (carry !== '') yield carry;
 }
 
 /** The base of the package's own relationships (`_rels/.rels`): its root. */

@@ -9,6 +9,7 @@ import { openInput } from '../../src/io/read.js';
 import { readXlsxRows, unreadableWorkbook } from '../../src/io/read-xlsx.js';
 import type { EnrichError } from '../../src/errors.js';
 import { cellText, numberText } from '../../src/io/xlsx-cells.js';
+import { errorCellsAsText } from '../../src/io/xlsx-zip.js';
 import { SHEET_HEADER, writeContactsWorkbook } from './xlsx-fixture.js';
 
 let dir: string;
@@ -117,6 +118,41 @@ async function restored(
   }
   await writeFile(to, await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
 }
+
+describe('error cells', () => {
+  it('a formula whose result is an error reads as Excel shows it, a plain error cell as its code (regression: the formula read empty)', async () => {
+    const path = join(dir, 'errors.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Leads');
+    ws.addRow(['Email', 'Company', 'Score']);
+    ws.addRow(['a@acme.com', { error: '#N/A' }, { formula: '1/0', result: { error: '#DIV/0!' } }]);
+    ws.addRow(['b@acme.com', 'Globex', { formula: '2*3', result: 6 }]);
+    await wb.xlsx.writeFile(path);
+    const { rows } = await rowsOf(path);
+    expect(rows.map((r) => r.cells)).toEqual([
+      ['a@acme.com', '#N/A', '#DIV/0!'],
+      ['b@acme.com', 'Globex', '6'],
+    ]);
+  });
+
+  it('the type is read as text wherever a chunk of the sheet ends, and only on cells', async () => {
+    const xml =
+      '<row r="2"><c r="A2" t="e"><v>#N/A</v></c><c r="B2" s="1" t="e"><f>1/0</f><v>#DIV/0!</v></c>' +
+      '<c r="C2" t="s"><v>0</v></c><c r="D2" t="inlineStr"><is><t>t="e" stays</t></is></c></row>';
+    const want =
+      '<row r="2"><c r="A2" t="str"><v>#N/A</v></c><c r="B2" s="1" t="str"><f>1/0</f><v>#DIV/0!</v></c>' +
+      '<c r="C2" t="s"><v>0</v></c><c r="D2" t="inlineStr"><is><t>t="e" stays</t></is></c></row>';
+    for (let cut = 0; cut <= xml.length; cut++) {
+      const chunks = async function* () {
+        yield xml.slice(0, cut);
+        yield xml.slice(cut);
+      };
+      let out = '';
+      for await (const part of errorCellsAsText(chunks())) out += part;
+      expect(out).toBe(want);
+    }
+  });
+});
 
 describe('a workbook the reader cannot read', () => {
   it('rows or cells without their reference ("r", optional in the standard) are refused with what to do, not internals alone', async () => {
