@@ -151,6 +151,20 @@ describe('error cells', () => {
       for await (const part of errorCellsAsText(chunks())) out += part;
       expect(out).toBe(want);
     }
+    const all = async (...chunks: string[]) => {
+      const parts: string[] = [];
+      for await (const part of errorCellsAsText(
+        (async function* () {
+          yield* chunks;
+        })(),
+      ))
+        parts.push(part);
+      return parts;
+    };
+    // A sheet cut short inside a tag is passed on as it is; a last cell tag is read too.
+    expect((await all('<row><c r="A1" t="e', '')).join('')).toBe('<row><c r="A1" t="e');
+    expect((await all('<row><c r="A1" t="e">')).join('')).toBe('<row><c r="A1" t="str">');
+    expect(await all('<row>', '</row>')).toEqual(['<row>', '</row>']);
   });
 });
 
