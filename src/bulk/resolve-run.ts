@@ -133,16 +133,7 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
         hint: `Write one of them to a file: ${words.option('output')} enriched.csv, or ${words.option('rejects')} rejects.csv.`,
       },
     );
-  // Before anything is sent: a target that cannot be written would fail only at the end,
-  // and the input file itself is still being read while the output is written.
-  const targets = [
-    [o.output, { as: words.option('output'), example: 'enriched.csv' }],
-    [o.rejects, { as: words.option('rejects'), example: 'rejects.csv' }],
-  ] as const;
-  for (const [target, naming] of targets) {
-    if (target !== undefined)
-      refuseInputAsOutput(input.file, await checkOutputTarget(target, naming));
-  }
+  await checkWrittenFiles(o, input, words);
   const format = outputFormatOf(o.format, o.output, input.format);
   if (o.rejects !== undefined) outputFormatOf(undefined, o.rejects, 'csv'); // .parquet refused too
   const fields = resolveFields(o.kind, o.fields, words);
@@ -195,4 +186,35 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
     words,
   };
   return Object.freeze(run);
+}
+
+/**
+ * Before anything is sent: a target that cannot be written would fail only at the end, and the
+ * input file itself is still being read while the output is written. Each file written is
+ * checked: not the input, and not another of them (one would be lost).
+ */
+async function checkWrittenFiles(
+  o: BulkRunOptions,
+  input: InputSource,
+  words: RunWords,
+): Promise<void> {
+  const targets = [
+    [o.output, { as: words.option('output'), example: 'enriched.csv' }],
+    [o.rejects, { as: words.option('rejects'), example: 'rejects.csv' }],
+    [o.mapping?.saveMapping, { as: words.option('saveMapping'), example: 'mapping.json' }],
+  ] as const;
+  const written: { as: string; path: string }[] = [];
+  for (const [target, naming] of targets) {
+    if (target === undefined) continue;
+    const checked = await checkOutputTarget(target, naming);
+    refuseInputAsOutput(input.file, checked);
+    const same = checked.path !== '' && written.find((w) => w.path === checked.path);
+    if (same)
+      throw new EnrichError(
+        'USAGE',
+        `${naming.as} ${target} is the file ${same.as} writes too: one of them would be lost`,
+        { hint: `Give ${naming.as} a file of its own, such as ${naming.example}.` },
+      );
+    written.push({ as: naming.as, path: checked.path });
+  }
 }

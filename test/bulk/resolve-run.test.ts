@@ -1,4 +1,4 @@
-import { symlink, writeFile } from 'node:fs/promises';
+import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveRun } from '../../src/bulk/resolve-run.js';
@@ -124,6 +124,56 @@ describe('resolveRun', () => {
       await expect(
         resolveRun({ kind: 'contacts', output: join(dir, 'out.csv'), rejects: file }, source),
       ).rejects.toMatchObject({ message: expect.stringMatching(/it is the input file/) });
+      // Regression: --save-mapping on the input wrote the mapping over the user's rows.
+      await expect(
+        resolveRun(
+          { kind: 'contacts', output: join(dir, 'out.csv'), mapping: { saveMapping: file } },
+          source,
+        ),
+      ).rejects.toMatchObject({ message: expect.stringMatching(/it is the input file/) });
+      expect(await readFile(file, 'utf8')).toBe(SPLIT);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('refuses two of the files it writes naming one file: one would be lost (regression: exit 0, the rejects gone)', async () => {
+    const { dir, file } = await splitFile();
+    const source = await openInput(file);
+    const out = join(dir, 'same.csv');
+    try {
+      await expect(
+        resolveRun({ kind: 'contacts', output: out, rejects: out }, source),
+      ).rejects.toMatchObject({
+        code: 'USAGE',
+        message: `rejects ${out} is the file output writes too: one of them would be lost`,
+      });
+      await expect(
+        resolveRun({ kind: 'contacts', output: out, mapping: { saveMapping: out } }, source),
+      ).rejects.toMatchObject({
+        message: expect.stringMatching(/^saveMapping .* is the file output writes too/),
+      });
+      await expect(
+        resolveRun(
+          {
+            kind: 'contacts',
+            output: '-',
+            rejects: out,
+            mapping: { saveMapping: `${dir}/./same.csv` },
+          },
+          source,
+        ),
+      ).rejects.toMatchObject({ message: expect.stringMatching(/is the file rejects writes too/) });
+      // Files of their own: fine.
+      await resolveRun(
+        {
+          kind: 'contacts',
+          output: out,
+          rejects: join(dir, 'r.csv'),
+          mapping: { saveMapping: join(dir, 'm.json') },
+        },
+        source,
+      );
     } finally {
       await source.close();
     }
