@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
-import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { ensureBuilt, runCli, spawnCli, tempEnv } from '../api/harness.js';
 import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
 
 let sb: SandboxHandle;
@@ -78,5 +78,23 @@ describe('enrich jobs (e2e)', () => {
     expect(missing.stderr).toMatch(
       /no results for it as a contacts job nor as a companies job .*\[API_NOT_FOUND\]\nhint: its results may have expired/,
     );
+  });
+
+  // Last: its run adds a job the other tests' listings do not expect.
+  it('fetch into a reader that goes away never ends in 0 (regression: exit 0, nothing said)', async () => {
+    const big = await writeCsv(dir, 'big.csv', CONTACT_HEADER, contactRows(1500));
+    const q = ['-q', '--no-cache', '--batch-size', '1500'];
+    expect(
+      (await runCli(['contacts', big, '-o', join(dir, 'big-out.csv'), ...q], { env })).code,
+    ).toBe(0);
+    const [job] = await listed('--input', big);
+    const { child, out, code } = await spawnCli(['jobs', 'fetch', job!.job_id], { env });
+    child.stdout.once('data', () => child.stdout.destroy());
+    expect(await code).toBe(2);
+    expect(out.stderr).toMatch(/the output was closed before everything was written/);
+    // To a file, or read to its end: 0.
+    const whole = await runCli(['jobs', 'fetch', job!.job_id], { env });
+    expect(whole.code).toBe(0);
+    expect((JSON.parse(whole.stdout) as { contacts: unknown[] }).contacts).toHaveLength(1500);
   });
 });

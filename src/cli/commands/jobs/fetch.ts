@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../../../contract/limits.js';
-import { usageError } from '../../../errors.js';
+import { ErrorCodes, usageError } from '../../../errors.js';
 import { gzipSync } from 'node:zlib';
 import { writeOutputFile } from '../../../io/atomic-write.js';
 import {
@@ -163,6 +163,9 @@ export async function fetchJobResults(o: {
     }
     const records = answer.records as Record<string, unknown>[];
     if (o.cacheAs && !service.sandbox) await keepInCache(service, kind, o.cacheAs, answer);
+    // Records on stdout are the data: a reader that goes away before the end is a failure
+    // (OUTPUT_CLOSED, see main.ts), never 0.
+    if (o.output === undefined || o.output === '-') process.exitCode = ErrorCodes.OUTPUT_CLOSED;
     if (format === 'json' || format === 'jsonl')
       await writeRaw(
         o.output ?? '-',
