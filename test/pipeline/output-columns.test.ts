@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { COMPANY_RECORD_FIELDS } from '../../src/contract/index.js';
 import {
+  earlierOutputColumns,
   companyColumns,
   contactColumns,
   flattenCompany,
@@ -84,5 +85,26 @@ describe('output columns', () => {
       hq_country: 'US',
       website: null,
     });
+  });
+});
+
+describe('the columns of an earlier output, replaced when it is enriched again', () => {
+  it('are the status columns and the prefixed ones this tool writes; a column of the user that only starts with the prefix is kept (regression: enriched_notes was dropped)', () => {
+    const header = [
+      'Email',
+      'enriched_notes',
+      'enrich_status',
+      'enrich_error',
+      'enrich_credit_charged',
+      'enrich_cached_at',
+      'enriched_email',
+      'enriched_name_2',
+      'enriched_location_country',
+      'enriched_2024',
+    ];
+    expect(earlierOutputColumns(header, 'enriched_')).toEqual([2, 3, 4, 5, 6, 7, 8]);
+    expect(earlierOutputColumns(header, 'x_')).toEqual([2, 3, 4, 5]);
+    // Not an output of this tool: nothing is taken for one.
+    expect(earlierOutputColumns(['Email', 'enriched_email'], 'enriched_')).toEqual([]);
   });
 });

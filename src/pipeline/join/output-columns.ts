@@ -127,13 +127,20 @@ const OWN_COLUMNS = new Set([...STATUS_COLUMNS, 'enrich_cached_at', 'enrich_matc
 
 /**
  * The columns of an earlier run's output in `header` (re-enriching an enriched file): the
- * `enrich_*` status columns and the `prefix`ed ones, only when `enrich_status` is there.
+ * `enrich_*` status columns and the `prefix`ed columns this tool writes (a record field's
+ * name, or its numbered `_2`.. `_N` of `--top`), only when `enrich_status` is there. A column
+ * of the user's own that merely starts with the prefix (`enriched_notes`) is theirs: kept.
  */
 export function earlierOutputColumns(header: readonly string[], prefix: string): number[] {
   if (!header.includes('enrich_status')) return [];
+  const fields = new Set([...contactColumns(''), ...companyColumns('')]);
+  const written = (h: string) =>
+    prefix !== '' &&
+    h.startsWith(prefix) &&
+    fields.has(h.slice(prefix.length).replace(/_\d+$/, ''));
   const out: number[] = [];
   header.forEach((h, i) => {
-    if (OWN_COLUMNS.has(h) || (prefix !== '' && h.startsWith(prefix))) out.push(i);
+    if (OWN_COLUMNS.has(h) || written(h)) out.push(i);
   });
   return out;
 }
