@@ -1,5 +1,6 @@
 import { toBulkApi } from '../api/bulk-api.js';
 import type { EnrichClient } from '../api/client.js';
+import { EnrichError } from '../errors.js';
 import { openInput, type InputSource } from '../io/read.js';
 import type { PollEnv } from '../pipeline/run/poll.js';
 import { runBulk, type RunSummary } from '../pipeline/run/run.js';
@@ -58,6 +59,11 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
   checkKeys(o, [...BULK_RUN_KEYS, ...OWN_KEYS], 'enrichFile', o.words);
   const { input, service, signal, onProgress, onJob, onWarning, env, ...options } = o;
+  if (typeof service !== 'object' || service === null || !('client' in service || 'api' in service))
+    throw new EnrichError(
+      'USAGE',
+      'enrichFile: service is required: { client, baseUrl } (a client from createClient) or { api, baseUrl }',
+    );
   const source = typeof input === 'string' ? await openInput(input, o.read) : input;
   try {
     for (const w of source.warnings) onWarning?.(w);

@@ -17,6 +17,14 @@ export interface RequestOptions {
   top?: number;
 }
 
+const REQUEST_KEYS: readonly string[] = [
+  'mobile',
+  'requireEmail',
+  'requireMobile',
+  'verify',
+  'top',
+];
+
 /** The `metadata` of a bulk request: contacts send the four booleans, companies `top_matches_returned`. */
 export function requestMetadata(
   kind: BulkKind,
@@ -24,12 +32,25 @@ export function requestMetadata(
   words: RunWords = LIBRARY_WORDS,
 ): Record<string, unknown> {
   const { option } = words;
+  if (kind !== 'contacts' && kind !== 'companies')
+    throw new EnrichError(
+      'USAGE',
+      `${option('kind')}: expected contacts or companies, got ${JSON.stringify(kind)}`,
+    );
+  // A misspelt option (`tpo: 3`) would run with the default and spend credits on it.
+  const unknown = Object.keys(r).filter((k) => !REQUEST_KEYS.includes(k));
+  if (unknown.length > 0)
+    throw new EnrichError(
+      'USAGE',
+      `${option('request')}: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}`,
+      { hint: `Known request options: ${REQUEST_KEYS.join(', ')}.` },
+    );
   if (kind === 'companies') {
     const top = r.top ?? Limits.topMatchesDefault;
     if (!Number.isInteger(top) || top < Limits.topMatchesMin || top > Limits.topMatchesMax)
       throw new EnrichError(
         'USAGE',
-        `${option('top')}: expected an integer from ${Limits.topMatchesMin} to ${Limits.topMatchesMax}, got ${top}`,
+        `${option('top')}: expected an integer from ${Limits.topMatchesMin} to ${Limits.topMatchesMax}, got ${JSON.stringify(top)}`,
       );
     return { top_matches_returned: top };
   }

@@ -363,6 +363,14 @@ describe('bulk run against the sandbox', () => {
       [{ maxCredits: -1 }, /^maxCredits: expected an integer >= 0/],
       [{ baseUrl: 'not a url' }, /baseUrl must be a URL/],
       [{ maxCredit: 5 } as never, /^bulk run: unknown option maxCredit/],
+      // Regression: a misspelt request option ran with the default top (and spent on it),
+      // a kind of no run and a string top read as TypeErrors or a number.
+      [{ request: { tpo: 3 } } as never, /^request: unknown option tpo/],
+      [{ kind: 'company' } as never, /^kind: expected contacts or companies, got "company"/],
+      [
+        { kind: 'companies', request: { top: '3' } } as never,
+        /^top: expected an integer from 1 to 10, got "3"/,
+      ],
     ] as const) {
       // Before, concurrency 0 left the run pending forever, whatever timeoutMs said. A library
       // caller is told the names of its options, not the CLI's flags.

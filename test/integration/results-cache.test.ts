@@ -46,6 +46,17 @@ async function rig(o: { jobMs?: number; specOnly?: boolean } = {}) {
 const CACHED_AT = CONTACT_HEADER.length + 3;
 
 describe('the results cache: never pay twice for the same lookup', () => {
+  it('enrichFile without a service is a usage error, not a TypeError', async () => {
+    const dir = await tempDir();
+    const input = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(2));
+    await expect(
+      enrichFile({ kind: 'contacts', input, output: join(dir, 'o.csv') } as never),
+    ).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringMatching(/^enrichFile: service is required/),
+    });
+  });
+
   it.each(SANDBOX_MODES)(
     'jobs an earlier run left not downloaded (--no-wait, a kill) before the file grew are downloaded first: no row is paid twice ($name)',
     async ({ specOnly }) => {

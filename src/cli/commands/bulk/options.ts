@@ -6,6 +6,7 @@ import { FILE_FORMATS, type FileFormat } from '../../../io/file-format.js';
 import type { ReadOptions } from '../../../io/read.js';
 import type { MappingOptions } from '../../../pipeline/mapping/resolve-mapping.js';
 import type { BulkKind, FormulaEscape } from '../../../pipeline/types.js';
+import type { RequestOptions } from '../../../bulk/request-metadata.js';
 import { parseIntegerFlag } from '../../flags.js';
 
 /** Every bulk flag, checked and normalised once (DESIGN.md section 4, plus --header-row/--input-format). */
@@ -319,4 +320,15 @@ export function readOptionsOf(o: BulkOptions): ReadOptions {
 /** The mapping options the flags ask for (--map, --mapping, --save-mapping). */
 export function mappingOptionsOf(kind: BulkKind, o: BulkOptions): MappingOptions {
   return { kind, map: o.map, mappingFile: o.mappingFile, saveMapping: o.saveMapping };
+}
+
+/** The request flags of a bulk command: what each row asks of the service. */
+export function requestOptionsOf(o: BulkOptions): RequestOptions {
+  return {
+    mobile: o.mobile,
+    requireEmail: o.requireEmail,
+    requireMobile: o.requireMobile,
+    verify: o.verify,
+    top: o.top,
+  };
 }

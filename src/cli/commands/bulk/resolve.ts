@@ -4,7 +4,7 @@ import type { InputSource } from '../../../io/read.js';
 import type { BulkKind, ResolvedRun, RunWords } from '../../../pipeline/types.js';
 import type { GlobalOptions } from '../../globals.js';
 import { warnAbout } from '../../output.js';
-import { readOptionsOf, settingFlags, type BulkOptions } from './options.js';
+import { readOptionsOf, requestOptionsOf, settingFlags, type BulkOptions } from './options.js';
 
 /** Library option names as the command line spells them. */
 const FLAG_OF: Readonly<Record<string, string>> = {
@@ -61,7 +61,7 @@ export function bulkRunOptionsOf(
     output: o.output ?? '-',
     mapping: { map: o.map, mappingFile: o.mappingFile, saveMapping: o.saveMapping },
     idColumn: o.idColumn,
-    request: o,
+    request: requestOptionsOf(o),
     batchSize: s.batchSize,
     concurrency: s.concurrency,
     dedupe: o.dedupe,

@@ -7,6 +7,7 @@ import {
   addBulkOptions,
   normalizeBulkOptions,
   parseDelimiter,
+  requestOptionsOf,
 } from '../../../../src/cli/commands/bulk/options.js';
 import { CLI_WORDS } from '../../../../src/cli/commands/bulk/resolve.js';
 import type { BulkKind } from '../../../../src/pipeline/types.js';
@@ -136,7 +137,7 @@ describe('normalizeBulkOptions', () => {
       inputFormat: 'tsv',
     });
     // The flags become the request metadata the way the library builds it.
-    expect(requestMetadata(o.kind, o)).toEqual({
+    expect(requestMetadata(o.kind, requestOptionsOf(o))).toEqual({
       business_email_exists: true,
       real_time_verification: true,
       mobile_phone_enrichment: true,
@@ -147,7 +148,7 @@ describe('normalizeBulkOptions', () => {
   it('companies: --top and --explode', () => {
     const o = parse('companies', ['--top', '3', '--explode', '--format', 'tsv']);
     expect([o.top, o.explode, o.format]).toEqual([3, true, 'tsv']);
-    expect(requestMetadata(o.kind, o)).toEqual({ top_matches_returned: 3 });
+    expect(requestMetadata(o.kind, requestOptionsOf(o))).toEqual({ top_matches_returned: 3 });
   });
 
   it('output format: --format, else the extension, else the input format', () => {
@@ -206,10 +207,12 @@ describe('normalizeBulkOptions', () => {
 
   it('--require-mobile without --mobile is refused where the request is built, in CLI words', () => {
     const o = parse('contacts', ['--require-mobile']);
-    expect(usage(() => requestMetadata('contacts', o, CLI_WORDS))).toMatch(
+    expect(usage(() => requestMetadata('contacts', requestOptionsOf(o), CLI_WORDS))).toMatch(
       /^--require-mobile needs --mobile: the service filters on mobile phones/,
     );
-    expect(usage(() => requestMetadata('contacts', o))).toMatch(/^requireMobile needs mobile/);
+    expect(usage(() => requestMetadata('contacts', requestOptionsOf(o)))).toMatch(
+      /^requireMobile needs mobile/,
+    );
   });
 
   it('--top is 1..10', () => {
