@@ -20,8 +20,8 @@ const header = (sha: string) => ({
   command: 'enrich contacts leads.csv',
 });
 
-/** A runs directory holding one earlier run (content `a`) with one job accepted, `expires` when given. */
-async function earlierRun(expires: number | null = null) {
+/** A new runs directory with the journal of an earlier run (content `a`) open. */
+async function earlierJournal() {
   const runsDir = await mkdtemp(join(tmpdir(), 'enrich-earlier-'));
   const j = await openJournal({
     runsDir,
@@ -30,6 +30,12 @@ async function earlierRun(expires: number | null = null) {
     restart: false,
     now: () => 1,
   });
+  return { runsDir, j };
+}
+
+/** A runs directory holding one earlier run (content `a`) with one job accepted, `expires` when given. */
+async function earlierRun(expires: number | null = null) {
+  const { runsDir, j } = await earlierJournal();
   await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'i0' });
   await j.append({ t: 'accepted', batch: '0', job: 'job-0', url: 'http://x/r/job-0', expires });
   await j.close();
@@ -142,14 +148,7 @@ describe('jobs an earlier run of the file left not downloaded', () => {
   });
 
   it('only jobs accepted and never settled are asked for: not spooled, failed, unconfirmed, expired, split or past their expiry', async () => {
-    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-earlier-'));
-    const j = await openJournal({
-      runsDir,
-      key: 'old',
-      header: header('a'),
-      restart: false,
-      now: () => 1,
-    });
+    const { runsDir, j } = await earlierJournal();
     const job = async (batch: string, expires: number | null = null) => {
       await j.append({ t: 'submit', batch, first: 0, last: 0, count: 1, idem: `i${batch}` });
       await j.append({
