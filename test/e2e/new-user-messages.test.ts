@@ -123,7 +123,7 @@ describe('output paths that cannot be written (e2e)', () => {
     ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(
-      /its directory does not exist .*\[USAGE\]\nhint: Create it first \(mkdir -p /,
+      /its directory .*nodir does not exist .*\[USAGE\]\nhint: Create it first \(mkdir -p /,
     );
   });
 });
