@@ -82,11 +82,6 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     throw new EnrichError('USAGE', `baseUrl must be a URL, got ${JSON.stringify(deps.baseUrl)}`);
   const input = await run.source.identity();
   const { key, options } = runKeyOf(run, input, deps.baseUrl);
-  // Batches are sent while the file is still being read, with no pass over the whole file
-  // first: a line malformed near its end stops the run after the batches above it were
-  // sent, and those are downloaded into the results cache before it stops (driveBatches),
-  // so the fixed file's run (new content, a new run) finds them there and pays only for
-  // the rest.
   // Jobs an earlier run of this file left not downloaded before the file changed: their
   // answers go to the cache first, so their rows are not paid for again (earlier-runs.ts).
   if (deps.cache && run.cache.read && run.cache.write)
@@ -102,6 +97,11 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
       cache: deps.cache,
       onWarning: deps.onWarning,
     });
+  // Batches are sent while the file is still being read, with no pass over the whole file
+  // first: a line malformed near its end stops the run after the batches above it were
+  // sent, and those are downloaded into the results cache before it stops (driveBatches),
+  // so the fixed file's run (new content, a new run) finds them there and pays only for
+  // the rest.
   const journal = await openJournal({
     runsDir: run.runsDir,
     key,
