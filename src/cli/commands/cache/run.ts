@@ -5,6 +5,7 @@ import { getPaths } from '../../../config/paths.js';
 import { resolveSettings } from '../../../config/settings.js';
 import { EnrichError, usageError } from '../../../errors.js';
 import { acquireRunLock } from '../../../pipeline/journal/run-lock.js';
+import { fileSystemError } from '../../../io/output-target.js';
 import { runsDirOf } from '../../../pipeline/run/run.js';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -113,12 +114,16 @@ async function removeUnfinishedRuns(runsDir: string): Promise<number> {
     try {
       release = await acquireRunLock(dir, 'enrich cache clear --unfinished');
     } catch (err) {
-      if (!(err instanceof EnrichError) || err.code !== 'RUN_IN_PROGRESS') throw err;
+      // A disk that cannot be written is said as such (exit 2), never an internal error.
+      if (!(err instanceof EnrichError)) throw fileSystemError('write', dir, err);
+      if (err.code !== 'RUN_IN_PROGRESS') throw err;
       kept++;
       continue;
     }
     await release();
-    await rm(dir, { recursive: true, force: true });
+    await rm(dir, { recursive: true, force: true }).catch((err: unknown) => {
+      throw fileSystemError('write', dir, err);
+    });
   }
   return kept;
 }
