@@ -88,16 +88,46 @@ export function resolveFields(
 }
 
 /**
- * An input that is an earlier output of this tool (it has `enrich_status`): its
- * `enrich_*` and prefixed columns are left out, to be replaced by this run's, not doubled.
+ * An input that is an earlier output of this tool (it has `enrich_status`): its `enrich_*`
+ * columns and those `written` says the earlier run wrote are left out, to be replaced by
+ * this run's, not doubled.
  */
-export function replaceEarlierOutput(source: InputSource, prefix: string): InputSource {
+export function replaceEarlierOutput(
+  source: InputSource,
+  written: (column: string) => boolean,
+  what: string,
+): InputSource {
   if (source.format === 'json' || source.format === 'jsonl') return source;
-  const drop = earlierOutputColumns(source.rawHeader, prefix);
+  const drop = earlierOutputColumns(source.rawHeader, written);
   if (drop.length === 0) return source;
   return withoutColumns(
     source,
     drop,
-    `${source.name} was enriched before: its ${drop.length} enrich_*/${prefix}* columns are replaced by this run's, not added a second time`,
+    `${source.name} was enriched before: its ${drop.length} enrich_*/${what} columns are replaced by this run's, not added a second time`,
+  );
+}
+
+/**
+ * A table output (CSV, TSV, XLSX) whose added columns would repeat a name of the input's
+ * (`x_name` with `--prefix x_`, or an `enrich_error` of the user's own): a header with one
+ * name twice cannot be read back by name, and a later run would take the user's column for
+ * its own. Refused before anything is sent.
+ */
+export function refuseColumnClash(
+  source: InputSource,
+  format: FileFormat,
+  added: readonly string[],
+  hint: string,
+): void {
+  if (format === 'json' || format === 'jsonl') return;
+  const own = new Set(source.rawHeader);
+  const clash = added.filter((c) => own.has(c));
+  if (clash.length === 0) return;
+  const names = clash.slice(0, 5).map((c) => JSON.stringify(c));
+  if (clash.length > 5) names.push(`and ${clash.length - 5} more`);
+  throw new EnrichError(
+    'USAGE',
+    `the input has ${clash.length === 1 ? 'a column' : 'columns'} named ${names.join(', ')}, which this run writes too: the output would have ${clash.length === 1 ? 'that name' : 'those names'} twice`,
+    { location: { file: source.name, ...(clash.length === 1 ? { column: clash[0] } : {}) }, hint },
   );
 }

@@ -4,7 +4,8 @@ import type { Settings } from '../config/settings-table.js';
 import { EnrichError } from '../errors.js';
 import { formatOfExtension } from '../io/file-format.js';
 import type { InputSource } from '../io/read.js';
-import { checkOutputTarget, refuseInputAsOutput } from '../io/write.js';
+import { checkOutputTarget, refuseInputAsOutput, STATUS_COLUMNS } from '../io/write.js';
+import { tableColumns, writtenByBulkRun } from '../pipeline/join/output-columns.js';
 import { FULL_NAME } from '../pipeline/mapping/map-columns.js';
 import { resolveIdColumn, resolveMapping } from '../pipeline/mapping/resolve-mapping.js';
 import { LIBRARY_WORDS } from '../pipeline/run/messages.js';
@@ -21,6 +22,7 @@ import {
   outputBomOf,
   outputDelimiterOf,
   outputFormatOf,
+  refuseColumnClash,
   replaceEarlierOutput,
   resolveFields,
 } from './output-plan.js';
@@ -138,7 +140,18 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
   if (o.rejects !== undefined) outputFormatOf(undefined, o.rejects, 'csv'); // .parquet refused too
   const fields = resolveFields(o.kind, o.fields, words);
   const prefix = setting('prefix', o.prefix, words);
-  const source = replaceEarlierOutput(input, prefix);
+  const source = replaceEarlierOutput(input, writtenByBulkRun(prefix), `${prefix}*`);
+  const matches = o.kind === 'companies' ? Number(metadata.top_matches_returned) : 1;
+  const explode = o.explode ?? false;
+  refuseColumnClash(
+    source,
+    format,
+    [
+      ...STATUS_COLUMNS,
+      ...tableColumns(o.kind, { format, prefix, fields, matches, explode }).extra,
+    ],
+    `Choose another prefix for the enriched columns (${words.option('prefix')} enriched_), or rename the column in the file.`,
+  );
   const mapped = await resolveMapping(source, { ...o.mapping, kind: o.kind, words });
   const idColumn = resolveIdColumn(source, o.idColumn, words.option('idColumn'));
   const dedupe = o.dedupe ?? true;
@@ -177,8 +190,8 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
     command: o.command ?? `enrich ${o.kind} ${source.name} -o ${o.output}`,
     output: Object.freeze({
       ...fileOutputOf(o, format, source, words),
-      explode: o.explode ?? false,
-      matches: o.kind === 'companies' ? Number(metadata.top_matches_returned) : 1,
+      explode,
+      matches,
       prefix,
       ...(fields ? { fields } : {}),
       rejects: o.rejects,

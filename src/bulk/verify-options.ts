@@ -1,13 +1,14 @@
 import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
 import type { InputSource, ReadOptions } from '../io/read.js';
-import { checkOutputTarget, refuseInputAsOutput } from '../io/write.js';
+import { checkOutputTarget, refuseInputAsOutput, STATUS_COLUMNS } from '../io/write.js';
 import { LIBRARY_WORDS } from '../pipeline/run/messages.js';
 import { runsDirOf } from '../pipeline/run/run.js';
 import type { FileFormat, FormulaEscape, RunWords } from '../pipeline/types.js';
 import { VERIFY_KIND } from '../pipeline/verify/run-verify.js';
 import type { VerifyRun } from '../pipeline/verify/types.js';
-import { outputFormatOf, replaceEarlierOutput } from './output-plan.js';
+import { VERIFY_COLUMNS } from '../pipeline/verify/write-verified.js';
+import { outputFormatOf, refuseColumnClash, replaceEarlierOutput } from './output-plan.js';
 import { cachePolicyOf, checkKeys, count, fileOutputOf, setting } from './resolve-run.js';
 import { resolveEmailColumn } from './verify-column.js';
 
@@ -92,7 +93,14 @@ export async function resolveVerifyRun(
   if (o.output !== undefined) refuseInputAsOutput(input.file, await checkOutputTarget(o.output));
   const format = outputFormatOf(o.format, o.output, input.format);
   // An earlier output of this command (or a bulk one) verified again: its columns are replaced.
-  const source = replaceEarlierOutput(input, 'verify_');
+  const written = (c: string) => (VERIFY_COLUMNS as readonly string[]).includes(c);
+  const source = replaceEarlierOutput(input, written, 'verify_*');
+  refuseColumnClash(
+    source,
+    format,
+    [...STATUS_COLUMNS, ...VERIFY_COLUMNS],
+    "Rename the column in the file: verify-emails writes these columns after the input's.",
+  );
   const { column, name } = await resolveEmailColumn(source, o.emailColumn, words);
   const run: VerifyRun = {
     source,

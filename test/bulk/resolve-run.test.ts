@@ -137,6 +137,35 @@ describe('resolveRun', () => {
     }
   });
 
+  it('refuses a column of the input that the output would repeat (regression: x_name with --prefix x_ was written twice)', async () => {
+    const dir = await tempDir('enrich-resolve-');
+    const file = join(dir, 'co.csv');
+    await writeFile(file, 'company_domain,x_name,enrich_error\nacme.com,Mine,\n');
+    const source = await openInput(file);
+    const out = join(dir, 'out.csv');
+    await expect(
+      resolveRun({ kind: 'companies', output: out, prefix: 'x_', words: CLI_WORDS }, source),
+    ).rejects.toMatchObject({
+      code: 'USAGE',
+      message:
+        'the input has columns named "enrich_error", "x_name", which this run writes too: the output would have those names twice',
+      hint: expect.stringContaining('--prefix enriched_'),
+    });
+    // The numbered columns of --top count too; one clash names its column.
+    await writeFile(file, 'company_domain,enriched_name_2\nacme.com,Mine\n');
+    const top = await openInput(file);
+    await expect(
+      resolveRun({ kind: 'companies', output: out, request: { top: 2 } }, top),
+    ).rejects.toMatchObject({
+      message: expect.stringContaining('a column named "enriched_name_2"'),
+      location: { file, column: 'enriched_name_2' },
+    });
+    // One match, or JSON output (the input sits under "input"): no clash.
+    await resolveRun({ kind: 'companies', output: out }, top);
+    await resolveRun({ kind: 'companies', output: join(dir, 'o.json'), request: { top: 2 } }, top);
+    await resolveRun({ kind: 'companies', output: out, request: { top: 2 }, explode: true }, top);
+  });
+
   it('refuses two of the files it writes naming one file: one would be lost (regression: exit 0, the rejects gone)', async () => {
     const { dir, file } = await splitFile();
     const source = await openInput(file);

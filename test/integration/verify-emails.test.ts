@@ -193,6 +193,32 @@ describe('verifyEmailsFile: cache, budget and rate limits', () => {
     expect(refreshed.sent).toBe(first.addresses);
   });
 
+  it('verifying a verified file again replaces its verify_* columns (regression: they were written twice); a column of its own by that name is refused', async () => {
+    const { dir, options } = await rig({ n: 20 });
+    await verifyEmailsFile(options);
+    const again = join(dir, 'again.csv');
+    const second = await verifyEmailsFile({ ...options, input: options.output, output: again });
+    expect(second.exitCode).toBe(0);
+    expect(second.sent).toBe(0); // the results cache answers
+    const [header] = parseCsv(await readFile(again, 'utf8'));
+    expect(header).toEqual([
+      ...HEADER,
+      'enrich_status',
+      'enrich_error',
+      'enrich_credit_charged',
+      'enrich_cached_at',
+      'verify_status',
+      'verify_credit_charged',
+    ]);
+    const mine = await writeCsv(dir, 'mine.csv', ['Email', 'verify_status'], [['a@b.co', 'ok']]);
+    await expect(
+      verifyEmailsFile({ ...options, input: mine, output: join(dir, 'm.csv') }),
+    ).rejects.toMatchObject({
+      code: 'USAGE',
+      message: expect.stringContaining('a column named "verify_status", which this run writes too'),
+    });
+  });
+
   it('maxCredits caps the verifications sent; the rest are failed, not sent, exit 5', async () => {
     const { s, options } = await rig({ n: 60 });
     const summary = await verifyEmailsFile({ ...options, maxCredits: 10 });

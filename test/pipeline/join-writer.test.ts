@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { noRecords } from '../../src/pipeline/join/join.js';
-import { numberedColumns, openJoinWriter } from '../../src/pipeline/join/join-writer.js';
+import { openJoinWriter } from '../../src/pipeline/join/join-writer.js';
+import { numberedColumns } from '../../src/pipeline/join/output-columns.js';
 import { company, csvOf, output, row, source } from '../helpers/join-writer-fixtures.js';
 
 // The join writer (issue 21: mutants of join-writer.ts that no test saw): every paid match

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { COMPANY_RECORD_FIELDS } from '../../src/contract/index.js';
 import {
   earlierOutputColumns,
+  writtenByBulkRun,
   companyColumns,
   contactColumns,
   flattenCompany,
@@ -102,9 +103,12 @@ describe('the columns of an earlier output, replaced when it is enriched again',
       'enriched_location_country',
       'enriched_2024',
     ];
-    expect(earlierOutputColumns(header, 'enriched_')).toEqual([2, 3, 4, 5, 6, 7, 8]);
-    expect(earlierOutputColumns(header, 'x_')).toEqual([2, 3, 4, 5]);
+    const bulk = (prefix: string) => writtenByBulkRun(prefix);
+    expect(earlierOutputColumns(header, bulk('enriched_'))).toEqual([2, 3, 4, 5, 6, 7, 8]);
+    expect(earlierOutputColumns(header, bulk('x_'))).toEqual([2, 3, 4, 5]);
+    // An empty prefix takes no column for one of the run's fields.
+    expect(earlierOutputColumns(['email', 'enrich_status'], bulk(''))).toEqual([1]);
     // Not an output of this tool: nothing is taken for one.
-    expect(earlierOutputColumns(['Email', 'enriched_email'], 'enriched_')).toEqual([]);
+    expect(earlierOutputColumns(['Email', 'enriched_email'], bulk('enriched_'))).toEqual([]);
   });
 });

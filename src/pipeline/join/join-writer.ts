@@ -3,7 +3,7 @@ import type { InputRow, InputSource } from '../../io/read.js';
 import { createOutputWriter, type OutputRow } from '../../io/write.js';
 import type { BulkKind, JoinOutput } from '../types.js';
 import { noRecords, type RowOutcome, type RowStatus } from './join.js';
-import { enrichedColumns, type Flat } from './output-columns.js';
+import { enrichedColumns, tableColumns, type Flat } from './output-columns.js';
 import { invalidMessage, openRejects } from './rejects.js';
 import { leftOutNote, type InvalidRow } from '../mapping/validate.js';
 import type { ColumnMapping } from '../mapping/mapping-types.js';
@@ -71,12 +71,6 @@ function countFill(stats: JoinStats, columns: readonly string[], values: readonl
 }
 
 /** The columns of matches 2..n: `enriched_name_2`, `enriched_website_2`, ... `enriched_name_3` ... */
-export function numberedColumns(columns: readonly string[], n: number): string[] {
-  const out: string[] = [];
-  for (let m = 2; m <= n; m++) for (const c of columns) out.push(`${c}_${m}`);
-  return out;
-}
-
 /** The first match's values, then each further match's (blank where fewer came back). */
 function withMoreMatches(
   first: Flat[],
@@ -115,22 +109,14 @@ export async function openJoinWriter(o: {
   mapping?: ColumnMapping;
   onRow: () => void;
 }): Promise<JoinWriter> {
-  const {
-    columns: fieldColumns,
-    flatten,
-    pick,
-  } = enrichedColumns(o.kind, o.output.prefix, o.output.fields);
-  // One row per match only in tables (CSV/TSV/XLSX); JSON already carries every match in `records`.
-  const table = o.output.format !== 'json' && o.output.format !== 'jsonl';
-  const explode = o.output.explode && table;
-  // Without --explode, matches 2..N of `--top N` get numbered columns: every paid match is kept.
-  const more = table && !explode ? numberedColumns(fieldColumns, o.output.matches ?? 1) : [];
+  const { flatten, pick } = enrichedColumns(o.kind, o.output.prefix, o.output.fields);
+  const { fieldColumns, more, extra, explode } = tableColumns(o.kind, o.output);
   const writer = await createOutputWriter({
     target: o.output.target,
     format: o.output.format,
     inputHeader: o.source.rawHeader,
     jsonKeys: o.source.header,
-    extraColumns: [...(explode ? ['enrich_match_rank'] : []), ...fieldColumns, ...more],
+    extraColumns: extra,
     recordKey: o.kind === 'companies' ? 'records' : 'record',
     delimiter: o.output.delimiter,
     bom: o.output.bom,

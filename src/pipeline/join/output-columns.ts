@@ -122,22 +122,66 @@ function pickRecordPaths<T>(value: T, paths: readonly (readonly string[])[]): T 
   return out as T;
 }
 
+/** Matches 2..N of `--top N` as numbered columns after the first's: `x_2`, `y_2`, `x_3`... */
+export function numberedColumns(columns: readonly string[], n: number): string[] {
+  const out: string[] = [];
+  for (let m = 2; m <= n; m++) for (const c of columns) out.push(`${c}_${m}`);
+  return out;
+}
+
+/**
+ * The columns a bulk run's output adds after the status columns. In a table (CSV, TSV, XLSX):
+ * the match rank of `--explode`, the enriched fields, and without it the numbered ones of
+ * matches 2..N (every paid match is kept); JSON carries every match in `records`.
+ */
+export function tableColumns(
+  kind: 'contacts' | 'companies',
+  o: {
+    format: string;
+    prefix: string;
+    fields?: readonly string[] | undefined;
+    matches?: number | undefined;
+    explode: boolean;
+  },
+): { fieldColumns: string[]; more: string[]; extra: string[]; explode: boolean } {
+  const table = o.format !== 'json' && o.format !== 'jsonl';
+  const explode = o.explode && table;
+  const fieldColumns = enrichedColumns(kind, o.prefix, o.fields).columns;
+  const more = table && !explode ? numberedColumns(fieldColumns, o.matches ?? 1) : [];
+  return {
+    fieldColumns,
+    more,
+    extra: [...(explode ? ['enrich_match_rank'] : []), ...fieldColumns, ...more],
+    explode,
+  };
+}
+
 /** The columns a run of this tool adds besides the prefixed ones. */
 const OWN_COLUMNS = new Set([...STATUS_COLUMNS, 'enrich_cached_at', 'enrich_match_rank']);
 
 /**
- * The columns of an earlier run's output in `header` (re-enriching an enriched file): the
- * `enrich_*` status columns and the `prefix`ed columns this tool writes (a record field's
- * name, or its numbered `_2`.. `_N` of `--top`), only when `enrich_status` is there. A column
- * of the user's own that merely starts with the prefix (`enriched_notes`) is theirs: kept.
+ * Whether a column is one a bulk run with `prefix` writes: a record field's name, or its
+ * numbered `_2`.. `_N` of `--top`. A column of the user's own that merely starts with the
+ * prefix (`enriched_notes`) is not.
  */
-export function earlierOutputColumns(header: readonly string[], prefix: string): number[] {
-  if (!header.includes('enrich_status')) return [];
+export function writtenByBulkRun(prefix: string): (column: string) => boolean {
   const fields = new Set([...contactColumns(''), ...companyColumns('')]);
-  const written = (h: string) =>
+  return (h) =>
     prefix !== '' &&
     h.startsWith(prefix) &&
     fields.has(h.slice(prefix.length).replace(/_\d+$/, ''));
+}
+
+/**
+ * The columns of an earlier run's output in `header` (re-enriching an enriched file): the
+ * `enrich_*` status columns and those `written` says that run wrote, only when
+ * `enrich_status` is there.
+ */
+export function earlierOutputColumns(
+  header: readonly string[],
+  written: (column: string) => boolean,
+): number[] {
+  if (!header.includes('enrich_status')) return [];
   const out: number[] = [];
   header.forEach((h, i) => {
     if (OWN_COLUMNS.has(h) || written(h)) out.push(i);
