@@ -1,4 +1,4 @@
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -145,6 +145,19 @@ describe('jobs an earlier run of the file left not downloaded', () => {
     const ctx = c.context(await earlierRun(), 60_000);
     await settleEarlierRuns({ ...ctx, input: { ...ctx.input, path: '-' } });
     expect(c.asked).toEqual([]);
+  });
+
+  it('an earlier journal that cannot be opened is said, not passed over (regression: skipped without a word)', async () => {
+    const runsDir = await earlierRun();
+    // Its header is readable, its lock cannot be taken: a directory stands where the lock goes.
+    await mkdir(join(runsDir, 'old', 'lock', 'x'), { recursive: true });
+    const { context, asked, warnings } = rig(0);
+    await settleEarlierRuns(context(runsDir, 60_000));
+    expect(asked).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /^an earlier run of \/data\/leads\.csv \(before the file changed\) cannot be opened to download the jobs it may have left \(.+\): rows it sent may be paid for again$/,
+    );
   });
 
   it('only jobs accepted and never settled are asked for: not spooled, failed, unconfirmed, expired, split or past their expiry', async () => {

@@ -65,8 +65,13 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
         restart: false,
         now: c.env.now,
       });
-    } catch {
-      continue; // going on in another process, or a journal that cannot be read: left alone
+    } catch (err) {
+      // Going on in another process: left to it. Anything else is said, not passed over.
+      if (!(err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS'))
+        c.onWarning?.(
+          `an earlier run of ${c.input.path} (before the file changed) cannot be opened to download the jobs it may have left (${(err as Error).message}): rows it sent may be paid for again`,
+        );
+      continue;
     }
     try {
       const now = c.env.now();
