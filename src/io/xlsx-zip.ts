@@ -74,7 +74,7 @@ async function textOf(zip: ZipFile, entry: Entry): Promise<Readable> {
 function lazyText(zip: ZipFile, entry: Entry): AsyncIterable<string> {
   return {
     async *[Symbol.asyncIterator]() {
-      yield* errorCellsAsText((await textOf(zip, entry)) as AsyncIterable<string>);
+      yield* formulaResultsAsText((await textOf(zip, entry)) as AsyncIterable<string>);
     },
   };
 }
@@ -82,24 +82,52 @@ function lazyText(zip: ZipFile, entry: Entry): AsyncIterable<string> {
 /**
  * exceljs's streaming reader reads a formula's cached result with parseFloat unless its cell
  * says `t="str"`: an error result (`<c t="e"><f>1/0</f><v>#DIV/0!</v></c>`) became NaN, and the
- * cell read as empty. Cells of type `e` are handed to it as text instead: a formula's error
- * reads as Excel shows it (`#DIV/0!`), and a plain error cell as its code, as it did before.
- * A start tag cut at a chunk's end waits for the next chunk.
+ * cell read as empty; a boolean one (`<c t="b"><f>A2>5</f><v>1</v></c>`) read as 1. Cells of type
+ * `e` are handed to it as text instead: a formula's error reads as Excel shows it (`#DIV/0!`),
+ * and a plain error cell as its code, as it did before. A boolean cell with a formula is handed
+ * to it as the text Excel shows (`TRUE`, `FALSE`); a plain boolean cell stays a boolean. A start
+ * tag cut at a chunk's end waits for the next chunk, and so does a boolean cell not closed yet.
  */
-export async function* errorCellsAsText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
+export async function* formulaResultsAsText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
   // A cell's type attribute saying it holds an error (`<c r="D5" t="e">`).
   const errorCell = /(<c\b[^>]*?\st=")e"/g;
+  // A whole boolean cell with a formula, up to its value: never across a cell's end.
+  const booleanFormula =
+    /(<c\b[^>]*?\st=")b("[^>]*(?<!\/)>)((?:(?!<\/c>)[\s\S])*?<f\b(?:(?!<\/c>)[\s\S])*?<v>)\s*([01])\s*(<\/v>)/g;
   let carry = '';
   for await (const chunk of chunks) {
     const text = carry + chunk;
     const open = text.lastIndexOf('<');
     // Stryker disable next-line EqualityOperator: the two are equal only when neither is found, and a text of no tag reads the same carried or not
-    const cut = open > text.lastIndexOf('>') ? open : text.length;
+    let cut = open > text.lastIndexOf('>') ? open : text.length;
+    cut = openBooleanCell(text, cut) ?? cut;
     carry = text.slice(cut);
-    yield text.slice(0, cut).replace(errorCell, '$1str"');
+    yield text
+      .slice(0, cut)
+      .replace(errorCell, '$1str"')
+      .replace(
+        booleanFormula,
+        (_, start: string, tag: string, body: string, v: string, end: string) =>
+          `${start}str${tag}${body}${v === '1' ? 'TRUE' : 'FALSE'}${end}`,
+      );
   }
-  // Only a sheet cut short ends inside a tag: passed on as it is, for exceljs to refuse.
+  // Only a sheet cut short ends inside a tag or a cell: passed on as it is, for exceljs to refuse.
   if (carry !== '') yield carry;
+}
+
+/** Where a boolean cell starts that `text` (up to `end`) leaves open, when it does and it is small. */
+function openBooleanCell(text: string, end: number): number | undefined {
+  let at = text.lastIndexOf('<c', end - 1);
+  // `<col`, `<cfRule`...: not a cell.
+  while (at !== -1 && !/[\s>/]/.test(text.charAt(at + 2)))
+    at = at === 0 ? -1 : text.lastIndexOf('<c', at - 1);
+  if (at === -1) return undefined;
+  const tagEnd = text.indexOf('>', at);
+  const tag = text.slice(at, tagEnd + 1);
+  if (!/\st="b"/.test(tag) || tag.endsWith('/>')) return undefined;
+  if (text.lastIndexOf('</c>', end) > tagEnd) return undefined;
+  // A cell of 64 KB is no cell a sheet has: go on rather than hold the sheet.
+  return end - at < 65_536 ? at : undefined;
 }
 
 /** The base of the package's own relationships (`_rels/.rels`): its root. */

@@ -9,7 +9,7 @@ import { openInput } from '../../src/io/read.js';
 import { readXlsxRows, unreadableWorkbook } from '../../src/io/read-xlsx.js';
 import type { EnrichError } from '../../src/errors.js';
 import { cellText, numberText } from '../../src/io/xlsx-cells.js';
-import { errorCellsAsText } from '../../src/io/xlsx-zip.js';
+import { formulaResultsAsText } from '../../src/io/xlsx-zip.js';
 import { SHEET_HEADER, writeContactsWorkbook } from './xlsx-fixture.js';
 
 let dir: string;
@@ -119,7 +119,7 @@ async function restored(
   await writeFile(to, await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' }));
 }
 
-describe('error cells', () => {
+describe('formula results: errors and booleans', () => {
   it('a formula whose result is an error reads as Excel shows it, a plain error cell as its code (regression: the formula read empty)', async () => {
     const path = join(dir, 'errors.xlsx');
     const wb = new ExcelJS.Workbook();
@@ -135,25 +135,52 @@ describe('error cells', () => {
     ]);
   });
 
+  it('a formula whose result is a boolean reads TRUE or FALSE, as Excel shows it; a plain boolean stays one (regression: 1 and 0)', async () => {
+    const path = join(dir, 'booleans.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Leads');
+    ws.addRow(['Email', 'Big', 'Known']);
+    ws.addRow(['a@acme.com', { formula: 'LEN(A2)>5', result: true }, true]);
+    ws.addRow(['b@acme.com', { formula: 'LEN(A3)>50', result: false }, false]);
+    ws.addRow([
+      'c@acme.com',
+      { formula: '1+1', result: 2 },
+      { formula: 'A4', result: 'c@acme.com' },
+    ]);
+    await wb.xlsx.writeFile(path);
+    const { rows } = await rowsOf(path);
+    expect(rows.map((r) => r.cells)).toEqual([
+      ['a@acme.com', 'TRUE', 'TRUE'],
+      ['b@acme.com', 'FALSE', 'FALSE'],
+      ['c@acme.com', '2', 'c@acme.com'],
+    ]);
+    // The plain booleans are booleans still (an .xlsx output keeps them so); the formula's is its text.
+    expect(rows[0]!.values?.slice(1)).toEqual(['TRUE', true]);
+  });
+
   it('the type is read as text wherever a chunk of the sheet ends, and only on cells', async () => {
     const xml =
       '<row r="2"><c r="A2" t="e"><v>#N/A</v></c><c r="B2" s="1" t="e"><f>1/0</f><v>#DIV/0!</v></c>' +
-      '<c r="C2" t="s"><v>0</v></c><c r="D2" t="inlineStr"><is><t>t="e" stays</t></is></c></row>';
+      '<c r="C2" t="s"><v>0</v></c><c r="D2" t="inlineStr"><is><t>t="e" stays</t></is></c>' +
+      '<c r="E2" t="b"/><c r="F2" t="b"><v>1</v></c><c r="G2" s="2" t="b"><f>A2&gt;5</f><v>1</v></c>' +
+      '<c r="H2" t="b"><f t="shared" si="0"/><v> 0 </v></c><cols/></row>';
     const want =
       '<row r="2"><c r="A2" t="str"><v>#N/A</v></c><c r="B2" s="1" t="str"><f>1/0</f><v>#DIV/0!</v></c>' +
-      '<c r="C2" t="s"><v>0</v></c><c r="D2" t="inlineStr"><is><t>t="e" stays</t></is></c></row>';
+      '<c r="C2" t="s"><v>0</v></c><c r="D2" t="inlineStr"><is><t>t="e" stays</t></is></c>' +
+      '<c r="E2" t="b"/><c r="F2" t="b"><v>1</v></c><c r="G2" s="2" t="str"><f>A2&gt;5</f><v>TRUE</v></c>' +
+      '<c r="H2" t="str"><f t="shared" si="0"/><v>FALSE</v></c><cols/></row>';
     for (let cut = 0; cut <= xml.length; cut++) {
       const chunks = async function* () {
         yield xml.slice(0, cut);
         yield xml.slice(cut);
       };
       let out = '';
-      for await (const part of errorCellsAsText(chunks())) out += part;
+      for await (const part of formulaResultsAsText(chunks())) out += part;
       expect(out).toBe(want);
     }
     const all = async (...chunks: string[]) => {
       const parts: string[] = [];
-      for await (const part of errorCellsAsText(
+      for await (const part of formulaResultsAsText(
         (async function* () {
           yield* chunks;
         })(),
@@ -165,6 +192,13 @@ describe('error cells', () => {
     expect((await all('<row><c r="A1" t="e', '')).join('')).toBe('<row><c r="A1" t="e');
     expect((await all('<row><c r="A1" t="e">')).join('')).toBe('<row><c r="A1" t="str">');
     expect(await all('<row>', '</row>')).toEqual(['<row>', '</row>']);
+    // A boolean cell left open waits for its end, but not past 64 KB.
+    expect(await all('<c r="A1" t="b"><f>x', '</f><v>1</v></c>')).toEqual([
+      '',
+      '<c r="A1" t="str"><f>x</f><v>TRUE</v></c>',
+    ]);
+    const big = `<c r="A1" t="b"><f>${'x'.repeat(70_000)}`;
+    expect(await all(big, '</f><v>1</v></c>')).toEqual([big, '</f><v>1</v></c>']);
   });
 });
 
