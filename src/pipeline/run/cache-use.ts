@@ -9,16 +9,23 @@ import type { CacheLookup, JournaledHits } from './cache-hits.js';
 type AnyRecord = Record<string, unknown>;
 
 /**
- * How long a "no match" answer is used: a week, whatever the max age. The service learns of
- * new people and companies all the time, and asking again costs nothing when there is still
- * no match (api-spec: records without a match are not charged), while a match found is
- * worth paying for; a week still spares the requests of nightly and weekly re-runs.
+ * How long a "no match" answer the service did not charge for is used: a week, whatever the
+ * max age. The service learns of new people and companies all the time, and asking again
+ * costs nothing while there is still no match, while a match found is worth paying for; a
+ * week still spares the requests of nightly and weekly re-runs. api-spec.md never says a
+ * record without a match is free: one the service charged for (`credit_charged`) is kept for
+ * the whole max age, like any answer paid for.
  */
 export const NO_MATCH_MAX_AGE_MS = 7 * 86_400_000;
 
 /** True when the answer has no record without an error (no match, or the service said why not). */
 export function isNoMatch(answer: CachedAnswer): boolean {
   return !answer.records.some((r) => typeof r.error !== 'string' || r.error.trim() === '');
+}
+
+/** How long an answer is used: the max age, or a week for a no-match that cost nothing. */
+export function maxAgeOf(maxAgeMs: number, answer: { noMatch: boolean; charged: boolean }) {
+  return answer.noMatch && !answer.charged ? Math.min(maxAgeMs, NO_MATCH_MAX_AGE_MS) : maxAgeMs;
 }
 
 /** The lookup the classification uses, from the cache, the run's policy and the clock. */
@@ -35,9 +42,7 @@ export function cacheLookup(
       if (!policy.read) return undefined;
       const a = cache.get(key);
       if (!a) return undefined;
-      const maxAge = isNoMatch(a)
-        ? Math.min(policy.maxAgeMs, NO_MATCH_MAX_AGE_MS)
-        : policy.maxAgeMs;
+      const maxAge = maxAgeOf(policy.maxAgeMs, { noMatch: isNoMatch(a), charged: a.charged });
       return started - a.at < maxAge ? a : undefined;
     },
     any: (key) => cache.get(key),

@@ -2,7 +2,7 @@ import { openResultsCache } from '../../../cache/results-cache.js';
 import { singleLookupScope, singleRequestKey } from '../../../cache/single-key.js';
 import { parseDuration } from '../../../config/duration.js';
 import { getPaths } from '../../../config/paths.js';
-import { NO_MATCH_MAX_AGE_MS } from '../../../pipeline/run/cache-use.js';
+import { maxAgeOf } from '../../../pipeline/run/cache-use.js';
 import type { Service } from '../../context.js';
 import { say } from '../../output.js';
 import type { CacheFlags } from './cache-flags.js';
@@ -18,7 +18,7 @@ export interface LookupAnswer<T> {
   metadata?: Readonly<Record<string, unknown>> | undefined;
   /** Whether the answer may be kept: never one that ran out of credits. */
   keep(answer: T): boolean;
-  /** The answer has no match (kept at most a week, like the bulk runs' no-match answers). */
+  /** The answer has no match (kept at most a week when free, like the bulk runs' no-match answers). */
   noMatch(answer: T): boolean;
   charged(answer: T): boolean;
 }
@@ -52,7 +52,7 @@ export async function cachedLookup<T>(
     const answer = hit?.records[0] as T | undefined;
     if (hit && answer !== undefined) {
       const age = Date.now() - hit.at;
-      if (age < (what.noMatch(answer) ? Math.min(maxAgeMs, NO_MATCH_MAX_AGE_MS) : maxAgeMs))
+      if (age < maxAgeOf(maxAgeMs, { noMatch: what.noMatch(answer), charged: hit.charged }))
         return { answer, cachedAt: hit.at };
     }
     const fresh = await ask();
