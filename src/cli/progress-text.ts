@@ -89,9 +89,11 @@ export function jobLine(e: JobEvent): string | undefined {
     case 'done':
       return `enrich: batch ${e.batch}: job ${e.job} done: ${n(e.records)} records, ${n(e.credits)} credits charged`;
     case 'retried':
-      return e.reason === 'too-large'
-        ? `enrich: batch ${e.batch}: the service found its ${n(e.rows)} rows too large; sending them again in two halves`
-        : `enrich: batch ${e.batch}: sending ${n(e.rows)} rows again that came back out of credits`;
+      if (e.reason === 'too-large')
+        return `enrich: batch ${e.batch}: the service found its ${n(e.rows)} rows too large; sending them again in two halves`;
+      if (e.reason === 'refused')
+        return `enrich: batch ${e.batch}: the service refused its ${n(e.rows)} rows (400) without saying which; sending them again in two halves`;
+      return `enrich: batch ${e.batch}: sending ${n(e.rows)} rows again that came back out of credits`;
     case 'ended':
       return `enrich: batch ${e.batch}: job ${e.job} not downloaded: ${ENDED[e.state]}`;
     default:

@@ -169,7 +169,12 @@ export type JobEvent =
   | { t: 'done'; batch: string; job: string; records: number; credits: number }
   /** Polling stopped without the results: still running at the deadline, expired, or a failed download. */
   | { t: 'ended'; batch: string; job: string; state: 'timeout' | 'expired' | 'failed' }
-  | { t: 'retried'; batch: string; rows: number; reason: 'too-large' | 'out-of-credits' };
+  | {
+      t: 'retried';
+      batch: string;
+      rows: number;
+      reason: 'too-large' | 'refused' | 'out-of-credits';
+    };
 
 /** Why a run stopped sending: a stable error code and the words for it. */
 export interface StopReason {

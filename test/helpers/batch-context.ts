@@ -24,6 +24,7 @@ export function batchContext(
     resendUnconfirmed: false,
     words: CLI_WORDS,
     budget: createBudget(undefined, 1),
+    splits: { accepted: false, blind: 0 },
     limit: (task) => task(),
     stopped: () => undefined,
     stop: () => undefined,

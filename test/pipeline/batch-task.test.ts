@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, EnrichError } from '../../src/errors.js';
 import { openJournal, type Journal } from '../../src/pipeline/journal/journal.js';
 import { idempotencyKey, startBatch } from '../../src/pipeline/run/batch-task.js';
+import { BLIND_SPLITS } from '../../src/pipeline/run/submit.js';
 import { createBudget } from '../../src/pipeline/run/budget.js';
 import { createFlightGate } from '../../src/pipeline/run/flight-gate.js';
 import type { BatchContext } from '../../src/pipeline/run/batch-context.js';
@@ -79,6 +80,61 @@ describe('a batch task', () => {
       [1, 1, 1],
       [2, 2, 1],
     ]);
+  });
+
+  it('a 400 that does not say why is halved too: the one row the service refuses is found, the rest sent (regression: the whole batch failed)', async () => {
+    const j = await journal();
+    const sizes: number[] = [];
+    const refused = () =>
+      new ApiError('API_VALIDATION', {
+        status: 400,
+        method: 'POST',
+        path: '/contacts',
+        message: '400 Bad Request: Request rejected. Check: contacts',
+      });
+    const api: BulkApi = {
+      submit: async (_k, body) => {
+        sizes.push(body.items.length);
+        const emails = body.items.map((i) => (i as { business_email: string }).business_email);
+        if (emails.includes('p2@x.io') || body.items.length > 4) throw refused();
+        return accepted(`job-${sizes.length}`);
+      },
+      results: async () => ({ state: 'pending' }),
+    };
+    const ctx = batchContext(j, api, { wait: false });
+    const leaves = await startBatch(ctx, '0', items(6), true).done;
+    // 6 -> 3 + 3; 3 (p0..p2) -> 2 + 1; 2 (p0, p1) accepted; 1 (p2) refused; 3 (p3..p5) accepted.
+    expect(sizes).toEqual([6, 3, 2, 1, 3]);
+    expect(leaves.map((l) => [l.first, l.last, l.state])).toEqual([
+      [0, 1, 'pending'],
+      [2, 2, 'failed'],
+      [3, 5, 'pending'],
+    ]);
+    expect(ctx.splits).toEqual({ accepted: true, blind: 2 });
+  });
+
+  it('a service that refuses every batch with a 400 is not halved past the blind allowance', async () => {
+    const j = await journal();
+    let posts = 0;
+    const api: BulkApi = {
+      submit: async () => {
+        posts++;
+        throw new ApiError('API_VALIDATION', {
+          status: 400,
+          method: 'POST',
+          path: '/contacts',
+          message: '400 Bad Request',
+        });
+      },
+      results: async () => ({ state: 'pending' }),
+    };
+    const ctx = batchContext(j, api, { splits: { accepted: false, blind: BLIND_SPLITS - 2 } });
+    const leaves = await startBatch(ctx, '0', items(8), true).done;
+    // Two halvings left: 8 -> 4 (-> refused, no more) + 4... each part one POST once spent.
+    expect(posts).toBe(5);
+    expect(leaves.every((l) => l.state === 'failed' && l.code === 'API_VALIDATION')).toBe(true);
+    expect(leaves.map((l) => l.count)).toEqual([2, 2, 4]);
+    expect(ctx.splits.blind).toBe(BLIND_SPLITS);
   });
 
   it('Ctrl-C while polling ends the run as interrupted, never as a pending batch', async () => {

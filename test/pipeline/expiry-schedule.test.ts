@@ -219,6 +219,7 @@ describe('the --no-wait message of a pending job', () => {
       resendUnconfirmed: false,
       words: CLI_WORDS,
       budget: createBudget(undefined, 1),
+      splits: { accepted: false, blind: 0 },
       limit: (task) => task(),
       stopped: () => undefined,
       stop: () => undefined,

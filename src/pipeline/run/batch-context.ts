@@ -12,6 +12,7 @@ import type { BalanceLog } from './balance.js';
 import type { Budget } from './budget.js';
 import type { FlightWatch } from './flight-gate.js';
 import type { PollEnv } from './poll.js';
+import type { SplitAllowance } from './submit.js';
 
 /** Shared, read-mostly context of every batch task of a run. */
 export interface BatchContext {
@@ -29,6 +30,8 @@ export interface BatchContext {
   balance: BalanceLog;
   /** Shared by every batch of the run: taken when rows are classified, or before a POST. */
   budget: Budget;
+  /** How many more batches may be halved on a 400 that does not say why (submit.ts). */
+  splits: SplitAllowance;
   /** Bounds the HTTP requests in flight. */
   limit: <T>(task: () => Promise<T>) => Promise<T>;
   /** Told when each job is accepted, still running, and ends (sizes the jobs in flight). */

@@ -17,7 +17,7 @@ import {
   unconfirmed,
 } from './messages.js';
 import { pollJob } from './poll.js';
-import { isBatchTooLarge } from './submit.js';
+import { splitReason } from './submit.js';
 
 /** Where a batch stands once its submission is settled. */
 type Submitted =
@@ -147,6 +147,7 @@ async function postBatch(
     const body = { items: items.map((i) => i.element), metadata: { ...ctx.metadata } };
     const job = await ctx.limit(() => ctx.api.submit(ctx.kind, body, idem));
     ctx.balance.seen(job.remaining_credits, ctx.env.now());
+    ctx.splits.accepted = true;
     const expires = expirationToMs(job.expiration_date) ?? null;
     await journal.append(
       { t: 'accepted', batch: id, job: job.job_id, url: job.download_url, expires },
@@ -157,10 +158,11 @@ async function postBatch(
     // Stryker disable next-line StringLiteral: 'job' is startBatch's default branch, any other tag goes the same way
     return { t: 'job', jobId: job.job_id, url: job.download_url, submits: 1 };
   } catch (err) {
-    if (isBatchTooLarge(err) && items.length > 1) {
+    const reason = splitReason(err, items.length, ctx.splits);
+    if (reason) {
       const size = Math.ceil(items.length / 2);
       await journal.append({ t: 'split', batch: id, size }, { durable: true });
-      ctx.onJob?.({ t: 'retried', batch: id, rows: items.length, reason: 'too-large' });
+      ctx.onJob?.({ t: 'retried', batch: id, rows: items.length, reason });
       // The parts' credits are this batch's, already taken.
       return { t: 'final', leaves: await runParts(ctx, id, items, size, true) };
     }

@@ -166,6 +166,7 @@ function batchContext(
     words: run.words,
     balance: balanceLog(),
     budget: createBudget(run.maxCredits, run.creditsPerRow),
+    splits: { accepted: false, blind: 0 },
     limit: createLimiter(Math.min(run.concurrency ?? REQUESTS_IN_FLIGHT, REQUESTS_IN_FLIGHT)),
     flight,
     stopped: (paid) =>
