@@ -31,6 +31,8 @@ export interface CallsInit {
   ctx: SendContext;
   base: URL;
   store: IdempotencyStore;
+  /** The key's account (`accountOfKey`): lessons about Idempotency-Key are kept per account. */
+  account: string;
   headers: Record<string, string>;
   onCredits?: ((seen: CreditsSeen) => void) | undefined;
 }
@@ -59,7 +61,7 @@ export function createCalls(init: CallsInit) {
     opts: PostOptions,
     accepts?: (json: unknown) => boolean,
   ): Promise<z.infer<S>> => {
-    const scope = idempotencyScope(base.origin, endpoint);
+    const scope = idempotencyScope(base.origin, endpoint, init.account);
     const ex: Exchange = {
       method: 'POST',
       label: endpoint,

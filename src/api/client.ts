@@ -188,13 +188,22 @@ export function createClient(options: ClientOptions): EnrichClient {
     accept: 'application/json',
     'user-agent': options.userAgent ?? `enrich/${VERSION}`,
   };
-  const calls = createCalls({ ctx, base, store, headers, onCredits: options.onCredits });
+  const account = accountOfKey(options.apiKey);
+  const calls = createCalls({
+    ctx,
+    base,
+    store,
+    account,
+    headers,
+    onCredits: options.onCredits,
+  });
   // The same service asked with a key that cannot exist (checkKey's second look).
   const unknownKeyCalls = () =>
     createCalls({
       ctx,
       base,
       store: memoryIdempotencyStore(),
+      account: accountOfKey(UNKNOWN_KEY),
       headers: { ...headers, authorization: `Bearer ${UNKNOWN_KEY}` },
     });
   const by: Deadline = (opts) => opts?.deadline ?? options.deadline;
@@ -202,11 +211,15 @@ export function createClient(options: ClientOptions): EnrichClient {
   return {
     ...singleMethods(calls, by),
     ...bulkMethods(calls, by),
-    account: accountOfKey(options.apiKey),
+    account,
     throttled: () => ctx.limiter.throttled(),
     honoursIdempotency: (kind) =>
       store.get(
-        idempotencyScope(base.origin, kind === 'contacts' ? Paths.contacts : Paths.companies),
+        idempotencyScope(
+          base.origin,
+          kind === 'contacts' ? Paths.contacts : Paths.companies,
+          account,
+        ),
       ),
     async checkKey() {
       try {

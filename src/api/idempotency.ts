@@ -22,11 +22,13 @@ export function memoryIdempotencyStore(): IdempotencyStore {
 }
 
 /**
- * The scope a lesson applies to: the base URL's origin and the endpoint. Per endpoint,
- * because a service may de-duplicate bulk submissions and not single lookups.
+ * The scope a lesson applies to: the base URL's origin, the endpoint and the account (a hash
+ * of the key, `accountOfKey`). Per endpoint, because a service may de-duplicate bulk
+ * submissions and not single lookups; per account, because what one account (or another
+ * service behind the same address) showed is no promise to another.
  */
-export function idempotencyScope(origin: string, endpoint: string): string {
-  return `${origin}${endpoint}`;
+export function idempotencyScope(origin: string, endpoint: string, account: string): string {
+  return `${origin}${endpoint} ${account.slice(0, 16)}`;
 }
 
 /** True when an answer's headers echo `key` (a sign the service de-duplicates on it). */

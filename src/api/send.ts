@@ -73,7 +73,7 @@ function interrupted(ex: Exchange, cause: unknown): ApiError {
 }
 
 /** The error for a POST that may have been processed and cannot be safely repeated. */
-function unconfirmed(ex: Exchange, error: ApiError): ApiError {
+function unconfirmed(ex: Exchange, error: ApiError, repeated: boolean): ApiError {
   const out = new ApiError('UNCONFIRMED', {
     status: error.status,
     method: ex.method,
@@ -84,9 +84,21 @@ function unconfirmed(ex: Exchange, error: ApiError): ApiError {
   });
   setHint(
     out,
-    'it was not sent again: the service has not shown that it honours Idempotency-Key, so a repeat could be charged twice',
+    repeated
+      ? 'it was sent again with the same Idempotency-Key, which the service has shown it honours, and no answer came'
+      : 'it was not sent again: the service has not shown that it honours Idempotency-Key, so a repeat could be charged twice',
   );
   return out;
+}
+
+/**
+ * True when a failed attempt may have been processed by the service: its answer was lost or
+ * cut off (a reset, a timeout), it was a 5xx, or it came and could not be read. Only a failure
+ * to connect, a 429 and a 4xx say it was not.
+ */
+function mayHaveBeenProcessed(failure: Failure): boolean {
+  if (failure.kind === 'status') return failure.status >= 500;
+  return failure.kind !== 'connect' && failure.kind !== 'deadline';
 }
 
 type Attempt = { raw: RawResponse } | { failure: Failure; error: ApiError; retryAfterMs?: number };
@@ -150,6 +162,10 @@ export async function sendWithRetry(
   const started = ctx.clock.now();
   const deadline = opts.deadline ?? started + ctx.retry.maxTotalWaitMs;
   let counted = 0;
+  // A POST that may have been processed once is unconfirmed when it ends without an answer,
+  // even when it was repeated with a key the service honours: the journal must not take it
+  // for one that never reached the service (which the next run sends again by itself).
+  let reached = false;
   for (let sent = 1; ; sent++) {
     try {
       await ctx.limiter.acquire(deadline, ctx.signal);
@@ -160,6 +176,7 @@ export async function sendWithRetry(
     if ('raw' in result) return result.raw;
     const { failure, error } = result;
     if (!(failure.kind === 'status' && failure.status === 429)) counted++;
+    if (mayHaveBeenProcessed(failure)) reached = true;
     const decision = decide({
       attempt: Math.max(counted, 1),
       failure,
@@ -174,9 +191,7 @@ export async function sendWithRetry(
     if (!decision.retry) {
       ctx.debug?.(`not retrying ${ex.method} ${ex.label}: ${decision.reason}`);
       if (sent > 1) error.message += ` (after ${sent} attempts)`;
-      if (ex.method === 'POST' && /may have been processed/.test(decision.reason)) {
-        throw unconfirmed(ex, error);
-      }
+      if (ex.method === 'POST' && reached) throw unconfirmed(ex, error, opts.repeatable);
       throw error;
     }
     const why = failure.kind === 'status' ? statusLine(failure.status) : error.code;

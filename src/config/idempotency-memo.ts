@@ -19,9 +19,17 @@ function readAll(stateDir: string): Saved {
 }
 
 /**
- * Which service endpoints (origin + path) echoed an Idempotency-Key, kept across runs in
- * the state dir, so a resumed run repeats a lost submission only to a service that showed
- * it de-duplicates. Best effort, like the credits memo: a write error is not a failure.
+ * How long a lesson learned by an earlier process is trusted: a day. A service may change
+ * behind the same address (a new version, another gateway); a lesson this process learned
+ * itself is always current.
+ */
+export const IDEMPOTENCY_LESSON_MS = 86_400_000;
+
+/**
+ * Which service endpoints (origin + path, per account) echoed an Idempotency-Key, kept across
+ * runs in the state dir for a day, so a resumed run repeats a lost submission only to a
+ * service that showed it de-duplicates. Best effort, like the credits memo: a write error is
+ * not a failure.
  */
 export function fileIdempotencyStore(
   stateDir: string,
@@ -29,13 +37,16 @@ export function fileIdempotencyStore(
 ): IdempotencyLessons {
   sweepMemo(memoPath(stateDir));
   const known = readAll(stateDir);
+  const get = (scope: string) => {
+    const entry = known[scope];
+    if (typeof entry?.honoured !== 'boolean') return undefined;
+    const age = now().getTime() - Date.parse(entry.at);
+    return age >= 0 && age < IDEMPOTENCY_LESSON_MS ? entry.honoured : undefined;
+  };
   return {
-    get: (scope) => {
-      const entry = known[scope];
-      return typeof entry?.honoured === 'boolean' ? entry.honoured : undefined;
-    },
+    get,
     set(scope, honoured) {
-      if (known[scope]?.honoured === honoured) return;
+      if (get(scope) === honoured) return; // known, and learned within the day
       known[scope] = { honoured, at: now().toISOString() };
       try {
         const all = { ...readAll(stateDir), [scope]: known[scope] };

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { creditsMemoSink, readCreditsMemo } from '../../src/config/credits-memo.js';
-import { fileIdempotencyStore } from '../../src/config/idempotency-memo.js';
+import { fileIdempotencyStore, IDEMPOTENCY_LESSON_MS } from '../../src/config/idempotency-memo.js';
 import { deadPid } from '../helpers/pids.js';
 
 const stateDir = () => join(mkdtempSync(join(tmpdir(), 'enrich-memo-')), 'state');
@@ -36,6 +36,25 @@ describe('fileIdempotencyStore', () => {
     expect(next.get('https://b.example/contacts')).toBe(false);
     expect(next.get('https://a.example/companies')).toBeUndefined();
     expect(statSync(join(dir, 'idempotency.json')).mode & 0o777).toBe(0o600);
+  });
+
+  it('trusts what an earlier process learned for a day only, then learns again (regression: kept for ever)', () => {
+    const dir = stateDir();
+    let t = Date.UTC(2026, 0, 1);
+    const clock = () => new Date(t);
+    fileIdempotencyStore(dir, clock).set('s', true);
+    t += IDEMPOTENCY_LESSON_MS - 1;
+    expect(fileIdempotencyStore(dir, clock).get('s')).toBe(true);
+    t += 1;
+    const later = fileIdempotencyStore(dir, clock);
+    expect(later.get('s')).toBeUndefined();
+    // Shown again: trusted again, for another day (the same lesson, refreshed).
+    later.set('s', true);
+    expect(later.get('s')).toBe(true);
+    expect(fileIdempotencyStore(dir, clock).get('s')).toBe(true);
+    // A time in the future (a clock set back) or none readable: not trusted.
+    t -= 2 * IDEMPOTENCY_LESSON_MS;
+    expect(fileIdempotencyStore(dir, clock).get('s')).toBeUndefined();
   });
 
   it('reads a damaged file as nothing learned (lost answers are then not repeated)', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { memoryIdempotencyStore } from '../../src/api/idempotency.js';
+import { idempotencyScope, memoryIdempotencyStore } from '../../src/api/idempotency.js';
 import { startRig, type Rig } from '../api/harness.js';
 
 const contacts = { contacts: [{ business_email: 'a@acme.com', custom_fields: { row: 1 } }] };
@@ -79,14 +79,40 @@ describe('client retries against the sandbox', () => {
     expect(rig.time.sleeps).toEqual([]);
     expect(rig.sandbox.admin.stats().jobs_submitted).toBe(1);
     const honoured = memoryIdempotencyStore();
-    honoured.set(`${rig.sandbox.url}/contacts`, true);
+    // A lesson of another account is no promise to this one.
+    honoured.set(idempotencyScope(rig.sandbox.url, '/contacts', 'other-account'), true);
+    const other = rig.makeClient({ idempotencyStore: honoured });
+    rig.sandbox.admin.setFaults({ next: [{ reset: true, after: true }] });
+    expect(
+      await failure(() => other.submitContacts(contacts, { idempotencyKey: 'k-other' })),
+    ).toMatchObject({ code: 'UNCONFIRMED' });
+    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(2);
+    honoured.set(idempotencyScope(rig.sandbox.url, '/contacts', rig.client.account), true);
     const trusting = rig.makeClient({ idempotencyStore: honoured });
     rig.sandbox.admin.setFaults({ next: [{ reset: true, after: true }] });
     const job = await trusting.submitContacts(contacts, { idempotencyKey: 'k-reset-2' });
     expect(job.job_id).toBeTruthy();
     expect(rig.time.sleeps).toHaveLength(1);
     // The sandbox de-duplicated the repeat: one job more, not two.
-    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(2);
+    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(3);
+  });
+
+  it('a repeatable POST whose every answer is lost ends UNCONFIRMED, not as one that never reached the service (regression: journaled NETWORK, sent again by the next run)', async () => {
+    rig = await startRig({});
+    const honoured = memoryIdempotencyStore();
+    honoured.set(idempotencyScope(rig.sandbox.url, '/contacts', rig.client.account), true);
+    const trusting = rig.makeClient({ idempotencyStore: honoured });
+    rig.sandbox.admin.setFaults({
+      next: Array.from({ length: 10 }, () => ({ reset: true, after: true })),
+    });
+    const err = await failure(() =>
+      trusting.submitContacts(contacts, { idempotencyKey: 'k-lost' }),
+    );
+    expect(err).toMatchObject({ code: 'UNCONFIRMED', exitCode: 3 });
+    expect(err.hint).toMatch(/sent again with the same Idempotency-Key/);
+    expect(rig.time.sleeps.length).toBeGreaterThan(0);
+    // Every attempt reached the sandbox, which de-duplicated them: one job.
+    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(1);
   });
 
   it('does not repeat a plain POST whose connection was reset', async () => {
