@@ -106,8 +106,9 @@ export const SETTINGS: readonly SettingSpec[] = [
     prop: 'concurrency',
     env: 'ENRICH_CONCURRENCY',
     default: undefined,
-    description: 'bulk jobs in flight at once (unset: adaptive, up to 32)',
-    parse: integer(1, 64),
+    description: 'bulk jobs in flight at once (auto, the default: adaptive, up to 32)',
+    // `auto` is the default's own name: the adaptive number of jobs in flight.
+    parse: (v) => (String(v).trim().toLowerCase() === 'auto' ? undefined : parseInteger(v, 1, 64)),
     format: (v) => (v === undefined ? 'auto' : str(v)),
   },
   {

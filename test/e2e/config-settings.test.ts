@@ -62,6 +62,20 @@ describe('enrich config', () => {
     expect(viaFlag.settings.concurrency).toEqual({ value: '8', source: 'file' });
     const viaEnv = await list([], { ...env, ENRICH_PROFILE: 'staging' });
     expect(viaEnv.settings.concurrency?.value).toBe('8');
+    // `auto`, the default's own name, is taken (regression: refused as not an integer).
+    const auto = await runCli(['config', 'set', 'concurrency', 'auto', '--profile', 'staging'], {
+      env,
+    });
+    expect([auto.code, auto.stderr]).toEqual([
+      0,
+      expect.stringMatching(/Set concurrency = auto in profile "staging"/),
+    ]);
+    expect((await list(['--profile', 'staging'], env)).settings.concurrency).toEqual({
+      value: 'auto',
+      source: 'default',
+    });
+    const viaAutoEnv = await list([], { ...env, ENRICH_CONCURRENCY: 'auto' });
+    expect(viaAutoEnv.settings.concurrency?.value).toBe('auto');
   });
 
   it('refuses unknown keys, bad values and a key on the command line (exit 2)', async () => {

@@ -190,6 +190,12 @@ describe('what the journal tells a new run about earlier ones', () => {
     expect(runs.map((r) => r.key)).toEqual(['b', 'a']);
     expect(runs[0]?.dir).toBe(join(dir, 'b'));
     expect(await listRuns(join(dir, 'missing'))).toEqual([]);
+    // A run resumed later (its journal changed last) keeps its place: by when it started
+    // (regression: it moved to the top).
+    const a = await openJournal({ runsDir: dir, key: 'a', header, restart: false, now });
+    await a.append({ t: 'hits', upTo: 1, ranges: [] });
+    await a.close();
+    expect((await listRuns(dir)).map((r) => r.key)).toEqual(['b', 'a']);
   });
 
   it("folds the rows an earlier attempt took from the cache: ranges in order, a resumed attempt's only past upTo", async () => {

@@ -444,7 +444,7 @@ async function readHeader(path: string): Promise<Extract<JournalEvent, { t: 'run
   }
 }
 
-/** Lists every journaled run under `runsDir`, newest first. */
+/** Lists every journaled run under `runsDir`, newest first: by when each started (its header), then its last change. */
 export async function listRuns(runsDir: string): Promise<JournaledRun[]> {
   const names = await readdir(runsDir).catch(() => [] as string[]);
   const runs: JournaledRun[] = [];
@@ -458,5 +458,7 @@ export async function listRuns(runsDir: string): Promise<JournaledRun[]> {
       // not a run directory
     }
   }
-  return runs.sort((a, b) => b.modifiedAt - a.modifiedAt);
+  return runs.sort(
+    (a, b) => b.state.header.at - a.state.header.at || b.modifiedAt - a.modifiedAt,
+  );
 }

@@ -91,7 +91,9 @@ export async function runSet(globals: GlobalOptions, key: string, value: string)
   }
   const profile = profileOf(globals);
   const store = openConfigStore(getPaths().configDir);
-  await store.setValue(profile, key, parsed);
+  // A value that reads as the default's own (`concurrency auto`) is stored as no value.
+  if (parsed === undefined) await store.unsetValue(profile, key);
+  else await store.setValue(profile, key, parsed);
   if (globals.json)
     printJson({ profile, key, value: spec.format(parsed as never), config_path: store.path });
   else
