@@ -216,7 +216,9 @@ async function runWithJournal(
     if (driven.overBudget > 0) stopAtBudget(ctx);
     sink.progress.phase = 'waiting';
     sink.emit();
-    const leaves = (await Promise.all(driven.tasks)).flat().sort((a, b) => a.first - b.first);
+    const leaves = (await allTasks(driven.tasks, deps.env.signal))
+      .flat()
+      .sort((a, b) => a.first - b.first);
     if (deps.env.signal?.aborted)
       throw new EnrichError('INTERRUPTED', 'interrupted; the journal is saved');
     const base = summaryBase(journal, key, driven, leaves, stopReason(), ctx.balance);
@@ -240,6 +242,24 @@ async function runWithJournal(
   } catch (err) {
     join?.cancel(); // a second pass still waiting for jobs stops reading the input
     await out?.abort().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * The leaves of every batch task, or the first task's error. Interrupted (Ctrl-C, SIGTERM),
+ * the run ends only once every task has: a POST already sent gets its answer and its job is
+ * journaled (polls and new submissions stop at once), so the resume downloads a job the
+ * service accepted instead of holding it unconfirmed. (A second Ctrl-C leaves at once.)
+ */
+async function allTasks(
+  tasks: readonly Promise<LeafResult[]>[],
+  signal: AbortSignal | undefined,
+): Promise<LeafResult[][]> {
+  try {
+    return await Promise.all(tasks);
+  } catch (err) {
+    if (signal?.aborted) await Promise.allSettled(tasks);
     throw err;
   }
 }

@@ -58,7 +58,10 @@ const interruptedText = (command: string) =>
  * Ctrl-C (or SIGTERM) once: stop submitting, keep the journal; twice: leave at once, without
  * the output's temp file, saying how to resume.
  */
-export function interruptOnSignal(command: string): { signal: AbortSignal; dispose(): void } {
+export function interruptOnSignal(
+  command: string,
+  stopping = 'no new jobs will be submitted; those already sent get their answer',
+): { signal: AbortSignal; dispose(): void } {
   const aborter = new AbortController();
   // Every job being polled waits on this one signal: many listeners are expected, not a leak.
   setMaxListeners(0, aborter.signal);
@@ -69,9 +72,7 @@ export function interruptOnSignal(command: string): { signal: AbortSignal; dispo
       process.stderr.write(`\n${interruptedText(command)}`);
       process.exit(130);
     }
-    process.stderr.write(
-      '\nenrich: stopping: no new jobs will be submitted (Ctrl-C again to quit at once)\n',
-    );
+    process.stderr.write(`\nenrich: stopping: ${stopping} (Ctrl-C again to quit at once)\n`);
     aborter.abort();
   };
   process.on('SIGINT', onSignal);

@@ -97,7 +97,10 @@ export async function runVerifyEmails(
   const scratch = globals.sandbox
     ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
     : undefined;
-  const interrupt = interruptOnSignal(command);
+  const interrupt = interruptOnSignal(
+    command,
+    'no new addresses will be sent; those already sent get their answer',
+  );
   if (opts.output === '-') process.exitCode = ErrorCodes.OUTPUT_CLOSED;
   let service: Service | undefined;
   try {
