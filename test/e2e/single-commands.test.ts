@@ -250,10 +250,14 @@ describe('single lookups and the results cache, against a sandbox started here',
     const first = await runCli(['contact', '--email', 'jane.doe@acme.com'], { env });
     expect([first.code, first.stderr]).toEqual([0, '']);
     expect(credits().credits).toBe(99);
-    const again = await runCli(['contact', '--email', ' jane.doe@acme.com '], { env });
-    expect(again.code).toBe(0);
-    expect(again.stdout).toBe(first.stdout); // the same record, as the service gave it
-    expect(again.stderr).toMatch(/answered from the results cache \(looked up 20\d\d-/);
+    // The same lookup as a bulk run's dedupe sees it: spaces and case aside (regression:
+    // `Jane.Doe@ACME.com` was paid for again).
+    for (const email of [' jane.doe@acme.com ', 'Jane.Doe@ACME.com']) {
+      const again = await runCli(['contact', '--email', email], { env });
+      expect(again.code).toBe(0);
+      expect(again.stdout).toBe(first.stdout); // the same record, as the service gave it
+      expect(again.stderr).toMatch(/answered from the results cache \(looked up 20\d\d-/);
+    }
     expect(credits().credits).toBe(99);
     // Another account (key) never sees this account's answers.
     const other = sandbox.admin.createAccount({ credits: 5 });
@@ -273,8 +277,10 @@ describe('single lookups and the results cache, against a sandbox started here',
 
     await runCli(['company', '--website', 'acme.com', '--top', '2'], { env });
     const spent = credits().credits;
-    const co = await runCli(['company', '--website', 'acme.com', '--top', '2'], { env });
-    expect(co.stderr).toMatch(/results cache/);
+    for (const site of ['acme.com', 'https://www.ACME.com/']) {
+      const co = await runCli(['company', '--website', site, '--top', '2'], { env });
+      expect(co.stderr).toMatch(/results cache/);
+    }
     expect(credits().credits).toBe(spent);
     // Another --top is another request.
     await runCli(['company', '--website', 'acme.com', '--top', '3'], { env });

@@ -15,6 +15,8 @@ export interface LookupAnswer<T> {
   endpoint: 'contact' | 'company' | 'email-verification';
   /** The request without its metadata, and the metadata (options that change the answer). */
   request: Readonly<Record<string, unknown>>;
+  /** The key it is kept under, when not the request's own (`singleRequestKey`). */
+  key?: string;
   metadata?: Readonly<Record<string, unknown>> | undefined;
   /** Whether the answer may be kept: never one that ran out of credits. */
   keep(answer: T): boolean;
@@ -47,7 +49,7 @@ export async function cachedLookup<T>(
     const cache = store.scoped(
       singleLookupScope(service.baseUrl, service.client.account, what.endpoint, what.metadata),
     );
-    const key = singleRequestKey(what.request);
+    const key = what.key ?? singleRequestKey(what.request);
     const hit = flags.refresh ? undefined : cache.get(key);
     const answer = hit?.records[0] as T | undefined;
     if (hit && answer !== undefined) {

@@ -17,6 +17,7 @@ import { parseIntegerFlag } from '../../flags.js';
 import { checkRequest, compact } from './request-flags.js';
 import { cachedLookup, sayCached, type CacheFlags } from './lookup-cache.js';
 import { canonicalAddress } from '../../../pipeline/verify/address.js';
+import { keyOfFields } from '../../../pipeline/mapping/validate.js';
 
 /** Flags of `enrich contact`. */
 export interface ContactFlags extends CacheFlags {
@@ -132,6 +133,8 @@ export async function runContact(flags: ContactFlags, globals: GlobalOptions): P
         {
           endpoint: 'contact',
           request,
+          // The bulk runs' dedupe key: case, `https://`, `www.` and a trailing `/` aside.
+          key: keyOfFields('contacts', request),
           metadata: meta,
           keep: (r) => !isCreditExhausted(r.contact, r.remaining_credits),
           noMatch: (r) => hasNoData(r.contact),
@@ -183,6 +186,7 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
         {
           endpoint: 'company',
           request,
+          key: keyOfFields('companies', request),
           metadata: meta,
           keep: (r) => !r.companies.some((c) => isCreditExhausted(c, r.remaining_credits)),
           noMatch: (r) => r.companies.every((c) => hasNoData(c)),
