@@ -2,7 +2,9 @@ import type { CompanyRecord, ContactRecord } from '../contract/index.js';
 import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../contract/index.js';
 import { emptyCompanyProfile, companyIdentity, companyProfile } from './generate-company.js';
 import {
+  NO_EMAIL_MATCH,
   NO_MATCH,
+  NO_MOBILE_MATCH,
   emptyContact,
   lookupContact,
   type ContactInput,
@@ -20,6 +22,12 @@ export interface GenerateOptions extends Partial<ContactLookupOptions> {
   credits?: number;
   /** Echo `custom_fields` and `original_fields` on each record (bulk results). Default true. */
   echo?: boolean;
+  /**
+   * Leave out the contacts `business_email_exists` / `mobile_phone_exists` exclude instead of
+   * answering them with a no-match record (bulk results: api-spec 4.1, "only contacts having a
+   * work email are returned"). The single response must hold a contact, so it keeps the record.
+   */
+  leaveOutFiltered?: boolean;
 }
 
 /** Records and the credits they cost. */
@@ -56,10 +64,12 @@ export function generateContacts(
   let left = o.credits ?? Infinity;
   let charged = 0;
   const echo = o.echo !== false;
-  const records: ContactRecord[] = new Array(inputs.length);
+  const records: ContactRecord[] = [];
   for (let i = 0; i < inputs.length; i++) {
     const input = inputs[i] as ContactInput & WithCustom;
     let rec: ContactRecord = lookupContact(input, opts);
+    if (o.leaveOutFiltered && (rec.error === NO_EMAIL_MATCH || rec.error === NO_MOBILE_MATCH))
+      continue;
     if (rec.credit_charged) {
       if (left >= 1) {
         left--;
@@ -70,7 +80,7 @@ export function generateContacts(
       rec.original_fields = originalFields(input, CONTACT_INPUT_FIELDS);
       rec.custom_fields = input.custom_fields as Record<string, unknown>;
     }
-    records[i] = rec;
+    records.push(rec);
   }
   return { records, charged };
 }

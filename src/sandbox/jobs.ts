@@ -55,6 +55,7 @@ export function submitBulk(
           mobile: meta.mobile_phone_enrichment === true,
           requireEmail: meta.business_email_exists === true,
           requireMobile: meta.mobile_phone_exists === true,
+          leaveOutFiltered: true,
         })
       : generateCompanies(items as CompanyInput[], {
           seed,

@@ -183,34 +183,59 @@ describe('sandbox bulk jobs', () => {
     expect(e.json.job_id).not.toBe(a.json.job_id);
   });
 
-  it('bulk filters: business_email_exists and mobile_phone_exists give no-match records', async () => {
+  it.each([false, true])(
+    'bulk filters: business_email_exists and mobile_phone_exists leave the other contacts out (api-spec 4.1; specOnly %s)',
+    async (specOnly) => {
+      const { sb } = await start({ specOnly });
+      const contacts = [
+        contact(0),
+        contact(1, { first_name: 'Noemail' }),
+        contact(2, { last_name: 'Nomobile' }),
+      ];
+      const job = await call(sb.url, 'POST', '/contacts', {
+        key: sb.apiKey,
+        body: {
+          contacts,
+          metadata: {
+            business_email_exists: true,
+            mobile_phone_enrichment: true,
+            mobile_phone_exists: true,
+          },
+        },
+      });
+      const res = await call(sb.url, 'GET', `/contacts/results/${job.json.job_id}.json`, {
+        key: sb.apiKey,
+      });
+      // "Only contacts having a work email are returned": the others are not in the answer.
+      expect(res.json.contacts).toHaveLength(1);
+      const [ok] = res.json.contacts;
+      expect(ok).toMatchObject({ error: '', credit_charged: true });
+      expect(ok.custom_fields).toEqual(contacts[0]!.custom_fields);
+      expect(ok.mobile_phone).toMatch(/^\+/);
+      expect(res.json.remaining_credits).toBe(99_999);
+      // Without the filters, the same contacts all come back.
+      const all = await call(sb.url, 'POST', '/contacts', { key: sb.apiKey, body: { contacts } });
+      const back = await call(sb.url, 'GET', `/contacts/results/${all.json.job_id}.json`, {
+        key: sb.apiKey,
+      });
+      expect(back.json.contacts).toHaveLength(3);
+    },
+  );
+
+  it('the single lookup answers a filtered contact with a no-match record (its response must hold one)', async () => {
     const { sb } = await start();
-    const contacts = [
-      contact(0),
-      contact(1, { first_name: 'Noemail' }),
-      contact(2, { last_name: 'Nomobile' }),
-    ];
-    const job = await call(sb.url, 'POST', '/contacts', {
+    const res = await call(sb.url, 'POST', '/contact', {
       key: sb.apiKey,
       body: {
-        contacts,
-        metadata: {
-          business_email_exists: true,
-          mobile_phone_enrichment: true,
-          mobile_phone_exists: true,
-        },
+        first_name: 'Noemail',
+        last_name: 'Doe',
+        company_domain: 'acme.com',
+        metadata: { business_email_exists: true },
       },
     });
-    const res = await call(sb.url, 'GET', `/contacts/results/${job.json.job_id}.json`, {
-      key: sb.apiKey,
-    });
-    const [ok, noEmail, noMobile] = res.json.contacts;
-    expect(ok).toMatchObject({ error: '', credit_charged: true });
-    expect(ok.mobile_phone).toMatch(/^\+/);
-    expect(noEmail).toMatchObject({ credit_charged: false, email: '' });
-    expect(noEmail.error).toMatch(/No match/);
-    expect(noMobile).toMatchObject({ credit_charged: false, mobile_phone: '' });
-    expect(res.json.remaining_credits).toBe(99_999);
+    expect(res.status).toBe(200);
+    expect(res.json.contact).toMatchObject({ credit_charged: false, email: '' });
+    expect(res.json.contact.error).toMatch(/No match/);
   });
 
   it('bulk submissions and 202s carry remaining_credits; a replay reports the balance now', async () => {
