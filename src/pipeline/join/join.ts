@@ -1,9 +1,10 @@
 /**
  * The join: attaching the records of a batch back to the rows that asked for them.
  * Records are matched by the row id the tool put in `custom_fields`; when a record
- * came back without it, by its `original_fields` (the echo of what was sent), but
- * only when that echo names exactly one row. A record is never attached to a row
- * it does not provably belong to: such rows end `missing` instead.
+ * came back without it, by its `original_fields` (the echo of what was sent): to the
+ * one row that sent it, or, when several rows of the batch sent the same request
+ * (`--no-dedupe`), shared out among them. A record is never attached to a row it does
+ * not provably belong to, nor to two rows: such rows end `missing` instead.
  */
 
 import { hasNoData, isCreditExhausted } from '../../contract/credits.js';
@@ -37,6 +38,8 @@ export interface BatchLookup {
   at?: Map<AnyRecord, number>;
   /** Records of a credit retry's answer, with the balance it showed (0: dry again). */
   answeredWith?: Map<AnyRecord, number | null>;
+  /** Per key sent by several rows (`--no-dedupe`): its records without a row id, shared out (shareEchoed). */
+  shares?: Map<string, Map<number, AnyRecord[]>>;
 }
 
 /** Reads the row id from a record's `custom_fields`, if it is there and well-formed. */
@@ -108,8 +111,8 @@ function push<K>(map: Map<K, AnyRecord[]>, key: K, record: AnyRecord): void {
 
 /**
  * The records for one row: those naming its row id, and those that came without one whose
- * `original_fields` echo its key when the key fallback is safe (every sent row has a
- * distinct key, which dedupe guarantees), merged in the service's order: no paid match is
+ * `original_fields` echo its key when the key fallback is safe (no other row of the batch
+ * sent that key, which dedupe guarantees), merged in the service's order: no paid match is
  * dropped, and `--top` ranks stay as the service ranked them.
  */
 export function recordsForRow(
@@ -118,12 +121,78 @@ export function recordsForRow(
   key: string,
   keyFallback: boolean,
 ): AnyRecord[] | undefined {
+  return mergeRecords(lookup, row, keyFallback ? lookup.byKey.get(key) : undefined);
+}
+
+/** A row's own records (by row id) and `echoed` ones (by its key), in the service's order. */
+export function mergeRecords(
+  lookup: BatchLookup,
+  row: number,
+  echoed: readonly AnyRecord[] | undefined,
+): AnyRecord[] | undefined {
   const own = lookup.byRow.get(row);
-  const echoed = keyFallback ? lookup.byKey.get(key) : undefined;
-  if (!echoed) return own;
-  if (!own) return echoed;
+  if (!echoed || echoed.length === 0) return own;
+  if (!own) return [...echoed];
   const at = lookup.at;
   return [...own, ...echoed].sort((a, b) => (at?.get(a) ?? 0) - (at?.get(b) ?? 0));
+}
+
+/**
+ * The records without a row id of a key that several rows of the batch sent (identical
+ * requests, `--no-dedupe`), shared out among those `rows` (in input order): their answers
+ * cannot be told apart, so each row takes its turn, never a record another row took. A
+ * request got `per` records (the key's records, own and echoed, over its rows: 1 for a
+ * contact, up to `--top` for a company), and each row takes what it lacks of them: copies
+ * of one match (the same record for each request) go one to each row, so a company's
+ * matches stay distinct; what is left goes to rows still short. Every record is placed (pure).
+ */
+export function shareEchoed(
+  lookup: BatchLookup,
+  key: string,
+  rows: readonly number[],
+): Map<number, AnyRecord[]> {
+  const echoed = lookup.byKey.get(key) ?? [];
+  const owned = (r: number) => lookup.byRow.get(r) ?? [];
+  let total = echoed.length;
+  for (const r of rows) total += owned(r).length;
+  const per = Math.ceil(total / Math.max(1, rows.length));
+  const need = new Map(rows.map((r) => [r, per - owned(r).length]));
+  const has = new Map(rows.map((r) => [r, new Set(owned(r).map(contentOf))]));
+  const shares = new Map<number, AnyRecord[]>();
+  const give = (r: number, record: AnyRecord, content: string) => {
+    const list = shares.get(r);
+    if (list) list.push(record);
+    else shares.set(r, [record]);
+    need.set(r, (need.get(r) as number) - 1);
+    has.get(r)?.add(content);
+  };
+  // Copies of one match, in the order the answer first showed each match.
+  const copies = new Map<string, AnyRecord[]>();
+  for (const record of echoed) {
+    const content = contentOf(record);
+    const list = copies.get(content);
+    if (list) list.push(record);
+    else copies.set(content, [record]);
+  }
+  const left: [AnyRecord, string][] = [];
+  for (const [content, list] of copies)
+    for (const record of list) {
+      const r = rows.find((x) => (need.get(x) as number) > 0 && !has.get(x)?.has(content));
+      if (r === undefined) left.push([record, content]);
+      else give(r, record, content);
+    }
+  // Since per * rows >= total, the rows still short can take every record left.
+  for (const [record, content] of left) {
+    const r = rows.find((x) => (need.get(x) as number) > 0) ?? (rows[0] as number);
+    give(r, record, content);
+  }
+  return shares;
+}
+
+/** A record's answer without the echoes of its request: equal for the copies of one match. */
+function contentOf(record: AnyRecord): string {
+  const { custom_fields: _ids, original_fields: _sent, ...rest } = record;
+  return JSON.stringify(rest);
 }
 
 function errorOf(record: AnyRecord): string {

@@ -4,12 +4,14 @@ import type { BulkKind, LeafResult } from '../types.js';
 import {
   chargeUnknownRows,
   indexBatch,
+  mergeRecords,
   outcomeFromRecords,
   noRecords,
-  recordsForRow,
+  shareEchoed,
   type BatchLookup,
   type RowOutcome,
 } from './join.js';
+import type { SameRequests } from './same-request.js';
 import type { JoinWriter } from './join-writer.js';
 import type { ColumnMapping } from '../mapping/map-columns.js';
 import { CACHED_ROW, type RowIndex } from './row-index.js';
@@ -25,6 +27,8 @@ export interface JoinSource {
   mapping: ColumnMapping;
   validate: ValidateOptions;
   dedupe: boolean;
+  /** Without dedupe: the rows of each batch that sent the same request (none: records without a row id are not joined). */
+  sameRequests?: SameRequests;
   journalDir: string;
   /** Per input row: -1 invalid, CACHED_ROW from the cache, its own index when sent (or meant to be), else its representative. */
   reps: RowIndex;
@@ -83,7 +87,7 @@ function outcomeOfLeafRow(
     const v = validateRow(s.kind, s.mapping, row, s.validate);
     key = v.ok ? v.key : '';
   }
-  const records = recordsForRow(lookup, row.index, key, s.dedupe && key !== '');
+  const records = mergeRecords(lookup, row.index, echoedFor(s, leaf, lookup, row.index, key));
   // A batch whose answer showed the account dry: its records without data are the shortage's
   // (as credit-retry picks them), never a no-match; else the answer's balance tells.
   const own = leaf.creditError ? 0 : leaf.remaining;
@@ -102,6 +106,29 @@ function outcomeOfLeafRow(
       error: retry.error,
     };
   return outcome;
+}
+
+/**
+ * The records without a row id that a row takes by its key: all of them when no other row of
+ * its batch sent that key; a share of them when others did (--no-dedupe: identical requests,
+ * whose answers cannot be told apart); none when that cannot be known.
+ */
+function echoedFor(
+  s: JoinSource,
+  leaf: LeafResult,
+  lookup: BatchLookup,
+  row: number,
+  key: string,
+): AnyRecord[] | undefined {
+  if (key === '' || !lookup.byKey.has(key)) return undefined;
+  if (s.dedupe) return lookup.byKey.get(key);
+  if (!s.sameRequests) return undefined;
+  const rows = s.sameRequests.of(row, key)?.filter((r) => r >= leaf.first && r <= leaf.last);
+  if (!rows || rows.length < 2) return lookup.byKey.get(key);
+  const shares = (lookup.shares ??= new Map());
+  let share = shares.get(key);
+  if (!share) shares.set(key, (share = shareEchoed(lookup, key, rows)));
+  return share.get(row);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { CACHED_ROW, type RowIndex } from '../join/row-index.js';
+import type { SameRequests } from '../join/same-request.js';
 import type { StreamJoin } from '../join/stream-join.js';
 import type { LeafResult, ResolvedRun, RunProgress } from '../types.js';
 import type { BatchContext } from './batch-context.js';
@@ -49,6 +50,8 @@ export async function driveBatches(
     reps: RowIndex;
     gate: FlightGate;
     cache?: CacheLookup;
+    /** Without dedupe: told each batch's items, so the join knows the rows that sent one request. */
+    sameRequests?: SameRequests | undefined;
   },
 ): Promise<Driven> {
   const d: Driven = {
@@ -99,6 +102,7 @@ async function classifyInto(
     }
     if (c.t === 'batch') {
       progress.jobsTotal++;
+      to.sameRequests?.note(c.items);
       const release = await to.gate.acquire();
       const task = startBatch(ctx, String(c.no), c.items, c.paid);
       void task.done.then(release, release);

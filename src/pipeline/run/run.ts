@@ -3,6 +3,7 @@ import { EnrichError } from '../../errors.js';
 import type { InputRow } from '../../io/read.js';
 import { openJoinWriter, type JoinWriter } from '../join/join-writer.js';
 import { RowIndex } from '../join/row-index.js';
+import { SameRequests } from '../join/same-request.js';
 import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
 import { writeJoinedFrom, type JoinSource } from '../join/write-joined.js';
 import { openJournal, runKey, type Journal } from '../journal/journal.js';
@@ -206,13 +207,27 @@ async function runWithJournal(
   try {
     const reps = new RowIndex();
     const use = cacheUse(run, deps, journal);
-    const store = { journalDir: journal.dir, reps, cachedOutcome: use.cachedOutcomeOf };
+    // Without dedupe, a batch may send one request for several rows: the join must know which.
+    const sameRequests = run.dedupe ? undefined : new SameRequests();
+    const store = {
+      journalDir: journal.dir,
+      reps,
+      cachedOutcome: use.cachedOutcomeOf,
+      ...(sameRequests ? { sameRequests } : {}),
+    };
     const gate = flightGate(run.concurrency, deps.env.now, deps.api);
     join = out && openStreamJoin(run, deps, store, out, gate);
     const { ctx, stopReason } = batchContext(run, deps, journal, join, gate);
     ctx.remember = use.remember;
     ctx.onJob = sink.onJob;
-    const driven = await driveBatches(run, ctx, { join, sink, reps, gate, cache: use.lookup });
+    const driven = await driveBatches(run, ctx, {
+      join,
+      sink,
+      reps,
+      gate,
+      cache: use.lookup,
+      sameRequests,
+    });
     if (driven.overBudget > 0) stopAtBudget(ctx);
     sink.progress.phase = 'waiting';
     sink.emit();
@@ -270,7 +285,7 @@ type StreamJoinSource = JoinSource & { source: ResolvedRun['source'] };
 function openStreamJoin(
   run: ResolvedRun,
   deps: RunDeps,
-  store: Pick<StreamJoinSource, 'journalDir' | 'reps' | 'cachedOutcome'>,
+  store: Pick<StreamJoinSource, 'journalDir' | 'reps' | 'cachedOutcome' | 'sameRequests'>,
   out: JoinWriter,
   gate: FlightGate,
 ) {
