@@ -244,11 +244,11 @@ export function chargeUnknownRows(l: LeafResult): number {
   return 0;
 }
 
-/** The outcome of a row that has no record: nothing was charged for it. */
+/** The outcome of a row that has no record: by default, not sent (nothing was charged for it). */
 export function noRecords(
   status: RowStatus,
   error: string,
-  creditCharged: null | 'unknown' = null,
+  creditCharged: RowOutcome['creditCharged'] = null,
 ): RowOutcome<AnyRecord> {
   return { status, error, creditCharged, records: [] };
 }

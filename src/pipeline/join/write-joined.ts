@@ -29,6 +29,11 @@ export interface JoinSource {
   dedupe: boolean;
   /** Without dedupe: the rows of each batch that sent the same request (none: records without a row id are not joined). */
   sameRequests?: SameRequests;
+  /**
+   * The error of a row a job's answer left out when the request asked for only some contacts
+   * (`business_email_exists`, `mobile_phone_exists`): the service does not return the others.
+   */
+  leftOut?: string;
   journalDir: string;
   /** Per input row: -1 invalid, CACHED_ROW from the cache, its own index when sent (or meant to be), else its representative. */
   reps: RowIndex;
@@ -88,6 +93,11 @@ function outcomeOfLeafRow(
     key = v.ok ? v.key : '';
   }
   const records = mergeRecords(lookup, row.index, echoedFor(s, leaf, lookup, row.index, key));
+  // The request asked for only some contacts, and the answer left this one out: the service
+  // says it returns only those (api-spec 4.1), so this is its no-match, and nothing came back
+  // to charge for (charges are reported per returned record).
+  if ((!records || records.length === 0) && s.leftOut !== undefined)
+    return noRecords('not_found', s.leftOut, false);
   // A batch whose answer showed the account dry: its records without data are the shortage's
   // (as credit-retry picks them), never a no-match; else the answer's balance tells.
   const own = leaf.creditError ? 0 : leaf.remaining;

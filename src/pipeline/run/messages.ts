@@ -49,6 +49,24 @@ export function stillRunning(
     : `job ${jobId} is still running; ${words.resume} to fetch its results${by}`;
 }
 
+/**
+ * The error of a contact a job's answer left out because the request asked only for contacts
+ * with a work email or a mobile phone (api-spec 4.1: only those are returned); undefined when
+ * it asked for every contact.
+ */
+export function leftOutByFilter(
+  words: RunWords,
+  metadata: Readonly<Record<string, unknown>>,
+): string | undefined {
+  const only: string[] = [];
+  if (metadata.business_email_exists === true)
+    only.push(`a work email (${words.option('requireEmail')})`);
+  if (metadata.mobile_phone_exists === true)
+    only.push(`a mobile phone (${words.option('requireMobile')})`);
+  if (only.length === 0) return undefined;
+  return `not returned: the service returns only contacts with ${only.join(' and ')}`;
+}
+
 /** The error of a row that was never sent. */
 export function notSent(stop: { message: string } | undefined): string {
   return stop ? `not sent: ${stop.message}` : 'not sent';

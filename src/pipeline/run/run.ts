@@ -25,7 +25,7 @@ import { driveBatches, type Driven, type ProgressSink } from './drive.js';
 import { settleEarlierRuns } from './earlier-runs.js';
 import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
 import type { CacheLookup } from './cache-hits.js';
-import { CACHED_ANSWER_GONE, INTERRUPTED_NOT_SENT, notSent } from './messages.js';
+import { CACHED_ANSWER_GONE, INTERRUPTED_NOT_SENT, leftOutByFilter, notSent } from './messages.js';
 import type { PollEnv } from './poll.js';
 import { flightGate, REQUESTS_IN_FLIGHT, windowRows, type FlightGate } from './flight-gate.js';
 import { createLimiter } from './submit.js';
@@ -214,6 +214,7 @@ async function runWithJournal(
       reps,
       cachedOutcome: use.cachedOutcomeOf,
       ...(sameRequests ? { sameRequests } : {}),
+      leftOut: leftOutByFilter(run.words, run.metadata),
     };
     const gate = flightGate(run.concurrency, deps.env.now, deps.api);
     join = out && openStreamJoin(run, deps, store, out, gate);
@@ -285,7 +286,10 @@ type StreamJoinSource = JoinSource & { source: ResolvedRun['source'] };
 function openStreamJoin(
   run: ResolvedRun,
   deps: RunDeps,
-  store: Pick<StreamJoinSource, 'journalDir' | 'reps' | 'cachedOutcome' | 'sameRequests'>,
+  store: Pick<
+    StreamJoinSource,
+    'journalDir' | 'reps' | 'cachedOutcome' | 'sameRequests' | 'leftOut'
+  >,
   out: JoinWriter,
   gate: FlightGate,
 ) {

@@ -14,6 +14,7 @@ const FLAG_OF: Readonly<Record<string, string>> = {
   concurrency: '--concurrency',
   formulaEscape: '--formula-escape',
   prefix: '--prefix',
+  requireEmail: '--require-email',
   requireMobile: '--require-mobile',
   mobile: '--mobile',
   top: '--top',
