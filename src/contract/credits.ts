@@ -44,3 +44,26 @@ export function isCreditExhausted(
   if (typeof remainingCredits !== 'number' || !Number.isFinite(remainingCredits)) return false;
   return record.credit_charged !== true && remainingCredits < costPerRecord && hasNoData(record);
 }
+
+/**
+ * What a results answer tells of the credits, read from its data: `dry` when it shows the
+ * account dry (a record isCreditExhausted by its own `remainingCredits`); `unsure` when it does
+ * not, and yet some record is not charged and has no data while its balance cannot be trusted
+ * for the time the job ran (`balanceHeld` false). The spec ties `remaining_credits` to the
+ * moment of the answer, not of the job: downloaded after a top-up (or an automatic refill, or
+ * by another process than the one that saw the job sent), such a record may be one the job
+ * skipped for credits as well as a no-match. Its rows are sent once more, and that answer tells.
+ */
+export function readCredits(
+  records: readonly Readonly<Record<string, unknown>>[],
+  remainingCredits: number | null | undefined,
+  balanceHeld: boolean,
+  costPerRecord = 1,
+): { dry: boolean; unsure: boolean } {
+  let skipped = false;
+  for (const r of records) {
+    if (isCreditExhausted(r, remainingCredits, costPerRecord)) return { dry: true, unsure: false };
+    if (!skipped && isCreditExhausted(r, 0, costPerRecord)) skipped = true;
+  }
+  return { dry: false, unsure: skipped && !balanceHeld };
+}

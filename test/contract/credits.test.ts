@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasNoData, isCreditExhausted } from '../../src/contract/credits.js';
+import { hasNoData, isCreditExhausted, readCredits } from '../../src/contract/credits.js';
 
 describe('isCreditExhausted', () => {
   const bare = { error: 'anything at all', credit_charged: false, custom_fields: { row: 1 } };
@@ -29,5 +29,38 @@ describe('isCreditExhausted', () => {
       true,
     );
     expect(hasNoData({ company: { name: 'Acme' } })).toBe(false);
+  });
+});
+
+// F1: a results answer's `remaining_credits` is the balance when it was downloaded.
+describe('readCredits', () => {
+  const paid = { error: '', credit_charged: true, email: 'a@x.io' };
+  const none = { error: 'Nothing found for this input', credit_charged: false };
+
+  it('an answer showing the account dry is dry, whatever else (never unsure)', () => {
+    expect(readCredits([paid, none], 0, false)).toEqual({ dry: true, unsure: false });
+    expect(readCredits([none], 0, true)).toEqual({ dry: true, unsure: false });
+  });
+
+  it('a record not charged and without data, read with a balance not seen to hold, is unsure', () => {
+    expect(readCredits([paid, none], 1000, false)).toEqual({ dry: false, unsure: true });
+    // Whatever the wording: an empty error too.
+    expect(readCredits([{ ...none, error: '' }], 7, false)).toEqual({ dry: false, unsure: true });
+  });
+
+  it('with a balance that held while the job ran, such a record is a no-match: neither', () => {
+    expect(readCredits([paid, none], 1000, true)).toEqual({ dry: false, unsure: false });
+  });
+
+  it('an answer whose every record was charged or has data is neither, held or not', () => {
+    const charged = { ...none, credit_charged: true };
+    const data = { ...none, title: 'CEO' };
+    expect(readCredits([paid, charged, data], 1000, false)).toEqual({ dry: false, unsure: false });
+    expect(readCredits([], 1000, false)).toEqual({ dry: false, unsure: false });
+  });
+
+  it('weighs one record against costPerRecord', () => {
+    expect(readCredits([none], 2, false, 3)).toEqual({ dry: true, unsure: false });
+    expect(readCredits([none], 3, false, 3)).toEqual({ dry: false, unsure: true });
   });
 });
