@@ -232,3 +232,132 @@ describe('credit retries in the run summary', () => {
     expect(s.admin.stats().credits_charged).toBe(100);
   });
 });
+
+// Regression (F1): rows a job left out for lack of credits were written not_found (exit 0,
+// cached as no-match, never sent again) when the results were downloaded after a top-up: the
+// download's `remaining_credits` is the balance then, not while the job ran.
+describe('an answer downloaded after a top-up', () => {
+  /** 21 rows (3 without a match) sent with 5 credits and not waited for; then a top-up. */
+  async function sentThenToppedUp(specOnly: boolean) {
+    let t = Date.now();
+    const s = await sandbox({ credits: 5, specOnly, jobMs: 60_000, now: () => t });
+    const dir = await tempDir();
+    const file = await writeCsv(
+      dir,
+      'in.csv',
+      CONTACT_HEADER,
+      contactRows(21, { noMatchEvery: 7 }),
+    );
+    const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
+    const o = { runsDir: dir, batchSize: 100, concurrency: 1, env };
+    const first = await runFile(s, file, { ...o, wait: false });
+    expect(first.summary.jobs.pending).toBe(1);
+    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    t += 60_000;
+    return { s, file, o };
+  }
+
+  it.each(SANDBOX_MODES)(
+    'sends the rows it may have left out for credits once more, in the same run: 18 enriched, 3 not_found, exit 0 ($name)',
+    async ({ specOnly }) => {
+      const { s, file, o } = await sentThenToppedUp(specOnly);
+      const second = await runFile(s, file, o);
+      expect(second.summary.exitCode).toBe(0);
+      expect(second.summary.statuses).toMatchObject({ enriched: 18, not_found: 3, failed: 0 });
+      // The first job paid for 5 rows, the retry for the other 13 that match: each once.
+      expect(s.admin.stats().credits_charged).toBe(18);
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      const rows = parseCsv(second.output);
+      const nomatch = rows.slice(1).filter((r) => r.some((c) => c.includes('nomatch')));
+      expect(nomatch.map((r) => r[rows[0]!.indexOf('enrich_status')])).toEqual([
+        'not_found',
+        'not_found',
+        'not_found',
+      ]);
+      // The retry's answer is final: a later run sends nothing, and writes the same.
+      const third = await runFile(s, file, o);
+      expect(third.summary.exitCode).toBe(0);
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      expect(third.output).toBe(second.output);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'read without a retry (--max-credits 0), the rows it may have left out stay failed, not not_found (exit 5) ($name)',
+    async ({ specOnly }) => {
+      const { s, file, o } = await sentThenToppedUp(specOnly);
+      const capped = await runFile(s, file, { ...o, maxCredits: 0 });
+      expect(capped.summary.exitCode).toBe(5);
+      // The 3 rows without a match cannot be told from the 13 skipped: all 16 are failed.
+      expect(capped.summary.statuses).toMatchObject({ enriched: 5, not_found: 0, failed: 16 });
+      expect(s.admin.stats().jobs_submitted).toBe(1);
+      const second = await runFile(s, file, o);
+      expect(second.summary.exitCode).toBe(0);
+      expect(second.summary.statuses).toMatchObject({ enriched: 18, not_found: 3, failed: 0 });
+      expect(s.admin.stats().credits_charged).toBe(18);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'a job this run sent, whose balance rose before its download: the rows it may have left out are failed (exit 3), and the next run sends them once ($name)',
+    async ({ specOnly }) => {
+      let t = Date.now();
+      const s = await sandbox({ credits: 5, specOnly, jobMs: 60_000, now: () => t });
+      const dir = await tempDir();
+      const file = await writeCsv(
+        dir,
+        'in.csv',
+        CONTACT_HEADER,
+        contactRows(21, { noMatchEvery: 7 }),
+      );
+      // A top-up (or an automatic refill) while the job runs.
+      const env = {
+        now: () => t,
+        random: () => 0.5,
+        sleep: async (ms: number) => {
+          if (s.admin.stats().jobs_submitted === 1)
+            s.admin.updateAccount(s.accountId, { credits: 1000 });
+          t += ms;
+        },
+      };
+      const o = { runsDir: dir, batchSize: 100, concurrency: 1, env };
+      const first = await runFile(s, file, o);
+      expect(first.summary.exitCode).toBe(3);
+      expect(first.summary.statuses).toMatchObject({ enriched: 5, not_found: 0, failed: 16 });
+      const rows = parseCsv(first.output);
+      const at = (rows[0] as string[]).indexOf('enrich_error');
+      const unsure = rows
+        .slice(1)
+        .filter((r) => /perhaps for lack of credits/.test(r[at] as string));
+      expect(unsure).toHaveLength(16);
+      const second = await runFile(s, file, o);
+      expect(second.summary.exitCode).toBe(0);
+      expect(second.summary.statuses).toMatchObject({ enriched: 18, not_found: 3, failed: 0 });
+      expect(s.admin.stats().credits_charged).toBe(18);
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      const third = await runFile(s, file, o);
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      expect(third.output).toBe(second.output);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'a job this run sent and downloaded with no rise of the balance: its rows without a match are not_found at once, sent once ($name)',
+    async ({ specOnly }) => {
+      let t = Date.now();
+      const s = await sandbox({ credits: 1000, specOnly, jobMs: 60_000, now: () => t });
+      const dir = await tempDir();
+      const file = await writeCsv(
+        dir,
+        'in.csv',
+        CONTACT_HEADER,
+        contactRows(21, { noMatchEvery: 7 }),
+      );
+      const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
+      const first = await runFile(s, file, { runsDir: dir, batchSize: 10, concurrency: 4, env });
+      expect(first.summary.exitCode).toBe(0);
+      expect(first.summary.statuses).toMatchObject({ enriched: 18, not_found: 3 });
+      expect(s.admin.stats().jobs_submitted).toBe(3);
+    },
+  );
+});

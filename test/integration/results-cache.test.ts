@@ -90,6 +90,45 @@ describe('the results cache: never pay twice for the same lookup', () => {
     },
   );
 
+  it.each(SANDBOX_MODES)(
+    "an earlier run's job downloaded after a top-up: the rows it may have skipped for credits are not cached as no-match, and the grown file pays for them once ($name)",
+    async ({ specOnly }) => {
+      // Regression (F1): its answer, read with the balance after the top-up, filed the 13 rows
+      // the job skipped for credits as no-match for a week: the grown file wrote them not_found.
+      let t = Date.now();
+      const s = await sandbox({ credits: 5, jobMs: 60_000, specOnly, now: () => t });
+      const dir = await tempDir();
+      const client = createClient({ baseUrl: s.url, apiKey: s.apiKey, sleep: async () => {} });
+      clients.push(client);
+      const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
+      const input = join(dir, 'leads.csv');
+      const run = (output: string, more: Record<string, unknown> = {}) =>
+        enrichFile({
+          kind: 'contacts',
+          input,
+          output: join(dir, output),
+          service: { client, baseUrl: s.url },
+          runsDir: join(dir, 'runs'),
+          cacheDir: join(dir, 'cache'),
+          env,
+          ...more,
+        });
+      const day1 = contactRows(21, { noMatchEvery: 7 });
+      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, day1);
+      expect((await run('out1.csv', { wait: false })).jobs.pending).toBe(1);
+      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      t += 60_000;
+      const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
+      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, [...day1, extra]);
+      const second = await run('out2.csv');
+      expect(second.exitCode).toBe(0);
+      // The 5 rows the job paid for come from the cache; the 16 others and the new row are sent.
+      expect(second.cacheHits).toBe(5);
+      expect(second.statuses).toMatchObject({ enriched: 19, not_found: 3, failed: 0 });
+      expect(s.admin.stats().credits_charged).toBe(19);
+    },
+  );
+
   it('day 2 = day 1 plus one row charges exactly the new row, with no warning', async () => {
     const { dir, run, charged, warnings } = await rig();
     const day1 = contactRows(40, { dupEvery: 10, noMatchEvery: 9 });

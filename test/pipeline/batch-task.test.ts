@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError, EnrichError } from '../../src/errors.js';
 import { openJournal, type Journal } from '../../src/pipeline/journal/journal.js';
+import { writeSpool } from '../../src/pipeline/journal/spool.js';
 import { idempotencyKey, startBatch } from '../../src/pipeline/run/batch-task.js';
 import { BLIND_SPLITS } from '../../src/pipeline/run/submit.js';
 import { createBudget } from '../../src/pipeline/run/budget.js';
@@ -185,6 +186,7 @@ describe('a batch task', () => {
       credits: 2,
       remaining: 0,
       creditError: true,
+      unsure: false,
     });
     expect(ctx.balance.report()).toMatchObject({
       first: { remaining: 50 },
@@ -447,6 +449,7 @@ describe('a batch an earlier run journaled', () => {
         credits: 1,
         remaining: 7,
         creditError: false,
+        unsure: false,
       });
     }
     const api = noCalls();
@@ -779,4 +782,168 @@ describe("a batch task's polls, with no Retry-After", () => {
     // A second apart while young, then the poll lands at 4.5 s (the 1,000-record job's time).
     expect(sleeps).toEqual([1000, 1000, 1000, 1000, 500]);
   });
+});
+
+// F1: an answer's `remaining_credits` is the balance when it is downloaded, not while its job
+// ran. A record not charged and without data read with a balance not seen to hold meanwhile
+// (a top-up, a refill, a download by another process) may be one the job skipped for credits.
+describe('an answer whose balance may not have held while its job ran', () => {
+  const NONE = { error: 'Nothing found', credit_charged: false };
+  const answer = (remainingCredits: number) => ({
+    state: 'done' as const,
+    remainingCredits,
+    records: [
+      { error: '', credit_charged: true, email: 'a', custom_fields: { enrich_row: 0 } },
+      { ...NONE, custom_fields: { enrich_row: 1 } },
+    ],
+  });
+
+  it.each([
+    ['the balance rose after the submission (5, then 1000)', 5, 1000, true],
+    ['the submission showed no balance', undefined, 40, true],
+    ['it held (50, then 40)', 50, 40, false],
+  ] as const)(
+    'a job this process sent, when %s: unsure %s',
+    async (_when, atSubmit, atDownload, unsure) => {
+      const j = await journal();
+      const stops: string[] = [];
+      const kept: (number | null)[] = [];
+      const api: BulkApi = {
+        submit: async () => ({ ...accepted('job-u'), remaining_credits: atSubmit }),
+        results: async () => answer(atDownload),
+      };
+      const ctx = batchContext(j, api, {
+        stop: (code) => void stops.push(code),
+        remember: (_items, _records, remaining) => void kept.push(remaining),
+      });
+      const [leaf] = await startBatch(ctx, '0', items(2), true).done;
+      expect(j.state.batches.get('0')?.spooled).toMatchObject({ creditError: false, unsure });
+      // The account is not dry: nothing stops the run.
+      expect(stops).toEqual([]);
+      if (!unsure) {
+        expect(leaf).toMatchObject({ state: 'spooled', creditError: false });
+        expect(leaf?.retry).toBeUndefined();
+        expect(kept).toEqual([atDownload]);
+        return;
+      }
+      // Its rows without data are the shortage's until a retry answers them: not cached as
+      // no-match, failed saying why, and the run partial (the retry goes with the next run).
+      expect(kept).toEqual([0]);
+      expect(leaf).toMatchObject({
+        state: 'spooled',
+        creditError: true,
+        retry: {
+          state: 'unsent',
+          batch: '0.c1',
+          error: expect.stringMatching(/perhaps for lack of credits/),
+        },
+      });
+    },
+  );
+
+  it('a job an earlier run sent: its rows without data are sent once more at once, as a credit retry, and its answer is final', async () => {
+    const j = await journal();
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'idem-0' });
+    await j.append({ t: 'accepted', batch: '0', job: 'job-0', url: 'u0', expires: null });
+    const sent: unknown[][] = [];
+    const api: BulkApi = {
+      submit: async (_k, body) => {
+        sent.push(body.items);
+        return accepted('job-r');
+      },
+      results: async (_k, jobId) =>
+        jobId === 'job-0'
+          ? answer(1000)
+          : // The retry: still no match, with credits left: final.
+            {
+              state: 'done',
+              remainingCredits: 990,
+              records: [{ ...NONE, custom_fields: { enrich_row: 1 } }],
+            },
+    };
+    const ctx = batchContext(j, api);
+    const [leaf] = await startBatch(ctx, '0', items(2), false).done;
+    expect(sent).toEqual([[items(2)[1]?.element]]);
+    expect(j.state.batches.get('0')?.spooled).toMatchObject({ unsure: true });
+    expect(leaf).toMatchObject({
+      state: 'spooled',
+      creditError: false,
+      extra: [{ id: '0.c1', remaining: 990 }],
+    });
+    expect(leaf?.retry).toBeUndefined();
+    // A later run reads both answers back and sends nothing.
+    const again = await startBatch(batchContext(j, api), '0', items(2), false).done;
+    expect(again[0]).toMatchObject({ creditError: false, extra: [{ id: '0.c1' }] });
+    expect(sent).toHaveLength(1);
+  });
+
+  it('a credit retry downloaded by another process is final: never sent again for that', async () => {
+    const j = await journal();
+    const dry = { ...NONE, error: 'quota', custom_fields: { enrich_row: 1 } };
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'idem-0' });
+    await writeSpool(j.dir, '0', [answer(0).records[0], dry]);
+    await j.append({
+      t: 'spooled',
+      batch: '0',
+      records: 2,
+      credits: 1,
+      remaining: 0,
+      creditError: true,
+      unsure: false,
+    });
+    // Its retry, sent by an earlier run and not downloaded.
+    await j.append({ t: 'submit', batch: '0.c1', first: 1, last: 1, count: 1, idem: 'idem-c1' });
+    await j.append({ t: 'accepted', batch: '0.c1', job: 'job-c1', url: 'u1', expires: null });
+    let submits = 0;
+    const api: BulkApi = {
+      submit: async () => {
+        submits++;
+        return accepted('never');
+      },
+      results: async () => ({
+        state: 'done',
+        remainingCredits: 1000,
+        records: [{ ...NONE, custom_fields: { enrich_row: 1 } }],
+      }),
+    };
+    const [leaf] = await startBatch(batchContext(j, api), '0', items(2), false).done;
+    expect(submits).toBe(0);
+    expect(leaf).toMatchObject({ creditError: false, extra: [{ id: '0.c1', remaining: 1000 }] });
+  });
+
+  it.each([
+    ['of an earlier build (not known)', {}, 1],
+    ['that held', { unsure: false }, 0],
+  ] as const)(
+    'a journaled answer %s: its rows without data are sent once more: %s job(s)',
+    async (_what, flag, jobs) => {
+      const j = await journal();
+      await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'idem-0' });
+      await writeSpool(j.dir, '0', answer(1000).records);
+      await j.append({
+        t: 'spooled',
+        batch: '0',
+        records: 2,
+        credits: 1,
+        remaining: 1000,
+        creditError: false,
+        ...flag,
+      });
+      let submits = 0;
+      const api: BulkApi = {
+        submit: async () => {
+          submits++;
+          return accepted('job-r');
+        },
+        results: async () => ({
+          state: 'done',
+          remainingCredits: 990,
+          records: [{ ...NONE, custom_fields: { enrich_row: 1 } }],
+        }),
+      };
+      const [leaf] = await startBatch(batchContext(j, api), '0', items(2), false).done;
+      expect(submits).toBe(jobs);
+      expect(leaf).toMatchObject({ state: 'spooled', creditError: false });
+    },
+  );
 });

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { BatchItem } from '../../src/pipeline/types.js';
-import { creditFailedItems, creditRetryId } from '../../src/pipeline/run/credit-retry.js';
+import {
+  creditFailedItems,
+  creditRetryId,
+  isCreditRetry,
+} from '../../src/pipeline/run/credit-retry.js';
 import { ROW_FIELD } from '../../src/pipeline/join/join.js';
 
 const item = (index: number, email: string): BatchItem => ({
@@ -80,5 +84,14 @@ describe('credit retries (regression: after a top-up, rows that ran out of credi
         (i) => i.index,
       ),
     ).toEqual([2]);
+  });
+});
+
+describe('isCreditRetry', () => {
+  it('is true for a credit retry and its parts, and for no other batch', () => {
+    for (const id of ['3.c1', '3.c12', '3.c1.0', '3.0.c2', '3.c1.0.1'])
+      expect(isCreditRetry(id)).toBe(true);
+    for (const id of ['3', '3.1', '3.0.1', 'c1', '3.cx', '3c1'])
+      expect(isCreditRetry(id)).toBe(false);
   });
 });

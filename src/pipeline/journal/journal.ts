@@ -48,6 +48,12 @@ export type JournalEvent =
       credits: number;
       remaining: number | null;
       creditError: boolean;
+      /**
+       * Not dry, and yet a record not charged and without data, read with a balance not seen
+       * to hold while the job ran (downloaded after a top-up, or by another process): its rows
+       * may have been skipped for credits. Absent in journals of earlier builds: not known.
+       */
+      unsure?: boolean;
       at: number;
     }
   | { t: 'failed'; batch: string; code: string; message: string; at: number }
@@ -72,7 +78,14 @@ export interface BatchState {
   job?: string;
   url?: string;
   expires?: number | null;
-  spooled?: { records: number; credits: number; remaining: number | null; creditError: boolean };
+  spooled?: {
+    records: number;
+    credits: number;
+    remaining: number | null;
+    creditError: boolean;
+    /** See the `spooled` event; undefined in journals of earlier builds. */
+    unsure?: boolean;
+  };
   failed?: { code: string; message: string };
   /** Its POST may have reached the service, which never confirmed it (and may have charged it). */
   unconfirmed?: { message: string };
@@ -153,6 +166,7 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
       credits: e.credits,
       remaining: e.remaining,
       creditError: e.creditError,
+      ...(e.unsure !== undefined ? { unsure: e.unsure } : {}),
     };
   else if (e.t === 'failed') b.failed = { code: e.code, message: e.message };
   else if (e.t === 'unconfirmed') b.unconfirmed = { message: e.message };

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { writeFileAtomic } from '../../io/atomic-write.js';
 import { removeStaleTemps } from '../../io/stale-temps.js';
-import { isCreditExhausted } from '../../contract/credits.js';
+import { readCredits } from '../../contract/credits.js';
 import type { Journal } from './journal.js';
 
 /**
@@ -66,8 +66,11 @@ export async function readSpool(runDir: string, batchId: string, key?: string): 
 
 /**
  * Spools a downloaded answer of batch `batch` and journals it, flushed to disk before the run
- * goes on: what it charged (`credit_charged`) and whether it showed the account dry (a record
- * not charged, without data, too few credits left), both read from its data, never its wording.
+ * goes on: what it charged (`credit_charged`), whether it showed the account dry (a record
+ * not charged, without data, too few credits left), and whether, not showing it dry, it may
+ * still hold rows the job skipped for credits (`unsure`: such a record, read with a balance
+ * that was not seen to hold while the job ran, `balanceHeld` false): all read from its data,
+ * never its wording (readCredits).
  */
 export async function spoolAnswer(
   journal: Journal,
@@ -77,20 +80,18 @@ export async function spoolAnswer(
     remainingCredits: number;
     body?: Uint8Array;
   },
-): Promise<{ credits: number; creditError: boolean }> {
+  balanceHeld = false,
+): Promise<{ credits: number; creditError: boolean; unsure: boolean }> {
   const { records, remainingCredits: remaining } = answer;
   let credits = 0;
-  let creditError = false;
-  for (const r of records) {
-    if (r.credit_charged === true) credits++;
-    if (!creditError && isCreditExhausted(r, remaining)) creditError = true;
-  }
+  for (const r of records) if (r.credit_charged === true) credits++;
+  const { dry: creditError, unsure } = readCredits(records, remaining, balanceHeld);
   // The response body re-parses to exactly these records (the schemas only check, never
   // transform), so its bytes are spooled as they came rather than stringified again.
   await writeSpool(journal.dir, batch, answer.body ?? records);
   await journal.append(
-    { t: 'spooled', batch, records: records.length, credits, remaining, creditError },
+    { t: 'spooled', batch, records: records.length, credits, remaining, creditError, unsure },
     { durable: true },
   );
-  return { credits, creditError };
+  return { credits, creditError, unsure };
 }

@@ -6,9 +6,10 @@ import { spoolAnswer } from '../journal/spool.js';
 import type { BatchItem, LeafResult, SentItem } from '../types.js';
 import type { BatchContext, BatchRun } from './batch-context.js';
 import { takeCredits } from './budget.js';
-import { retryCreditFailures } from './credit-retry.js';
+import { creditRetryId, isCreditRetry, retryCreditFailures } from './credit-retry.js';
 import {
   budgetReached,
+  mayBeOutOfCredits,
   notDownloaded,
   notEnriched,
   OUT_OF_CREDITS,
@@ -22,7 +23,17 @@ import { splitReason } from './submit.js';
 /** Where a batch stands once its submission is settled. */
 type Submitted =
   | { t: 'final'; leaves: LeafResult[] }
-  | { t: 'job'; jobId: string; url: string; submits: number }
+  | {
+      t: 'job';
+      jobId: string;
+      url: string;
+      submits: number;
+      /**
+       * Sent by this process: its balance log's mark() when it was sent, and whether its answer
+       * showed the balance (none: taken over from an earlier run).
+       */
+      sent?: { mark: number; balance: boolean };
+    }
   | { t: 'credit-retry'; leaf: LeafResult };
 
 /** The idempotency key of a batch: stable across re-runs of the same run, new after a restart. */
@@ -48,9 +59,47 @@ export function startBatch(
     if (s.t === 'final') return s.leaves;
     if (s.t === 'credit-retry')
       return retryCreditFailures(ctx, id, items, s.leaf, startBatch).then((l) => [l]);
-    return pollAndSpool(ctx, { id, items: items.map(sentItem) }, s);
+    if (!s.sent) return takenOver(ctx, id, items, s);
+    return sentHere(ctx, { id, items: items.map(sentItem) }, s);
   });
   return { accepted: submitted.then(noop, noop), done };
+}
+
+/**
+ * A job an earlier run (or process) sent, polled and spooled by this one: its answer's balance
+ * says nothing of the time the job ran, so rows it may have skipped for credits are sent again
+ * now, as a credit retry (the account has credits, or it would show dry). Only such a job keeps
+ * its request elements while it runs: the retry needs them, and a job this process sent never
+ * does (module-level, so that no closure of startBatch holds them).
+ */
+async function takenOver(
+  ctx: BatchContext,
+  id: string,
+  items: BatchItem[],
+  job: { jobId: string; url: string; submits: number },
+): Promise<LeafResult[]> {
+  const p = await pollAndSpool(ctx, { id, items: items.map(sentItem) }, job);
+  if (!p.unsure || isCreditRetry(id)) return [p.leaf];
+  return [await retryCreditFailures(ctx, id, items, { ...p.leaf, creditError: true }, startBatch)];
+}
+
+/**
+ * A job this process sent, polled and spooled. When its answer may hold rows it skipped for
+ * credits (the balance rose while it ran), their request elements are gone (let go once the job
+ * was accepted): they are sent again by the next run (from the journal), and stay failed saying
+ * so; the run is partial (exit 3). A credit retry's answer is final (credit-retry.ts): it is
+ * never sent again for this.
+ */
+async function sentHere(
+  ctx: BatchContext,
+  batch: { id: string; items: readonly SentItem[] },
+  job: Parameters<typeof pollAndSpool>[2],
+): Promise<LeafResult[]> {
+  const { leaf, unsure } = await pollAndSpool(ctx, batch, job);
+  if (!unsure || isCreditRetry(leaf.id)) return [leaf];
+  const error = mayBeOutOfCredits(ctx.words, leaf.jobId);
+  const retry = { state: 'unsent' as const, batch: creditRetryId(leaf.id, 1), error };
+  return [{ ...leaf, creditError: true, retry }];
 }
 
 const noop = () => undefined;
@@ -82,7 +131,7 @@ async function submitBatch(
   if (state?.splitSize)
     return { t: 'final', leaves: await runParts(ctx, id, items, state.splitSize, paid) };
   if (state?.spooled) {
-    const { credits, remaining, creditError } = state.spooled;
+    const { credits, remaining, creditError, unsure } = state.spooled;
     const leaf: LeafResult = {
       ...base,
       state: 'spooled',
@@ -92,7 +141,12 @@ async function submitBatch(
       remaining,
       creditError,
     };
-    return creditError ? { t: 'credit-retry', leaf } : { t: 'final', leaves: [leaf] };
+    // An answer that may hold rows the job skipped for credits (unsure; or not known, journaled
+    // by an earlier build) goes the way of a dry one: those rows are sent once more.
+    // A credit retry's own answer is final (credit-retry.ts), whatever it may hold.
+    return creditError || (unsure !== false && !isCreditRetry(id))
+      ? { t: 'credit-retry', leaf: { ...leaf, creditError: true } }
+      : { t: 'final', leaves: [leaf] };
   }
   if (state?.expired) {
     const error = resultsExpired(ctx.words, state.job);
@@ -145,9 +199,15 @@ async function postBatch(
   );
   try {
     const body = { items: items.map((i) => i.element), metadata: { ...ctx.metadata } };
-    const job = await ctx.limit(() => ctx.api.submit(ctx.kind, body, idem));
-    ctx.balance.seen(job.remaining_credits, ctx.env.now());
+    let sentMark = ctx.balance.mark();
+    const job = await ctx.limit(() => {
+      sentMark = ctx.balance.mark();
+      return ctx.api.submit(ctx.kind, body, idem);
+    });
+    ctx.balance.seen(job.remaining_credits, ctx.env.now(), sentMark);
     ctx.splits.accepted = true;
+    const balance =
+      typeof job.remaining_credits === 'number' && Number.isFinite(job.remaining_credits);
     const expires = expirationToMs(job.expiration_date) ?? null;
     await journal.append(
       { t: 'accepted', batch: id, job: job.job_id, url: job.download_url, expires },
@@ -155,8 +215,14 @@ async function postBatch(
     );
     ctx.onJob?.({ t: 'submitted', batch: id, job: job.job_id, rows: items.length });
     ctx.flight?.accepted(id, false, items.length);
-    // Stryker disable next-line StringLiteral: 'job' is startBatch's default branch, any other tag goes the same way
-    return { t: 'job', jobId: job.job_id, url: job.download_url, submits: 1 };
+    return {
+      // Stryker disable next-line StringLiteral: 'job' is startBatch's default branch, any other tag goes the same way
+      t: 'job',
+      jobId: job.job_id,
+      url: job.download_url,
+      submits: 1,
+      sent: { mark: sentMark, balance },
+    };
   } catch (err) {
     const reason = splitReason(err, items.length, ctx.splits);
     if (reason) {
@@ -224,17 +290,26 @@ function failureOf(err: unknown): { code: string; message: string } {
 
 type Base = ReturnType<typeof leafBase>;
 
-/** Polls an accepted job to its end and spools its records. */
+/**
+ * Polls an accepted job to its end and spools its records. `unsure`: the answer may hold rows
+ * the job skipped for credits though it does not show the account dry (readCredits): its
+ * balance is trusted for the time the job ran only when this process sent the job, the
+ * submission's answer showed a balance, and no rise was seen from then to this download.
+ */
 async function pollAndSpool(
   ctx: BatchContext,
   batch: { id: string; items: readonly SentItem[] },
-  job: { jobId: string; url: string; submits: number },
-): Promise<LeafResult[]> {
+  job: { jobId: string; url: string; submits: number; sent?: { mark: number; balance: boolean } },
+): Promise<{ leaf: LeafResult; unsure: boolean }> {
   const base: Base = leafBase(batch.id, batch.items);
   const { jobId, submits } = job;
   const leaf = { ...base, jobId, submits };
+  let fetchMark = 0;
   const fetch = async () => {
-    const answer = await ctx.limit(() => ctx.api.results(ctx.kind, jobId, job.url));
+    const answer = await ctx.limit(() => {
+      fetchMark = ctx.balance.mark();
+      return ctx.api.results(ctx.kind, jobId, job.url);
+    });
     if (answer.state === 'pending' && ctx.onJob) {
       const { processed, total } = answer;
       ctx.onJob({
@@ -270,25 +345,30 @@ async function pollAndSpool(
     if (stopsRun(code)) ctx.stop(code, message);
     const error = notDownloaded(ctx.words, jobId, message, expires, ctx.env.now());
     ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'failed' });
-    return [{ ...leaf, state: 'pending', code, error, polls: 1 }];
+    return { leaf: { ...leaf, state: 'pending', code, error, polls: 1 }, unsure: false };
   }
   if (outcome.state === 'expired') {
     await ctx.journal.append({ t: 'expired', batch: base.id });
     const error = resultsExpired(ctx.words, jobId);
     ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'expired' });
-    return [{ ...leaf, state: 'expired', error, polls: outcome.polls }];
+    return { leaf: { ...leaf, state: 'expired', error, polls: outcome.polls }, unsure: false };
   }
   if (outcome.state === 'timeout') {
     const error = stillRunning(ctx.words, jobId, ctx.wait, expires, ctx.env.now());
     ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'timeout' });
-    return [{ ...leaf, state: 'pending', code: 'TIMEOUT', error, polls: outcome.polls }];
+    const polls = outcome.polls;
+    return { leaf: { ...leaf, state: 'pending', code: 'TIMEOUT', error, polls }, unsure: false };
   }
   const { records, remainingCredits: remaining, polls } = outcome;
-  ctx.balance.seen(remaining, ctx.env.now());
-  const { credits, creditError } = await spoolAnswer(ctx.journal, base.id, outcome);
+  ctx.balance.seen(remaining, ctx.env.now(), fetchMark);
+  const { sent } = job;
+  const held = sent !== undefined && sent.balance && !ctx.balance.roseAfter(sent.mark);
+  const spooled = await spoolAnswer(ctx.journal, base.id, outcome, held);
+  const { credits, creditError, unsure } = spooled;
   ctx.spooled?.(base.id, records);
   ctx.onJob?.({ t: 'done', batch: base.id, job: jobId, records: records.length, credits });
-  await ctx.remember?.(batch.items, records, remaining);
+  // Rows it may have skipped for credits are no no-match to keep (cache-use.ts): read as dry.
+  await ctx.remember?.(batch.items, records, unsure ? 0 : remaining);
   if (creditError) ctx.stop('CREDITS_EXHAUSTED', OUT_OF_CREDITS);
-  return [{ ...leaf, state: 'spooled', credits, remaining, creditError, polls }];
+  return { leaf: { ...leaf, state: 'spooled', credits, remaining, creditError, polls }, unsure };
 }

@@ -17,6 +17,14 @@ export function creditRetryId(batchId: string, n: number): string {
   return `${batchId}.c${n}`;
 }
 
+/**
+ * True for a credit retry's batch id, or one of its parts (`3.c1`, `3.c1.0`): its answer is
+ * final for the rows it sent (a no-match in it is never sent again).
+ */
+export function isCreditRetry(batchId: string): boolean {
+  return /\.c\d+(?:\.|$)/.test(batchId);
+}
+
 /** One answer for a batch's rows: the batch's own, or a credit retry's, with its balance. */
 export interface Attempt {
   records: readonly AnyRecord[];

@@ -106,8 +106,11 @@ async function settleJob(c: EarlierRunsContext, journal: Journal, b: BatchState)
     await journal.append({ t: 'expired', batch: b.id });
     return false;
   }
-  await spoolAnswer(journal, b.id, outcome);
-  const { records, remainingCredits: remaining } = outcome;
+  // Sent by another process: its balance is not known to have held while it ran (unsure).
+  const { unsure } = await spoolAnswer(journal, b.id, outcome);
+  const { records, remainingCredits } = outcome;
+  // Rows it may have skipped for credits are no no-match to keep: read as the shortage's.
+  const remaining = unsure ? 0 : remainingCredits;
   fillCache(c.cache, c.kind, echoedItems(c.kind, records), {
     records,
     remaining,

@@ -85,6 +85,15 @@ export function unconfirmed(words: RunWords, why: string): string {
   return `not confirmed: the service may have received and charged these rows, but its answer was lost (${why}); it has not shown that it honours idempotency keys, so they are sent again only when asked to with ${words.option('resendUnconfirmed')} (which may charge them twice)`;
 }
 
+/**
+ * Rows of a job this run sent that came back not charged and without data while the balance
+ * rose (a top-up or refill) between its submission and its download: the answer cannot tell a
+ * no-match from a row skipped for credits, so they are sent once more by the next run.
+ */
+export function mayBeOutOfCredits(words: RunWords, jobId: string | undefined): string {
+  return `not enriched, perhaps for lack of credits: the balance rose while job ${jobId ?? '?'} ran, so its answer cannot tell a missing match from a row skipped for credits; ${words.resume} to send these rows once more`;
+}
+
 /** The account ran out of credits (read from a job's records). */
 export const OUT_OF_CREDITS = 'the account ran out of credits';
 
