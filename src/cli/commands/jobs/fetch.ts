@@ -124,9 +124,12 @@ async function keepInCache(
   if (!cache) return;
   try {
     const records = answer.records as Record<string, unknown>[];
+    // A job fetched by itself: its balance is the one now, not while the job ran (a top-up
+    // since may hide a shortage), so a record not charged and without data is no no-match to
+    // keep; it is read as the shortage's, and left out (rows with data are kept).
     fillCache(cache.cache, kind, echoedItems(kind, records), {
       records,
-      remaining: answer.remainingCredits,
+      remaining: 0,
       at: Date.now(),
     });
   } finally {
