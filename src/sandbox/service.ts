@@ -14,7 +14,7 @@ import { jobResults, submitBulk } from './jobs.js';
 import type { Account } from './store.js';
 import { issuesToFieldErrors, summarise } from './validation.js';
 import { verifyEmailStatus } from './verify-email.js';
-import { SPEC_ONLY_VERIFY_QUOTA } from './spec-only.js';
+import { SPEC_ONLY_VERIFY_QUOTA, specOnlyRecords } from './spec-only.js';
 
 type Raw = Record<string, unknown>;
 
@@ -109,7 +109,8 @@ function singleContact(ctx: SandboxContext, account: Account, body: Raw): Reply 
     requireMobile: meta.mobile_phone_exists === true,
   });
   charge(ctx, account, charged);
-  return { status: 200, body: { contact: records[0], remaining_credits: account.credits } };
+  const contact = ctx.options.specOnly ? specOnlyRecords(records)[0] : records[0];
+  return { status: 200, body: { contact, remaining_credits: account.credits } };
 }
 
 function singleCompany(ctx: SandboxContext, account: Account, body: Raw): Reply {
@@ -122,7 +123,8 @@ function singleCompany(ctx: SandboxContext, account: Account, body: Raw): Reply 
     topMatches,
   });
   charge(ctx, account, charged);
-  return { status: 200, body: { companies: records, remaining_credits: account.credits } };
+  const companies = ctx.options.specOnly ? specOnlyRecords(records) : records;
+  return { status: 200, body: { companies, remaining_credits: account.credits } };
 }
 
 function charge(ctx: SandboxContext, account: Account, n: number): void {

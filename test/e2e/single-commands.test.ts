@@ -113,6 +113,28 @@ describe('running out of credits (exit 5), against a sandbox started here', () =
     expect(r.code).toBe(5);
   });
 
+  it('verify-email against a service that says it in-band (spec-only): the answer is printed, unknown first, and exit 5 (regression: nothing on stdout)', async () => {
+    const spec = await startSandbox({ port: 0, host: '127.0.0.1', specOnly: true });
+    try {
+      const { api_key } = spec.admin.createAccount({ verification_credits: 0 });
+      const env = { ...(await tempEnv()), ENRICH_BASE_URL: spec.url, ENRICH_API_KEY: api_key };
+      const r = await runCli(['verify-email', 'a@b.com'], { env });
+      expect(r.code).toBe(5);
+      expect(r.stdout.split('\n')[0]).toBe('unknown');
+      expect(r.stdout).toMatch(/^remaining_credits\s+0$/m);
+      expect(r.stdout).toMatch(/^error\s+\S/m);
+      expect(r.stderr).toMatch(/credits exhausted.*\[CREDITS_EXHAUSTED\]/);
+      const j = await runCli(['verify-email', 'a@b.com', '--json'], { env });
+      expect(j.code).toBe(5);
+      expect(JSON.parse(j.stdout)).toMatchObject({
+        remaining_credits: 0,
+        error: expect.any(String),
+      });
+    } finally {
+      await spec.close();
+    }
+  });
+
   it('a 403 for a suspended account still exits 4', async () => {
     const r = await runCli(['verify-email', 'a@b.com'], { env: await envFor({ suspended: true }) });
     expect(r.stderr).toMatch(/suspended.*\[AUTH_FORBIDDEN\]/);

@@ -61,6 +61,17 @@ describe('sandbox --spec-only keeps only the spec promises', () => {
     });
     const errors = done.json.contacts.map((r: { error: string }) => r.error);
     expect(errors).toEqual(['', 'No data returned: quota reached']);
+    // The single lookups too (regression: they kept the default wording).
+    const single = await call(sb.url, 'POST', '/contact', {
+      key: sb.apiKey,
+      body: { business_email: 'zed@acme.com' },
+    });
+    expect(single.json.contact.error).toBe('No data returned: quota reached');
+    const company = await call(sb.url, 'POST', '/company', {
+      key: sb.apiKey,
+      body: { company_website: 'acme.com' },
+    });
+    expect(company.json.companies[0].error).toBe('No data returned: quota reached');
     const bad = await call(sb.url, 'POST', '/contacts', { key: sb.apiKey, body: { contacts: [] } });
     expect(bad.status).toBe(400);
     expect(bad.json.message).toBe('Request rejected. Check: contacts');

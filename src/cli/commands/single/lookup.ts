@@ -227,6 +227,37 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
   return 0;
 }
 
+/** Prints a verification answer: its verdict first, then the details. */
+function printVerification(
+  globals: GlobalOptions,
+  res: { status?: unknown; email?: unknown; credit_charged?: unknown; remaining_credits?: unknown },
+  error?: unknown,
+): void {
+  if (globals.json) return printJson(res);
+  process.stdout.write(`${typeof res.status === 'string' ? res.status : 'unknown'}\n`);
+  printKeyValues({
+    email: res.email,
+    credit_charged: res.credit_charged,
+    remaining_credits: res.remaining_credits,
+    ...(typeof error === 'string' && error !== '' ? { error } : {}),
+  });
+}
+
+/**
+ * Out of verification credits (an in-band error, api-spec.md 7) ends the lookup with exit 5,
+ * the answer still printed as any other lookup's record is: `unknown`, and why.
+ */
+function printedAnswer(globals: GlobalOptions) {
+  return (err: unknown): never => {
+    const response = err instanceof EnrichError ? err.details?.response : undefined;
+    if (err instanceof EnrichError && err.code === 'CREDITS_EXHAUSTED' && response) {
+      const answer = response as Record<string, unknown>;
+      printVerification(globals, answer, answer.error);
+    }
+    throw err;
+  };
+}
+
 /** `enrich verify-email`: prints valid, invalid or unknown first, then the details. */
 export async function runVerifyEmail(
   email: string,
@@ -256,7 +287,7 @@ export async function runVerifyEmail(
           noMatch: () => false,
           charged: (r) => r.credit_charged === true,
         },
-        () => s.client.verifyEmail(body.email),
+        () => s.client.verifyEmail(body.email).catch(printedAnswer(globals)),
         globals.quiet,
       ),
     (r) =>
@@ -265,14 +296,6 @@ export async function runVerifyEmail(
         : undefined,
   );
   sayCached(globals.quiet, cachedAt);
-  if (globals.json) printJson(res);
-  else {
-    process.stdout.write(`${res.status}\n`);
-    printKeyValues({
-      email: res.email,
-      credit_charged: res.credit_charged,
-      remaining_credits: res.remaining_credits,
-    });
-  }
+  printVerification(globals, res);
   return 0;
 }
