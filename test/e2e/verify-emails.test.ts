@@ -118,6 +118,15 @@ describe('enrich verify-emails (CLI)', () => {
       expect(charged()).toBe(40);
       const rows = parseCsv(await readFile(join(dir, 'out.csv'), 'utf8'));
       expect(rows.slice(1).every((r) => r[2] === 'enriched' && r[6] === 'valid')).toBe(true);
+      // --max-credits reached needs no top-up (regression: its hint said one did).
+      const more = await list(50);
+      const capped = await runCli(
+        ['verify-emails', more.file, '-o', join(more.dir, 'o.csv'), '--max-credits', '3'],
+        { env },
+      );
+      expect(capped.code).toBe(5);
+      expect(capped.stderr).toMatch(/not verified; run the same command again/);
+      expect(capped.stderr).not.toMatch(/top-up/);
     },
   );
 

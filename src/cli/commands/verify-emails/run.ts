@@ -14,7 +14,8 @@ import type { GlobalOptions } from '../../globals.js';
 import { warnAbout } from '../../output.js';
 import { exitOnInterrupt, interruptOnSignal } from '../bulk/run.js';
 import { resumeCommand } from '../bulk/resolve.js';
-import { readOptionsOf, settingFlagsOf, verifyOptionsOf } from './flags.js';
+import { readOptionsOf, settingFlagsOf, VERIFY_WORDS, verifyOptionsOf } from './flags.js';
+import { budgetReached } from '../../../pipeline/run/messages.js';
 import { verifyPlanJson, verifyPlanText, verifySummaryJson, verifySummaryText } from './report.js';
 
 type Raw = Record<string, unknown>;
@@ -145,9 +146,12 @@ function report(
   if (globals.json && opts.output !== '-')
     process.stdout.write(`${JSON.stringify(verifySummaryJson(s, elapsedMs), null, 2)}\n`);
   const left = s.notSent + s.failed;
+  // --max-credits reached needs no top-up: the next run sends the next addresses.
+  const budget = s.stopReason?.message === budgetReached(VERIFY_WORDS, opts.maxCredits);
+  const topUp = s.exitCode === 5 && !budget ? 'after a top-up, ' : '';
   if (left > 0)
     process.stderr.write(
-      `enrich: ${left} address(es) not verified; ${s.exitCode === 5 ? 'after a top-up, ' : ''}run the same command again to verify only those:\n  ${command}\n`,
+      `enrich: ${left} address(es) not verified; ${topUp}run the same command again to verify only those:\n  ${command}\n`,
     );
   if (s.unconfirmed > 0)
     process.stderr.write(
