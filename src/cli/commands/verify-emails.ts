@@ -67,10 +67,9 @@ columns and gets enrich_status, enrich_error, enrich_credit_charged, enrich_cach
 verify_status (valid, invalid, unknown) and verify_credit_charged. A value that is not an
 email address is never sent: enrich_status invalid, verify_status invalid.
 
-Exit codes: 0 done, 2 usage or input error, 3 some addresses not verified (resumable),
-4 key refused, 5 verification credits exhausted (run it again after a top-up) or
---max-credits reached (run it again: only the addresses left are sent), 6 service
-unreachable, 130 interrupted (run it again to resume).
+Exit codes: 0 done, 2 usage or input error, 3 some addresses not verified (resumable), 4 key
+refused, 5 verification credits exhausted (again after a top-up) or --max-credits reached (again:
+only the addresses left are sent), 6 service unreachable, 130 interrupted (again to resume).
 
 Examples:
   $ enrich verify-emails leads.csv --dry-run
