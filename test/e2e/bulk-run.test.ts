@@ -314,6 +314,19 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(r.stderr).not.toMatch(/rows: /); // the summary itself stays quiet
   });
 
+  it("-q still warns of rows a job's answer left out: sent, maybe charged, no data (regression: silent, exit 0)", async () => {
+    const s = (sb = await startSandbox({ port: 0, faults: { drop_records: 0.5 } }));
+    const dir = await tempDir();
+    const file = await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(40));
+    const r = await runCli(['contacts', file, '-o', join(dir, 'out.csv'), '-q'], {
+      env: await serviceEnv(s),
+    });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      /^enrich: warning: \d+ row\(s\) were left out of their job's answer \("missing"\): sent, no data came back, and they may have been charged$/m,
+    );
+  });
+
   it('says expired rows need --restart, not a resume that would change nothing', async () => {
     // Expired ten minutes ago by the run's clock: a 404 counts as expiry only past the
     // expiration_date plus a margin for clock skew.

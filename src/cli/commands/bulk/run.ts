@@ -224,6 +224,12 @@ function report(
   // the only place that says it (the summary above already has this line).
   else if (s.stopReason)
     process.stderr.write(`enrich: stopped early: ${s.stopReason.message} [${s.stopReason.code}]\n`);
+  // Rows a job's answer left out were sent and may have been charged: a warning, which
+  // --quiet still prints (the summary above says it already otherwise).
+  if (globals.quiet && s.statuses.missing > 0)
+    process.stderr.write(
+      `${warningLine(`${s.statuses.missing} row(s) were left out of their job's answer ("missing"): sent, no data came back, and they may have been charged`)}\n`,
+    );
   if (globals.json && options.output)
     process.stdout.write(`${JSON.stringify(summaryJson(s, elapsedMs), null, 2)}\n`);
   // --quiet never hides how to pick a run up that stopped early.
