@@ -4,6 +4,9 @@ import iconv from 'iconv-lite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CACHE_FILE, clearCache, openResultsCache } from '../../src/cache/results-cache.js';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
+import type { SandboxOptions } from '../../src/sandbox/index.js';
+
+type SandboxFaults = SandboxOptions['faults'];
 import {
   CONTACT_HEADER,
   contactRows,
@@ -21,7 +24,7 @@ afterEach(async () => {
 });
 
 /** A sandbox, a client, and a temp dir with its own results cache and state. */
-async function rig(o: { jobMs?: number; specOnly?: boolean } = {}) {
+async function rig(o: { jobMs?: number; specOnly?: boolean; faults?: SandboxFaults } = {}) {
   const s = await sandbox({ jobMs: 0, ...o });
   const dir = await tempDir();
   const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
@@ -128,6 +131,20 @@ describe('the results cache: never pay twice for the same lookup', () => {
       expect(s.admin.stats().credits_charged).toBe(19);
     },
   );
+
+  it('--no-dedupe rows of one request answered without row ids are kept as one answer, not their copies together (regression: two records per contact)', async () => {
+    const { dir, run, charged } = await rig({ faults: { drop_custom_fields: true } });
+    const distinct = contactRows(10);
+    const twice = distinct.flatMap((r) => [r, r]);
+    const first = await run(await writeCsv(dir, 'twice.csv', CONTACT_HEADER, twice), 'o1.csv', {
+      dedupe: false,
+    });
+    expect([first.exitCode, charged()]).toEqual([0, 20]);
+    const again = await run(await writeCsv(dir, 'once.csv', CONTACT_HEADER, distinct), 'o2.csv');
+    expect(again.cacheHits).toBe(10);
+    expect(again.creditsSaved).toBe(10);
+    expect(charged()).toBe(20);
+  });
 
   it('day 2 = day 1 plus one row charges exactly the new row, with no warning', async () => {
     const { dir, run, charged, warnings } = await rig();

@@ -190,7 +190,8 @@ export function shareEchoed(
 }
 
 /** A record's answer without the echoes of its request: equal for the copies of one match. */
-function contentOf(record: AnyRecord): string {
+/** A record's content, without this run's echoes: copies of one match read alike. */
+export function contentOf(record: AnyRecord): string {
   const { custom_fields: _ids, original_fields: _sent, ...rest } = record;
   return JSON.stringify(rest);
 }

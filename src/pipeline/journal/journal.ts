@@ -472,7 +472,5 @@ export async function listRuns(runsDir: string): Promise<JournaledRun[]> {
       // not a run directory
     }
   }
-  return runs.sort(
-    (a, b) => b.state.header.at - a.state.header.at || b.modifiedAt - a.modifiedAt,
-  );
+  return runs.sort((a, b) => b.state.header.at - a.state.header.at || b.modifiedAt - a.modifiedAt);
 }

@@ -1,6 +1,12 @@
 import { copyWith } from '../../copy-with.js';
 import { isCreditExhausted } from '../../contract/credits.js';
-import { noRecords, originalFieldsOf, outcomeFromRecords, rowIdOf } from '../join/join.js';
+import {
+  contentOf,
+  noRecords,
+  originalFieldsOf,
+  outcomeFromRecords,
+  rowIdOf,
+} from '../join/join.js';
 import type { RowOutcome } from '../join/join.js';
 import { keyOfFields } from '../mapping/validate.js';
 import type { BulkKind, CachedAnswer, CachePolicy, ResultsCache, SentItem } from '../types.js';
@@ -93,9 +99,16 @@ export function fillCache(
     if (list) list.push(r);
     else (map as Map<unknown, AnyRecord[]>).set(key, [r]);
   }
+  // Rows of the batch that sent one key and came back without row ids (identical requests,
+  // --no-dedupe): the key's echoed records answer all of them, and the cache keeps one share.
+  const sharing = new Map<string, number>();
+  for (const item of items)
+    if (!byRow.has(item.index)) sharing.set(item.key, (sharing.get(item.key) ?? 0) + 1);
   let kept = 0;
   for (const item of items) {
-    const records = byRow.get(item.index) ?? byKey.get(item.key);
+    const echoed = byKey.get(item.key);
+    const records =
+      byRow.get(item.index) ?? (echoed && oneShare(echoed, sharing.get(item.key) ?? 1));
     if (!records || records.length === 0) continue;
     if (records.some((r) => isCreditExhausted(r, answer.remaining))) continue;
     cache.put(item.key, {
@@ -106,6 +119,22 @@ export function fillCache(
     kept++;
   }
   return kept;
+}
+
+/**
+ * What one of `requests` identical requests got of their `records` (their copies together):
+ * `records / requests` of them, rounded up, distinct matches first (a company's copies of
+ * one match are one match).
+ */
+function oneShare(records: readonly AnyRecord[], requests: number): readonly AnyRecord[] {
+  if (requests <= 1) return records;
+  const per = Math.ceil(records.length / requests);
+  const seen = new Set<string>();
+  const distinct = records.filter((r) => {
+    const content = contentOf(r);
+    return !seen.has(content) && !!seen.add(content);
+  });
+  return [...distinct, ...records.filter((r) => !distinct.includes(r))].slice(0, per);
 }
 
 /**
