@@ -25,7 +25,10 @@ export function outputFormatOf(
       `cannot write ${output}: ${cannot} is not a format enrich writes; expected ${FILE_FORMATS.map((f) => `.${f}`).join(', ')} (optionally .gz)`,
       {
         location: { file: output },
-        hint: 'Name the output .csv, .tsv, .json, .jsonl or .xlsx (add .gz to compress it).',
+        hint:
+          cannot === 'gzip-compressed Excel'
+            ? 'A workbook is compressed already: name the output .xlsx, or .csv.gz for a compressed table.'
+            : 'Name the output .csv, .tsv, .json, .jsonl or .xlsx (add .gz to compress one but .xlsx).',
       },
     );
   }

@@ -51,7 +51,7 @@ export async function xlsxSink(o: OutputWriterOptions, out: Writable): Promise<S
     useSharedStrings: false,
     useStyles: true,
   });
-  const sheet = book.addWorksheet('Enriched') as unknown as SheetWriter;
+  const sheet = book.addWorksheet(o.sheetName ?? 'Enriched') as unknown as SheetWriter;
   const width = o.inputHeader.length;
   const withStatus = STATUS_COLUMNS.every((c, i) => o.extraColumns[i] === c);
   const tail = withStatus ? o.extraColumns.slice(STATUS_COLUMNS.length) : o.extraColumns;

@@ -92,3 +92,24 @@ describe('gzip output', () => {
     expect(text).toMatch(start);
   });
 });
+
+describe('XLSX rejects', () => {
+  it('are written on a sheet named Rejects (regression: "Enriched")', async () => {
+    const { openRejects } = await import('../../src/pipeline/join/rejects.js');
+    const target = join(dir, 'rejects.xlsx');
+    const source = { rawHeader: ['Email'], header: ['Email'] } as never;
+    const r = await openRejects(source, target);
+    await r.write(
+      { index: 0, line: 2, cells: ['not an address'] } as InputRow,
+      {
+        error: 'no email',
+        column: 'Email',
+      } as never,
+    );
+    await r.close();
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.readFile(target);
+    expect(book.worksheets.map((w) => w.name)).toEqual(['Rejects']);
+    expect(book.worksheets[0]!.getRow(2).getCell(1).value).toBe('not an address');
+  });
+});

@@ -70,10 +70,10 @@ function registerFetch(jobs: Command): void {
   jobs
     .command('fetch <id>')
     .description(
-      'download the raw results of one job (JSON, or flattened CSV/TSV by -o extension or --format)',
+      'download the raw results of one job (JSON, or flattened CSV/TSV/XLSX by -o extension or --format)',
     )
     .option('-o, --output <file>', 'write to this file instead of stdout')
-    .option('--format <format>', 'json | jsonl | csv | tsv (default: from -o, else json)')
+    .option('--format <format>', 'json | jsonl | csv | tsv | xlsx (default: from -o, else json)')
     .option(
       '--kind <kind>',
       'contacts | companies (default: from the journal, else asked of the service)',

@@ -24,6 +24,7 @@ export async function openRejects(
     jsonKeys: source.header,
     extraColumns: ['enrich_line'],
     formulaEscape: 'never',
+    sheetName: 'Rejects',
   });
   return {
     write: (row, v) =>

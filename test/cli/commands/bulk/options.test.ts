@@ -168,6 +168,19 @@ describe('normalizeBulkOptions', () => {
     for (const name of ['x.parquet', 'x.xls', 'x.xlsx.gz'])
       expect(() => format(['-o', name], 'csv')).toThrow(/is not a format enrich writes/);
     expect(format(['-o', 'x.parquet', '--format', 'csv'], 'csv')).toBe('csv');
+    // The hint fits the name: a workbook is compressed already (regression: it said add .gz).
+    const hint = (name: string) => {
+      try {
+        outputFormatOf(undefined, name, 'csv');
+      } catch (err) {
+        return (err as EnrichError).hint;
+      }
+      return undefined;
+    };
+    expect(hint('x.xlsx.gz')).toBe(
+      'A workbook is compressed already: name the output .xlsx, or .csv.gz for a compressed table.',
+    );
+    expect(hint('x.parquet')).toMatch(/^Name the output .csv, .tsv/);
   });
 
   it('--bom, --no-bom, --output-delimiter, --fields, --sheet', () => {
