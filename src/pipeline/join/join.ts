@@ -103,6 +103,45 @@ export function indexBatch(
   return { byRow, byKey, at };
 }
 
+/**
+ * A credit retry's answer laid over its batch's (pure, in place): the retry answers again for
+ * the rows it sent, whose earlier records all ran short (not charged, no data), so those go,
+ * however each was joined (by row id or by its echo: `custom_fields` is optional, and the two
+ * answers need not agree), and the retry's take their place. Records of other rows that sent
+ * the same request (`--no-dedupe`) and got an answer stay.
+ */
+export function overlayRetry(
+  lookup: BatchLookup,
+  retry: BatchLookup,
+  keyOf: (fields: AnyRecord) => string | undefined,
+): void {
+  const keyOfRecord = (r: AnyRecord) => {
+    const fields = originalFieldsOf(r);
+    return fields ? keyOf(fields) : undefined;
+  };
+  const keys = new Set(retry.byKey.keys());
+  for (const records of retry.byRow.values())
+    for (const r of records) {
+      const k = keyOfRecord(r);
+      if (k !== undefined) keys.add(k);
+    }
+  const short = (r: AnyRecord) => isCreditExhausted(r, 0);
+  for (const [row, records] of lookup.byRow)
+    if (
+      !retry.byRow.has(row) &&
+      records.every(short) &&
+      records.some((r) => keys.has(keyOfRecord(r) ?? ''))
+    )
+      lookup.byRow.delete(row);
+  for (const key of keys) {
+    const kept = (lookup.byKey.get(key) ?? []).filter((r) => !short(r));
+    const fresh = [...kept, ...(retry.byKey.get(key) ?? [])];
+    if (fresh.length > 0) lookup.byKey.set(key, fresh);
+    else lookup.byKey.delete(key);
+  }
+  for (const [row, records] of retry.byRow) lookup.byRow.set(row, records);
+}
+
 function push<K>(map: Map<K, AnyRecord[]>, key: K, record: AnyRecord): void {
   const list = map.get(key);
   if (list) list.push(record);

@@ -4,6 +4,7 @@ import type { BulkKind, LeafResult } from '../types.js';
 import {
   chargeUnknownRows,
   indexBatch,
+  overlayRetry,
   mergeRecords,
   outcomeFromRecords,
   noRecords,
@@ -63,8 +64,7 @@ async function loadLookup(
   // and the retry's balance, not the batch's dry one, tells whether a row had no match.
   for (const extra of leaf.extra ?? []) {
     const newer = indexBatch(await take(extra.id), belongs, keyOf);
-    for (const [row, records] of newer.byRow) lookup.byRow.set(row, records);
-    for (const [key, records] of newer.byKey) lookup.byKey.set(key, records);
+    overlayRetry(lookup, newer, keyOf);
     const answered = (lookup.answeredWith ??= new Map());
     for (const records of [...newer.byRow.values(), ...newer.byKey.values()])
       for (const r of records) answered.set(r, extra.remaining);
