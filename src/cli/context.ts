@@ -95,14 +95,20 @@ export async function openService(
   }
   if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
   const createClient = await loadClient();
-  const [{ creditsMemoSink, throttledSink }, { fileIdempotencyStore }, { getPaths }] =
-    await Promise.all([
-      import('../config/credits-memo.js'),
-      import('../config/idempotency-memo.js'),
-      import('../config/paths.js'),
-    ]);
+  const [
+    { creditsMemoSink, creditsScope, throttledSink },
+    { fileIdempotencyStore },
+    { getPaths },
+    { accountOfKey },
+  ] = await Promise.all([
+    import('../config/credits-memo.js'),
+    import('../config/idempotency-memo.js'),
+    import('../config/paths.js'),
+    import('../api/account.js'),
+  ]);
   const { stateDir } = getPaths();
-  const credits = throttledSink(creditsMemoSink(stateDir, settings.profile));
+  const scope = creditsScope(settings.baseUrl, accountOfKey(settings.apiKey));
+  const credits = throttledSink(creditsMemoSink(stateDir, settings.profile, scope));
   const client = createClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,

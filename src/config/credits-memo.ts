@@ -7,6 +7,17 @@ export interface CreditsMemo {
   remaining_verification_credits?: number;
   /** ISO time of the answer. */
   at: string;
+  /** Whose balance it is (`creditsScope`): the service's origin and the key's account. */
+  scope?: string;
+}
+
+/**
+ * The service and account a balance belongs to: the base URL's origin and the first 16 hex of
+ * the key's account (`accountOfKey`, a hash: never the key). A profile used with another key
+ * (`ENRICH_API_KEY`) or service shows none of the other's balance.
+ */
+export function creditsScope(baseUrl: string, account: string): string {
+  return `${new URL(baseUrl).origin} ${account.slice(0, 16)}`;
 }
 
 function memoPath(stateDir: string): string {
@@ -17,21 +28,29 @@ function readAll(stateDir: string): Record<string, CreditsMemo> {
   return readMemo<CreditsMemo>(memoPath(stateDir));
 }
 
-/** The last known credits of `profile`, if any were recorded. */
-export function readCreditsMemo(stateDir: string, profile: string): CreditsMemo | undefined {
-  return readAll(stateDir)[profile];
+/** The last known credits of `profile` for `scope` (its service and key), if any were recorded. */
+export function readCreditsMemo(
+  stateDir: string,
+  profile: string,
+  scope: string,
+): CreditsMemo | undefined {
+  const memo = readAll(stateDir)[profile];
+  return memo?.scope === scope ? memo : undefined;
 }
 
 /** Records the remaining credits of the latest answer (best effort: never throws). */
 export function writeCreditsMemo(
   stateDir: string,
   profile: string,
-  update: Omit<CreditsMemo, 'at'>,
+  scope: string,
+  update: Omit<CreditsMemo, 'at' | 'scope'>,
   now: Date = new Date(),
 ): void {
   try {
     const all = readAll(stateDir);
-    all[profile] = { ...all[profile], ...update, at: now.toISOString() };
+    // Another key's or service's figures are not this one's: replaced, never merged.
+    const earlier = all[profile]?.scope === scope ? all[profile] : {};
+    all[profile] = { ...earlier, ...update, at: now.toISOString(), scope };
     writeMemo(memoPath(stateDir), all);
   } catch {
     // The memo is a convenience; a read-only state dir must not fail a paid lookup.
@@ -50,14 +69,18 @@ export interface CreditsSeen {
  * The client's `onCredits` for `profile`: every `remaining_credits` any command sees (bulk
  * results included) becomes the memo `enrich auth status` shows, with the answer's time.
  */
-export function creditsMemoSink(stateDir: string, profile: string): (seen: CreditsSeen) => void {
+export function creditsMemoSink(
+  stateDir: string,
+  profile: string,
+  scope: string,
+): (seen: CreditsSeen) => void {
   sweepMemo(memoPath(stateDir));
   return (seen) => {
     const update =
       seen.kind === 'verification'
         ? { remaining_verification_credits: seen.remaining }
         : { remaining_credits: seen.remaining };
-    writeCreditsMemo(stateDir, profile, update, new Date(seen.at));
+    writeCreditsMemo(stateDir, profile, scope, update, new Date(seen.at));
   };
 }
 

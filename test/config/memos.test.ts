@@ -2,25 +2,38 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { creditsMemoSink, readCreditsMemo } from '../../src/config/credits-memo.js';
+import { creditsMemoSink, creditsScope, readCreditsMemo } from '../../src/config/credits-memo.js';
 import { fileIdempotencyStore, IDEMPOTENCY_LESSON_MS } from '../../src/config/idempotency-memo.js';
 import { deadPid } from '../helpers/pids.js';
 
+const A = creditsScope('https://api.example/v1', 'a'.repeat(64));
 const stateDir = () => join(mkdtempSync(join(tmpdir(), 'enrich-memo-')), 'state');
 
 describe('creditsMemoSink', () => {
   it('keeps the last balance of each kind the service reported, with the time of the answer', () => {
     const dir = stateDir();
-    const sink = creditsMemoSink(dir, 'default');
+    const sink = creditsMemoSink(dir, 'default', A);
     sink({ kind: 'enrichment', remaining: 120, at: Date.UTC(2026, 0, 1) });
     sink({ kind: 'verification', remaining: 7, at: Date.UTC(2026, 0, 2) });
     sink({ kind: 'enrichment', remaining: 99, at: Date.UTC(2026, 0, 3) });
-    expect(readCreditsMemo(dir, 'default')).toEqual({
+    expect(readCreditsMemo(dir, 'default', A)).toEqual({
       remaining_credits: 99,
       remaining_verification_credits: 7,
       at: '2026-01-03T00:00:00.000Z',
+      scope: 'https://api.example a'.padEnd(36, 'a'),
     });
-    expect(readCreditsMemo(dir, 'other')).toBeUndefined();
+    expect(readCreditsMemo(dir, 'other', A)).toBeUndefined();
+    // Another key's (or service's) balance is not this one's (regression: auth status showed
+    // it): not read, and replaced when that one reports, never merged.
+    const B = creditsScope('https://api.example', 'b'.repeat(64));
+    expect(readCreditsMemo(dir, 'default', B)).toBeUndefined();
+    creditsMemoSink(dir, 'default', B)({ kind: 'enrichment', remaining: 5, at: 0 });
+    expect(readCreditsMemo(dir, 'default', B)).toEqual({
+      remaining_credits: 5,
+      at: '1970-01-01T00:00:00.000Z',
+      scope: B,
+    });
+    expect(readCreditsMemo(dir, 'default', A)).toBeUndefined();
   });
 });
 
@@ -70,7 +83,7 @@ describe('fileIdempotencyStore', () => {
 describe('memo files', () => {
   it("remove the temp file a killed writer left, and keep a live writer's", () => {
     const dir = stateDir();
-    const sink = creditsMemoSink(dir, 'default');
+    const sink = creditsMemoSink(dir, 'default', A);
     sink({ kind: 'enrichment', remaining: 5, at: Date.UTC(2026, 0, 1) });
     // A pid far above pid_max is no process; our own is alive.
     writeFileSync(join(dir, 'credits.json.99999999.tmp'), '{');
@@ -81,23 +94,23 @@ describe('memo files', () => {
     expect(readdirSync(dir).sort()).toEqual(
       [`credits.json.${process.ppid}.tmp`, 'credits.json', 'idempotency.json'].sort(),
     );
-    expect(readCreditsMemo(dir, 'default')?.remaining_credits).toBe(4);
+    expect(readCreditsMemo(dir, 'default', A)?.remaining_credits).toBe(4);
   });
 
   it("are swept of dead writers' temps when a command opens them, before anything is written", () => {
     // A run killed while it wrote a memo, resumed by one that has nothing left to ask the
     // service (every job downloaded): it never writes the memos again.
     const dir = stateDir();
-    creditsMemoSink(dir, 'default')({ kind: 'enrichment', remaining: 5, at: 1 });
+    creditsMemoSink(dir, 'default', A)({ kind: 'enrichment', remaining: 5, at: 1 });
     const dead = deadPid();
     const left = [`credits.json.${dead}.tmp`, `idempotency.json.${dead}.tmp`];
     for (const f of [...left, `credits.json.${process.ppid}.tmp`]) writeFileSync(join(dir, f), '{');
-    creditsMemoSink(dir, 'default');
+    creditsMemoSink(dir, 'default', A);
     expect(readdirSync(dir)).not.toContain(left[0]);
     expect(readdirSync(dir)).toContain(left[1]);
     fileIdempotencyStore(dir);
     expect(readdirSync(dir).sort()).toEqual(['credits.json', `credits.json.${process.ppid}.tmp`]);
     // A state directory not made yet is no error.
-    expect(() => creditsMemoSink(join(dir, 'none'), 'default')).not.toThrow();
+    expect(() => creditsMemoSink(join(dir, 'none'), 'default', A)).not.toThrow();
   });
 });

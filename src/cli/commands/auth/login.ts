@@ -2,7 +2,8 @@ import { EnrichError, usageError } from '../../../errors.js';
 import { createClient } from '../../../api/client.js';
 import { maskKey } from '../../../config/mask-key.js';
 import { getPaths } from '../../../config/paths.js';
-import { readCreditsMemo } from '../../../config/credits-memo.js';
+import { creditsScope, readCreditsMemo } from '../../../config/credits-memo.js';
+import { accountOfKey } from '../../../api/account.js';
 import { resolveSettings } from '../../../config/settings.js';
 import { openConfigStore } from '../../../config/store.js';
 import { debugSink, missingBaseUrl } from '../../context.js';
@@ -141,7 +142,14 @@ export async function runLogin(globals: GlobalOptions): Promise<number> {
 export async function runStatus(globals: GlobalOptions): Promise<number> {
   refuseSandbox(globals, 'status');
   const s = resolveSettings({ globals });
-  const memo = readCreditsMemo(getPaths().stateDir, s.profile);
+  const memo =
+    s.apiKey && s.baseUrl
+      ? readCreditsMemo(
+          getPaths().stateDir,
+          s.profile,
+          creditsScope(s.baseUrl, accountOfKey(s.apiKey)),
+        )
+      : undefined;
   let check: string;
   let exitCode = 0;
   let hint: string | undefined;

@@ -8,7 +8,7 @@ import {
   Limits,
 } from '../../../contract/index.js';
 import { getPaths } from '../../../config/paths.js';
-import { writeCreditsMemo, type CreditsMemo } from '../../../config/credits-memo.js';
+import { creditsScope, writeCreditsMemo, type CreditsMemo } from '../../../config/credits-memo.js';
 import { EnrichError, usageError } from '../../../errors.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
@@ -90,7 +90,8 @@ async function withService<T>(
     const result = await fn(service);
     const seen = credits(result); // undefined: no answer came now (a cached one)
     if (!service.sandbox && seen) {
-      writeCreditsMemo(getPaths().stateDir, service.settings.profile, seen);
+      const scope = creditsScope(service.baseUrl, service.client.account);
+      writeCreditsMemo(getPaths().stateDir, service.settings.profile, scope, seen);
     }
     return result;
   } finally {
