@@ -95,6 +95,37 @@ export async function openService(
   }
   if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
   const createClient = await loadClient();
+  const { credits, idempotencyStore } = await serviceMemos(
+    settings.baseUrl,
+    settings.apiKey,
+    settings.profile,
+  );
+  const client = createClient({
+    baseUrl: settings.baseUrl,
+    apiKey: settings.apiKey,
+    ...connections,
+    ...(debug ? { debug } : {}),
+    ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
+    // What the service said about credits and Idempotency-Key outlives the command.
+    onCredits: credits.onCredits,
+    idempotencyStore,
+  });
+  return {
+    client,
+    settings,
+    baseUrl: settings.baseUrl,
+    async close() {
+      credits.flush();
+      await client.close();
+    },
+  };
+}
+
+/**
+ * What a command learns of the service and keeps in the state directory: the balances it
+ * reports (per service and key, for `auth status`) and whether it honours Idempotency-Key.
+ */
+async function serviceMemos(baseUrl: string, apiKey: string, profile: string) {
   const [
     { creditsMemoSink, creditsScope, throttledSink },
     { fileIdempotencyStore },
@@ -107,25 +138,9 @@ export async function openService(
     import('../api/account.js'),
   ]);
   const { stateDir } = getPaths();
-  const scope = creditsScope(settings.baseUrl, accountOfKey(settings.apiKey));
-  const credits = throttledSink(creditsMemoSink(stateDir, settings.profile, scope));
-  const client = createClient({
-    baseUrl: settings.baseUrl,
-    apiKey: settings.apiKey,
-    ...connections,
-    ...(debug ? { debug } : {}),
-    ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
-    // What the service said about credits and Idempotency-Key outlives the command.
-    onCredits: credits.onCredits,
-    idempotencyStore: fileIdempotencyStore(stateDir),
-  });
+  const scope = creditsScope(baseUrl, accountOfKey(apiKey));
   return {
-    client,
-    settings,
-    baseUrl: settings.baseUrl,
-    async close() {
-      credits.flush();
-      await client.close();
-    },
+    credits: throttledSink(creditsMemoSink(stateDir, profile, scope)),
+    idempotencyStore: fileIdempotencyStore(stateDir),
   };
 }
