@@ -3,13 +3,14 @@ import { buildProgram, helpArgv } from './program.js';
 import { exitCodeOf } from './action.js';
 import { describeError } from './report-error.js';
 import { fileSystemError } from '../io/output-target.js';
+import { closedStdoutIsHandled } from './output.js';
 
 /** Runs the CLI with `argv` (process.argv form) and resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   // A reader that goes away: `enrich jobs list | head` is no error and stops quietly; a bulk
   // run writing its data to stdout sets process.exitCode while it writes, so a closed pipe
   // (`enrich contacts x.csv | head`) stops it at once (nothing more is read or sent; the
-  // journal is kept) and never ends in 0.
+  // journal is kept) and never ends in 0. A run in stopsOnClosedStdout (output.ts) stops itself.
   const debug = argv.includes('--debug') || process.env.ENRICH_DEBUG === '1';
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE') {
@@ -19,6 +20,8 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${failed.text}\n`);
       process.exit(failed.exitCode);
     }
+    // A run that stops by itself (verify-emails: its writes fail, it waits for its answers).
+    if (closedStdoutIsHandled()) return;
     const code = Number(process.exitCode ?? 0);
     if (code !== 0)
       process.stderr.write('enrich: the output was closed before everything was written\n');

@@ -1,5 +1,25 @@
 /** stdout carries data only; everything else goes to stderr (DESIGN.md section 4). */
 
+let closedStdoutOwners = 0;
+
+/**
+ * Runs `run`, a run writing its data to stdout that stops by itself when the reader goes
+ * away: its next write fails with OUTPUT_CLOSED, and it ends the requests in flight (their
+ * answers journaled) before it returns. Meanwhile main.ts leaves a closed stdout to it rather
+ * than ending the process at once (which would lose those answers).
+ */
+export async function stopsOnClosedStdout<T>(run: () => Promise<T>): Promise<T> {
+  closedStdoutOwners++;
+  try {
+    return await run();
+  } finally {
+    closedStdoutOwners--;
+  }
+}
+
+/** True while a run that stops by itself on a closed stdout runs (stopsOnClosedStdout). */
+export const closedStdoutIsHandled = (): boolean => closedStdoutOwners > 0;
+
 /** Writes one JSON document on stdout. */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

@@ -11,6 +11,8 @@ const text = (v: Cell) =>
 /** Turns output rows into text on a stream. */
 export interface Sink {
   write(row: OutputRow): Promise<void>;
+  /** Hands `out` the rows gathered so far (a text sink gathers them in blocks), now. */
+  flush?(): Promise<void>;
   /** Flushes everything written; never ends `out` itself (the caller may still need it). */
   end(): Promise<void>;
 }
@@ -79,6 +81,9 @@ export function csvSink(o: OutputWriterOptions, out: Writable): Sink {
       blockCells += c.length;
       if (blockCells >= BLOCK_CELLS) await flush();
     },
+    async flush() {
+      if (block.length > 0) await flush();
+    },
     async end() {
       await flush();
     },
@@ -103,6 +108,12 @@ export function jsonSink(o: OutputWriterOptions, out: Writable): Sink {
         pending = '';
         await put(chunk);
       }
+    },
+    async flush() {
+      if (pending === '') return;
+      const chunk = pending;
+      pending = '';
+      await put(chunk);
     },
     async end() {
       await put(pending + encode.end(first));

@@ -29,6 +29,11 @@ export { fileIdOf, sameFile, type FileId } from './input-pin.js';
 /** Writes rows; every failure (disk full, EPIPE, a removed directory) rejects with an EnrichError. */
 export interface OutputWriter {
   write(row: OutputRow): Promise<void>;
+  /**
+   * Writes the rows gathered so far (CSV, TSV and JSON gather them in blocks) without
+   * waiting for more: a reader sees them now, and a reader that went away is seen at once.
+   */
+  flush(): Promise<void>;
   close(): Promise<void>;
   /** Stops writing; an atomic output leaves no temp file and the old file as it was. */
   abort(): Promise<void>;
@@ -73,6 +78,10 @@ export async function createOutputWriter(options: OutputWriterOptions): Promise<
     async write(row) {
       if (failure) return settle(failure);
       await sink.write(row).catch(settle);
+    },
+    async flush() {
+      if (failure) return settle(failure);
+      await sink.flush?.().catch(settle);
     },
     async close() {
       if (failure) return settle(failure);

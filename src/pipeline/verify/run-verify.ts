@@ -9,10 +9,52 @@ import { writeVerified, type WrittenStats } from './write-verified.js';
 export const VERIFY_KIND = 'verify-emails';
 
 /**
- * Verifies every distinct address of a file and writes every row back with its verdict:
- * pass one reads the rows and verifies each new address as it is found (journaled, at most
- * `concurrency` at once); pass two writes the output in input order. The same run again
- * resumes: answered addresses are not sent again. Never prints.
+ * Rows pass one may read ahead of the output before it waits to send more: the bound on
+ * what is sent (and paid for) past a row the output still waits for, so that a reader of
+ * stdout that went away is seen within a bounded amount of work (one slow answer at the
+ * head holds up the output, not the requests behind it, up to here).
+ */
+export const AHEAD_ROWS = 1024;
+
+/** The feed between the two passes (write-verified.ts): events, rows written, and the stop. */
+function createFeed(interrupted: () => boolean) {
+  let wake: (() => void) | undefined;
+  let event: Promise<void> | undefined;
+  let stopped = false;
+  let written = 0;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    event = undefined;
+    w?.();
+  };
+  return {
+    notify,
+    next: () => (event ??= new Promise<void>((r) => (wake = r))),
+    wrote: () => {
+      written++;
+      notify();
+    },
+    written: () => written,
+    stopped: () => stopped || interrupted(),
+    stop: () => {
+      stopped = true;
+      notify();
+    },
+  };
+}
+
+type Feed = ReturnType<typeof createFeed>;
+
+/**
+ * Verifies every distinct address of a file and writes every row back with its verdict, in
+ * two passes over the input that run together: pass one reads the rows and verifies each
+ * new address as it is found (journaled, at most `concurrency` at once, at most AHEAD_ROWS
+ * rows ahead of the output); pass two writes the output in input order, each row as soon
+ * as its address is settled. A write that fails (a reader of stdout that went away) stops
+ * the run: nothing more is sent, the requests in flight get their answer (journaled, kept),
+ * and the write's error (OUTPUT_CLOSED) is thrown. The same run again resumes: answered
+ * addresses are not sent again. Never prints.
  */
 export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<VerifySummary> {
   const now = deps.now ?? Date.now;
@@ -26,6 +68,8 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
     now,
   });
   try {
+    // Ctrl-C stops the output with the requests: rows after it would only say "not sent".
+    const feed = createFeed(() => pool.stopReason()?.code === 'INTERRUPTED');
     const pool = createVerifyPool({
       api: deps.api,
       journal,
@@ -38,13 +82,27 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
       now,
       signal: deps.signal,
       words: run.words,
+      onSettled: feed.notify,
     });
     const table = new Map<string, AddressEntry>();
-    const duplicates = await readAndVerify(run, pool, table, deps);
+    const writing = writeVerified(run, table, feed);
+    // A write that failed stops pass one; the failure is thrown once its requests are answered.
+    writing.catch(feed.stop);
+    const duplicates = await readAndVerify(run, pool, table, deps, feed).catch(
+      async (err: unknown) => {
+        feed.stop();
+        await writing.catch(() => undefined);
+        throw err;
+      },
+    );
     const stop = pool.stopReason();
-    if (stop?.code === 'INTERRUPTED')
+    if (stop?.code === 'INTERRUPTED') {
+      feed.stop();
+      await writing.catch(() => undefined);
       throw new EnrichError('INTERRUPTED', `interrupted; ${run.words.resume} to resume`);
-    const written = await writeVerified(run, table);
+    }
+    feed.notify();
+    const written = await writing;
     const summary = summarize(pool.stats, written, table.size, duplicates, stop);
     if (summary.exitCode === ExitCode.ok)
       await journal.append({ t: 'done', output: run.output.target });
@@ -54,12 +112,17 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   }
 }
 
-/** Pass one: finds each distinct address and hands it to the pool; returns the duplicate rows. */
+/**
+ * Pass one: finds each distinct address and hands it to the pool; returns the duplicate
+ * rows. Stops reading once the run stopped (the output failed), then waits for the answers
+ * of the requests in flight.
+ */
 async function readAndVerify(
   run: VerifyRun,
   pool: VerifyPool,
   table: Map<string, AddressEntry>,
   deps: VerifyDeps,
+  feed: Feed,
 ): Promise<number> {
   let rows = 0;
   let duplicates = 0;
@@ -73,6 +136,7 @@ async function readAndVerify(
     });
   let lastProgress = 0;
   for await (const row of run.source.rows()) {
+    if (feed.stopped()) break;
     rows++;
     const cell = row.error ? undefined : addressOfCell(row.cells[run.column]);
     if (cell?.kind !== 'address') continue;
@@ -80,9 +144,13 @@ async function readAndVerify(
       duplicates++;
       continue;
     }
+    while (rows - feed.written() > AHEAD_ROWS && !feed.stopped()) await feed.next();
+    if (feed.stopped()) break;
     const entry: AddressEntry = { first: row.index };
     table.set(cell.address, entry);
     await pool.add(cell.address, entry);
+    // The writer may be waiting for this row.
+    feed.notify();
     if (deps.onProgress && rows - lastProgress >= 500) {
       lastProgress = rows;
       progress();

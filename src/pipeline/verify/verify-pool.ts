@@ -27,6 +27,8 @@ export interface PoolContext {
   now: () => number;
   signal: AbortSignal | undefined;
   words: RunWords;
+  /** Told each time a request started has its outcome (the output follows the answers). */
+  onSettled?: (() => void) | undefined;
 }
 
 /** Why the next address may not be sent, if it may not. */
@@ -92,6 +94,7 @@ export function createVerifyPool(ctx: PoolContext) {
         inFlight--;
         running.delete(task);
         waiters.shift()?.();
+        ctx.onSettled?.();
       });
     running.add(task);
   };

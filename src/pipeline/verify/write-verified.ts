@@ -1,6 +1,11 @@
 import { EnrichError } from '../../errors.js';
 import type { InputRow } from '../../io/read.js';
-import { createOutputWriter, type OutputRow, type RowStatus } from '../../io/write.js';
+import {
+  createOutputWriter,
+  type OutputRow,
+  type OutputWriter,
+  type RowStatus,
+} from '../../io/write.js';
 import { addressOfCell } from './address.js';
 import type { AddressEntry, Verdict, VerifyRun } from './types.js';
 
@@ -74,10 +79,55 @@ export function verifiedRow(
   };
 }
 
-/** Writes every input row, in input order, with its verdict (a second pass over the input). */
+/**
+ * How the writer follows pass one while both run (run-verify.ts): it waits for each row's
+ * address to be settled, and pass one waits while it is too far ahead of the writer.
+ */
+export interface VerifyFeed {
+  /** Resolves at the next event of the run: a row handled by pass one, an answer, a row written, a stop. */
+  next(): Promise<void>;
+  /** A row was written (pass one may go on if it waits for the writer). */
+  wrote(): void;
+  /** True once the run gave up (interrupted, a failure of either pass): nothing more is written or sent. */
+  stopped(): boolean;
+}
+
+/** Waits until the address of `row` (if it holds one) is settled; false once the run stopped. */
+async function settled(
+  row: InputRow,
+  run: Pick<VerifyRun, 'column'>,
+  table: ReadonlyMap<string, AddressEntry>,
+  feed: VerifyFeed,
+  writer: OutputWriter,
+): Promise<boolean> {
+  const cell = row.error ? undefined : addressOfCell(row.cells[run.column]);
+  if (cell?.kind !== 'address') return !feed.stopped();
+  let flushed = false;
+  for (;;) {
+    if (feed.stopped()) return false;
+    const entry = table.get(cell.address);
+    if (entry?.outcome) return true;
+    // Its request is on its way: the rows before it go out now. A reader of stdout sees them
+    // at once, and a reader that went away (`| head`) fails the write while little is sent.
+    if (entry && !flushed) {
+      flushed = true;
+      await writer.flush();
+      continue;
+    }
+    await feed.next();
+  }
+}
+
+/**
+ * Writes every input row, in input order, with its verdict (a second pass over the input).
+ * With a `feed`, it runs while pass one does: each row is written as soon as its address is
+ * settled (those before it were), so the output starts at once and a write that fails (a
+ * reader that went away) fails the run early. Rejects with INTERRUPTED once the run stopped.
+ */
 export async function writeVerified(
   run: VerifyRun,
   table: ReadonlyMap<string, AddressEntry>,
+  feed?: VerifyFeed,
 ): Promise<WrittenStats> {
   const { output, source } = run;
   const writer = await createOutputWriter({
@@ -99,6 +149,8 @@ export async function writeVerified(
   };
   try {
     for await (const row of source.rows()) {
+      if (feed && !(await settled(row, run, table, feed, writer)))
+        throw new EnrichError('INTERRUPTED', `interrupted; ${run.words.resume} to resume`);
       const out = verifiedRow(row, run, table);
       stats.rows++;
       stats.statuses[out.status]++;
@@ -107,6 +159,7 @@ export async function writeVerified(
         stats.verdicts[verdict]++;
       if (out.status === 'invalid') stats[verdict === 'invalid' ? 'notAnAddress' : 'noAddress']++;
       await writer.write(out);
+      feed?.wrote();
     }
   } catch (err) {
     await writer.abort();

@@ -11,7 +11,7 @@ import { formatDuration } from '../../../config/duration.js';
 import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
-import { warnAbout } from '../../output.js';
+import { stopsOnClosedStdout, warnAbout } from '../../output.js';
 import { exitOnInterrupt, interruptOnSignal } from '../bulk/run.js';
 import { resumeCommand } from '../bulk/resolve.js';
 import { readOptionsOf, settingFlagsOf, VERIFY_WORDS, verifyOptionsOf } from './flags.js';
@@ -107,22 +107,33 @@ export async function runVerifyEmails(
   try {
     const { verifyEmailsFile, toVerifyApi } = await import('../../../bulk/verify-emails.js');
     const concurrency = opts.concurrency ?? 8;
-    service = await openService(globals, { settings, connections: Math.max(8, concurrency) });
+    const svc = await openService(globals, { settings, connections: Math.max(8, concurrency) });
+    service = svc;
     const deadline = Date.now() + settings.timeoutMs;
-    const summary = await verifyEmailsFile({
-      ...opts,
-      ...(scratch ? { runsDir: scratch } : {}),
-      service: {
-        api: toVerifyApi(service.client, deadline),
-        baseUrl: service.baseUrl,
-        // Each embedded sandbox is a new account: its verdicts are neither read nor kept.
-        ...(service.sandbox ? {} : { account: service.client.account }),
-      },
-      signal: interrupt.signal,
-      onProgress: progressLine(globals, started),
-    });
+    const verify = () =>
+      verifyEmailsFile({
+        ...opts,
+        ...(scratch ? { runsDir: scratch } : {}),
+        service: {
+          api: toVerifyApi(svc.client, deadline),
+          baseUrl: svc.baseUrl,
+          // Each embedded sandbox is a new account: its verdicts are neither read nor kept.
+          ...(svc.sandbox ? {} : { account: svc.client.account }),
+        },
+        signal: interrupt.signal,
+        onProgress: progressLine(globals, started),
+      });
+    // Rows go to stdout as they are settled: a reader that goes away (`| head`) fails the next
+    // write, and the run stops sending, waits for the answers in flight (journaled) and fails
+    // with OUTPUT_CLOSED, rather than being ended at once by main.ts.
+    const summary = await (opts.output === '-' ? stopsOnClosedStdout(verify) : verify());
     return report(summary, opts, globals, Date.now() - started, command);
   } catch (err) {
+    if (opts.output === '-' && err instanceof EnrichError && err.code === 'OUTPUT_CLOSED') {
+      // As main.ts says it for the other runs writing to stdout (exit 2, never 0).
+      process.stderr.write('enrich: the output was closed before everything was written\n');
+      return ErrorCodes.OUTPUT_CLOSED;
+    }
     return exitOnInterrupt(err, command);
   } finally {
     process.exitCode = undefined;

@@ -1,0 +1,63 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { ensureBuilt, runCli, spawnCli, tempEnv } from '../api/harness.js';
+import { parseCsv, tempDir, writeCsv } from '../integration/bulk-harness.js';
+
+// Regression: `enrich verify-emails list.csv | head -2` verified (and paid for) every
+// address of the file before it wrote a row, so the closed pipe was seen only at the end.
+// Rows are now written as soon as the rows before them are settled: the reader going away
+// stops the run after a handful of addresses, what was paid for is kept, and the same
+// command with -o resumes without paying again.
+beforeAll(ensureBuilt, 120_000);
+
+let sb: SandboxHandle | undefined;
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+const ADDRESSES = 2000;
+
+async function setUp() {
+  const s = (sb = await startSandbox({ port: 0, verificationCredits: 100_000 }));
+  const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+  const dir = await tempDir('enrich-verify-closed-');
+  const rows = Array.from({ length: ADDRESSES }, (_, i) => [`${i}`, `lead${i}@firm${i % 13}.com`]);
+  const file = await writeCsv(dir, 'list.csv', ['Id', 'Email'], rows);
+  return { s, env, dir, file };
+}
+
+describe('enrich verify-emails into a reader that goes away (e2e)', () => {
+  it.each([
+    ['main thread', '0'],
+    ['worker thread', '1'],
+  ])(
+    '%s: stops after a handful of addresses with exit 2, and -o resumes without paying again',
+    async (_where, worker) => {
+      const { s, env, dir, file } = await setUp();
+      const charged = () => s.admin.stats().verification_credits_charged;
+      const { child, out, code } = await spawnCli(['verify-emails', file, '--no-progress'], {
+        env: { ...env, ENRICH_WORKER: worker },
+      });
+      // `| head -2`: the reader takes the first lines written and leaves.
+      child.stdout.once('data', () => child.stdout.destroy());
+      const exited = await code;
+      const paid = charged();
+      expect(paid).toBeGreaterThan(0);
+      expect(paid).toBeLessThan(ADDRESSES / 10);
+      expect(exited).toBe(2);
+      expect(out.stderr).toMatch(/the output was closed before everything was written/);
+      // The same command into a file: what was paid for is not sent again.
+      const output = join(dir, 'out.csv');
+      const resumed = await runCli(['verify-emails', file, '-o', output, '-q'], { env });
+      expect(resumed.code).toBe(0);
+      expect(charged()).toBe(ADDRESSES);
+      const rows = parseCsv(await readFile(output, 'utf8')).slice(1);
+      expect(rows).toHaveLength(ADDRESSES);
+      expect(rows.every((r) => r[2] === 'enriched' && r[6] === 'valid')).toBe(true);
+    },
+    60_000,
+  );
+});
