@@ -237,23 +237,35 @@ describe('credit retries in the run summary', () => {
 // cached as no-match, never sent again) when the results were downloaded after a top-up: the
 // download's `remaining_credits` is the balance then, not while the job ran.
 describe('an answer downloaded after a top-up', () => {
-  /** 21 rows (3 without a match) sent with 5 credits and not waited for; then a top-up. */
-  async function sentThenToppedUp(specOnly: boolean) {
-    let t = Date.now();
-    const s = await sandbox({ credits: 5, specOnly, jobMs: 60_000, now: () => t });
+  /**
+   * A sandbox whose jobs take a minute on a clock the test moves (`clock.t`; the run's sleeps
+   * move it too, or `sleep` instead), and a file of 21 rows, 3 of them without a match.
+   */
+  async function clocked(specOnly: boolean, credits: number, sleep?: (ms: number) => void) {
+    const clock = { t: Date.now() };
+    const s = await sandbox({ credits, specOnly, jobMs: 60_000, now: () => clock.t });
     const dir = await tempDir();
-    const file = await writeCsv(
-      dir,
-      'in.csv',
-      CONTACT_HEADER,
-      contactRows(21, { noMatchEvery: 7 }),
-    );
-    const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
+    const rows = contactRows(21, { noMatchEvery: 7 });
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+    const env = {
+      now: () => clock.t,
+      random: () => 0.5,
+      sleep: async (ms: number) => {
+        sleep?.(ms);
+        clock.t += ms;
+      },
+    };
+    return { s, dir, file, clock, env };
+  }
+
+  /** The 21 rows sent with 5 credits and not waited for; then a top-up. */
+  async function sentThenToppedUp(specOnly: boolean) {
+    const { s, dir, file, clock, env } = await clocked(specOnly, 5);
     const o = { runsDir: dir, batchSize: 100, concurrency: 1, env };
     const first = await runFile(s, file, { ...o, wait: false });
     expect(first.summary.jobs.pending).toBe(1);
     s.admin.updateAccount(s.accountId, { credits: 1000 });
-    t += 60_000;
+    clock.t += 60_000;
     return { s, file, o };
   }
 
@@ -301,25 +313,11 @@ describe('an answer downloaded after a top-up', () => {
   it.each(SANDBOX_MODES)(
     'a job this run sent, whose balance rose before its download: the rows it may have left out are failed (exit 3), and the next run sends them once ($name)',
     async ({ specOnly }) => {
-      let t = Date.now();
-      const s = await sandbox({ credits: 5, specOnly, jobMs: 60_000, now: () => t });
-      const dir = await tempDir();
-      const file = await writeCsv(
-        dir,
-        'in.csv',
-        CONTACT_HEADER,
-        contactRows(21, { noMatchEvery: 7 }),
-      );
       // A top-up (or an automatic refill) while the job runs.
-      const env = {
-        now: () => t,
-        random: () => 0.5,
-        sleep: async (ms: number) => {
-          if (s.admin.stats().jobs_submitted === 1)
-            s.admin.updateAccount(s.accountId, { credits: 1000 });
-          t += ms;
-        },
-      };
+      const { s, dir, file, env } = await clocked(specOnly, 5, () => {
+        if (s.admin.stats().jobs_submitted === 1)
+          s.admin.updateAccount(s.accountId, { credits: 1000 });
+      });
       const o = { runsDir: dir, batchSize: 100, concurrency: 1, env };
       const first = await runFile(s, file, o);
       expect(first.summary.exitCode).toBe(3);
@@ -344,16 +342,7 @@ describe('an answer downloaded after a top-up', () => {
   it.each(SANDBOX_MODES)(
     'a job this run sent and downloaded with no rise of the balance: its rows without a match are not_found at once, sent once ($name)',
     async ({ specOnly }) => {
-      let t = Date.now();
-      const s = await sandbox({ credits: 1000, specOnly, jobMs: 60_000, now: () => t });
-      const dir = await tempDir();
-      const file = await writeCsv(
-        dir,
-        'in.csv',
-        CONTACT_HEADER,
-        contactRows(21, { noMatchEvery: 7 }),
-      );
-      const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
+      const { s, dir, file, env } = await clocked(specOnly, 1000);
       const first = await runFile(s, file, { runsDir: dir, batchSize: 10, concurrency: 4, env });
       expect(first.summary.exitCode).toBe(0);
       expect(first.summary.statuses).toMatchObject({ enriched: 18, not_found: 3 });
