@@ -98,11 +98,11 @@ async function settled(
   run: Pick<VerifyRun, 'column'>,
   table: ReadonlyMap<string, AddressEntry>,
   feed: VerifyFeed,
-  writer: OutputWriter,
+  writer: OutputWriter | undefined,
 ): Promise<boolean> {
   const cell = row.error ? undefined : addressOfCell(row.cells[run.column]);
   if (cell?.kind !== 'address') return !feed.stopped();
-  let flushed = false;
+  let flushed = writer === undefined;
   for (;;) {
     if (feed.stopped()) return false;
     const entry = table.get(cell.address);
@@ -111,7 +111,7 @@ async function settled(
     // at once, and a reader that went away (`| head`) fails the write while little is sent.
     if (entry && !flushed) {
       flushed = true;
-      await writer.flush();
+      await writer?.flush();
       continue;
     }
     await feed.next();
@@ -140,6 +140,9 @@ export async function writeVerified(
     bom: output.bom,
     formulaEscape: output.formulaEscape,
   });
+  // Only a reader of stdout needs the rows at once (and shows it left by a failed write): a
+  // file is written in blocks, as before (a flush per address cost 20% more CPU).
+  const flushing = output.target === '-' ? writer : undefined;
   const stats: WrittenStats = {
     rows: 0,
     statuses: { enriched: 0, not_found: 0, failed: 0, invalid: 0, missing: 0, expired: 0 },
@@ -149,7 +152,7 @@ export async function writeVerified(
   };
   try {
     for await (const row of source.rows()) {
-      if (feed && !(await settled(row, run, table, feed, writer)))
+      if (feed && !(await settled(row, run, table, feed, flushing)))
         throw new EnrichError('INTERRUPTED', `interrupted; ${run.words.resume} to resume`);
       const out = verifiedRow(row, run, table);
       stats.rows++;
