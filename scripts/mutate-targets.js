@@ -75,6 +75,8 @@ export const TARGETS = [
       'test/pipeline/join-guards.test.ts',
       'test/pipeline/join-property.test.ts',
       'test/pipeline/credit-retry.test.ts',
+      'test/pipeline/overlay-retry.test.ts',
+      'test/pipeline/share-echoed.test.ts',
     ],
   },
   {
