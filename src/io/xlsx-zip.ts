@@ -91,9 +91,10 @@ function lazyText(zip: ZipFile, entry: Entry): AsyncIterable<string> {
 export async function* formulaResultsAsText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
   // A cell's type attribute saying it holds an error (`<c r="D5" t="e">`).
   const errorCell = /(<c\b[^>]*?\st=")e"/g;
-  // A whole boolean cell with a formula, up to its value: never across a cell's end.
+  // A whole boolean cell with a formula (a cell's first child), up to its value: never across
+  // a cell's end.
   const booleanFormula =
-    /(<c\b[^>]*?\st=")b("[^>]*(?<!\/)>)((?:(?!<\/c>)[\s\S])*?<f\b(?:(?!<\/c>)[\s\S])*?<v>)\s*([01])\s*(<\/v>)/g;
+    /(<c\b[^>]*?\st=")b("[^>]*(?<!\/)>)(\s*<f\b(?:(?!<\/c>)[\s\S])*?<v>)\s*([01])\s*(<\/v>)/g;
   let carry = '';
   for await (const chunk of chunks) {
     const text = carry + chunk;
@@ -115,18 +116,24 @@ export async function* formulaResultsAsText(chunks: AsyncIterable<string>): Asyn
   if (carry !== '') yield carry;
 }
 
-/** Where a boolean cell starts that `text` (up to `end`) leaves open, when it does and it is small. */
+/**
+ * Where a boolean cell starts that `text` (up to `end`) leaves open, when it does and it is
+ * small. Only the last `<c` can be one (cells do not nest); when it is another element (`<col`
+ * before the sheet's data, `<cfRule` after it), no cell is open there.
+ */
 function openBooleanCell(text: string, end: number): number | undefined {
-  let at = text.lastIndexOf('<c', end - 1);
-  // `<col`, `<cfRule`...: not a cell.
-  while (at !== -1 && !/[\s>/]/.test(text.charAt(at + 2)))
-    at = at === 0 ? -1 : text.lastIndexOf('<c', at - 1);
-  if (at === -1) return undefined;
+  // Stryker disable next-line ArithmeticOperator: a `<c` at `end` is a tag cut short, whose missing `>` leaves it no type
+  const at = text.lastIndexOf('<c', end - 1);
   const tagEnd = text.indexOf('>', at);
+  // Stryker disable next-line ConditionalExpression,UnaryOperator: a `<c` not found slices a tag without `t="b"` all the same
+  if (at === -1) return undefined;
   const tag = text.slice(at, tagEnd + 1);
-  if (!/\st="b"/.test(tag) || tag.endsWith('/>')) return undefined;
+  // Stryker disable next-line Regex: the tag is sliced from its `<c`, anchored or not
+  if (!/^<c\s[^>]*\st="b"/.test(tag) || tag.endsWith('/>')) return undefined;
+  // Stryker disable next-line EqualityOperator: `</c>` cannot start at the start tag's `>`
   if (text.lastIndexOf('</c>', end) > tagEnd) return undefined;
   // A cell of 64 KB is no cell a sheet has: go on rather than hold the sheet.
+  // Stryker disable next-line EqualityOperator: a cell of exactly 64 KB held or not reads the same
   return end - at < 65_536 ? at : undefined;
 }
 

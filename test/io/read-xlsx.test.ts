@@ -163,12 +163,12 @@ describe('formula results: errors and booleans', () => {
       '<row r="2"><c r="A2" t="e"><v>#N/A</v></c><c r="B2" s="1" t="e"><f>1/0</f><v>#DIV/0!</v></c>' +
       '<c r="C2" t="s"><v>0</v></c><c r="D2" t="inlineStr"><is><t>t="e" stays</t></is></c>' +
       '<c r="E2" t="b"/><c r="F2" t="b"><v>1</v></c><c r="G2" s="2" t="b"><f>A2&gt;5</f><v>1</v></c>' +
-      '<c r="H2" t="b"><f t="shared" si="0"/><v> 0 </v></c><cols/></row>';
+      '<c r="H2" t="b"><f t="shared" si="0"/><v> 0 </v></c><c r="I2" t="b" s="3">\n  <f>1</f><v>1</v></c><cols/></row>';
     const want =
       '<row r="2"><c r="A2" t="str"><v>#N/A</v></c><c r="B2" s="1" t="str"><f>1/0</f><v>#DIV/0!</v></c>' +
       '<c r="C2" t="s"><v>0</v></c><c r="D2" t="inlineStr"><is><t>t="e" stays</t></is></c>' +
       '<c r="E2" t="b"/><c r="F2" t="b"><v>1</v></c><c r="G2" s="2" t="str"><f>A2&gt;5</f><v>TRUE</v></c>' +
-      '<c r="H2" t="str"><f t="shared" si="0"/><v>FALSE</v></c><cols/></row>';
+      '<c r="H2" t="str"><f t="shared" si="0"/><v>FALSE</v></c><c r="I2" t="str" s="3">\n  <f>1</f><v>TRUE</v></c><cols/></row>';
     for (let cut = 0; cut <= xml.length; cut++) {
       const chunks = async function* () {
         yield xml.slice(0, cut);
@@ -199,6 +199,20 @@ describe('formula results: errors and booleans', () => {
     ]);
     const big = `<c r="A1" t="b"><f>${'x'.repeat(70_000)}`;
     expect(await all(big, '</f><v>1</v></c>')).toEqual([big, '</f><v>1</v></c>']);
+    // A small one far into the sheet waits all the same; a closed one never does.
+    const before = '<c r="Z1"><v>1</v></c>'.repeat(4_000);
+    expect(await all(`${before}<c r="A1" t="b"><f>x`, '</f><v>1</v></c>')).toEqual([
+      before,
+      '<c r="A1" t="str"><f>x</f><v>TRUE</v></c>',
+    ]);
+    expect(await all('<c r="A1" t="b"/>', '<c r="B1"/>')).toEqual([
+      '<c r="A1" t="b"/>',
+      '<c r="B1"/>',
+    ]);
+    expect(await all('<cols><col min="1"/>', '</cols>')).toEqual([
+      '<cols><col min="1"/>',
+      '</cols>',
+    ]);
   });
 });
 
