@@ -37,5 +37,9 @@ describe('overlayRetry', () => {
     overlayRetry(lookup, index([again]), keyOf);
     expect(lookup.byKey.get('k:a@x.io')).toEqual([twinAnswered, again]);
     expect(lookup.byRow.get(4)).toEqual([rec('a@x.io', { row: 4, data: true })]);
+    // A row with a match beside a record that ran short (a company's --top) was not sent again.
+    const partial = index([rec('b@x.io', { row: 6, data: true }), rec('b@x.io', { row: 6 })]);
+    overlayRetry(partial, index([rec('b@x.io', { data: true })]), keyOf);
+    expect(partial.byRow.get(6)).toHaveLength(2);
   });
 });
