@@ -232,7 +232,7 @@ export function shareEchoed(
 
 /** A record's answer without the echoes of its request: equal for the copies of one match. */
 /** A record's content, without this run's echoes: copies of one match read alike. */
-export function contentOf(record: AnyRecord): string {
+function contentOf(record: AnyRecord): string {
   const { custom_fields: _ids, original_fields: _sent, ...rest } = record;
   return JSON.stringify(rest);
 }

@@ -1,11 +1,12 @@
 import { copyWith } from '../../copy-with.js';
 import { isCreditExhausted } from '../../contract/credits.js';
 import {
-  contentOf,
+  indexBatch,
   noRecords,
   originalFieldsOf,
   outcomeFromRecords,
   rowIdOf,
+  shareEchoed,
 } from '../join/join.js';
 import type { RowOutcome } from '../join/join.js';
 import { keyOfFields } from '../mapping/validate.js';
@@ -86,29 +87,30 @@ export function fillCache(
   items: readonly SentItem[],
   answer: { records: readonly AnyRecord[]; remaining: number | null; at: number },
 ): number {
-  const byRow = new Map<number, AnyRecord[]>();
-  const byKey = new Map<string, AnyRecord[]>();
-  for (const r of answer.records) {
-    if (!r || typeof r !== 'object') continue;
-    const row = rowIdOf(r);
-    const fields = row === undefined ? originalFieldsOf(r) : undefined;
-    const [map, key] =
-      row !== undefined ? [byRow, row] : [byKey, fields && keyOfFields(kind, fields)];
-    if (key === undefined) continue;
-    const list = (map as Map<unknown, AnyRecord[]>).get(key);
-    if (list) list.push(r);
-    else (map as Map<unknown, AnyRecord[]>).set(key, [r]);
-  }
-  // Rows of the batch that sent one key and came back without row ids (identical requests,
-  // --no-dedupe): the key's echoed records answer all of them, and the cache keeps one share.
-  const sharing = new Map<string, number>();
+  const lookup = indexBatch(
+    answer.records,
+    () => true,
+    (f) => keyOfFields(kind, f),
+  );
+  // Rows that sent one key and came back without row ids (identical requests, --no-dedupe):
+  // the key's echoed records answer all of them, and the cache keeps one request's share, as
+  // the join shares them out (shareEchoed).
+  const twins = new Map<string, number[]>();
   for (const item of items)
-    if (!byRow.has(item.index)) sharing.set(item.key, (sharing.get(item.key) ?? 0) + 1);
+    if (!lookup.byRow.has(item.index))
+      twins.set(item.key, [...(twins.get(item.key) ?? []), item.index]);
+  const shares = new Map<string, Map<number, AnyRecord[]>>();
+  const shareOf = (key: string, row: number, rows: number[]) => {
+    let share = shares.get(key);
+    if (!share) shares.set(key, (share = shareEchoed(lookup, key, rows)));
+    return share.get(row);
+  };
   let kept = 0;
   for (const item of items) {
-    const echoed = byKey.get(item.key);
+    const rows = twins.get(item.key);
     const records =
-      byRow.get(item.index) ?? (echoed && oneShare(echoed, sharing.get(item.key) ?? 1));
+      lookup.byRow.get(item.index) ??
+      (rows && rows.length > 1 ? shareOf(item.key, item.index, rows) : lookup.byKey.get(item.key));
     if (!records || records.length === 0) continue;
     if (records.some((r) => isCreditExhausted(r, answer.remaining))) continue;
     cache.put(item.key, {
@@ -119,22 +121,6 @@ export function fillCache(
     kept++;
   }
   return kept;
-}
-
-/**
- * What one of `requests` identical requests got of their `records` (their copies together):
- * `records / requests` of them, rounded up, distinct matches first (a company's copies of
- * one match are one match).
- */
-function oneShare(records: readonly AnyRecord[], requests: number): readonly AnyRecord[] {
-  if (requests <= 1) return records;
-  const per = Math.ceil(records.length / requests);
-  const seen = new Set<string>();
-  const distinct = records.filter((r) => {
-    const content = contentOf(r);
-    return !seen.has(content) && !!seen.add(content);
-  });
-  return [...distinct, ...records.filter((r) => !distinct.includes(r))].slice(0, per);
 }
 
 /**
