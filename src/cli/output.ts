@@ -17,6 +17,9 @@ export async function stopsOnClosedStdout<T>(run: () => Promise<T>): Promise<T> 
   }
 }
 
+/** What a run writing its data to stdout says when the reader went away before the end (exit 2). */
+export const OUTPUT_CLOSED_LINE = 'enrich: the output was closed before everything was written\n';
+
 /** True while a run that stops by itself on a closed stdout runs (stopsOnClosedStdout). */
 export const closedStdoutIsHandled = (): boolean => closedStdoutOwners > 0;
 

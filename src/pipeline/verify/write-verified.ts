@@ -141,7 +141,8 @@ export async function writeVerified(
     formulaEscape: output.formulaEscape,
   });
   // Only a reader of stdout needs the rows at once (and shows it left by a failed write): a
-  // file is written in blocks, as before (a flush per address cost 20% more CPU).
+  // file is written in blocks, as before (a flush per address cost up to 16% more CPU:
+  // BENCHMARKS.md, session 17).
   const flushing = output.target === '-' ? writer : undefined;
   const stats: WrittenStats = {
     rows: 0,

@@ -11,7 +11,7 @@ import { formatDuration } from '../../../config/duration.js';
 import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
-import { stopsOnClosedStdout, warnAbout } from '../../output.js';
+import { OUTPUT_CLOSED_LINE, stopsOnClosedStdout, warnAbout } from '../../output.js';
 import { exitOnInterrupt, interruptOnSignal } from '../bulk/run.js';
 import { resumeCommand } from '../bulk/resolve.js';
 import { readOptionsOf, settingFlagsOf, VERIFY_WORDS, verifyOptionsOf } from './flags.js';
@@ -131,7 +131,7 @@ export async function runVerifyEmails(
   } catch (err) {
     if (opts.output === '-' && err instanceof EnrichError && err.code === 'OUTPUT_CLOSED') {
       // As main.ts says it for the other runs writing to stdout (exit 2, never 0).
-      process.stderr.write('enrich: the output was closed before everything was written\n');
+      process.stderr.write(OUTPUT_CLOSED_LINE);
       return ErrorCodes.OUTPUT_CLOSED;
     }
     return exitOnInterrupt(err, command);
