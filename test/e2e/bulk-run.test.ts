@@ -301,6 +301,31 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(s.admin.stats().credits_charged).toBe(40);
   });
 
+  it('jobs fetch after a top-up keeps no row its job skipped for credits as a no-match: the same rows in another file are sent again, and only those', async () => {
+    const s = (sb = await startSandbox({ port: 0, credits: 25 }));
+    const dir = await tempDir();
+    const env = await serviceEnv(s);
+    const rows = contactRows(40);
+    const file = await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows);
+    const run = ['contacts', file, '-o', join(dir, 'a-out.csv'), '-q', '--no-cache'];
+    expect((await runCli(run, { env })).code).toBe(5);
+    expect(s.admin.stats().credits_charged).toBe(25);
+    // Topped up: the answer fetched now says 1,000 credits left, not what the job ran with.
+    s.admin.updateAccount(s.accountId, { credits: 1000 });
+    const [job] = JSON.parse((await runCli(['jobs', 'list', '--json'], { env })).stdout) as {
+      job_id: string;
+    }[];
+    const fetch = ['jobs', 'fetch', job!.job_id, '-o', join(dir, 'job.json')];
+    expect((await runCli(fetch, { env })).code).toBe(0);
+    const other = await writeCsv(dir, 'b.csv', CONTACT_HEADER, [...rows].reverse());
+    const again = await runCli(['contacts', other, '-o', join(dir, 'b-out.csv'), '--json'], {
+      env,
+    });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ credits_charged: 15, cache: { hits: 25 } });
+    expect(s.admin.stats().credits_charged).toBe(40);
+  });
+
   it('-q still says on stderr why a run stopped early (cron reads nothing else)', async () => {
     const s = (sb = await startSandbox({ port: 0 }));
     const dir = await tempDir();
