@@ -144,6 +144,33 @@ export function overlayRetry(
   for (const [row, records] of retry.byRow) lookup.byRow.set(row, records);
 }
 
+/**
+ * A credit retry's answer laid over its batch's (overlayRetry), each of its records noted with
+ * the balance that answer showed (`answeredWith`; 0: dry again), which tells a no-match from a
+ * shortage in it (pure, in place).
+ */
+export function overlayAnswer(
+  lookup: BatchLookup,
+  retry: BatchLookup,
+  remaining: number | null,
+  keyOf: (fields: AnyRecord) => string | undefined,
+): void {
+  overlayRetry(lookup, retry, keyOf);
+  const answered = (lookup.answeredWith ??= new Map());
+  for (const records of [...retry.byRow.values(), ...retry.byKey.values()])
+    for (const r of records) answered.set(r, remaining);
+}
+
+/** The balance `record`'s answer showed: its credit retry's, else `own` (the batch's). */
+export function balanceOf(
+  lookup: BatchLookup,
+  record: AnyRecord,
+  own: number | null,
+): number | null {
+  const answered = lookup.answeredWith?.get(record);
+  return answered === undefined ? own : answered;
+}
+
 function push<K>(map: Map<K, AnyRecord[]>, key: K, record: AnyRecord): void {
   const list = map.get(key);
   if (list) list.push(record);
@@ -230,7 +257,18 @@ export function shareEchoed(
   return shares;
 }
 
-/** A record's answer without the echoes of its request: equal for the copies of one match. */
+/** shareEchoed of `key` among `rows`, worked out once per lookup (kept in `shares`). */
+export function sharesOf(
+  lookup: BatchLookup,
+  key: string,
+  rows: readonly number[],
+): Map<number, AnyRecord[]> {
+  const shares = (lookup.shares ??= new Map());
+  let share = shares.get(key);
+  if (!share) shares.set(key, (share = shareEchoed(lookup, key, rows)));
+  return share;
+}
+
 /** A record's content, without this run's echoes: copies of one match read alike. */
 function contentOf(record: AnyRecord): string {
   const { custom_fields: _ids, original_fields: _sent, ...rest } = record;

@@ -2,13 +2,14 @@ import { copyWith } from '../../copy-with.js';
 import type { InputRow, InputSource } from '../../io/read.js';
 import type { BulkKind, LeafResult } from '../types.js';
 import {
+  balanceOf,
   chargeUnknownRows,
   indexBatch,
-  overlayRetry,
+  overlayAnswer,
   mergeRecords,
   outcomeFromRecords,
   noRecords,
-  shareEchoed,
+  sharesOf,
   type BatchLookup,
   type RowOutcome,
 } from './join.js';
@@ -62,13 +63,8 @@ async function loadLookup(
   // Credit retries of the batch answer again for the rows they sent: their records replace
   // those that ran out of credits (beside them, the old errors would read as missing matches),
   // and the retry's balance, not the batch's dry one, tells whether a row had no match.
-  for (const extra of leaf.extra ?? []) {
-    const newer = indexBatch(await take(extra.id), belongs, keyOf);
-    overlayRetry(lookup, newer, keyOf);
-    const answered = (lookup.answeredWith ??= new Map());
-    for (const records of [...newer.byRow.values(), ...newer.byKey.values()])
-      for (const r of records) answered.set(r, extra.remaining);
-  }
+  for (const extra of leaf.extra ?? [])
+    overlayAnswer(lookup, indexBatch(await take(extra.id), belongs, keyOf), extra.remaining, keyOf);
   return lookup;
 }
 
@@ -102,8 +98,7 @@ function outcomeOfLeafRow(
   // (as credit-retry picks them), never a no-match; else the answer's balance tells.
   const own = leaf.creditError ? 0 : leaf.remaining;
   const first = records?.[0];
-  const answered = first && lookup.answeredWith?.get(first);
-  const outcome = outcomeFromRecords(records, answered === undefined ? own : answered);
+  const outcome = outcomeFromRecords(records, first ? balanceOf(lookup, first, own) : own);
   // A row that ran out of credits and was sent again after a top-up, in a retry whose job
   // did not finish: what became of the retry is its news, not the old shortage. Only a batch
   // whose answer showed the account dry has a retry: a record of it not charged and without
@@ -135,10 +130,7 @@ function echoedFor(
   if (!s.sameRequests) return undefined;
   const rows = s.sameRequests.of(row, key)?.filter((r) => r >= leaf.first && r <= leaf.last);
   if (!rows || rows.length < 2) return lookup.byKey.get(key);
-  const shares = (lookup.shares ??= new Map());
-  let share = shares.get(key);
-  if (!share) shares.set(key, (share = shareEchoed(lookup, key, rows)));
-  return share.get(row);
+  return sharesOf(lookup, key, rows).get(row);
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   originalFieldsOf,
   outcomeFromRecords,
   rowIdOf,
-  shareEchoed,
+  sharesOf,
 } from '../join/join.js';
 import type { RowOutcome } from '../join/join.js';
 import { keyOfFields } from '../mapping/validate.js';
@@ -99,18 +99,14 @@ export function fillCache(
   for (const item of items)
     if (!lookup.byRow.has(item.index))
       twins.set(item.key, [...(twins.get(item.key) ?? []), item.index]);
-  const shares = new Map<string, Map<number, AnyRecord[]>>();
-  const shareOf = (key: string, row: number, rows: number[]) => {
-    let share = shares.get(key);
-    if (!share) shares.set(key, (share = shareEchoed(lookup, key, rows)));
-    return share.get(row);
-  };
   let kept = 0;
   for (const item of items) {
     const rows = twins.get(item.key);
     const records =
       lookup.byRow.get(item.index) ??
-      (rows && rows.length > 1 ? shareOf(item.key, item.index, rows) : lookup.byKey.get(item.key));
+      (rows && rows.length > 1
+        ? sharesOf(lookup, item.key, rows).get(item.index)
+        : lookup.byKey.get(item.key));
     if (!records || records.length === 0) continue;
     if (records.some((r) => isCreditExhausted(r, answer.remaining))) continue;
     cache.put(item.key, {
