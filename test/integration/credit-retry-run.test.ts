@@ -350,3 +350,39 @@ describe('an answer downloaded after a top-up', () => {
     },
   );
 });
+
+// Regression: with --no-dedupe, identical rows of one batch whose records came back without
+// row ids (joined by their echo) were judged each with all of its twins' records, so a twin
+// the job skipped for credits, beside one that got a match, was never sent again.
+describe('--no-dedupe twins answered without row ids, cut by the credits between them', () => {
+  it.each(SANDBOX_MODES)(
+    'after a top-up the skipped twin is sent once more, the matched one keeps its match: each row paid once ($name)',
+    async ({ specOnly }) => {
+      const s = await sandbox({ credits: 4, specOnly, faults: { drop_custom_fields: true } });
+      const dir = await tempDir();
+      // Row 4 repeats row 3, row 9 row 8; the job's 4 credits end between rows 3 and 4.
+      const rows = contactRows(10, { dupEvery: 5 });
+      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, rows);
+      const o = { runsDir: dir, batchSize: 100, concurrency: 1, dedupe: false };
+      const first = await runFile(s, file, o);
+      expect(first.summary.exitCode).toBe(5);
+      expect(first.summary.statuses).toMatchObject({ enriched: 4, failed: 6 });
+      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const second = await runFile(s, file, o);
+      expect(second.summary.exitCode).toBe(0);
+      expect(second.summary.statuses).toMatchObject({ enriched: 10, failed: 0, not_found: 0 });
+      // One retry, of the six rows skipped (row 4 among them); each of the ten rows paid once.
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      expect(s.admin.stats().records_submitted).toBe(16);
+      expect(s.admin.stats().credits_charged).toBe(10);
+      expect(second.summary.creditsCharged).toBe(6);
+      const out = parseCsv(second.output);
+      const email = (out[0] as string[]).indexOf('enriched_email');
+      expect(out.slice(1).map((r) => r[email])).toEqual(rows.map((r) => r[3]));
+      // Nothing is left to send: a later run writes the same, paying nothing.
+      const third = await runFile(s, file, o);
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      expect(third.output).toBe(second.output);
+    },
+  );
+});

@@ -87,6 +87,38 @@ describe('credit retries (regression: after a top-up, rows that ran out of credi
   });
 });
 
+describe('credit retries of identical rows answered without row ids (--no-dedupe)', () => {
+  // Regression: each twin was read with all of the twins' records, so a twin the job skipped
+  // for credits beside one that got a match was never sent again.
+  const twins = [item(0, 'a@x.com'), item(1, 'a@x.com'), item(2, 'a@x.com')];
+  const ids = (attempts: Parameters<typeof creditFailedItems>[1], items = twins) =>
+    creditFailedItems('contacts', attempts, items).map((i) => i.index);
+  // Fresh records each time: an answer's copies are objects of their own.
+  const matched = () => record(undefined, '', 'a@x.com');
+  const short = () => record(undefined, OUT, 'a@x.com');
+
+  it('one record to one twin: as many twins are sent again as records ran short', () => {
+    expect(ids([{ records: [matched(), short()], remaining: 0 }], twins.slice(0, 2))).toEqual([1]);
+    expect(ids([{ records: [matched(), short(), short()], remaining: 0 }])).toEqual([1, 2]);
+    expect(ids([{ records: [matched(), matched(), short()], remaining: 0 }])).toEqual([2]);
+    // A twin's short record that kept its row id: that twin is the one sent again.
+    const shortOf0 = record(0, OUT, 'a@x.com');
+    expect(ids([{ records: [shortOf0, matched()], remaining: 0 }], twins.slice(0, 2))).toEqual([0]);
+  });
+
+  it("a retry's answer counts for the twins it sent; dry again, one twin is sent once more", () => {
+    const dry = { records: [matched(), short(), short()], remaining: 0 };
+    // The retry of rows 1 and 2 answered both, one record with its row id, one without.
+    const both = { records: [record(2, '', 'a@x.com'), matched()], remaining: 900 };
+    expect(ids([dry, both])).toEqual([]);
+    // Dry again for one of them: that one is sent again, never a twin that has its match.
+    expect(ids([dry, { records: [matched(), short()], remaining: 0 }])).toEqual([2]);
+    // With credits left, the record without data is a no-match: not sent again.
+    const none = record(undefined, 'No match found', 'a@x.com');
+    expect(ids([dry, { records: [matched(), none], remaining: 900 }])).toEqual([]);
+  });
+});
+
 describe('isCreditRetry', () => {
   it('is true for a credit retry and its parts, and for no other batch', () => {
     for (const id of ['3.c1', '3.c12', '3.c1.0', '3.0.c2', '3.c1.0.1'])

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   chargeUnknownRows,
   indexBatch,
+  mergeRecords,
   originalFieldsOf,
   outcomeFromRecords,
   recordsForRow,
@@ -43,7 +44,7 @@ describe('the join never attaches a record to a row it does not provably belong 
     const record = { custom_fields: cf, original_fields: { business_email: 'a@x.io' } };
     expect(rowIdOf(record)).toBeUndefined();
     const lookup = indexBatch([record], () => true, keyOf);
-    expect(recordsForRow(lookup, 0, 'a@x.io', true)).toEqual([record]);
+    expect(recordsForRow(lookup, 0, 'a@x.io', [0])).toEqual([record]);
     expect(lookup.byRow.size).toBe(0);
   });
 
@@ -53,7 +54,7 @@ describe('the join never attaches a record to a row it does not provably belong 
       original_fields: { business_email: 'a@x.io' },
     };
     const lookup = indexBatch([record], (r) => r < 5, keyOf);
-    expect(recordsForRow(lookup, 0, 'a@x.io', true)).toBeUndefined();
+    expect(recordsForRow(lookup, 0, 'a@x.io', [0])).toBeUndefined();
     expect(lookup.byKey.size).toBe(0);
   });
 
@@ -64,7 +65,7 @@ describe('the join never attaches a record to a row it does not provably belong 
       () => true,
       keyOf,
     );
-    expect(recordsForRow(lookup, 1, 'k', true)).toEqual([good]);
+    expect(recordsForRow(lookup, 1, 'k', [1])).toEqual([good]);
     expect(lookup.byKey.size).toBe(0);
     expect(lookup.at).toBeUndefined();
   });
@@ -78,11 +79,11 @@ describe('the join never attaches a record to a row it does not provably belong 
       { original_fields: echo, name: 'fourth' },
     ];
     const lookup = indexBatch(records, () => true, keyOf);
-    const names = recordsForRow(lookup, 7, 'a@x.io', true)?.map((r) => r.name);
+    const names = recordsForRow(lookup, 7, 'a@x.io', [7])?.map((r) => r.name);
     expect(names).toEqual(['first', 'second', 'third', 'fourth']);
     expect(lookup.at?.get(records[3] as never)).toBe(3);
-    // Without the key fallback, only the row's own.
-    const own = recordsForRow(lookup, 7, 'a@x.io', false)?.map((r) => r.name);
+    // Without the echoed ones, only the row's own.
+    const own = mergeRecords(lookup, 7, undefined)?.map((r) => r.name);
     expect(own).toEqual(['first', 'third']);
   });
 

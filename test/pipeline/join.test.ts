@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   indexBatch,
+  mergeRecords,
   outcomeFromRecords,
   recordsForRow,
   rowIdOf,
@@ -26,10 +27,13 @@ describe('join', () => {
       { custom_fields: { enrich_row: 99 }, email: 'stranger' },
     ];
     const lookup = indexBatch(records, (r) => r >= 0 && r <= 10, keyOf);
-    expect(recordsForRow(lookup, 2, 'b@x.io', true)?.[0]?.email).toBe('two');
-    expect(recordsForRow(lookup, 3, 'c@x.io', true)?.[0]?.email).toBe('three');
-    expect(recordsForRow(lookup, 4, 'd@x.io', true)?.[0]?.email).toBe('four');
-    expect(recordsForRow(lookup, 3, 'c@x.io', false)).toBeUndefined();
+    expect(recordsForRow(lookup, 2, 'b@x.io', [2])?.[0]?.email).toBe('two');
+    expect(recordsForRow(lookup, 3, 'c@x.io', [3])?.[0]?.email).toBe('three');
+    expect(recordsForRow(lookup, 4, 'd@x.io', [4])?.[0]?.email).toBe('four');
+    expect(mergeRecords(lookup, 3, undefined)).toBeUndefined();
+    // Sent by rows 3 and 5 alike (--no-dedupe), its one record goes to one of them only.
+    expect(recordsForRow(lookup, 3, 'c@x.io', [3, 5])?.[0]?.email).toBe('three');
+    expect(recordsForRow(lookup, 5, 'c@x.io', [3, 5])).toBeUndefined();
     expect([...lookup.byRow.keys()]).toEqual([2]);
   });
 

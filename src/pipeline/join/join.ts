@@ -179,17 +179,19 @@ function push<K>(map: Map<K, AnyRecord[]>, key: K, record: AnyRecord): void {
 
 /**
  * The records for one row: those naming its row id, and those that came without one whose
- * `original_fields` echo its key when the key fallback is safe (no other row of the batch
- * sent that key, which dedupe guarantees), merged in the service's order: no paid match is
- * dropped, and `--top` ranks stay as the service ranked them.
+ * `original_fields` echo its key: all of them when no other row of the batch sent that key
+ * (which dedupe guarantees), else the row's share of them (`twins`: the rows of the batch that
+ * sent the key, the row among them; shareEchoed), merged in the service's order: no paid match
+ * is dropped, and `--top` ranks stay as the service ranked them.
  */
 export function recordsForRow(
   lookup: BatchLookup,
   row: number,
   key: string,
-  keyFallback: boolean,
+  twins: readonly number[],
 ): AnyRecord[] | undefined {
-  return mergeRecords(lookup, row, keyFallback ? lookup.byKey.get(key) : undefined);
+  const echoed = twins.length > 1 ? sharesOf(lookup, key, twins).get(row) : lookup.byKey.get(key);
+  return mergeRecords(lookup, row, echoed);
 }
 
 /** A row's own records (by row id) and `echoed` ones (by its key), in the service's order. */

@@ -3,7 +3,7 @@ import type { BatchContext, StartBatch } from './batch-context.js';
 import { affordableRows } from './budget.js';
 import { budgetReached, OUT_OF_CREDITS } from './messages.js';
 import { isCreditExhausted } from '../../contract/credits.js';
-import { indexBatch, recordsForRow } from '../join/join.js';
+import { balanceOf, indexBatch, overlayAnswer, recordsForRow } from '../join/join.js';
 import { readSpool } from '../journal/spool.js';
 import { keyOfFields } from '../mapping/validate.js';
 
@@ -40,32 +40,37 @@ export interface Attempt {
  * row the service had no match for cannot be told from one it skipped, whatever the wording:
  * it is asked again. An answer with credits left tells them apart: a row it found nothing for
  * is a no-match, never sent again (regression: after a top-up, no-match rows were sent again
- * and again, one job each, for ever).
+ * and again, one job each, for ever). The answers are read as the join reads them (each retry's
+ * laid over the earlier ones, and the records of identical requests that came without row ids
+ * shared out among their rows, --no-dedupe): the rows retried are those the join would write
+ * short (regression: a row skipped beside an identical one that got a match was read with its
+ * twin's match, and never sent again).
  */
 export function creditFailedItems(
   kind: BulkKind,
   attempts: readonly Attempt[],
   items: readonly BatchItem[],
 ): BatchItem[] {
+  const [first, ...retries] = attempts;
+  if (!first) return [];
   const rows = new Set(items.map((i) => i.index));
-  const lookups = attempts.map((a) => ({
-    remaining: a.remaining,
-    lookup: indexBatch(
-      a.records,
-      (r) => rows.has(r),
-      (f) => keyOfFields(kind, f),
-    ),
-  }));
-  return items.filter((item) => {
-    const key = keyOfFields(kind, item.element);
-    for (let i = lookups.length - 1; i >= 0; i--) {
-      const { lookup, remaining } = lookups[i]!;
-      const found = recordsForRow(lookup, item.index, key, true);
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: the join's lookup never holds an empty list
-      if (found === undefined || found.length === 0) continue;
-      return found.every((r) => isCreditExhausted(r, remaining));
-    }
-    return false;
+  const keyOf = (f: AnyRecord) => keyOfFields(kind, f);
+  const index = (a: Attempt) => indexBatch(a.records, (r) => rows.has(r), keyOf);
+  const lookup = index(first);
+  for (const a of retries) overlayAnswer(lookup, index(a), a.remaining, keyOf);
+  // The rows of the batch that sent each key (several: identical requests, --no-dedupe).
+  const keys = items.map((item) => keyOfFields(kind, item.element));
+  const twins = new Map<string, number[]>();
+  items.forEach((item, i) => {
+    const same = twins.get(keys[i]!);
+    if (same) same.push(item.index);
+    else twins.set(keys[i]!, [item.index]);
+  });
+  return items.filter((item, i) => {
+    const found = recordsForRow(lookup, item.index, keys[i]!, twins.get(keys[i]!)!);
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: the join's lookup never holds an empty list
+    if (found === undefined || found.length === 0) return false;
+    return found.every((r) => isCreditExhausted(r, balanceOf(lookup, r, first.remaining)));
   });
 }
 
