@@ -20,6 +20,13 @@ import {
 
 const sandbox = sandboxPerTest();
 
+/** The cells of column `name`, row by row. */
+const col = (rows: string[][], name: string) => {
+  const i = (rows[0] as string[]).indexOf(name);
+  expect(i).toBeGreaterThanOrEqual(0);
+  return rows.slice(1).map((r) => r[i] as string);
+};
+
 /** A run of `rows` rows (one batch of `batchSize`) that ran out at `credits`, then a top-up. */
 async function ranOutThenToppedUp(
   specOnly: boolean,
@@ -380,6 +387,71 @@ describe('--no-dedupe twins answered without row ids, cut by the credits between
       const email = (out[0] as string[]).indexOf('enriched_email');
       expect(out.slice(1).map((r) => r[email])).toEqual(rows.map((r) => r[3]));
       // Nothing is left to send: a later run writes the same, paying nothing.
+      const third = await runFile(s, file, o);
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      expect(third.output).toBe(second.output);
+    },
+  );
+});
+
+describe('--no-dedupe twin companies (--top 2) answered without row ids, cut by the credits between them', () => {
+  /** The sandbox's answers, their records in reverse order (the spec promises no order). */
+  const reversing = (s: Parameters<typeof fastClient>[0]): BulkApi => {
+    const real = toBulkApi(fastClient(s));
+    return {
+      ...real,
+      results: async (...args) => {
+        const answer = await real.results(...args);
+        if (answer.state !== 'done') return answer;
+        const { body: _asSent, ...rest } = answer;
+        return { ...rest, records: [...answer.records].reverse() };
+      },
+    };
+  };
+
+  it.each(SANDBOX_MODES)(
+    'the matches go whole to the first twin, whatever the order of the answer, and the skipped one is sent again after a top-up ($name)',
+    async ({ specOnly }) => {
+      const s = await sandbox({
+        credits: 2,
+        specOnly,
+        faults: { drop_custom_fields: true },
+      });
+      const dir = await tempDir();
+      const file = await writeCsv(
+        dir,
+        'co.csv',
+        ['Company', 'Website'],
+        [
+          ['', 'acme.com'],
+          ['', 'acme.com'],
+        ],
+      );
+      const o = {
+        kind: 'companies' as const,
+        runsDir: dir,
+        dedupe: false,
+        metadata: { top_matches_returned: 2 },
+        api: reversing(s),
+      };
+      const first = await runFile(s, file, o);
+      expect(first.summary.exitCode).toBe(5);
+      const before = parseCsv(first.output);
+      expect(col(before, 'enrich_status')).toEqual(['enriched', 'failed']);
+      expect(col(before, 'enrich_error')[0]).toBe('');
+      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const second = await runFile(s, file, o);
+      expect(second.summary.exitCode).toBe(0);
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      expect(s.admin.stats().records_submitted).toBe(3);
+      expect(s.admin.stats().credits_charged).toBe(4);
+      const out = parseCsv(second.output);
+      expect(col(out, 'enrich_status')).toEqual(['enriched', 'enriched']);
+      expect(col(out, 'enrich_error')).toEqual(['', '']);
+      // Each twin has the company's two matches, each paid once.
+      const [a, b] = [col(out, 'enriched_name'), col(out, 'enriched_name_2')];
+      expect(a[0]).not.toBe(b[0]);
+      expect(new Set([a[1], b[1]])).toEqual(new Set([a[0], b[0]]));
       const third = await runFile(s, file, o);
       expect(s.admin.stats().jobs_submitted).toBe(2);
       expect(third.output).toBe(second.output);

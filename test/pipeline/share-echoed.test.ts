@@ -98,6 +98,26 @@ describe('records without a row id of a request several rows sent (--no-dedupe)'
     expect(placed).toHaveLength(lookup.byKey.get('acme.com')?.length ?? -1);
   });
 
+  it('matches go whole to the first rows, whatever the order of the answer; records with an error to the rows after them', () => {
+    // Cut by the credits between two requests, answered in an order that shows the skipped first.
+    const skipped = () => ({
+      error: 'No data returned: quota reached',
+      credit_charged: false,
+      original_fields: { company_website: 'acme.com' },
+    });
+    const index = (recs: Record<string, unknown>[]) => indexBatch(recs, () => true, keyOf);
+    const top2 = shareEchoed(
+      index([skipped(), skipped(), match('B'), match('A')]),
+      'acme.com',
+      [1, 2],
+    );
+    expect(names(top2, 1)).toEqual(['B', 'A']);
+    expect(top2.get(2)?.map((r) => r.credit_charged)).toEqual([false, false]);
+    const contacts = shareEchoed(index([skipped(), match('A')]), 'acme.com', [3, 4]);
+    expect(names(contacts, 3)).toEqual(['A']);
+    expect(contacts.get(4)?.[0]?.credit_charged).toBe(false);
+  });
+
   it('places every record even when copies do not line up (a dropped or repeated one)', () => {
     const recs = [match('A'), match('A'), match('A'), match('B')];
     const lookup = indexBatch(recs, () => true, keyOf);

@@ -215,6 +215,12 @@ export function mergeRecords(
  * contact, up to `--top` for a company), and each row takes what it lacks of them: copies
  * of one match (the same record for each request) go one to each row, so a company's
  * matches stay distinct; what is left goes to rows still short. Every record is placed (pure).
+ * Which request a record answered cannot be told (no row id, and api-spec.md promises no
+ * order), so the share does not follow the answer's order: matches go first, to the first
+ * rows, and records with an error (requests the credits did not cover) to the rows after them.
+ * A row thus gets its company's matches whole rather than two rows a part each (a row with a
+ * match is never sent again, credit-retry.ts), and the rows left short, sent again after a
+ * top-up, are the later ones.
  */
 export function shareEchoed(
   lookup: BatchLookup,
@@ -236,9 +242,11 @@ export function shareEchoed(
     need.set(r, (need.get(r) as number) - 1);
     has.get(r)?.add(content);
   };
-  // Copies of one match, in the order the answer first showed each match.
+  // Copies of one match, in the order the answer first showed each match; every match before
+  // the records with an error (no order is promised: see above).
   const copies = new Map<string, AnyRecord[]>();
-  for (const record of echoed) {
+  const good = echoed.filter((r) => errorOf(r) === '');
+  for (const record of [...good, ...echoed.filter((r) => errorOf(r) !== '')]) {
     const content = contentOf(record);
     const list = copies.get(content);
     if (list) list.push(record);
