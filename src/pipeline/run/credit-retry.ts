@@ -48,11 +48,10 @@ export interface Attempt {
  */
 export function creditFailedItems(
   kind: BulkKind,
-  attempts: readonly Attempt[],
+  attempts: readonly [Attempt, ...Attempt[]],
   items: readonly BatchItem[],
 ): BatchItem[] {
   const [first, ...retries] = attempts;
-  if (!first) return [];
   const rows = new Set(items.map((i) => i.index));
   const keyOf = (f: AnyRecord) => keyOfFields(kind, f);
   const index = (a: Attempt) => indexBatch(a.records, (r) => rows.has(r), keyOf);
@@ -89,7 +88,7 @@ export async function retryCreditFailures(
   startBatch: StartBatch,
 ): Promise<LeafResult> {
   // The batch's own answer showed the account dry (that is how it got here).
-  const attempts: Attempt[] = [
+  const attempts: [Attempt, ...Attempt[]] = [
     { records: (await readSpool(ctx.journal.dir, id, ctx.kind)) as AnyRecord[], remaining: 0 },
   ];
   const extra: NonNullable<LeafResult['extra']> = [];
