@@ -1,5 +1,6 @@
 import { formatDuration } from '../config/duration.js';
 import type { JobEvent, RunProgress } from '../pipeline/types.js';
+import type { VerifyProgress } from '../pipeline/verify/types.js';
 
 /** How much of the run is done (0..1), once it can be told; undefined while the total is unknown. */
 export function shareDone(p: RunProgress): number | undefined {
@@ -21,21 +22,24 @@ const ETA_AFTER_MS = 3000;
 const ETA_AFTER_SHARE = 0.01;
 
 /**
- * Estimates the share done and the time left from the progress seen so far: the rate since the
+ * Estimates the share done and the time left from the shares seen so far: the rate since the
  * phase's first known share. The share never goes back within a phase (a job counted done a
  * moment before its running share is dropped would make it dip).
  */
-export function createEstimator(): (p: RunProgress, now: number) => Estimate {
-  let phase: RunProgress['phase'] | undefined;
+export function createShareEstimator(): (
+  phase: string,
+  seen: number | undefined,
+  now: number,
+) => Estimate {
+  let current: string | undefined;
   let from: { at: number; share: number } | undefined;
   let best = 0;
-  return (p, now) => {
-    if (p.phase !== phase) {
-      phase = p.phase;
+  return (phase, seen, now) => {
+    if (phase !== current) {
+      current = phase;
       from = undefined;
       best = 0;
     }
-    const seen = shareDone(p);
     if (seen === undefined) return {};
     best = Math.max(best, seen);
     from ??= { at: now, share: best };
@@ -44,6 +48,12 @@ export function createEstimator(): (p: RunProgress, now: number) => Estimate {
       return { share: best };
     return { share: best, leftMs: ((now - from.at) * (1 - best)) / gained };
   };
+}
+
+/** The estimator of a bulk run: its share done by phase (shareDone). */
+export function createEstimator(): (p: RunProgress, now: number) => Estimate {
+  const estimate = createShareEstimator();
+  return (p, now) => estimate(p.phase, shareDone(p), now);
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
@@ -61,11 +71,53 @@ export function describe(p: RunProgress, elapsedMs: number, est: Estimate = {}):
         : `writing: ${n(p.rowsWritten)} of ${n(p.rowsRead)} rows`;
   const parts = [what];
   if (p.phase !== 'writing' && p.rowsWritten > 0) parts.push(`${n(p.rowsWritten)} written`);
-  parts.push(`jobs ${p.jobsDone}/${p.jobsTotal}`, `credits ${p.creditsCharged}`);
+  parts.push(`jobs ${n(p.jobsDone)}/${n(p.jobsTotal)}`, `credits ${n(p.creditsCharged)}`);
+  return withTime(parts, elapsedMs, est);
+}
+
+/** The clock, the share done and the time left after a line's counters. */
+function withTime(parts: string[], elapsedMs: number, est: Estimate): string {
   parts.push(formatDuration(elapsedMs));
   if (est.share !== undefined) parts.push(`${Math.floor(est.share * 100)}% done`);
   if (est.leftMs !== undefined) parts.push(`about ${leftText(est.leftMs)} left`);
   return parts.join(', ');
+}
+
+/**
+ * `enrich verify-emails`'s progress line: `verifying: 10,000 rows, 2,000 written, addresses
+ * 1,234/1,240, sent 1,100, credits 1,050, 1m 12s, 20% done, about 4m 50s left`. The rows are
+ * the input's once counted (rows read until then); addresses are those with an outcome out
+ * of those found so far (the total once every row is read); the share is of rows written.
+ */
+export function describeVerify(p: VerifyProgress, elapsedMs: number, est: Estimate = {}): string {
+  const parts = [`verifying: ${n(p.rowsTotal ?? p.rowsRead)} rows`];
+  if (p.rowsWritten > 0) parts.push(`${n(p.rowsWritten)} written`);
+  parts.push(`addresses ${n(p.done)}/${n(p.addresses)}`, `sent ${n(p.sent)}`);
+  parts.push(`credits ${n(p.creditsCharged)}`);
+  return withTime(parts, elapsedMs, est);
+}
+
+/** Turns a run's last progress into its line, given the time since it started and the time now. */
+export type ProgressText<P> = (p: P, elapsedMs: number, now: number) => string;
+
+/** The lines of one bulk run (with an estimator of its own). */
+export function runText(): ProgressText<RunProgress> {
+  const estimate = createEstimator();
+  return (p, elapsedMs, now) => describe(p, elapsedMs, estimate(p, now));
+}
+
+/** The lines of one verification run: its share is of the input's rows written, once counted. */
+export function verifyText(): ProgressText<VerifyProgress> {
+  const estimate = createShareEstimator();
+  return (p, elapsedMs, now) => {
+    const share =
+      p.rowsTotal === undefined
+        ? undefined
+        : p.rowsTotal === 0
+          ? 1
+          : Math.min(1, p.rowsWritten / p.rowsTotal);
+    return describeVerify(p, elapsedMs, estimate('verifying', share, now));
+  };
 }
 
 /** Time left to the second (to 10 s beyond a minute): `18s`, `4m 10s`; an estimate to the millisecond would lie. */

@@ -1,14 +1,14 @@
 import { formatDuration } from '../config/duration.js';
 import type { RunProgress } from '../pipeline/types.js';
-import { createEstimator, describe } from './progress-text.js';
+import { runText, type ProgressText } from './progress-text.js';
 
 /**
  * Renders run progress on stderr: an ora spinner on a terminal, whose clock and counters tick
  * even while nothing changes; elsewhere (CI, a log file) a plain line every few seconds, and
  * never more than PLAIN_QUIET_MS without one (CI systems kill jobs that print nothing).
  */
-export interface ProgressView {
-  update(p: RunProgress): void;
+export interface ProgressView<P = RunProgress> {
+  update(p: P): void;
   /** Writes a line of talk (a warning) without tearing the spinner; shown even when quiet. */
   note(line: string): void;
   stop(): void;
@@ -26,29 +26,29 @@ export function inCi(env: NodeJS.ProcessEnv): boolean {
   return ci !== undefined && ci !== '' && ci !== '0' && ci !== 'false';
 }
 
-interface ViewParts {
+interface ViewParts<P> {
   stream: NodeJS.WriteStream;
   now: () => number;
   start: number;
   color: boolean;
+  line: ProgressText<P>;
 }
 
 /** What the run looks like now: its last progress with the time now, or that it is starting. */
-function texter(v: ViewParts) {
-  const estimate = createEstimator();
-  let last: RunProgress | undefined;
+function texter<P>(v: ViewParts<P>) {
+  let last: P | undefined;
   return {
-    set: (p: RunProgress) => void (last = p),
+    set: (p: P) => void (last = p),
     text: () => {
       const t = v.now();
-      return last
-        ? describe(last, t - v.start, estimate(last, t))
-        : `starting, ${formatDuration(t - v.start)}`;
+      return last === undefined
+        ? `starting, ${formatDuration(t - v.start)}`
+        : v.line(last, t - v.start, t);
     },
   };
 }
 
-async function spinnerView(v: ViewParts): Promise<ProgressView> {
+async function spinnerView<P>(v: ViewParts<P>): Promise<ProgressView<P>> {
   const { default: ora } = await import('ora');
   const state = texter(v);
   // isEnabled: the choice is made by the caller; ora's own test (any CI variable, even empty)
@@ -66,10 +66,8 @@ async function spinnerView(v: ViewParts): Promise<ProgressView> {
   const timer = setInterval(draw, TICK_MS);
   timer.unref();
   return {
-    update: (p) => {
-      state.set(p);
-      draw();
-    },
+    // Drawn at the next tick: a run may report after every answer, thousands a second.
+    update: (p) => state.set(p),
     note: (line) => {
       // Cleared first, drawn again after: the line stays above the spinner, whole.
       spinner.clear();
@@ -83,7 +81,7 @@ async function spinnerView(v: ViewParts): Promise<ProgressView> {
   };
 }
 
-function plainView(v: ViewParts): ProgressView {
+function plainView<P>(v: ViewParts<P>): ProgressView<P> {
   const state = texter(v);
   let lastLine = v.start;
   let updated = false;
@@ -110,7 +108,7 @@ function plainView(v: ViewParts): ProgressView {
 }
 
 /** Creates the progress view for this run (silent when quiet or --no-progress). */
-export async function createProgress(opts: {
+export async function createProgress<P = RunProgress>(opts: {
   quiet: boolean;
   enabled: boolean;
   /** Colour in the spinner (false with NO_COLOR or --no-color). */
@@ -118,10 +116,13 @@ export async function createProgress(opts: {
   now?: () => number;
   /** Where progress goes; process.stderr unless a test stands in a terminal of its own. */
   stream?: NodeJS.WriteStream;
-}): Promise<ProgressView> {
+  /** The run's line (runText() or verifyText()); a bulk run's by default. */
+  line?: ProgressText<P>;
+}): Promise<ProgressView<P>> {
   const now = opts.now ?? Date.now;
   const stream = opts.stream ?? process.stderr;
-  const parts = { stream, now, start: now(), color: opts.color ?? true };
+  const line = opts.line ?? (runText() as unknown as ProgressText<P>);
+  const parts = { stream, now, start: now(), color: opts.color ?? true, line };
   if (opts.quiet || !opts.enabled)
     return { update() {}, note: (line) => void stream.write(`${line}\n`), stop() {} };
   // A terminal that reports no width (some pseudo-TTYs) would make the spinner redraw forever;

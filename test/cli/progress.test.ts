@@ -93,7 +93,7 @@ describe('progress on a terminal', () => {
     // Redrawn over the same line, not appended below it (the plain path appends).
     expect(term.visible()).toEqual([
       expect.stringMatching(
-        /^\S writing: 6,000 of 12,000 rows, jobs 3\/3, credits 2700, 9\.0s, 50% done$/,
+        /^\S writing: 6,000 of 12,000 rows, jobs 3\/3, credits 2,700, 9\.0s, 50% done$/,
       ),
     ]);
     expect(term.writes.join('')).not.toContain('enrich: ');

@@ -11,15 +11,23 @@ const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
 const fixture = fileURLToPath(new URL('../../fixtures/contacts.csv', import.meta.url));
 /** Any SGR sequence (colour, bold…). */
 const SGR = new RegExp(String.raw`\u001B\[[\d;]*m`);
+/** The text of one frame of verify-emails' spinner (up to the next escape sequence or line end). */
+const FRAME = new RegExp(String.raw`verifying: 25 rows, [^\r\n\u001B]*`, 'g');
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /**
- * Runs `enrich contacts` under a real pseudo-terminal (util-linux `script`), 100 columns wide,
- * against `sandbox`, and returns everything the terminal was sent.
+ * Runs `enrich <args> -o <dir>/out.csv` (`enrich contacts <fixture>` by default) under a real
+ * pseudo-terminal (util-linux `script`), 100 columns wide, against `sandbox`, and returns
+ * everything the terminal was sent.
  */
-async function onTerminal(sandbox: SandboxHandle, dir: string, env: Record<string, string>) {
+async function onTerminal(
+  sandbox: SandboxHandle,
+  dir: string,
+  env: Record<string, string>,
+  args = ['contacts', fixture],
+) {
   const out = join(dir, 'out.csv');
-  const command = `stty cols 100 rows 30; exec ${[process.execPath, bin, 'contacts', fixture, '-o', out].map(quote).join(' ')}`;
+  const command = `stty cols 100 rows 30; exec ${[process.execPath, bin, ...args, '-o', out].map(quote).join(' ')}`;
   const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -78,4 +86,29 @@ describe('progress on a real terminal during a long job (pseudo-terminal, built 
     expect(coloured.screen).toMatch(SGR);
     expect(plain.screen).not.toMatch(SGR);
   });
+
+  // Verification answers take 100 ms, two at a time: the fixture's 15 addresses take 0.8 s or more.
+  it.each([
+    ['in the main thread', {}],
+    ['in a worker thread (as on Node 24: the terminal is passed in)', { ENRICH_WORKER: '1' }],
+  ])(
+    'verify-emails shows the spinner with its own counters, redrawn in place, %s',
+    async (_where, env) => {
+      const slow = await startSandbox({ port: 0, faults: { latency_ms: 100 } });
+      try {
+        const args = ['verify-emails', fixture, '--concurrency', '2'];
+        const r = await onTerminal(slow, join(dir, `v${Object.keys(env).length}`), env, args);
+        expect(r.code, r.screen).toBe(0);
+        expect(r.rows).toBe(26);
+        const frames = new Set(r.screen.match(FRAME));
+        // Redrawn with new counters as the answers come, never printed as a plain line.
+        expect(frames.size, r.screen).toBeGreaterThanOrEqual(2);
+        expect(r.screen).not.toContain('enrich: verifying');
+        expect(r.screen).toMatch(/addresses \d+\/\d+, sent \d+, credits \d+, /);
+        expect(r.screen).toMatch(/rows: 25 {2}valid: /);
+      } finally {
+        await slow.close();
+      }
+    },
+  );
 });

@@ -170,3 +170,43 @@ describe('enrich verify-emails (CLI)', () => {
     expect(charged()).toBe(100);
   });
 });
+
+describe('enrich verify-emails: progress on stderr off a terminal (CLI)', () => {
+  // Answers take 20 ms, two at a time: the 61 addresses take about 0.6 s.
+  const LINE =
+    /^enrich: verifying: \d[\d,]* rows(, \d[\d,]* written)?, addresses \d+\/\d+, sent \d+, credits \d+, \d[\w. ]*(, \d+% done)?(, about \d[\w ]* left)?$/;
+
+  async function run(flags: string[]) {
+    const { env } = await service({ faults: { latency_ms: 20 } });
+    const { file, dir } = await list(60);
+    const out = join(dir, 'out.csv');
+    const r = await runCli(['verify-emails', file, '-o', out, '--concurrency', '2', ...flags], {
+      env,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(parseCsv(await readFile(out, 'utf8'))).toHaveLength(62);
+    return { ...r, lines: r.stderr.split('\n').filter((l) => l !== '') };
+  }
+
+  it('prints plain progress lines (no spinner, no escapes) in the bulk commands’ words, then the summary as before', async () => {
+    const { lines, stdout } = await run([]);
+    expect(stdout).toBe('');
+    const progress = lines.filter((l) => l.startsWith('enrich: '));
+    // The first report prints at once; later ones at most every 5 s.
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    for (const l of progress) expect(l).toMatch(LINE);
+    expect(lines.join('\n')).not.toContain('\u001B');
+    const summary = lines.findIndex((l) => l.startsWith('rows: 61  valid: 61 '));
+    expect(summary).toBeGreaterThan(lines.indexOf(progress[0]!));
+    expect(lines[summary + 1]).toMatch(
+      /^addresses: 60 distinct {2}duplicates sent once: 1 {2}sent: 60 {2}credits charged: 60 {2}remaining: \d+ {2}time: /,
+    );
+  });
+
+  it('prints nothing on stderr with --quiet, and the summary alone with --no-progress', async () => {
+    expect((await run(['--quiet'])).stderr).toBe('');
+    const { lines } = await run(['--no-progress']);
+    expect(lines.filter((l) => l.startsWith('enrich: '))).toEqual([]);
+    expect(lines[0]).toMatch(/^rows: 61 /);
+  });
+});

@@ -1,6 +1,8 @@
 import { EnrichError, ExitCode, exitCodeOfCode } from '../../errors.js';
 import { openJournal, runKey } from '../journal/journal.js';
 import { addressOfCell } from './address.js';
+import { createFeed, type Feed } from './feed.js';
+import { createVerifyProgress, PROGRESS_EVERY_ROWS } from './progress.js';
 import { createVerifyPool, type PoolStats, type VerifyPool } from './verify-pool.js';
 import type { AddressEntry, VerifyDeps, VerifyRun, VerifySummary } from './types.js';
 import { writeVerified, type WrittenStats } from './write-verified.js';
@@ -16,35 +18,7 @@ export const VERIFY_KIND = 'verify-emails';
  */
 export const AHEAD_ROWS = 1024;
 
-/** The feed between the two passes (write-verified.ts): events, rows written, and the stop. */
-function createFeed(interrupted: () => boolean) {
-  let wake: (() => void) | undefined;
-  let event: Promise<void> | undefined;
-  let stopped = false;
-  let written = 0;
-  const notify = () => {
-    const w = wake;
-    wake = undefined;
-    event = undefined;
-    w?.();
-  };
-  return {
-    notify,
-    next: () => (event ??= new Promise<void>((r) => (wake = r))),
-    wrote: () => {
-      written++;
-      notify();
-    },
-    written: () => written,
-    stopped: () => stopped || interrupted(),
-    stop: () => {
-      stopped = true;
-      notify();
-    },
-  };
-}
-
-type Feed = ReturnType<typeof createFeed>;
+type Progress = ReturnType<typeof createVerifyProgress>;
 
 /**
  * Verifies every distinct address of a file and writes every row back with its verdict, in
@@ -67,9 +41,11 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
     restart: run.restart,
     now,
   });
+  let progress: Progress | undefined;
   try {
     // Ctrl-C stops the output with the requests: rows after it would only say "not sent".
     const feed = createFeed(() => pool.stopReason()?.code === 'INTERRUPTED');
+    const table = new Map<string, AddressEntry>();
     const pool = createVerifyPool({
       api: deps.api,
       journal,
@@ -82,13 +58,23 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
       now,
       signal: deps.signal,
       words: run.words,
-      onSettled: feed.notify,
+      onSettled: () => {
+        feed.notify();
+        progress?.emit();
+      },
     });
-    const table = new Map<string, AddressEntry>();
+    progress = createVerifyProgress(run.source, deps.onProgress, () => ({
+      rowsRead: feed.read(),
+      rowsWritten: feed.written(),
+      addresses: table.size,
+      done: table.size - pool.unsettled(),
+      sent: pool.stats.sent,
+      creditsCharged: pool.stats.creditsCharged,
+    }));
     const writing = writeVerified(run, table, feed);
     // A write that failed stops pass one; the failure is thrown once its requests are answered.
     writing.catch(feed.stop);
-    const duplicates = await readAndVerify(run, pool, table, deps, feed).catch(
+    const duplicates = await readAndVerify(run, pool, table, progress, feed).catch(
       async (err: unknown) => {
         feed.stop();
         await writing.catch(() => undefined);
@@ -103,11 +89,13 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
     }
     feed.notify();
     const written = await writing;
+    progress.emit();
     const summary = summarize(pool.stats, written, table.size, duplicates, stop);
     if (summary.exitCode === ExitCode.ok)
       await journal.append({ t: 'done', output: run.output.target });
     return { ...summary, runKey: key, journal: journal.path, resumed: journal.resumed };
   } finally {
+    await progress?.close();
     await journal.close();
   }
 }
@@ -121,23 +109,14 @@ async function readAndVerify(
   run: VerifyRun,
   pool: VerifyPool,
   table: Map<string, AddressEntry>,
-  deps: VerifyDeps,
+  progress: Progress,
   feed: Feed,
 ): Promise<number> {
-  let rows = 0;
   let duplicates = 0;
-  const progress = () =>
-    deps.onProgress?.({
-      rowsRead: rows,
-      addresses: table.size,
-      done: table.size - pool.inFlight(),
-      sent: pool.stats.sent,
-      creditsCharged: pool.stats.creditsCharged,
-    });
-  let lastProgress = 0;
   for await (const row of run.source.rows()) {
     if (feed.stopped()) break;
-    rows++;
+    const rows = feed.readRow();
+    if (rows % PROGRESS_EVERY_ROWS === 0) progress.emit();
     const cell = row.error ? undefined : addressOfCell(row.cells[run.column]);
     if (cell?.kind !== 'address') continue;
     if (table.has(cell.address)) {
@@ -151,13 +130,9 @@ async function readAndVerify(
     await pool.add(cell.address, entry);
     // The writer may be waiting for this row.
     feed.notify();
-    if (deps.onProgress && rows - lastProgress >= 500) {
-      lastProgress = rows;
-      progress();
-    }
   }
   await pool.drain();
-  progress();
+  progress.emit();
   return duplicates;
 }
 

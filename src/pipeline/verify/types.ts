@@ -81,9 +81,17 @@ export interface AddressEntry {
   outcome?: AddressOutcome;
 }
 
-/** What a run tells its caller while it runs. */
+/**
+ * What a run tells its caller while it runs: after every answer, and every few hundred rows
+ * read otherwise. The rows are read as the answers come, so `addresses` is the total only
+ * once every row is read; `rowsTotal` says how many rows there are, once counted.
+ */
 export interface VerifyProgress {
   rowsRead: number;
+  /** Rows written to the output (each once its address is settled, in input order). */
+  rowsWritten: number;
+  /** The input's data rows, counted beside the run; absent until counted. */
+  rowsTotal?: number;
   /** Distinct addresses found so far and how many of them have an outcome. */
   addresses: number;
   done: number;

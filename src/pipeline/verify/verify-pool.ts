@@ -58,6 +58,8 @@ export function createVerifyPool(ctx: PoolContext) {
   // The balance reached 0: no more is sent, and the run stops early only if an address is left.
   let emptied = false;
   let inFlight = 0;
+  // An address waiting for room in the pool: found, not sent, not settled.
+  let waiting = 0;
   const waiters: (() => void)[] = [];
   const running = new Set<Promise<void>>();
   const out: OutcomeContext = {
@@ -102,12 +104,14 @@ export function createVerifyPool(ctx: PoolContext) {
   return {
     stats,
     stopReason: () => stop,
-    /** Requests started and not answered yet. */
-    inFlight: () => inFlight,
+    /** Addresses added without an outcome yet: in flight, or waiting for room to be sent. */
+    unsettled: () => inFlight + waiting,
     /** Settles a new distinct address, or starts its request (waiting while the pool is full). */
     async add(address: string, entry: AddressEntry): Promise<void> {
       if (settleBefore(out, address, entry)) return;
+      waiting++;
       while (inFlight >= ctx.concurrency) await new Promise<void>((r) => waiters.push(r));
+      waiting--;
       stop ??=
         stopBeforeSend(ctx, stats.sent) ??
         (emptied ? { code: 'CREDITS_EXHAUSTED', message: OUT_OF_VERIFICATION_CREDITS } : undefined);

@@ -7,11 +7,12 @@ import type {
   VerifySummary,
 } from '../../../bulk/verify-emails.js';
 import { resolveSettings, type ResolvedSettings } from '../../../config/settings.js';
-import { formatDuration } from '../../../config/duration.js';
 import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
-import { OUTPUT_CLOSED_LINE, stopsOnClosedStdout, warnAbout } from '../../output.js';
+import { OUTPUT_CLOSED_LINE, stopsOnClosedStdout, warnAbout, warningLine } from '../../output.js';
+import { createProgress, type ProgressView } from '../../progress.js';
+import { verifyText } from '../../progress-text.js';
 import { exitOnInterrupt, interruptOnSignal } from '../bulk/run.js';
 import { resumeCommand } from '../bulk/resolve.js';
 import { readOptionsOf, settingFlagsOf, VERIFY_WORDS, verifyOptionsOf } from './flags.js';
@@ -19,20 +20,24 @@ import { budgetReached } from '../../../pipeline/run/messages.js';
 import { verifyPlanJson, verifyPlanText, verifySummaryJson, verifySummaryText } from './report.js';
 
 type Raw = Record<string, unknown>;
-const PROGRESS_EVERY_MS = 5000;
 
-/** A progress line on stderr every few seconds (none with --quiet or --no-progress). */
-function progressLine(globals: GlobalOptions, started: number) {
-  if (globals.quiet || !globals.progress) return undefined;
-  let last = started;
-  return (p: VerifyProgress) => {
-    const t = Date.now();
-    if (t - last < PROGRESS_EVERY_MS) return;
-    last = t;
-    process.stderr.write(
-      `enrich: verifying: ${p.rowsRead.toLocaleString('en-US')} rows read, ${p.done.toLocaleString('en-US')} of ${p.addresses.toLocaleString('en-US')} addresses done, ${p.sent.toLocaleString('en-US')} sent, credits ${p.creditsCharged}, ${formatDuration(t - started)}\n`,
-    );
-  };
+/**
+ * The run's progress on stderr, as the bulk commands show theirs (progress.ts): a spinner on
+ * a terminal, plain lines elsewhere, nothing with --quiet or --no-progress (and then the run
+ * is not asked for reports, nor counts its rows for them).
+ */
+async function progressOf(globals: GlobalOptions): Promise<{
+  view: ProgressView<VerifyProgress>;
+  onProgress: ((p: VerifyProgress) => void) | undefined;
+}> {
+  const view = await createProgress({
+    quiet: globals.quiet,
+    enabled: globals.progress,
+    color: globals.color,
+    line: verifyText(),
+  });
+  const shown = !globals.quiet && globals.progress;
+  return { view, onProgress: shown ? (p) => view.update(p) : undefined };
 }
 
 /** The library's options from the flags and settings. */
@@ -104,10 +109,13 @@ export async function runVerifyEmails(
   );
   if (opts.output === '-') process.exitCode = ErrorCodes.OUTPUT_CLOSED;
   let service: Service | undefined;
+  const progress = await progressOf(globals);
+  const note = (line: string) => progress.view.note(line);
   try {
     const { verifyEmailsFile, toVerifyApi } = await import('../../../bulk/verify-emails.js');
     const concurrency = opts.concurrency ?? 8;
-    const svc = await openService(globals, { settings, connections: Math.max(8, concurrency) });
+    const connections = Math.max(8, concurrency);
+    const svc = await openService(globals, { settings, connections, talk: note });
     service = svc;
     const deadline = Date.now() + settings.timeoutMs;
     const verify = () =>
@@ -121,14 +129,17 @@ export async function runVerifyEmails(
           ...(svc.sandbox ? {} : { account: svc.client.account }),
         },
         signal: interrupt.signal,
-        onProgress: progressLine(globals, started),
+        onProgress: progress.onProgress,
+        onWarning: (w) => note(warningLine(w)),
       });
     // Rows go to stdout as they are settled: a reader that goes away (`| head`) fails the next
     // write, and the run stops sending, waits for the answers in flight (journaled) and fails
     // with OUTPUT_CLOSED, rather than being ended at once by main.ts.
     const summary = await (opts.output === '-' ? stopsOnClosedStdout(verify) : verify());
+    progress.view.stop();
     return report(summary, opts, globals, Date.now() - started, command);
   } catch (err) {
+    progress.view.stop();
     if (opts.output === '-' && err instanceof EnrichError && err.code === 'OUTPUT_CLOSED') {
       // As main.ts says it for the other runs writing to stdout (exit 2, never 0).
       process.stderr.write(OUTPUT_CLOSED_LINE);
