@@ -1,11 +1,13 @@
+import { fstatSync, statSync, type Stats } from 'node:fs';
 import { formatDuration } from '../config/duration.js';
 import type { RunProgress } from '../pipeline/types.js';
 import { runText, type ProgressText } from './progress-text.js';
 
 /**
  * Renders run progress on stderr: an ora spinner on a terminal, whose clock and counters tick
- * even while nothing changes; elsewhere (CI, a log file) a plain line every few seconds, and
- * never more than PLAIN_QUIET_MS without one (CI systems kill jobs that print nothing).
+ * even while nothing changes; elsewhere (CI, a log file), or on a terminal the run's rows may
+ * show on too (rowsMayShow), a plain line every few seconds, and never more than
+ * PLAIN_QUIET_MS without one (CI systems kill jobs that print nothing).
  */
 export interface ProgressView<P = RunProgress> {
   update(p: P): void;
@@ -118,6 +120,11 @@ export async function createProgress<P = RunProgress>(opts: {
   stream?: NodeJS.WriteStream;
   /** The run's line (runText() or verifyText()); a bulk run's by default. */
   line?: ProgressText<P>;
+  /**
+   * The run writes its rows where they may show on the terminal too (rowsMayShow): a spinner
+   * redrawing its line there would meet them on one line, so it prints plain lines instead.
+   */
+  rowsMayShow?: boolean;
 }): Promise<ProgressView<P>> {
   const now = opts.now ?? Date.now;
   const stream = opts.stream ?? process.stderr;
@@ -132,5 +139,29 @@ export async function createProgress<P = RunProgress>(opts: {
     (stream.columns ?? 0) > 0 &&
     !inCi(process.env) &&
     process.env.TERM !== 'dumb';
-  return tty ? spinnerView(parts) : plainView(parts);
+  return tty && opts.rowsMayShow !== true ? spinnerView(parts) : plainView(parts);
+}
+
+/**
+ * True when rows written to `target` (a path; `-` or undefined: stdout) may show on the
+ * terminal: it is one, or a pipe or socket whose reader may print there (`| cat`, `| less`; a
+ * pipe cannot tell where its reader writes). A regular file, /dev/null, or a path that does not
+ * exist yet is no screen. Standard output is asked by descriptor: a bulk run's worker thread
+ * shares the process's (launch.ts) and is told whether it is a terminal.
+ */
+export function rowsMayShow(target: string | undefined): boolean {
+  const toStdout = target === undefined || target === '-';
+  if (toStdout && process.stdout.isTTY === true) return true;
+  const info = statOf(toStdout ? 1 : target);
+  if (!info) return false;
+  if (info.isFIFO() || info.isSocket()) return true;
+  return info.isCharacterDevice() && info.rdev !== statOf('/dev/null')?.rdev;
+}
+
+function statOf(at: number | string): Stats | undefined {
+  try {
+    return typeof at === 'number' ? fstatSync(at) : statSync(at);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,8 +1,11 @@
-import { readFile, rm } from 'node:fs/promises';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createProgress, inCi } from '../../src/cli/progress.js';
+import { createProgress, inCi, rowsMayShow } from '../../src/cli/progress.js';
 import { FakeTerminal } from '../helpers/fake-terminal.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 
@@ -219,5 +222,75 @@ describe('progress of a real bulk run, stderr a pipe (e2e, built CLI)', () => {
     const lines = await run(['--no-progress']);
     expect(lines.filter((l) => l.startsWith('enrich: '))).toEqual([]);
     expect(lines[0]).toMatch(/^rows: 25 /);
+  });
+});
+
+describe('rows that may show on the terminal: no spinner over them', () => {
+  it('prints plain lines on a terminal, without moving the cursor, when the rows may show there', async () => {
+    onTerminal();
+    const term = new FakeTerminal(120);
+    let t = 1_000_000;
+    const view = await createProgress({
+      quiet: false,
+      enabled: true,
+      now: () => t,
+      stream: term.asStream(),
+      rowsMayShow: true,
+    });
+    t += 5_000;
+    view.update(p);
+    await vi.advanceTimersByTimeAsync(1_000);
+    view.note('enrich: warning: x');
+    view.stop();
+    expect(term.writes).toEqual([
+      'enrich: reading: 12,000 rows, jobs 1/3, credits 900, 5.0s\n',
+      'enrich: warning: x\n',
+    ]);
+    expect(term.cursorMoves).toBe(0);
+    expect(term.cursorHidden).toBe(false);
+  });
+
+  it('tells a pipe, a socket or a terminal (may show) from a file or /dev/null (no screen)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-shows-'));
+    try {
+      const file = join(dir, 'out.csv');
+      await writeFile(file, '');
+      expect(rowsMayShow(file)).toBe(false);
+      expect(rowsMayShow(join(dir, 'not-yet.csv'))).toBe(false);
+      expect(rowsMayShow('/dev/null')).toBe(false);
+      const fifo = join(dir, 'fifo');
+      execFileSync('mkfifo', [fifo]);
+      expect(rowsMayShow(fifo)).toBe(true);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('asks standard output by descriptor: a pipe may show, a file and /dev/null do not', async () => {
+    await ensureBuilt();
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-shows-'));
+    const module = pathToFileURL(
+      fileURLToPath(new URL('../../dist/cli/progress.js', import.meta.url)),
+    );
+    const probe = `import(${JSON.stringify(module.href)}).then((m) => process.stderr.write(String(m.rowsMayShow(undefined))))`;
+    const ask = (stdout: 'pipe' | 'ignore' | number) =>
+      new Promise<string>((resolve) => {
+        const child = spawn(process.execPath, ['-e', probe], { stdio: ['ignore', stdout, 'pipe'] });
+        let said = '';
+        child.stderr?.on('data', (d: Buffer) => (said += d.toString()));
+        child.on('close', () => resolve(said));
+      });
+    try {
+      const fd = openSync(join(dir, 'out.csv'), 'w');
+      try {
+        expect(await ask(fd)).toBe('false');
+      } finally {
+        closeSync(fd);
+      }
+      expect(await ask('ignore')).toBe('false');
+      expect(await ask('pipe')).toBe('true');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,18 +16,24 @@ const FRAME = new RegExp(String.raw`verifying: 25 rows, [^\r\n\u001B]*`, 'g');
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 /**
- * Runs `enrich <args> -o <dir>/out.csv` (`enrich contacts <fixture>` by default) under a real
- * pseudo-terminal (util-linux `script`), 100 columns wide, against `sandbox`, and returns
- * everything the terminal was sent.
+ * Runs `enrich <args>` (`enrich contacts <fixture>` by default) under a real pseudo-terminal
+ * (util-linux `script`), 100 columns wide, against `sandbox`, its rows written with `-o
+ * <dir>/out.csv`, or by the shell to that file (`>`), or to stdout piped to `cat`, which prints
+ * them on the same terminal (`| cat`: no file, no exit code of enrich's). Returns everything the
+ * terminal was sent, and the rows in the file.
  */
 async function onTerminal(
   sandbox: SandboxHandle,
   dir: string,
   env: Record<string, string>,
   args = ['contacts', fixture],
+  to: '-o' | '>' | '| cat' = '-o',
 ) {
+  await mkdir(dir, { recursive: true });
   const out = join(dir, 'out.csv');
-  const command = `stty cols 100 rows 30; exec ${[process.execPath, bin, ...args, '-o', out].map(quote).join(' ')}`;
+  const enrich = [process.execPath, bin, ...args].map(quote).join(' ');
+  const tail = to === '-o' ? `-o ${quote(out)}` : to === '>' ? `> ${quote(out)}` : '| cat';
+  const command = `stty cols 100 rows 30; ${to === '| cat' ? '' : 'exec '}${enrich} ${tail}`;
   const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
     env: {
       PATH: process.env.PATH ?? '',
@@ -45,8 +51,8 @@ async function onTerminal(
   let screen = '';
   child.stdout.on('data', (d: Buffer) => (screen += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  const rows = (await readFile(out, 'utf8')).trimEnd().split('\n').length;
-  return { code, screen, rows };
+  const written = to === '| cat' ? '' : await readFile(out, 'utf8');
+  return { code, screen, rows: written.trimEnd().split('\n').length };
 }
 
 /** The elapsed times the spinner showed while the one job was still running. */
@@ -111,4 +117,50 @@ describe('progress on a real terminal during a long job (pseudo-terminal, built 
       }
     },
   );
+
+  // `enrich … | cat`: cat prints the rows on the terminal the spinner draws on, and a redraw
+  // would put a row and the progress on one line. Plain whole lines instead, as curl (no meter
+  // when its data goes to the terminal) and npm (progress only when stdout is a terminal too).
+  it.each([
+    ['contacts', ['contacts', fixture], {}],
+    ['verify-emails', ['verify-emails', fixture, '--concurrency', '2'], {}],
+    ['verify-emails in a worker thread', ['verify-emails', fixture], { ENRICH_WORKER: '1' }],
+  ])(
+    '%s with its rows piped to cat on the same terminal: plain progress lines between whole rows, no spinner',
+    async (what, args, env) => {
+      const slow = await startSandbox({ port: 0, jobMs: 1000, faults: { latency_ms: 100 } });
+      try {
+        const r = await onTerminal(slow, join(dir, `cat-${what}`), env, args, '| cat');
+        expect(r.code, r.screen).toBe(0);
+        // No spinner: no frame, no cursor hidden or moved back over a line.
+        expect(r.screen).not.toMatch(/[\u2800-\u28ff]/);
+        expect(r.screen).not.toContain('\u001B[?25l');
+        expect(r.screen).not.toMatch(new RegExp(String.raw`\u001B\[\d*G`));
+        const lines = r.screen.split(/\r?\n/);
+        const progress = lines.filter((l) => /waiting for results|verifying:/.test(l));
+        expect(progress.length, r.screen).toBeGreaterThanOrEqual(1);
+        for (const l of progress) expect(l).toMatch(/^enrich: (waiting for results|verifying): /);
+        // Every row whole, on a line of its own: the header and the 25 rows.
+        expect(lines.filter((l) => l.startsWith('Contact ID,First Name,'))).toHaveLength(1);
+        expect(lines.filter((l) => /^C-10\d\d,/.test(l))).toHaveLength(25);
+        expect(r.screen).toMatch(/\nrows: 25 {2}/);
+      } finally {
+        await slow.close();
+      }
+    },
+  );
+
+  it('keeps the spinner when stdout is a file (`> out.csv`): no row can show on the terminal', async () => {
+    const slow = await startSandbox({ port: 0, faults: { latency_ms: 100 } });
+    try {
+      const args = ['verify-emails', fixture, '--concurrency', '2'];
+      const r = await onTerminal(slow, join(dir, 'redirected'), {}, args, '>');
+      expect(r.code, r.screen).toBe(0);
+      expect(r.rows).toBe(26);
+      expect(new Set(r.screen.match(FRAME)).size, r.screen).toBeGreaterThanOrEqual(2);
+      expect(r.screen).not.toContain('enrich: verifying');
+    } finally {
+      await slow.close();
+    }
+  });
 });

@@ -14,7 +14,7 @@ import { openService } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { removeLiveTempsSync } from '../../../io/stale-temps.js';
 import { warningLine } from '../../output.js';
-import { createProgress, type ProgressView } from '../../progress.js';
+import { createProgress, rowsMayShow, type ProgressView } from '../../progress.js';
 import { jobLine } from '../../progress-text.js';
 import type { BulkOptions } from './options.js';
 import { resumeHints, summaryJson, summaryText } from './report.js';
@@ -121,6 +121,10 @@ export async function runBulkCommand(
     quiet: globals.quiet,
     enabled: globals.progress,
     color: globals.color,
+    // Rows on stdout (no -o, or --rejects -) may show between the spinner's redraws.
+    rowsMayShow:
+      rowsMayShow(options.output) ||
+      (options.rejects !== undefined && rowsMayShow(options.rejects)),
   });
   try {
     // The run is resolved (mapping, output, options) before the service is needed (a key,

@@ -11,7 +11,7 @@ import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { OUTPUT_CLOSED_LINE, stopsOnClosedStdout, warnAbout, warningLine } from '../../output.js';
-import { createProgress, type ProgressView } from '../../progress.js';
+import { createProgress, rowsMayShow, type ProgressView } from '../../progress.js';
 import { verifyText } from '../../progress-text.js';
 import { exitOnInterrupt, interruptOnSignal } from '../bulk/run.js';
 import { resumeCommand } from '../bulk/resolve.js';
@@ -26,7 +26,10 @@ type Raw = Record<string, unknown>;
  * a terminal, plain lines elsewhere, nothing with --quiet or --no-progress (and then the run
  * is not asked for reports, nor counts its rows for them).
  */
-async function progressOf(globals: GlobalOptions): Promise<{
+async function progressOf(
+  globals: GlobalOptions,
+  output: string,
+): Promise<{
   view: ProgressView<VerifyProgress>;
   onProgress: ((p: VerifyProgress) => void) | undefined;
 }> {
@@ -35,6 +38,7 @@ async function progressOf(globals: GlobalOptions): Promise<{
     enabled: globals.progress,
     color: globals.color,
     line: verifyText(),
+    rowsMayShow: rowsMayShow(output),
   });
   const shown = !globals.quiet && globals.progress;
   return { view, onProgress: shown ? (p) => view.update(p) : undefined };
@@ -109,7 +113,7 @@ export async function runVerifyEmails(
   );
   if (opts.output === '-') process.exitCode = ErrorCodes.OUTPUT_CLOSED;
   let service: Service | undefined;
-  const progress = await progressOf(globals);
+  const progress = await progressOf(globals, opts.output);
   const note = (line: string) => progress.view.note(line);
   try {
     const { verifyEmailsFile, toVerifyApi } = await import('../../../bulk/verify-emails.js');
