@@ -30,6 +30,8 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
       invalid: 2,
       cached: 0,
       duplicates: 2,
+      sent: 21,
+      over_budget: 0,
       batches: 3,
       max_credits: 21,
     });
@@ -49,6 +51,48 @@ describe('enrich contacts|companies --dry-run (e2e)', () => {
     expect(r.stdout).toMatch(/^duplicates\s+1 \(sent once\)$/m);
     expect(r.stdout).toMatch(/^max_credits\s+20 \(at most, for the rows sent\)$/m);
     expect(r.stderr).toMatch(/company_website\s+Website\s+https:\/\/www\.acme\.com/);
+  });
+
+  it('--max-credits: the plan is what a run with that limit sends, and the rows it leaves unsent', async () => {
+    const env = await tempEnv();
+    const contacts = [
+      'contacts',
+      join(fixtures, 'contacts.csv'),
+      '--dry-run',
+      '--batch-size',
+      '10',
+    ];
+    const r = await runCli([...contacts, '--max-credits', '5', '--json'], { env });
+    expect(r.code).toBe(0);
+    // 21 rows to send; 5 fit; the other 16 and the duplicate of one of them end "failed".
+    expect(json(r.stdout)).toMatchObject({ sent: 5, over_budget: 17, batches: 1, max_credits: 5 });
+    expect(r.stderr).toContain('note: --max-credits 5 leaves 17 row(s) unsent');
+    const text = await runCli([...contacts, '--max-credits', '5'], { env });
+    expect(text.stdout).toMatch(/^sent\s+5 \(within --max-credits 5\)$/m);
+    expect(text.stdout).toMatch(
+      /^over_budget\s+17 \(not sent: past --max-credits 5; they end "failed", exit 5\)$/m,
+    );
+    expect(text.stdout).toMatch(/^batches\s+1 \(batch size 10\)$/m);
+    expect(text.stdout).toMatch(/^max_credits\s+5 \(at most, for the rows sent\)$/m);
+    // A limit the file fits in leaves nothing unsent.
+    const roomy = await runCli([...contacts, '--max-credits', '100', '--json'], { env });
+    expect(json(roomy.stdout)).toMatchObject({ sent: 21, over_budget: 0, max_credits: 21 });
+    expect(roomy.stderr).not.toContain('note:');
+    // Companies cost --top credits a row: 3 rows (9 credits) fit in 10.
+    const companies = await runCli(
+      [
+        'companies',
+        join(fixtures, 'companies.csv'),
+        '--dry-run',
+        '--top',
+        '3',
+        '--max-credits',
+        '10',
+        '--json',
+      ],
+      { env },
+    );
+    expect(json(companies.stdout)).toMatchObject({ sent: 3, over_budget: 7, max_credits: 9 });
   });
 
   it('reads stdin, splits a Name column, honours --map, and writes --rejects and --save-mapping', async () => {

@@ -71,6 +71,30 @@ describe('enrich verify-emails (CLI)', () => {
     expect(r.stdout).toMatch(/^worst case: \d+ verification credit\(s\)$/m);
   });
 
+  it('--dry-run --max-credits says how many addresses it sends and how many rows it leaves unsent', async () => {
+    const { file } = await list(30);
+    const env = await tempEnv();
+    const r = await runCli(['verify-emails', file, '--dry-run', '--max-credits', '10'], { env });
+    expect(r.code).toBe(0);
+    // 30 distinct addresses, the first repeated: 10 sent (the first among them); 20 rows left.
+    expect(r.stdout).toMatch(
+      /^distinct addresses: 30 {2}duplicates: 1 {2}cached: 0 {2}to send: 10$/m,
+    );
+    expect(r.stdout).toMatch(
+      /^--max-credits 10: 20 row\(s\) not sent \(they end "failed", exit 5\)$/m,
+    );
+    expect(r.stdout).toMatch(/^worst case: 10 verification credit\(s\)$/m);
+    const j = await runCli(['verify-emails', file, '--dry-run', '--max-credits', '10', '--json'], {
+      env,
+    });
+    expect(JSON.parse(j.stdout)).toMatchObject({
+      addresses: 30,
+      sent: 10,
+      over_budget: 20,
+      max_credits: 10,
+    });
+  });
+
   it('verifies a file, prints the JSON summary, and the single verify-email then answers from the same cache', async () => {
     const { env } = await service();
     const { file, dir } = await list(30);

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { toBulkApi } from '../../src/api/bulk-api.js';
+import { resolveRun } from '../../src/bulk/resolve-run.js';
 import { EnrichError } from '../../src/errors.js';
+import { openInput } from '../../src/io/read.js';
+import { planBulk } from '../../src/pipeline/run/plan.js';
 import type { BulkApi } from '../../src/pipeline/types.js';
 import {
   CONTACT_HEADER,
@@ -85,4 +88,24 @@ describe('--max-credits', () => {
       expect(third.summary.exitCode).toBe(0);
     },
   );
+
+  it('the dry run under --max-credits plans what the run then does: rows sent, rows left failed, jobs, credits', async () => {
+    const s = await sandbox();
+    const dir = await tempDir();
+    // 30 rows, every 4th a duplicate of the row before: 23 distinct requests.
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(30, { dupEvery: 4 }));
+    const o = { maxCredits: 7, batchSize: 4 };
+    const source = await openInput(file);
+    const plan = await resolveRun({ kind: 'contacts', output: '-', ...o }, source)
+      .then((run) => planBulk(run))
+      .finally(() => source.close());
+    // 7 rows sent; the other 16 distinct rows and the 5 duplicates of those end "failed".
+    expect([plan.sent, plan.over_budget, plan.batches, plan.max_credits]).toEqual([7, 21, 2, 7]);
+    const { summary } = await runFile(s, file, { runsDir: dir, ...o });
+    expect(s.admin.stats().records_submitted).toBe(plan.sent);
+    expect(summary.statuses.failed).toBe(plan.over_budget);
+    expect(summary.jobs.total).toBe(plan.batches);
+    expect(summary.creditsCharged).toBeLessThanOrEqual(plan.max_credits);
+    expect(summary.exitCode).toBe(5);
+  });
 });

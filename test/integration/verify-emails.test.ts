@@ -221,6 +221,9 @@ describe('verifyEmailsFile: cache, budget and rate limits', () => {
 
   it('maxCredits caps the verifications sent; the rest are failed, not sent, exit 5', async () => {
     const { s, options } = await rig({ n: 60 });
+    // The dry run under the same limit plans what the run then does.
+    const plan = await verifyEmailsFile({ ...options, maxCredits: 10, dryRun: true });
+    expect(plan).toMatchObject({ sent: 10, maxCredits: 10 });
     const summary = await verifyEmailsFile({ ...options, maxCredits: 10 });
     expect(summary.sent).toBe(10);
     expect(summary.exitCode).toBe(5);
@@ -228,8 +231,9 @@ describe('verifyEmailsFile: cache, budget and rate limits', () => {
     expect(s.admin.stats().requests_by_status['200']).toBe(10);
     const out = await readOutput(options.output);
     const notSent = out.filter((r) => r.enrich_error === 'not sent: maxCredits 10 reached');
-    // One row per address not sent, plus its duplicates.
-    expect(notSent.length).toBeGreaterThanOrEqual(summary.notSent);
+    // One row per address not sent, plus its duplicates: the rows the plan said.
+    expect(notSent.length).toBeGreaterThan(summary.notSent);
+    expect(plan.overBudget).toBe(notSent.length);
     expect(
       notSent.every((r) => r.enrich_status === 'failed' && r.verify_credit_charged === ''),
     ).toBe(true);

@@ -20,12 +20,13 @@ async function planOf(
     rejects?: string;
     topMatches?: number;
     idColumn?: string;
+    maxCredits?: number;
     map?: Record<string, string>;
     mappingFile?: string;
     saveMapping?: string;
   },
 ) {
-  const { kind, batchSize, dedupe, rejects, topMatches, idColumn, ...mapping } = o;
+  const { kind, batchSize, dedupe, rejects, topMatches, idColumn, maxCredits, ...mapping } = o;
   const run = await resolveRun(
     {
       kind,
@@ -34,6 +35,7 @@ async function planOf(
       dedupe,
       rejects,
       idColumn,
+      maxCredits,
       request: { top: topMatches },
       mapping,
     },
@@ -128,6 +130,32 @@ describe('planBulk on fixtures/contacts.csv', () => {
       plan.batches,
       plan.max_credits,
     ]).toEqual([12, 11, 1, 1, 1, 30]);
+  });
+
+  it('maxCredits: the plan counts what the run sends within it, and the rows it leaves unsent', async () => {
+    const counts = (p: Awaited<ReturnType<typeof planOf>>) => [
+      p.sent,
+      p.over_budget,
+      p.batches,
+      p.max_credits,
+    ];
+    const contacts = (maxCredits?: number) =>
+      withSource(join(fixtures, 'contacts.csv'), (s) =>
+        planOf(s, { kind: 'contacts', batchSize: 10, maxCredits }),
+      );
+    // Without a limit: 21 distinct rows sent in 3 batches, none left.
+    expect(counts(await contacts())).toEqual([21, 0, 3, 21]);
+    // 5 rows within the limit (one batch); the other 16 distinct rows and the duplicate of one
+    // of them end "failed", not sent (a real run's output says the same: spend-limit.test.ts).
+    expect(counts(await contacts(5))).toEqual([5, 17, 1, 5]);
+    // Nothing fits: every valid row, duplicates included, is left unsent.
+    expect(counts(await contacts(0))).toEqual([0, 23, 0, 0]);
+    expect(counts(await contacts(21))).toEqual([21, 0, 3, 21]);
+    // Companies cost --top credits a row: --top 3 --max-credits 10 sends 3 rows (9 credits).
+    const companies = await withSource(join(fixtures, 'companies.csv'), (s) =>
+      planOf(s, { kind: 'companies', topMatches: 3, maxCredits: 10 }),
+    );
+    expect(counts(companies)).toEqual([3, 7, 1, 9]);
   });
 
   it('ragged rows are counted invalid, never fatal', async () => {

@@ -15,13 +15,21 @@ export interface VerifyPlan {
   addresses: number;
   duplicates: number;
   cached: number;
-  /** The most this run could spend: one verification credit per address to send. */
+  /** Addresses sent: every one neither cached nor past the spending limit (`maxCredits` of the run). */
+  sent: number;
+  /** Rows whose address the spending limit leaves unsent (they end `failed`), duplicates included. */
+  overBudget: number;
+  /** The most this run could spend: one verification credit per address sent. */
   maxCredits: number;
 }
 
-/** Reads the input once and counts what would be sent (nothing is). */
+/**
+ * Reads the input once and counts what would be sent (nothing is): as a new run does, the
+ * addresses the results cache does not answer, in the order they first appear, until the
+ * run's spending limit.
+ */
 export async function planVerify(
-  run: Pick<VerifyRun, 'source' | 'column' | 'columnName'>,
+  run: Pick<VerifyRun, 'source' | 'column' | 'columnName' | 'maxCredits'>,
   cache: { cache: ResultsCache | undefined; policy: CachePolicy },
   now: number,
 ): Promise<VerifyPlan> {
@@ -34,9 +42,13 @@ export async function planVerify(
     addresses: 0,
     duplicates: 0,
     cached: 0,
+    sent: 0,
+    overBudget: 0,
     maxCredits: 0,
   };
-  const seen = new Set<string>();
+  const limit = run.maxCredits ?? Infinity;
+  // Each distinct address, and whether the limit leaves it unsent (so its duplicates too).
+  const seen = new Map<string, boolean>();
   for await (const row of run.source.rows()) {
     plan.rows++;
     const cell = row.error ? undefined : addressOfCell(row.cells[run.column]);
@@ -46,14 +58,20 @@ export async function planVerify(
       continue;
     }
     plan.valid++;
-    if (seen.has(cell.address)) {
+    const unsent = seen.get(cell.address);
+    if (unsent !== undefined) {
       plan.duplicates++;
+      if (unsent) plan.overBudget++;
       continue;
     }
-    seen.add(cell.address);
-    if (outcomeOfCache(cell.address, cache.cache, cache.policy, now)) plan.cached++;
+    const cached = outcomeOfCache(cell.address, cache.cache, cache.policy, now) !== undefined;
+    const over = !cached && plan.sent >= limit;
+    seen.set(cell.address, over);
+    if (cached) plan.cached++;
+    else if (over) plan.overBudget++;
+    else plan.sent++;
   }
   plan.addresses = seen.size;
-  plan.maxCredits = plan.addresses - plan.cached;
+  plan.maxCredits = plan.sent;
   return plan;
 }

@@ -5,7 +5,10 @@ import type { BulkKind, ResolvedRun } from '../../../pipeline/types.js';
 import type { BulkOptions } from './options.js';
 import type { GlobalOptions } from '../../globals.js';
 
-/** The `--dry-run --json` object of DESIGN.md section 4, exactly. */
+/**
+ * The `--dry-run --json` object of DESIGN.md section 4, with `cached`, `sent` and
+ * `over_budget` (rows --max-credits leaves unsent) besides.
+ */
 export function planJson(plan: Plan): Record<string, unknown> {
   return {
     mapping: plan.names,
@@ -14,6 +17,8 @@ export function planJson(plan: Plan): Record<string, unknown> {
     invalid: plan.invalid,
     duplicates: plan.duplicates,
     cached: plan.cached,
+    sent: plan.sent,
+    over_budget: plan.over_budget,
     batches: plan.batches,
     max_credits: plan.max_credits,
   };
@@ -83,17 +88,30 @@ function describeDialect(source: InputSource): string {
   return parts.join(', ');
 }
 
-/** The plan as aligned lines (for stdout). */
-export function formatPlan(plan: Plan, options: BulkOptions, batchSize: number): string {
+/** The plan as aligned lines (for stdout); with --max-credits, what the run sends within it. */
+export function formatPlan(
+  plan: Plan,
+  options: BulkOptions,
+  run: Pick<ResolvedRun, 'batchSize' | 'maxCredits'>,
+): string {
+  const cap = run.maxCredits === undefined ? undefined : `--max-credits ${run.maxCredits}`;
   const lines: [string, string][] = [
     ['rows', String(plan.rows)],
     ['valid', String(plan.valid)],
     ['invalid', String(plan.invalid) + (options.rejects ? ` (written to ${options.rejects})` : '')],
     ['duplicates', String(plan.duplicates) + (options.dedupe ? ' (sent once)' : '')],
     ['cached', `${plan.cached} (answered from the results cache, not sent)`],
-    ['batches', `${plan.batches} (batch size ${batchSize})`],
-    ['max_credits', `${plan.max_credits} (at most, for the rows sent)`],
+    ['sent', String(plan.sent) + (cap ? ` (within ${cap})` : '')],
   ];
+  if (cap)
+    lines.push([
+      'over_budget',
+      `${plan.over_budget} (not sent: past ${cap}; they end "failed"${plan.over_budget > 0 ? ', exit 5' : ''})`,
+    ]);
+  lines.push(
+    ['batches', `${plan.batches} (batch size ${run.batchSize})`],
+    ['max_credits', `${plan.max_credits} (at most, for the rows sent)`],
+  );
   return lines.map(([k, v]) => `${k.padEnd(11)}  ${v}`).join('\n');
 }
 
@@ -113,13 +131,13 @@ export async function runDryRun(
   try {
     const plan = await planBulk(run, cache ? { cache: cache.cache } : {});
     if (!globals.quiet) process.stderr.write(`${formatMappingTable(plan, source)}\n`);
-    if (run.maxCredits !== undefined && plan.max_credits > run.maxCredits && !globals.quiet) {
+    if (plan.over_budget > 0 && !globals.quiet) {
       process.stderr.write(
-        `note: up to ${plan.max_credits} credits could be spent; --max-credits ${run.maxCredits} will stop the run at that budget\n`,
+        `note: --max-credits ${run.maxCredits} leaves ${plan.over_budget} row(s) unsent: the run would stop there (exit 5), and the same command run again sends the next ones\n`,
       );
     }
     if (globals.json) process.stdout.write(`${JSON.stringify(planJson(plan), null, 2)}\n`);
-    else process.stdout.write(`${formatPlan(plan, options, run.batchSize)}\n`);
+    else process.stdout.write(`${formatPlan(plan, options, run)}\n`);
     return 0;
   } finally {
     await cache?.close();

@@ -57,14 +57,19 @@ export function verifySummaryText(s: VerifySummary, elapsedMs: number): string {
   return lines.join('\n');
 }
 
-/** The dry run's plan, for people (stdout). */
-export function verifyPlanText(p: VerifyPlan): string {
-  return [
+/** The dry run's plan, for people (stdout); with --max-credits, what the run sends within it. */
+export function verifyPlanText(p: VerifyPlan, limit: number | undefined): string {
+  const lines = [
     `email column: "${p.column}"`,
     `rows: ${n(p.rows)}  with an address: ${n(p.valid)}  not an address: ${n(p.invalid)}  empty: ${n(p.empty)}`,
-    `distinct addresses: ${n(p.addresses)}  duplicates: ${n(p.duplicates)}  cached: ${n(p.cached)}`,
-    `worst case: ${n(p.maxCredits)} verification credit(s)`,
-  ].join('\n');
+    `distinct addresses: ${n(p.addresses)}  duplicates: ${n(p.duplicates)}  cached: ${n(p.cached)}  to send: ${n(p.sent)}`,
+  ];
+  if (limit !== undefined)
+    lines.push(
+      `--max-credits ${n(limit)}: ${n(p.overBudget)} row(s) not sent (they end "failed"${p.overBudget > 0 ? ', exit 5' : ''})`,
+    );
+  lines.push(`worst case: ${n(p.maxCredits)} verification credit(s)`);
+  return lines.join('\n');
 }
 
 /** The dry run's plan as JSON (stdout with `--json`). */
@@ -78,6 +83,8 @@ export function verifyPlanJson(p: VerifyPlan): Record<string, unknown> {
     addresses: p.addresses,
     duplicates: p.duplicates,
     cached: p.cached,
+    sent: p.sent,
+    over_budget: p.overBudget,
     max_credits: p.maxCredits,
   };
 }

@@ -87,7 +87,7 @@ async function dryRun(
   process.stdout.write(
     globals.json
       ? `${JSON.stringify(verifyPlanJson(plan), null, 2)}\n`
-      : `${verifyPlanText(plan)}\n`,
+      : `${verifyPlanText(plan, opts.maxCredits)}\n`,
   );
   return 0;
 }
