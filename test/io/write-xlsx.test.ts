@@ -98,7 +98,7 @@ describe('XLSX rejects', () => {
     const { openRejects } = await import('../../src/pipeline/join/rejects.js');
     const target = join(dir, 'rejects.xlsx');
     const source = { rawHeader: ['Email'], header: ['Email'] } as never;
-    const r = await openRejects(source, target);
+    const r = await openRejects(source, target, 'contacts');
     await r.write(
       { index: 0, line: 2, cells: ['not an address'] } as InputRow,
       {

@@ -236,4 +236,29 @@ describe('the join writer in JSON', () => {
     expect(Object.keys(lines[0] ?? {})).not.toContain('records');
     expect(JSON.stringify(lines[0])).not.toContain('_2');
   });
+
+  it.each([
+    ['contacts', 'record', null],
+    ['companies', 'records', []],
+  ] as const)(
+    '%s: the JSON rejects name the answer as the output does (%s; regression: companies said record)',
+    async (kind, key, empty) => {
+      const out = await output({ format: 'jsonl' });
+      const rejects = join(out.target, '..', 'rejects.jsonl');
+      const w = await openJoinWriter({
+        kind,
+        source: source(['Company']),
+        output: { ...out, rejects },
+        onRow: () => undefined,
+      });
+      await w.writeInvalid(row(0, ['']), { ok: false, error: 'needs a name' } as never);
+      await w.close();
+      const lineOf = async (path: string) =>
+        JSON.parse((await readFile(path, 'utf8')).trimEnd()) as Record<string, unknown>;
+      const [written, rejected] = [await lineOf(out.target), await lineOf(rejects)];
+      expect(written).toMatchObject({ status: 'invalid', [key]: empty });
+      expect(rejected).toMatchObject({ status: 'invalid', [key]: empty });
+      expect(Object.keys(rejected)).toEqual(Object.keys(written));
+    },
+  );
 });

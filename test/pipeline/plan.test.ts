@@ -117,6 +117,25 @@ describe('planBulk on fixtures/contacts.csv', () => {
     );
   });
 
+  it('--rejects in JSON: a company row says records, as the output does (regression: record)', async () => {
+    const lines = async (kind: BulkKind, input: string) => {
+      const rejects = join(dir, `rejects-${kind}.jsonl`);
+      await withSource(join(fixtures, input), (s) => planOf(s, { kind, rejects }));
+      return (await readFile(rejects, 'utf8'))
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    };
+    const companies = await lines('companies', 'companies.csv');
+    expect(companies).toHaveLength(1);
+    expect(companies[0]).toMatchObject({ status: 'invalid', records: [] });
+    expect(companies[0]).not.toHaveProperty('record');
+    const contacts = await lines('contacts', 'contacts.csv');
+    expect(contacts).toHaveLength(2);
+    expect(contacts[0]).toMatchObject({ status: 'invalid', record: null });
+    expect(contacts[0]).not.toHaveProperty('records');
+  });
+
   it('companies: credits scale with --top', async () => {
     const plan = await withSource(join(fixtures, 'companies.csv'), (s) =>
       planOf(s, { kind: 'companies', topMatches: 3 }),

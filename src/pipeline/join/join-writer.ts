@@ -4,7 +4,7 @@ import { createOutputWriter, type OutputRow } from '../../io/write.js';
 import type { BulkKind, JoinOutput } from '../types.js';
 import { noRecords, type RowOutcome, type RowStatus } from './join.js';
 import { enrichedColumns, tableColumns, type Flat } from './output-columns.js';
-import { invalidMessage, openRejects } from './rejects.js';
+import { invalidMessage, openRejects, recordKeyOf } from './rejects.js';
 import { leftOutNote, type InvalidRow } from '../mapping/validate.js';
 import type { ColumnMapping } from '../mapping/mapping-types.js';
 
@@ -34,12 +34,12 @@ export interface JoinWriter {
 
 /** Opens the rejects file, if any; when it cannot be opened, `undo` first (the output opened before it). */
 async function openRejectsOr(
-  source: InputSource,
+  o: { source: InputSource; kind: BulkKind },
   path: string | undefined,
   undo: () => Promise<void>,
 ) {
   try {
-    return path ? await openRejects(source, path) : undefined;
+    return path ? await openRejects(o.source, path, o.kind) : undefined;
   } catch (err) {
     await undo();
     throw err;
@@ -117,12 +117,12 @@ export async function openJoinWriter(o: {
     inputHeader: o.source.rawHeader,
     jsonKeys: o.source.header,
     extraColumns: extra,
-    recordKey: o.kind === 'companies' ? 'records' : 'record',
+    recordKey: recordKeyOf(o.kind),
     delimiter: o.output.delimiter,
     bom: o.output.bom,
     formulaEscape: o.output.formulaEscape,
   });
-  const rejects = await openRejectsOr(o.source, o.output.rejects, () => writer.abort());
+  const rejects = await openRejectsOr(o, o.output.rejects, () => writer.abort());
   const stats = newStats(fieldColumns);
   // Stryker disable next-line ArrowFunction: a sink writes undefined as it writes null, as an empty cell
   const blank = fieldColumns.map(() => null);

@@ -2,6 +2,15 @@ import type { InputRow, InputSource } from '../../io/read.js';
 import { createOutputWriter, type OutputWriter } from '../../io/write.js';
 import { formatOfPath } from '../../io/file-format.js';
 import type { InvalidRow } from '../mapping/validate.js';
+import type { BulkKind } from '../types.js';
+
+/**
+ * The JSON key of a row's answer, in the output and the rejects alike: `record` (a contact)
+ * or `records` (a company's matches).
+ */
+export function recordKeyOf(kind: BulkKind): 'record' | 'records' {
+  return kind === 'companies' ? 'records' : 'record';
+}
 
 /** The message of an invalid row, naming its column when one is at fault. */
 export function invalidMessage(v: InvalidRow): string {
@@ -12,6 +21,7 @@ export function invalidMessage(v: InvalidRow): string {
 export async function openRejects(
   source: InputSource,
   target: string,
+  kind: BulkKind,
 ): Promise<{
   write(row: InputRow, v: InvalidRow): Promise<void>;
   close(): Promise<void>;
@@ -23,6 +33,7 @@ export async function openRejects(
     inputHeader: source.rawHeader,
     jsonKeys: source.header,
     extraColumns: ['enrich_line'],
+    recordKey: recordKeyOf(kind),
     formulaEscape: 'never',
     sheetName: 'Rejects',
   });

@@ -38,7 +38,7 @@ export async function planBulk(
   const cache = cacheLookup(deps.cache, run.cache, deps.now ?? Date.now);
   const budget = createBudget(run.maxCredits, run.creditsPerRow);
   const rejects = run.output.rejects
-    ? await openRejects(run.source, run.output.rejects)
+    ? await openRejects(run.source, run.output.rejects, run.kind)
     : undefined;
   const counts = { rows: 0, invalid: 0, duplicates: 0, cached: 0, batches: 0, sent: 0 };
   // The rows past the limit: their duplicates share their fate (not sent) in the run.
