@@ -27,7 +27,7 @@ async function call(
   } catch (err) {
     throw new EnrichError('NETWORK', `${method} ${path}: cannot reach a sandbox at ${t.url}`, {
       cause: err,
-      hint: 'start one with `enrich sandbox`, or pass --url / set ENRICH_SANDBOX_URL',
+      hint: 'start one with `enrich sandbox`, or name it: --url, --base-url or ENRICH_SANDBOX_URL',
     });
   }
   const text = await res.text();

@@ -61,6 +61,23 @@ describe('help of every command', () => {
     for (const ex of examples) expect(ex).toContain(`enrich ${path}`);
   });
 
+  it('every sandbox admin command names where it looks for the sandbox, in order', () => {
+    const admin = all.filter((c) => c.cmd.options.some((o) => o.long === '--admin-token'));
+    expect(admin.map((c) => c.path).sort()).toEqual([
+      'sandbox accounts create',
+      'sandbox accounts list',
+      'sandbox credits add',
+      'sandbox credits set',
+      'sandbox keys create',
+      'sandbox keys list',
+      'sandbox keys revoke',
+    ]);
+    for (const { cmd } of admin)
+      expect(helpOf(cmd).replace(/\s+/g, ' ')).toContain(
+        '--url <url> base URL of the sandbox; without it: the global --base-url, else env ENRICH_SANDBOX_URL, else http://127.0.0.1:4010',
+      );
+  });
+
   it('shows the sandbox defaults commander fills in without quotes', () => {
     const sandbox = all.find((c) => c.path === 'sandbox');
     expect(helpOf(sandbox?.cmd as Command)).toMatch(

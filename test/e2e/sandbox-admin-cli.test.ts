@@ -76,3 +76,65 @@ describe('enrich sandbox credits / accounts (e2e, against a running sandbox)', (
     expect(unknown.stderr).toMatch(/404 Account acc_nope not found/);
   });
 });
+
+describe('which sandbox the admin commands talk to', () => {
+  let other: SandboxHandle;
+  beforeAll(async () => {
+    other = await startSandbox({ port: 0 });
+  });
+  afterAll(() => other?.close());
+
+  /** The account ids `enrich ...args` lists, or its exit code when it fails. */
+  const accountsOf = async (args: string[], env: Record<string, string>) => {
+    const r = await runCli([...args, '--json'], { env });
+    if (r.code !== 0) return r.code;
+    const listed = JSON.parse(r.stdout) as { account_id: string }[];
+    return [...new Set(listed.map((a) => a.account_id))];
+  };
+
+  it('keys list, accounts list and credits honour the global --base-url (regression: ignored)', async () => {
+    // ENRICH_SANDBOX_URL names the other sandbox; --base-url, a flag, wins over it.
+    const env = {
+      ENRICH_SANDBOX_URL: other.url,
+      ENRICH_SANDBOX_ADMIN_TOKEN: sb.adminToken,
+    };
+    expect(await accountsOf(['--base-url', sb.url, 'sandbox', 'keys', 'list'], env)).toContain(
+      sb.accountId,
+    );
+    expect(await accountsOf(['sandbox', 'accounts', 'list', '--base-url', sb.url], env)).toContain(
+      sb.accountId,
+    );
+    const before = sb.admin.getAccount(sb.accountId)?.credits ?? 0;
+    const add = await runCli(['sandbox', 'credits', 'add', '3', '--base-url', sb.url], { env });
+    expect(add.code).toBe(0);
+    expect(sb.admin.getAccount(sb.accountId)?.credits).toBe(before + 3);
+    // Without --base-url, ENRICH_SANDBOX_URL is used: the other sandbox refuses this token.
+    expect(await accountsOf(['sandbox', 'keys', 'list'], env)).toBe(4);
+  });
+
+  it('--url wins over --base-url; ENRICH_BASE_URL is never read', async () => {
+    const token = { ENRICH_SANDBOX_ADMIN_TOKEN: other.adminToken };
+    expect(
+      await accountsOf(
+        ['sandbox', 'keys', 'list', '--url', other.url, '--base-url', sb.url],
+        token,
+      ),
+    ).toEqual([other.accountId]);
+    // ENRICH_BASE_URL names the service runs use: the admin commands go by ENRICH_SANDBOX_URL.
+    expect(
+      await accountsOf(['sandbox', 'keys', 'list'], {
+        ...token,
+        ENRICH_BASE_URL: sb.url,
+        ENRICH_SANDBOX_URL: other.url,
+      }),
+    ).toEqual([other.accountId]);
+  });
+
+  it('a --base-url that is not an http(s) URL is a usage error (exit 2), nothing sent', async () => {
+    const r = await runCli(['sandbox', 'keys', 'list', '--base-url', 'ftp://127.0.0.1:1'], {
+      env: { ENRICH_SANDBOX_URL: other.url, ENRICH_SANDBOX_ADMIN_TOKEN: sb.adminToken },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('base URL: expected http:// or https://');
+  });
+});

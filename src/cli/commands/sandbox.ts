@@ -124,7 +124,10 @@ Examples:
     .action(action<AdminFlags>(async ({ options, globals }) => keysCreate(options, globals)));
   target(keys.command('list'))
     .description('list keys (masked), revoked ones marked')
-    .addHelpText('after', '\nExamples:\n  $ enrich sandbox keys list --json')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ enrich sandbox keys list --json\n  $ enrich sandbox keys list --base-url http://127.0.0.1:4011',
+    )
     .action(action<AdminFlags>(async ({ options, globals }) => keysList(options, globals)));
   target(keys.command('revoke'))
     .description('revoke a key: it stops working on the next request')
@@ -212,7 +215,7 @@ async function serve(opts: SandboxOptions, globals: GlobalOptions): Promise<numb
 
 async function keysCreate(f: AdminFlags, globals: GlobalOptions): Promise<number> {
   const { adminCreateKey } = await import('../../sandbox/index.js');
-  const created = await adminCreateKey(adminTarget(f), {
+  const created = await adminCreateKey(adminTarget(f, globals), {
     name: f.name,
     description: f.description,
     account_id: f.account,
@@ -223,7 +226,7 @@ async function keysCreate(f: AdminFlags, globals: GlobalOptions): Promise<number
 async function keysList(f: AdminFlags, globals: GlobalOptions): Promise<number> {
   const { adminListKeys } = await import('../../sandbox/index.js');
   const { printJson } = await import('../output.js');
-  const keys = await adminListKeys(adminTarget(f));
+  const keys = await adminListKeys(adminTarget(f, globals));
   if (globals.json) printJson(keys);
   else {
     const rows = keys.map((k) => [
@@ -241,7 +244,7 @@ async function keysList(f: AdminFlags, globals: GlobalOptions): Promise<number> 
 async function keysRevoke(id: string, f: AdminFlags, globals: GlobalOptions): Promise<number> {
   const { adminRevokeKey } = await import('../../sandbox/index.js');
   const { printJson, say } = await import('../output.js');
-  await adminRevokeKey(adminTarget(f), id);
+  await adminRevokeKey(adminTarget(f, globals), id);
   if (globals.json) printJson({ id, revoked: true });
   else say(globals.quiet, `Revoked ${id}: it no longer authenticates.`);
   return 0;

@@ -87,13 +87,13 @@ async function createAccount(f: AccountFlags, globals: GlobalOptions): Promise<n
     credits: credits(f.credits, '--credits'),
     verification_credits: credits(f.verificationCredits, '--verification-credits'),
   };
-  return printCreatedKey(await adminCreateAccount(adminTarget(f), body), globals);
+  return printCreatedKey(await adminCreateAccount(adminTarget(f, globals), body), globals);
 }
 
 async function listAccounts(f: TargetFlags, globals: GlobalOptions): Promise<number> {
   const { adminListAccounts } = await import('../../../sandbox/index.js');
   const { printJson } = await import('../../output.js');
-  const accounts = await adminListAccounts(adminTarget(f));
+  const accounts = await adminListAccounts(adminTarget(f, globals));
   if (globals.json) printJson(accounts);
   else printTable(['ACCOUNT', 'CREDITS', 'VERIFICATION', 'STATUS'], accounts.map(accountRow));
   return 0;
@@ -116,7 +116,7 @@ async function changeCredits(
   const n = credits(value, `enrich sandbox credits ${how}`) as number;
   const sb = await import('../../../sandbox/index.js');
   const { printJson, say } = await import('../../output.js');
-  const t = adminTarget(f);
+  const t = adminTarget(f, globals);
   const id = f.account ?? (await sb.adminListAccounts(t))[0]?.account_id;
   if (!id)
     throw usageError(

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { parseBaseUrl } from '../../../api/base-url.js';
 import { usageError } from '../../../errors.js';
 import type { AdminTarget } from '../../../sandbox/admin-client.js';
 import type { GlobalOptions } from '../../globals.js';
@@ -9,16 +10,26 @@ export interface TargetFlags {
   adminToken?: string;
 }
 
+/** Where the admin commands look for the sandbox without --url, in order (README says the same). */
+const TARGET_FALLBACK =
+  'the global --base-url, else env ENRICH_SANDBOX_URL, else http://127.0.0.1:4010';
+
 /** Adds --url and --admin-token to an admin command. */
 export function withTarget(c: Command): Command {
   return c
-    .option('--url <url>', 'base URL of the sandbox (env ENRICH_SANDBOX_URL)')
+    .option('--url <url>', `base URL of the sandbox; without it: ${TARGET_FALLBACK}`)
     .option('--admin-token <token>', 'admin token it printed (env ENRICH_SANDBOX_ADMIN_TOKEN)');
 }
 
-/** The running sandbox the admin commands talk to: flags, else environment, else 127.0.0.1:4010. */
-export function adminTarget(f: TargetFlags): AdminTarget {
-  const url = f.url ?? process.env.ENRICH_SANDBOX_URL ?? 'http://127.0.0.1:4010';
+/**
+ * The running sandbox the admin commands talk to: --url, else TARGET_FALLBACK (flags before
+ * the environment, the command's own flag first). ENRICH_BASE_URL and a profile's base_url
+ * are not read: they name the service runs use, most often the real one, which has no admin
+ * API and is not to be sent the admin token.
+ */
+export function adminTarget(f: TargetFlags, globals: Pick<GlobalOptions, 'baseUrl'>): AdminTarget {
+  const url = f.url ?? globals.baseUrl ?? process.env.ENRICH_SANDBOX_URL ?? 'http://127.0.0.1:4010';
+  parseBaseUrl(url);
   const adminToken = f.adminToken ?? process.env.ENRICH_SANDBOX_ADMIN_TOKEN;
   if (!adminToken) {
     throw usageError('no admin token: pass --admin-token or set ENRICH_SANDBOX_ADMIN_TOKEN', {
