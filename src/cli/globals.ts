@@ -14,6 +14,28 @@ export interface GlobalOptions {
   input: boolean;
 }
 
+/**
+ * The global options a command reads (by long flag), and what some of them mean for it when
+ * that is not what they mean elsewhere: its help lists these, in those words.
+ */
+export interface GlobalsRead {
+  readonly flags: readonly string[];
+  readonly meaning?: Readonly<Record<string, string>>;
+}
+
+const READS = new WeakMap<Command, GlobalsRead>();
+
+/** Says which global options `cmd` reads (its help lists only those); by default, all. */
+export function readsGlobals(cmd: Command, reads: GlobalsRead): Command {
+  READS.set(cmd, reads);
+  return cmd;
+}
+
+/** The global options `cmd` said it reads; undefined: all of them. */
+export function globalsReadBy(cmd: Command): GlobalsRead | undefined {
+  return READS.get(cmd);
+}
+
 /** Reads the global options that apply to `cmd` (set on the root program). */
 export function readGlobals(cmd: Command): GlobalOptions {
   const o = cmd.optsWithGlobals<Partial<GlobalOptions>>();

@@ -1,5 +1,6 @@
-import { Command, Help, type Option } from 'commander';
+import { Command, Help, Option } from 'commander';
 import { VERSION } from '../version.js';
+import { globalsReadBy } from './globals.js';
 import { registerContacts } from './commands/contacts.js';
 import { registerCompanies } from './commands/companies.js';
 import { registerContact } from './commands/contact.js';
@@ -57,7 +58,7 @@ export function buildProgram(): Command {
       writeErr: (s) => process.stderr.write(s),
       outputError: (s, write) => write(usageLine(s)),
     })
-    .configureHelp({ showGlobalOptions: true, optionDescription })
+    .configureHelp({ showGlobalOptions: true, optionDescription, visibleGlobalOptions })
     .showHelpAfterError('(run with --help for usage)');
   program.addHelpText(
     'after',
@@ -89,6 +90,19 @@ function optionDescription(this: Help, option: Option): string {
     .call(this, option)
     .replace(/\(default: "([^"]*)"\)/, '(default: $1)')
     .replace(/\(default (?!:)/, '(default: ');
+}
+
+/** The global options a command's help lists: those it reads, in its words (readsGlobals). */
+function visibleGlobalOptions(this: Help, cmd: Command): Option[] {
+  const all = Help.prototype.visibleGlobalOptions.call(this, cmd);
+  const reads = globalsReadBy(cmd);
+  if (!reads) return all;
+  return all
+    .filter((option) => reads.flags.includes(option.long ?? ''))
+    .map((option) => {
+      const meaning = reads.meaning?.[option.long ?? ''];
+      return meaning ? new Option(option.flags, meaning) : option;
+    });
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { globalsReadBy } from '../../src/cli/globals.js';
 import { buildProgram, helpArgv, usageLine } from '../../src/cli/program.js';
 
 /** Every command below the root, with its path (`jobs list`). */
@@ -34,19 +35,64 @@ describe('help of every command', () => {
     );
   });
 
-  it.each(all)('`enrich $path --help` lists the global options its examples may use', ({ cmd }) => {
+  /** The long flags its help lists under "Global Options:" (as its help computes them). */
+  const globalFlags = (cmd: Command) =>
+    cmd
+      .createHelp()
+      .visibleGlobalOptions(cmd)
+      .map((o) => o.long);
+
+  it.each(all)('`enrich $path --help` lists the global options it reads', ({ cmd }) => {
     const help = helpOf(cmd);
     expect(help).toContain('Global Options:');
-    for (const flag of [
+    const reads = globalsReadBy(cmd);
+    // Commands that say nothing read them all (a bulk run, a lookup, auth, config, jobs, cache).
+    const expected = reads?.flags ?? [
+      '--version',
+      '--profile',
+      '--base-url',
       '--sandbox',
       '--json',
       '--quiet',
       '--verbose',
+      '--debug',
       '--no-color',
       '--no-progress',
-    ])
-      expect(help).toContain(flag);
+      '--no-input',
+    ];
+    expect(globalFlags(cmd)).toEqual(expected);
+    const listed = help.split('Global Options:\n')[1] ?? '';
+    for (const flag of expected)
+      expect(listed).toMatch(new RegExp(`^ {2}(-\\w, )?${flag}\\b`, 'm'));
   });
+
+  it.each(all)(
+    '`enrich $path --help` has examples, and lists every option they use',
+    ({ path, cmd }) => {
+      const help = helpOf(cmd);
+      expect(help).toContain('\nExamples:\n');
+      const subcommands = cmd.commands.map((c) => c.name());
+      for (const ex of help.split('\n').filter((l) => l.startsWith('  $ '))) {
+        const words = ex.split(`enrich ${path}`)[1]?.trim().split(/\s+/) ?? [];
+        if (subcommands.includes(words[0] ?? '')) continue; // an example of a subcommand
+        for (const flag of words.filter((w) => w.startsWith('--')))
+          expect(help).toMatch(new RegExp(`^ {2}(-\\w, )?${flag.split('=')[0]}\\b`, 'm'));
+      }
+    },
+  );
+
+  it.each(all.filter((c) => c.path.startsWith('sandbox ') && c.path !== 'sandbox serve'))(
+    "`enrich $path --help` lists none of the server's options (regression: as global options)",
+    ({ cmd }) => {
+      const server = all.find((c) => c.path === 'sandbox serve')!.cmd;
+      const own = new Set(cmd.options.map((o) => o.long));
+      // What it lists as options, its own and global (its examples may show a subcommand's).
+      const listed = helpOf(cmd).split('\nExamples:\n')[0];
+      for (const option of server.options)
+        if (!own.has(option.long)) expect(listed).not.toContain(option.long);
+      expect(globalFlags(cmd)).toEqual(['--base-url', '--json', '--quiet']);
+    },
+  );
 
   it.each(all)('`enrich $path --help` shows defaults one way: (default: …)', ({ cmd }) => {
     const help = helpOf(cmd).replace(/\s+/g, ' ');
@@ -83,6 +129,42 @@ describe('help of every command', () => {
     expect(helpOf(sandbox?.cmd as Command)).toMatch(
       /--job-ms <n> +how long a bulk job takes, in ms \(default: 1000\)/,
     );
+  });
+});
+
+describe('the server options belong to `enrich sandbox` alone', () => {
+  /** Parses `enrich ...argv` in this process, printing nothing; resolves to what it threw. */
+  const failureOf = async (argv: string[]) => {
+    const program = buildProgram();
+    const quiet = (cmd: Command) => {
+      cmd.configureOutput({ writeErr: () => undefined, outputError: () => undefined });
+      cmd.commands.forEach(quiet);
+    };
+    quiet(program);
+    return program.parseAsync(argv, { from: 'user' }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+  };
+
+  it('an admin command refuses them (regression: taken, and ignored)', async () => {
+    for (const argv of [
+      ['sandbox', 'keys', 'list', '--port', '5'],
+      ['sandbox', 'credits', 'add', '5', '--job-ms', '0'],
+      ['sandbox', 'accounts', 'list', '--spec-only'],
+    ])
+      expect(await failureOf(argv)).toMatchObject({ code: 'commander.unknownOption' });
+  });
+
+  it('`enrich sandbox` with a word that is none of its commands is a usage error in its own words', async () => {
+    for (const argv of [
+      ['sandbox', 'foo'],
+      ['sandbox', '--port', '0', 'keys', 'list'],
+    ])
+      expect(await failureOf(argv)).toMatchObject({
+        code: 'USAGE',
+        message: expect.stringMatching(/^unexpected "(foo|keys list)" after `enrich sandbox`$/),
+      });
   });
 });
 

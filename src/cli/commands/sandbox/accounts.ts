@@ -2,8 +2,9 @@ import type { Command } from 'commander';
 import { usageError } from '../../../errors.js';
 import type { AccountView } from '../../../sandbox/types.js';
 import { action } from '../../action.js';
-import type { GlobalOptions } from '../../globals.js';
+import { readsGlobals, type GlobalOptions } from '../../globals.js';
 import {
+  ADMIN_GLOBALS,
   adminTarget,
   printCreatedKey,
   printTable,
@@ -32,8 +33,7 @@ function credits(value: string | undefined, what: string): number | undefined {
 
 /** Registers `enrich sandbox accounts create|list` and `enrich sandbox credits set|add`. */
 export function registerSandboxAccounts(sandbox: Command): void {
-  const accounts = sandbox
-    .command('accounts')
+  const accounts = readsGlobals(sandbox.command('accounts'), ADMIN_GLOBALS)
     .description('create and list the accounts of a running sandbox (admin API)')
     .addHelpText(
       'after',
@@ -43,30 +43,29 @@ export function registerSandboxAccounts(sandbox: Command): void {
     .description('create an account with a first API key (printed once)')
     .option('--credits <n>', 'its enrichment credits (default: the sandbox --credits)')
     .option('--verification-credits <n>', 'its email verification credits')
-    .action(
-      // `enrich sandbox` has --credits and --verification-credits too, and commander gives
-      // them to it wherever they are written: read them with the parent's.
-      action<AccountFlags>(async ({ command, globals }) =>
-        createAccount(command.optsWithGlobals<AccountFlags>(), globals),
-      ),
-    );
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ enrich sandbox accounts create --credits 500 --verification-credits 20 --json',
+    )
+    .action(action<AccountFlags>(async ({ options, globals }) => createAccount(options, globals)));
   withTarget(accounts.command('list'))
     .description('list the accounts with their balances, the first (default) one first')
+    .addHelpText('after', '\nExamples:\n  $ enrich sandbox accounts list --json')
     .action(action<TargetFlags>(async ({ options, globals }) => listAccounts(options, globals)));
 
-  const credit = sandbox
-    .command('credits')
+  const credit = readsGlobals(sandbox.command('credits'), ADMIN_GLOBALS)
     .description('top up or set the credits of an account of a running sandbox (admin API)')
     .addHelpText(
       'after',
       '\nExamples:\n  $ enrich sandbox credits add 1000\n  $ enrich sandbox credits set 0 --account acc_1a2b3c\n  $ enrich sandbox credits add 50 --verification',
     );
-  for (const [name, what] of [
-    ['set', 'set the balance to <n> credits'],
-    ['add', 'add <n> credits to the balance'],
+  for (const [name, what, example] of [
+    ['set', 'set the balance to <n> credits', 'set 0 --account acc_1a2b3c'],
+    ['add', 'add <n> credits to the balance', 'add 50 --verification'],
   ] as const) {
     withTarget(credit.command(name))
       .description(`${what} (enrichment credits; --verification: email verification credits)`)
+      .addHelpText('after', `\nExamples:\n  $ enrich sandbox credits ${example}`)
       .argument('<n>', 'a whole number of credits')
       .option('--verification', 'change the email verification credits instead')
       .option(

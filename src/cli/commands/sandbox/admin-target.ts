@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { parseBaseUrl } from '../../../api/base-url.js';
 import { usageError } from '../../../errors.js';
 import type { AdminTarget } from '../../../sandbox/admin-client.js';
-import type { GlobalOptions } from '../../globals.js';
+import { readsGlobals, type GlobalOptions, type GlobalsRead } from '../../globals.js';
 
 /** The flags every admin command of a running sandbox takes. */
 export interface TargetFlags {
@@ -14,9 +14,17 @@ export interface TargetFlags {
 const TARGET_FALLBACK =
   'the global --base-url, else env ENRICH_SANDBOX_URL, else http://127.0.0.1:4010';
 
+/** The global options the admin commands read (their help lists only these). */
+export const ADMIN_GLOBALS: GlobalsRead = {
+  flags: ['--base-url', '--json', '--quiet'],
+  meaning: {
+    '--base-url': 'base URL of the sandbox when --url is not given (not ENRICH_BASE_URL)',
+  },
+};
+
 /** Adds --url and --admin-token to an admin command. */
 export function withTarget(c: Command): Command {
-  return c
+  return readsGlobals(c, ADMIN_GLOBALS)
     .option('--url <url>', `base URL of the sandbox; without it: ${TARGET_FALLBACK}`)
     .option('--admin-token <token>', 'admin token it printed (env ENRICH_SANDBOX_ADMIN_TOKEN)');
 }
