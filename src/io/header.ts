@@ -1,14 +1,26 @@
 import { EnrichError } from '../errors.js';
 import type { SniffedDialect } from './sniff-dialect.js';
 
-/** Gives every header cell a unique, trimmed name; duplicates become "Email (2)", blanks "(column 3)". */
+/**
+ * Gives every header cell a unique, trimmed name; duplicates become "Email (2)", blanks "(column 3)".
+ * A name the header really has is kept by its first column: a generated name skips it, so with
+ * `Email,Email,Email (2)` the second `Email` is "Email (3)" and the file's own "Email (2)" stays
+ * what `--map` and mapping files call it. Names compare case-insensitively.
+ */
 export function uniqueHeader(raw: readonly string[]): string[] {
+  const trimmed = raw.map((cell) => cell.trim());
+  const real = new Set(trimmed.filter((t) => t !== '').map((t) => t.toLowerCase()));
   const taken = new Set<string>();
   const names: string[] = [];
-  raw.forEach((cell, i) => {
-    const base = cell.trim() === '' ? `(column ${i + 1})` : cell.trim();
+  trimmed.forEach((cell, i) => {
+    const base = cell === '' ? `(column ${i + 1})` : cell;
     let name = base;
-    for (let n = 2; taken.has(name.toLowerCase()); n++) name = `${base} (${n})`;
+    if (taken.has(name.toLowerCase()) || (cell === '' && real.has(name.toLowerCase()))) {
+      let n = 2;
+      const free = (s: string) => !taken.has(s.toLowerCase()) && !real.has(s.toLowerCase());
+      while (!free(`${base} (${n})`)) n++;
+      name = `${base} (${n})`;
+    }
     taken.add(name.toLowerCase());
     names.push(name);
   });

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { EnrichError } from '../../src/errors.js';
 import { openInput } from '../../src/io/read.js';
+import { detectMapping } from '../../src/pipeline/mapping/map-columns.js';
 import { allRows, fixture, readFixture } from './read-helpers.js';
 
 const JANE = ['jane@acme.com', 'Jane', 'Doe', 'Acme'];
@@ -94,6 +95,46 @@ describe('openInput: real-world shapes', () => {
     expect(rawHeader).toEqual(['Email', 'Name', 'Email', 'Name']);
     expect(header).toEqual(['Email', 'Name', 'Email (2)', 'Name (2)']);
     expect(rows[0]!.cells).toHaveLength(4);
+  });
+
+  it('a header the file really has keeps its name: a duplicate takes the next free one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enrich-dup-'));
+    try {
+      const file = join(dir, 'coll.csv');
+      writeFileSync(
+        file,
+        'Email,email,Email (2),Company,,(Column 5)\na@acme.com,b@acme.com,c@acme.com,Acme,x,y\n',
+      );
+      const source = await openInput(file);
+      const header = source.header;
+      const rows = await allRows(source);
+      await source.close();
+      expect(header).toEqual([
+        'Email',
+        'email (3)',
+        'Email (2)',
+        'Company',
+        '(column 5) (2)',
+        '(Column 5)',
+      ]);
+      // --map / a mapping file naming the real "Email (2)" gets that column, not the second "Email".
+      const mapping = detectMapping('contacts', header, [rows[0]!.cells], {
+        business_email: 'Email (2)',
+      });
+      expect(rows[0]!.cells[mapping.fields.business_email!]).toBe('c@acme.com');
+      // Left to detection, all three email columns are named as candidates.
+      const err = (() => {
+        try {
+          detectMapping('contacts', header, [rows[0]!.cells]);
+        } catch (e) {
+          return e as EnrichError;
+        }
+      })();
+      expect(err?.code).toBe('MAPPING_AMBIGUOUS');
+      expect(err?.message).toContain('"Email", "email (3)", "Email (2)" all fit');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('finds the header below a preamble of notes', async () => {
