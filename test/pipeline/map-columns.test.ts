@@ -224,6 +224,206 @@ describe('detectMapping: header sets from real exports (contacts)', () => {
   });
 });
 
+describe('detectMapping: whole header sets of CRM and prospecting exports', () => {
+  // Each export's full header (as the tool writes it), and what it must map: every synonym to
+  // one field, no tie between two columns of one export.
+  it.each([
+    [
+      'Salesforce leads report',
+      'contacts',
+      'Lead ID,Salutation,First Name,Last Name,Title,Company / Account,Email,Phone,Mobile,Lead Source,Lead Status,Street,City,State/Province,Zip/Postal Code,Country,Website,Industry,Lead Owner,Rating,Created Date',
+      {
+        business_email: 'Email',
+        company_domain: 'Website',
+        company_name: 'Company / Account',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+      },
+    ],
+    [
+      'Salesforce contacts report',
+      'contacts',
+      'Contact ID,Salutation,First Name,Last Name,Title,Account Name,Email,Phone,Mobile,Mailing Street,Mailing City,Mailing State/Province,Mailing Zip/Postal Code,Mailing Country,Lead Source,Contact Owner,Created Date',
+      {
+        business_email: 'Email',
+        company_name: 'Account Name',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+      },
+    ],
+    [
+      'Salesforce accounts report',
+      'companies',
+      'Account ID,Account Name,Type,Website,Phone,Industry,Billing Street,Billing City,Billing State/Province,Billing Zip/Postal Code,Billing Country,Annual Revenue,Employees,Account Owner',
+      { company_name: 'Account Name', company_website: 'Website' },
+    ],
+    [
+      'HubSpot contacts (associated company)',
+      'contacts',
+      'Record ID,First Name,Last Name,Email,Phone Number,Job Title,Associated Company,Associated Company IDs,Primary Associated Company ID,Contact owner,Lifecycle Stage,Lead Status,Create Date,Last Activity Date,Website URL,LinkedIn URL',
+      {
+        business_email: 'Email',
+        company_domain: 'Website URL',
+        company_name: 'Associated Company',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+        prof_network_url: 'LinkedIn URL',
+      },
+    ],
+    [
+      'HubSpot contacts (company name and associated company)',
+      'contacts',
+      'Record ID,First Name,Last Name,Email,Company Name,Associated Company,Website URL',
+      {
+        business_email: 'Email',
+        company_domain: 'Website URL',
+        company_name: 'Company Name',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+      },
+    ],
+    [
+      'HubSpot companies',
+      'companies',
+      'Record ID,Company name,Company Domain Name,Website URL,Company owner,Create Date,Phone Number,Last Activity Date,City,Country/Region,Industry,Number of Employees,Annual Revenue,LinkedIn Company Page',
+      { company_name: 'Company name', company_website: 'Company Domain Name' },
+    ],
+    [
+      'Apollo contacts',
+      'contacts',
+      'First Name,Last Name,Title,Company,Company Name for Emails,Email,Email Status,Primary Email Source,Email Confidence,Seniority,Departments,Contact Owner,First Phone,Work Direct Phone,Home Phone,Mobile Phone,Corporate Phone,Other Phone,Stage,Lists,Last Contacted,Account Owner,# Employees,Industry,Keywords,Person Linkedin Url,Website,Company Linkedin Url,Facebook Url,Twitter Url,City,State,Country,Company Address,Company City,Company State,Company Country,Company Phone,SEO Description,Technologies,Annual Revenue,Total Funding,Latest Funding,Latest Funding Amount,Last Raised At,Apollo Contact Id,Apollo Account Id,Secondary Email,Tertiary Email',
+      {
+        business_email: 'Email',
+        company_domain: 'Website',
+        company_name: 'Company',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+        prof_network_url: 'Person Linkedin Url',
+      },
+    ],
+    [
+      'Apollo people (API field names)',
+      'contacts',
+      'id,first_name,last_name,name,linkedin_url,title,email,email_status,organization_id,organization_name,organization_website_url,organization_linkedin_url,city,state,country,seniority,departments',
+      {
+        business_email: 'email',
+        company_domain: 'organization_website_url',
+        company_name: 'organization_name',
+        first_name: 'first_name',
+        last_name: 'last_name',
+        prof_network_url: 'linkedin_url',
+      },
+    ],
+    [
+      'Apollo people with the primary domain',
+      'contacts',
+      'first_name,last_name,email,organization_name,organization_website_url,organization_primary_domain',
+      {
+        business_email: 'email',
+        company_domain: 'organization_primary_domain',
+        company_name: 'organization_name',
+        first_name: 'first_name',
+        last_name: 'last_name',
+      },
+    ],
+    [
+      'Apollo accounts',
+      'companies',
+      'Company,Company Name for Emails,Account Stage,Lists,# Employees,Industry,Account Owner,Website,Company Linkedin Url,Facebook Url,Twitter Url,Company Street,Company City,Company State,Company Country,Company Postal Code,Company Address,Keywords,Company Phone,SEO Description,Technologies,Total Funding,Annual Revenue,Apollo Account Id',
+      { company_name: 'Company', company_website: 'Website' },
+    ],
+    [
+      'ZoomInfo contacts',
+      'contacts',
+      'ZoomInfo Contact ID,Last Name,First Name,Middle Name,Salutation,Suffix,Job Title,Management Level,Job Function,Department,Company Division Name,Direct Phone Number,Email Address,Email Domain,Mobile phone,Previous Job Title,Previous Company Name,Contact Accuracy Score,ZoomInfo Contact Profile URL,LinkedIn Contact Profile URL,Person City,Person State,Country,ZoomInfo Company ID,Company Name,Company Description,Website,Founded Year,Company HQ Phone,Employees,Primary Industry,Company City,Company Country,ZoomInfo Company Profile URL,LinkedIn Company Profile URL,Supplemental Email',
+      {
+        business_email: 'Email Address',
+        company_domain: 'Email Domain',
+        company_name: 'Company Name',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+        prof_network_url: 'LinkedIn Contact Profile URL',
+      },
+    ],
+    [
+      'ZoomInfo companies',
+      'companies',
+      'ZoomInfo Company ID,Company Name,Website,Founded Year,Company HQ Phone,Revenue (in 000s USD),Employees,Primary Industry,Company Street Address,Company City,Company State,Company Zip Code,Company Country,ZoomInfo Company Profile URL,LinkedIn Company Profile URL',
+      { company_name: 'Company Name', company_website: 'Website' },
+    ],
+    [
+      'Pipedrive people',
+      'contacts',
+      'Person - ID,Person - Name,Person - First name,Person - Last name,Person - Label,Person - Organization,Person - Email - Work,Person - Email - Home,Person - Email - Other,Person - Phone - Work,Person - Phone - Mobile,Person - Owner,Person - Job title,Person - LinkedIn profile',
+      {
+        business_email: 'Person - Email - Work',
+        company_name: 'Person - Organization',
+        first_name: 'Person - First name',
+        last_name: 'Person - Last name',
+        prof_network_url: 'Person - LinkedIn profile',
+      },
+    ],
+    [
+      'Pipedrive organizations',
+      'companies',
+      'Organization - ID,Organization - Name,Organization - Owner,Organization - Address,Organization - Website,Organization - LinkedIn profile,Organization - Industry,Organization - Number of employees',
+      { company_name: 'Organization - Name', company_website: 'Organization - Website' },
+    ],
+    [
+      'Sales Navigator (Evaboot)',
+      'contacts',
+      'Sales Navigator URL,LinkedIn URL,First Name,Last Name,Email,Email Status,Job Title,Company Name,Company Domain,Company Website,Company LinkedIn URL,Company Sales Navigator URL,Location,Industry',
+      {
+        business_email: 'Email',
+        company_domain: 'Company Domain',
+        company_name: 'Company Name',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+        prof_network_url: 'LinkedIn URL',
+      },
+    ],
+    [
+      'LinkedIn connections',
+      'contacts',
+      'First Name,Last Name,URL,Email Address,Company,Position,Connected On',
+      {
+        business_email: 'Email Address',
+        company_domain: 'URL',
+        company_name: 'Company',
+        first_name: 'First Name',
+        last_name: 'Last Name',
+      },
+    ],
+  ] as const)('%s', (_name, kind, header, expected) => {
+    expect(mapped(kind, header.split(','))).toEqual(expected);
+  });
+
+  it('Sales Navigator (PhantomBuster): its "companyUrl" of /sales/company/ pages is no website', () => {
+    const header =
+      'profileUrl,fullName,firstName,lastName,companyName,title,companyId,companyUrl,regularCompanyUrl,linkedInProfileUrl'.split(
+        ',',
+      );
+    const row = [
+      'https://www.linkedin.com/sales/lead/ACwAAA123,NAME_SEARCH,abcd',
+      'Jane Doe',
+      'Jane',
+      'Doe',
+      'Acme',
+      'CEO',
+      '1234',
+      'https://www.linkedin.com/sales/company/1234',
+      'https://www.linkedin.com/company/1234',
+      'https://www.linkedin.com/in/janedoe',
+    ];
+    expect(mapped('contacts', header, [row, row])).toEqual({
+      company_name: 'companyName',
+      first_name: 'firstName',
+      last_name: 'lastName',
+      prof_network_url: 'linkedInProfileUrl',
+    });
+  });
+});
+
 describe('detectMapping: companies', () => {
   it.each([
     [

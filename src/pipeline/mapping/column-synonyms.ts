@@ -54,8 +54,16 @@ const CRM_DOMAIN = [
   'organisationdomain',
   'accountdomain',
   'primarydomain',
+  // Apollo's people/organization exports.
+  'organizationprimarydomain',
 ];
-const CRM_WEBSITE = ['accountwebsite', 'organizationwebsite', 'organisationwebsite'];
+const CRM_WEBSITE = [
+  'accountwebsite',
+  'organizationwebsite',
+  'organisationwebsite',
+  // Apollo's people/organization exports ("organization_website_url").
+  'organizationwebsiteurl',
+];
 const FOREIGN_WEBSITE = [
   'webseite',
   'internetseite',
@@ -145,8 +153,21 @@ const CONTACTS: Table = {
       'currentcompany',
       'currentemployer',
       'businessname',
+      // Salesforce's lead reports ("Company / Account").
+      'companyaccount',
     ),
-    ...s(4, 'account', 'org', 'orgname', 'firm', 'organization1name', ...FOREIGN_COMPANY),
+    ...s(
+      4,
+      'account',
+      'org',
+      'orgname',
+      'firm',
+      'organization1name',
+      // HubSpot's contact exports: the primary associated company's name. Below 5, so a
+      // "Company Name" column beside it (a property of the contact) is taken without a tie.
+      'associatedcompany',
+      ...FOREIGN_COMPANY,
+    ),
   },
   company_domain: {
     ...s(5, 'companydomain', 'domain', 'emaildomain', ...CRM_DOMAIN),
@@ -204,6 +225,7 @@ const COMPANIES: Table = {
       'accountname',
       'businessname',
       'legalname',
+      'companyaccount',
     ),
     ...s(4, 'account', 'org', 'orgname', 'firm', 'employer', ...FOREIGN_COMPANY),
   },
@@ -212,7 +234,6 @@ const COMPANIES: Table = {
       5,
       'website',
       'companywebsite',
-      'websiteurl',
       'domain',
       'companydomain',
       'companyurl',
@@ -223,6 +244,9 @@ const COMPANIES: Table = {
     ),
     ...s(
       4,
+      // Below 5: HubSpot's company exports also have "Company Domain Name" (its key, always
+      // filled), which is taken without a tie.
+      'websiteurl',
       'web',
       'webpage',
       'site',

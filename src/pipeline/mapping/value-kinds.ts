@@ -2,10 +2,11 @@
 export type ValueKind = 'email' | 'person_profile' | 'company_profile' | 'website' | 'text';
 
 const EMAIL = /^[^\s@<>(),;:]+@[^\s@<>(),;:]+\.[a-z]{2,}$/i;
-// Professional-network profile URLs: a person's is /in/<slug> (or /pub/), a company's /company/<slug>.
+// Professional-network profile URLs: a person's is /in/<slug> (or /pub/), a company's /company/<slug>
+// (or, in Sales Navigator exports, /sales/company/<id>: a "companyUrl" column of those is no website).
 const PERSON_PROFILE = /^(https?:\/\/)?([\w-]+\.)*[\w-]+\.[a-z]{2,}(:\d+)?\/(in|pub)\/[^\s/]+/i;
 const COMPANY_PROFILE =
-  /^(https?:\/\/)?([\w-]+\.)*[\w-]+\.[a-z]{2,}(:\d+)?\/(company|school|showcase)\/[^\s/]+/i;
+  /^(https?:\/\/)?([\w-]+\.)*[\w-]+\.[a-z]{2,}(:\d+)?\/(company|school|showcase|sales\/company)\/[^\s/]+/i;
 const WEBSITE = /^(https?:\/\/)?([a-z0-9-]+\.)+[a-z]{2,}(:\d+)?([/?#]\S*)?$/i;
 
 /** Classifies one trimmed, non-empty value. */
