@@ -27,8 +27,13 @@ export function writeMemo(path: string, data: unknown): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   removeDeadTemps(dir, basename(path));
   const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
-  renameSync(tmp, path);
+  try {
+    writeFileSync(tmp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true }); // a full disk must not keep half a memo's worth of it
+    throw err;
+  }
 }
 
 /** Removes the temp files of the memo at `path` that writers killed mid-write left (best effort). */

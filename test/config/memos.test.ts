@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { creditsMemoSink, creditsScope, readCreditsMemo } from '../../src/config/credits-memo.js';
 import { fileIdempotencyStore, IDEMPOTENCY_LESSON_MS } from '../../src/config/idempotency-memo.js';
 import { deadPid } from '../helpers/pids.js';
+import { rootTest } from '../helpers/root.js';
+import { withTmpfs } from '../helpers/tmpfs.js';
 
 const A = creditsScope('https://api.example/v1', 'a'.repeat(64));
 const stateDir = () => join(mkdtempSync(join(tmpdir(), 'enrich-memo-')), 'state');
@@ -113,4 +115,26 @@ describe('memo files', () => {
     // A state directory not made yet is no error.
     expect(() => creditsMemoSink(join(dir, 'none'), 'default', A)).not.toThrow();
   });
+
+  rootTest(
+    '(root: a tmpfs) on a full disk are not written, without an error, and leave no temp',
+    async () => {
+      await withTmpfs('size=64k', async (small) => {
+        const dir = join(small, 'state');
+        creditsMemoSink(dir, 'default', A)({ kind: 'enrichment', remaining: 5, at: 1 });
+        writeFileSync(join(small, 'fill'), Buffer.alloc(60 * 1024));
+        try {
+          writeFileSync(join(small, 'fill2'), Buffer.alloc(64 * 1024));
+        } catch {
+          // full now
+        }
+        const big = creditsScope('https://api.example/' + 'x'.repeat(8000), 'a'.repeat(64));
+        expect(() =>
+          creditsMemoSink(dir, 'other', big)({ kind: 'enrichment', remaining: 4, at: 2 }),
+        ).not.toThrow();
+        expect(readdirSync(dir)).toEqual(['credits.json']);
+        expect(readCreditsMemo(dir, 'default', A)?.remaining_credits).toBe(5);
+      });
+    },
+  );
 });

@@ -1,12 +1,15 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, mkdir, readdir, readFile, appendFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deadPid } from '../helpers/pids.js';
 import { rootTest } from '../helpers/root.js';
 import { withTmpfs } from '../helpers/tmpfs.js';
+import { describeError } from '../../src/cli/report-error.js';
+import type { EnrichError } from '../../src/errors.js';
 import { identityOf } from '../../src/pipeline/journal/run-lock.js';
+import { spoolAnswer, spoolPath } from '../../src/pipeline/journal/spool.js';
 import {
   foldEvents,
   listRuns,
@@ -229,6 +232,70 @@ describe('journal', () => {
 });
 
 describe('a journal on a full disk', () => {
+  rootTest(
+    '(root: a tmpfs) a spool file or a journal line the disk refuses mid-run is FILE_SYSTEM naming it, and the journal is kept',
+    async () => {
+      await withTmpfs(
+        'size=64k',
+        async (small) => {
+          const runsDir = join(small, 'runs');
+          const j = await openJournal({ runsDir, key: 'ks', header, restart: false, now });
+          await j.append(
+            { t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'idem-0' },
+            { durable: true },
+          );
+          await j.append({
+            t: 'accepted',
+            batch: '0',
+            job: 'job-0',
+            url: 'http://x/r',
+            expires: 9,
+          });
+          await writeFile(join(small, 'fill'), Buffer.alloc(64 * 1024)).catch(() => undefined);
+          // The download of a job accepted (and charged): its spool file does not fit.
+          const spool = spoolPath(j.dir, '0');
+          const records = [{ credit_charged: true, about: 'x'.repeat(16 * 1024) }];
+          const failed = (await spoolAnswer(j, '0', { records, remainingCredits: 5 }).catch(
+            (e: unknown) => e,
+          )) as EnrichError;
+          expect(failed).toMatchObject({
+            code: 'FILE_SYSTEM',
+            exitCode: 2,
+            message: `cannot write ${spool}: the disk is full (no space left on the device)`,
+            location: { file: spool },
+          });
+          expect(failed.hint).toContain('the run journal is kept, so nothing paid is bought again');
+          expect(describeError(failed, false)).toMatchObject({ exitCode: 2 });
+          expect(describeError(failed, false).text).not.toMatch(/internal|report it/);
+          // A journal line that does not fit: the same, naming the journal.
+          await expect(
+            j.append({
+              t: 'submit',
+              batch: '1',
+              first: 2,
+              last: 2,
+              count: 1,
+              idem: 'i'.repeat(9000),
+            }),
+          ).rejects.toMatchObject({
+            code: 'FILE_SYSTEM',
+            message: `cannot write ${j.path}: the disk is full (no space left on the device)`,
+          });
+          await j.close();
+          // Space freed: the same run resumes with its accepted job, to download it again.
+          await rm(join(small, 'fill'));
+          expect(await readdir(j.dir)).not.toContain(basename(spool));
+          const again = await openJournal({ runsDir, key: 'ks', header, restart: false, now });
+          expect(again.resumed).toBe(true);
+          expect(again.state.batches.get('0')?.job).toBe('job-0');
+          expect(again.state.batches.has('1')).toBe(false);
+          await again.close();
+        },
+        { lazy: true },
+      );
+    },
+  );
+
   rootTest(
     '(root: a tmpfs) is refused as FILE_SYSTEM naming the place, before anything is sent, and leaves no lock',
     async () => {

@@ -232,7 +232,7 @@ export async function openJournal(opts: {
   // Nothing is sent before the journal is open: a full or read-only disk here is the user's
   // to mend (FILE_SYSTEM, naming the directory), not an internal error.
   const unlock = await acquireRunLock(dir, opts.header.command).catch((err: unknown) => {
-    throw fileSystemError('write', dir, err);
+    throw isErrno(err) ? fsStateError(dir, err) : fileSystemError('write', dir, err);
   });
   if (opts.restart) {
     // Start over, but keep the lock this process holds (and the start file beside it).
@@ -256,7 +256,7 @@ export async function openJournal(opts: {
   const { handle, state: live } = await openForAppend(path, found, { tornAt, newline }, opts).catch(
     async (err: unknown) => {
       await unlock();
-      throw fileSystemError('write', path, err);
+      throw isErrno(err) ? fsStateError(path, err) : fileSystemError('write', path, err);
     },
   );
   let tail: Promise<void> = Promise.resolve();
@@ -270,11 +270,12 @@ export async function openJournal(opts: {
       applyEvent(live, full);
       // Lines are written in order, never interleaved; durable ones wait for the disk.
       tail = tail.then(async () => {
-        await handle.write(`${JSON.stringify(full)}\n`);
+        await writeAll(handle, `${JSON.stringify(full)}\n`);
         if (options?.durable) await handle.datasync();
       });
       return tail.catch((err) => {
-        throw journalError(path, err);
+        // A full disk or a removed state directory is the user's to mend (FILE_SYSTEM).
+        throw isErrno(err) ? fsStateError(path, err) : journalError(path, err);
       });
     },
     async close() {
@@ -300,7 +301,7 @@ async function openForAppend(
   const handle = await open(path, found ? 'a' : 'w', 0o600);
   try {
     if (repair.tornAt !== undefined) await handle.truncate(repair.tornAt);
-    if (repair.newline) await handle.write('\n');
+    if (repair.newline) await writeAll(handle, '\n');
     if (found) return { handle, state: found };
     const header = {
       t: 'run',
@@ -310,7 +311,7 @@ async function openForAppend(
       at: opts.now(),
       ...opts.header,
     } as const;
-    await handle.write(`${JSON.stringify(header)}\n`);
+    await writeAll(handle, `${JSON.stringify(header)}\n`);
     await handle.datasync();
     return { handle, state: { header, batches: new Map() } };
   } catch (err) {
@@ -390,6 +391,70 @@ function journalError(path: string, err: unknown): EnrichError {
     `cannot write the run journal ${path}: ${(err as Error).message}`,
     { cause: err },
   );
+}
+
+/**
+ * Writes all of `text` at the end of the journal. A write can take fewer bytes than asked
+ * without an error (a disk filling up takes what fits in its last page): the rest is written
+ * again, so the disk's refusal comes as ENOSPC, never a line torn in silence that the run takes
+ * for written (and a resume would cut, losing the event it guards).
+ */
+async function writeAll(handle: FileHandle, text: string): Promise<void> {
+  const bytes = Buffer.from(text);
+  for (let done = 0; done < bytes.length;) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.length - done);
+    if (bytesWritten === 0)
+      throw Object.assign(new Error('no space left on device, write'), { code: 'ENOSPC' });
+    done += bytesWritten;
+  }
+}
+
+/**
+ * A failure of the user's file system (a full disk, a quota, a directory removed or made
+ * read-only), not a bug of ours: a write on a closed file (EBADF) stays an internal error.
+ */
+const ENVIRONMENT = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EFBIG',
+  'EROFS',
+  'EACCES',
+  'EPERM',
+  'ENOENT',
+  'ENOTDIR',
+  'EISDIR',
+  'EIO',
+  'EMFILE',
+  'ENFILE',
+]);
+function isErrno(err: unknown): err is NodeJS.ErrnoException {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && ENVIRONMENT.has(code);
+}
+
+/**
+ * A write under the state directory (the run journal, a spool file, the run lock) that the
+ * file system refused: a full disk, a quota, a directory removed or made read-only. The
+ * user's to mend, so FILE_SYSTEM (exit 2) naming the file and the cause, never an internal
+ * error; the journal is kept, so the same command pays for nothing twice once it is mended.
+ * Anything else (an EnrichError already worded, or no errno) is passed on as it is.
+ */
+export function stateWriteError(path: string, err: unknown): unknown {
+  return err instanceof EnrichError || !isErrno(err) ? err : fsStateError(path, err);
+}
+
+function fsStateError(path: string, err: NodeJS.ErrnoException): EnrichError {
+  const worded = fileSystemError('write', path, err);
+  const mend =
+    err.code === 'ENOSPC' || err.code === 'EDQUOT'
+      ? 'Free some space in the state directory (ENRICH_STATE_DIR)'
+      : 'Make the state directory (ENRICH_STATE_DIR) writable again';
+  return new EnrichError(worded.code, worded.message, {
+    cause: err,
+    location: worded.location,
+    details: worded.details,
+    hint: `${mend}, then run the same command again: the run journal is kept, so nothing paid is bought again.`,
+  });
 }
 
 /** A journaled run as listed by `enrich jobs`. */

@@ -4,7 +4,7 @@ import { EnrichError } from '../../errors.js';
 import { writeFileAtomic } from '../../io/atomic-write.js';
 import { removeStaleTemps } from '../../io/stale-temps.js';
 import { readCredits } from '../../contract/credits.js';
-import type { Journal } from './journal.js';
+import { stateWriteError, type Journal } from './journal.js';
 
 /**
  * Downloaded results are written to the run's directory as soon as they arrive,
@@ -26,13 +26,20 @@ export async function writeSpool(
   batchId: string,
   records: readonly unknown[] | Uint8Array,
 ): Promise<void> {
-  if (!swept.has(runDir)) {
-    // Once per run directory and process: temps of writers killed before their rename.
-    swept.add(runDir);
-    await removeStaleTemps(runDir);
+  const path = spoolPath(runDir, batchId);
+  try {
+    if (!swept.has(runDir)) {
+      // Once per run directory and process: temps of writers killed before their rename.
+      swept.add(runDir);
+      await removeStaleTemps(runDir);
+    }
+    const data = records instanceof Uint8Array ? records : JSON.stringify(records);
+    await writeFileAtomic(path, data, { mode: 0o600, sweep: false });
+  } catch (err) {
+    // A full disk or a removed state directory: FILE_SYSTEM naming the file, the journal kept
+    // (the job is journaled, so the same command downloads it again, paying nothing twice).
+    throw stateWriteError(path, err);
   }
-  const data = records instanceof Uint8Array ? records : JSON.stringify(records);
-  await writeFileAtomic(spoolPath(runDir, batchId), data, { mode: 0o600, sweep: false });
 }
 
 const swept = new Set<string>();
