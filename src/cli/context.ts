@@ -9,6 +9,13 @@ export interface Service {
   baseUrl: string;
   /** Set with --sandbox: the embedded sandbox's address. */
   sandbox?: { url: string };
+  /**
+   * The last balances this service reported for this key's account to any command (the memo
+   * `enrich auth status` shows): what a run that asked the service nothing reports as
+   * `remaining`. None for the throw-away sandbox.
+   */
+  lastKnownCredits?: () =>
+    { remaining_credits?: number; remaining_verification_credits?: number } | undefined;
   close(): Promise<void>;
 }
 
@@ -95,7 +102,7 @@ export async function openService(
   }
   if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
   const createClient = await loadClient();
-  const { credits, idempotencyStore } = await serviceMemos(
+  const { credits, idempotencyStore, lastKnownCredits } = await serviceMemos(
     settings.baseUrl,
     settings.apiKey,
     settings.profile,
@@ -114,6 +121,7 @@ export async function openService(
     client,
     settings,
     baseUrl: settings.baseUrl,
+    lastKnownCredits,
     async close() {
       credits.flush();
       await client.close();
@@ -127,7 +135,7 @@ export async function openService(
  */
 async function serviceMemos(baseUrl: string, apiKey: string, profile: string) {
   const [
-    { creditsMemoSink, creditsScope, throttledSink },
+    { creditsMemoSink, creditsScope, readCreditsMemo, throttledSink },
     { fileIdempotencyStore },
     { getPaths },
     { accountOfKey },
@@ -142,5 +150,6 @@ async function serviceMemos(baseUrl: string, apiKey: string, profile: string) {
   return {
     credits: throttledSink(creditsMemoSink(stateDir, profile, scope)),
     idempotencyStore: fileIdempotencyStore(stateDir),
+    lastKnownCredits: () => readCreditsMemo(stateDir, profile, scope),
   };
 }

@@ -276,6 +276,31 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(s.admin.stats().credits_charged).toBe(31);
   });
 
+  it('a run answered entirely from the results cache reports the last known balance, as auth status does (regression: remaining unknown)', async () => {
+    const s = (sb = await startSandbox({ port: 0 }));
+    const dir = await tempDir();
+    const env = await serviceEnv(s);
+    const rows = contactRows(12);
+    const first = await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows);
+    const paid = await runCli(['contacts', first, '-o', join(dir, 'a-out.csv'), '--json'], { env });
+    const { remaining_credits: left } = JSON.parse(paid.stdout) as { remaining_credits: number };
+    expect(left).toBeGreaterThan(0);
+    const copy = await writeCsv(dir, 'b.csv', CONTACT_HEADER, rows);
+    const again = await runCli(['contacts', copy, '-o', join(dir, 'b-out.csv'), '--json'], { env });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      credits_charged: 0,
+      cache: { hits: 12 },
+      remaining_credits: left,
+      remaining_credits_at: null,
+    });
+    const text = await runCli(['contacts', copy, '-o', join(dir, 'c-out.csv')], { env });
+    expect(text.stderr).toContain(`remaining: ${left} `);
+    const status = await runCli(['auth', 'status'], { env });
+    expect(status.stdout).toMatch(new RegExp(`remaining_credits\\s+${left}\\b`));
+    expect(s.admin.stats().credits_charged).toBe(12);
+  });
+
   it("jobs fetch keeps a journaled job's answers in the results cache: the same rows in another file cost nothing", async () => {
     const s = (sb = await startSandbox({ port: 0 }));
     const dir = await tempDir();

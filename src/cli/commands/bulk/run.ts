@@ -10,7 +10,7 @@ import { resumeBy } from '../../../pipeline/run/poll.js';
 import { runBulk, type RunSummary } from '../../../pipeline/run/run.js';
 import type { RunCache } from '../../../bulk/run-cache.js';
 import type { BulkKind, JobEvent, ResolvedRun } from '../../../pipeline/types.js';
-import { openService } from '../../context.js';
+import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { removeLiveTempsSync } from '../../../io/stale-temps.js';
 import { warningLine } from '../../output.js';
@@ -97,6 +97,17 @@ export function exitOnInterrupt(err: unknown, command: string): number {
 }
 
 /** `enrich contacts|companies <input>` without --dry-run: the whole bulk run, printed. */
+/**
+ * A run that asked the service nothing (every row from the results cache, or an earlier run's
+ * downloads) has no figure of its own: `remaining` is then the last one the service reported
+ * for this account (what `enrich auth status` shows), with `remaining_credits_at` null.
+ */
+function withLastKnownBalance(summary: RunSummary, service: Pick<Service, 'lastKnownCredits'>) {
+  if (summary.remainingCredits !== null) return summary;
+  const known = service.lastKnownCredits?.()?.remaining_credits;
+  return known === undefined ? summary : { ...summary, remainingCredits: known };
+}
+
 export async function runBulkCommand(
   kind: BulkKind,
   input: string,
@@ -151,7 +162,7 @@ export async function runBulkCommand(
     });
     progress.stop();
     return report(
-      summary,
+      withLastKnownBalance(summary, service),
       options,
       globals,
       Date.now() - started,
