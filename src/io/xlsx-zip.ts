@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
 
 /**
@@ -102,17 +102,79 @@ export async function* formulaResultsAsText(chunks: AsyncIterable<string>): Asyn
     // Stryker disable next-line EqualityOperator: the two are equal only when neither is found, and a text of no tag reads the same carried or not
     let cut = open > text.lastIndexOf('>') ? open : text.length;
     cut = openBooleanCell(text, cut) ?? cut;
+    cut = openElement(text, cut, '<is>', '</is>') ?? cut;
     carry = text.slice(cut);
-    yield text
-      .slice(0, cut)
-      .replace(errorCell, '$1str"')
-      .replace(
-        booleanFormula,
-        (_, start: string, tag: string, body: string, v: string, end: string) =>
-          `${start}str${tag}${body}${v === '1' ? 'TRUE' : 'FALSE'}${end}`,
-      );
+    yield inlineStringsJoined(
+      text
+        .slice(0, cut)
+        .replace(errorCell, '$1str"')
+        .replace(
+          booleanFormula,
+          (_, start: string, tag: string, body: string, v: string, end: string) =>
+            `${start}str${tag}${body}${v === '1' ? 'TRUE' : 'FALSE'}${end}`,
+        ),
+    );
   }
   // Only a sheet cut short ends inside a tag or a cell: passed on as it is, for exceljs to refuse.
+  if (carry !== '') yield carry;
+}
+
+/** A phonetic guide (furigana: `<rPh sb="0" eb="2"><t>タナカ</t></rPh>`) and its settings (`<phoneticPr …/>`). */
+const PHONETIC = /<rPh\b[^>]*?(?:\/>|>[\s\S]*?<\/rPh>)|<phoneticPr\b[^>]*>(?:<\/phoneticPr>)?/g;
+
+/** Text without its phonetic guides: Excel shows none of it in the cell. */
+function withoutPhonetic(text: string): string {
+  return text.includes('<rPh') || text.includes('<phoneticPr') ? text.replace(PHONETIC, '') : text;
+}
+
+/**
+ * A cell's inline string (`<is>`) as one text element. exceljs keeps only the last `<t>` of it:
+ * rich text (`<r><t>Ac</t></r><r><t>me</t></r>`) read as its last run, and a phonetic guide's
+ * `<t>` (`<rPh><t>タナカ</t></rPh>`) replaced the text. The value is every run's text, in order,
+ * without the phonetic guide, as Excel shows it. Plain cells, which have no `<is>`, cost one search.
+ */
+function inlineStringsJoined(text: string): string {
+  if (!text.includes('<is>')) return text;
+  return text.replace(/<is>([\s\S]*?)<\/is>/g, (_, body: string) => {
+    let joined = '';
+    for (const t of withoutPhonetic(body).matchAll(/<t\b[^>]*?(?:\/>|>([\s\S]*?)<\/t>)/g))
+      joined += t[1] ?? '';
+    return `<is><t>${joined}</t></is>`;
+  });
+}
+
+/**
+ * Where an element starts (`open`) that `text` (up to `end`) leaves open, when it does and it is
+ * small: its text is then carried to the next chunk, to be read whole.
+ */
+function openElement(text: string, end: number, open: string, close: string): number | undefined {
+  const at = text.lastIndexOf(open, end - 1);
+  if (at === -1) return undefined;
+  const tagEnd = text.indexOf('>', at);
+  if (tagEnd !== -1 && tagEnd < end && text[tagEnd - 1] === '/') return undefined; // `<rPh …/>`
+  const closed = text.indexOf(close, at);
+  if (closed !== -1 && closed < end) return undefined;
+  // An element of 64 KB is none a workbook has: go on rather than hold the part.
+  return end - at < 65_536 ? at : undefined;
+}
+
+/**
+ * The shared strings without their phonetic guides: exceljs reads a string's last `<t>`, so
+ * a Japanese workbook's `<si><t>田中</t><rPh …><t>タナカ</t></rPh></si>` read as its reading,
+ * タナカ (headers renamed, names replaced). A guide cut at a chunk's end waits for the next.
+ */
+export async function* phoneticGuidesDropped(
+  chunks: AsyncIterable<string>,
+): AsyncGenerator<string> {
+  let carry = '';
+  for await (const chunk of chunks) {
+    const text = carry + chunk;
+    const open = text.lastIndexOf('<');
+    let cut = open > text.lastIndexOf('>') ? open : text.length;
+    cut = openElement(text, cut, '<rPh', '</rPh>') ?? cut;
+    carry = text.slice(cut);
+    yield withoutPhonetic(text.slice(0, cut));
+  }
   if (carry !== '') yield carry;
 }
 
@@ -234,7 +296,10 @@ export async function openWorkbook(filePath: string): Promise<OpenWorkbook> {
       reader.properties = {};
     }
     const strings = await part(related(rels, workbook, 'sharedStrings') ?? 'xl/sharedStrings.xml');
-    if (strings) for await (const _ of reader._parseSharedStrings(strings));
+    if (strings)
+      for await (const _ of reader._parseSharedStrings(
+        Readable.from(phoneticGuidesDropped(strings as AsyncIterable<string>)),
+      ));
     const styles = await part(related(rels, workbook, 'styles') ?? 'xl/styles.xml');
     if (styles) await reader._parseStyles(styles);
     const sheets = sheetParts(reader, workbook, entryOf, entries.values()).map(

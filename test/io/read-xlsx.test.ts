@@ -9,7 +9,7 @@ import { openInput } from '../../src/io/read.js';
 import { readXlsxRows, unreadableWorkbook } from '../../src/io/read-xlsx.js';
 import type { EnrichError } from '../../src/errors.js';
 import { cellText, numberText } from '../../src/io/xlsx-cells.js';
-import { formulaResultsAsText } from '../../src/io/xlsx-zip.js';
+import { formulaResultsAsText, phoneticGuidesDropped } from '../../src/io/xlsx-zip.js';
 import { SHEET_HEADER, writeContactsWorkbook } from './xlsx-fixture.js';
 
 let dir: string;
@@ -503,5 +503,83 @@ describe('cells as a user sees them', () => {
     expect(cellText(new Date(Date.UTC(2024, 2, 1, 9, 30)))).toBe('2024-03-01T09:30:00');
     expect(cellText(true)).toBe('TRUE');
     expect(cellText({ error: '#N/A' })).toBe('#N/A');
+  });
+});
+
+describe('text as Excel shows it: phonetic guides and rich inline text', () => {
+  const guide = (text: string, reading: string) =>
+    `<t>${text}</t><rPh sb="0" eb="${text.length}"><t>${reading}</t></rPh><phoneticPr fontId="1" type="noConversion"/>`;
+
+  it('a phonetic guide (rPh, Japanese Excel) is not the text, in shared or inline strings; inline rich text keeps every run (regression: タナカ for 田中, "me Inc" for "Acme Inc")', async () => {
+    const path = join(dir, 'jp-src.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Leads');
+    ws.addRow(['Email', '姓', '会社', 'Note']);
+    ws.addRow(['tanaka@sony.co.jp', '田中', 'x', 'y']);
+    await wb.xlsx.writeFile(path);
+    const jp = join(dir, 'jp.xlsx');
+    const inline = (ref: string, body: string) => (xml: string) =>
+      xml.replace(
+        new RegExp(`<c r="${ref}"[^>]*?(/>|>[\\s\\S]*?</c>)`),
+        `<c r="${ref}" t="inlineStr"><is>${body}</is></c>`,
+      );
+    const sheet = [
+      inline('C2', '<r><t>Ac</t></r><r><rPr><i/></rPr><t xml:space="preserve">me Inc</t></r><t/>'),
+      inline(
+        'D2',
+        `<r><t>ソニー</t></r><r><t>株式会社</t></r><rPh sb="0" eb="3"><t>ソニー</t></rPh>`,
+      ),
+    ];
+    await restored(
+      path,
+      jp,
+      (names) => names,
+      (name, text) => [
+        name,
+        name.endsWith('sharedStrings.xml')
+          ? text
+              .replace('<t>姓</t>', guide('姓', 'セイ'))
+              .replace('<t>田中</t>', guide('田中', 'タナカ'))
+          : /worksheets\/sheet1\.xml$/.test(name)
+            ? sheet.reduce((xml, f) => f(xml), text)
+            : text,
+      ],
+    );
+    const { source, rows } = await rowsOf(jp);
+    expect(source.header).toEqual(['Email', '姓', '会社', 'Note']);
+    expect(rows.map((r) => r.cells)).toEqual([
+      ['tanaka@sony.co.jp', '田中', 'Acme Inc', 'ソニー株式会社'],
+    ]);
+  });
+
+  it('wherever a chunk ends', async () => {
+    const strings = `<sst><si>${guide('田中', 'タナカ')}</si><si><r><t>A</t></r><rPh sb="0" eb="1"/><r><t>B</t></r></si></sst>`;
+    const sheet =
+      '<row r="1"><c r="A1" t="inlineStr"><is><r><t>Ac</t></r><rPh sb="0" eb="1"><t>エー</t></rPh><r><t>me</t></r></is></c><c r="B1"><v>1</v></c></row>';
+    const cases: [(c: AsyncIterable<string>) => AsyncIterable<string>, string, string][] = [
+      [
+        phoneticGuidesDropped,
+        strings,
+        '<sst><si><t>田中</t></si><si><r><t>A</t></r><r><t>B</t></r></si></sst>',
+      ],
+      [
+        formulaResultsAsText,
+        sheet,
+        '<row r="1"><c r="A1" t="inlineStr"><is><t>Acme</t></is></c><c r="B1"><v>1</v></c></row>',
+      ],
+    ];
+    for (const [rewrite, xml, want] of cases) {
+      for (let cut = 0; cut <= xml.length; cut++) {
+        let out = '';
+        for await (const part of rewrite(
+          (async function* () {
+            yield xml.slice(0, cut);
+            yield xml.slice(cut);
+          })(),
+        ))
+          out += part;
+        expect(out).toBe(want);
+      }
+    }
   });
 });
