@@ -111,16 +111,19 @@ function quote(cell: string): string {
 /**
  * A workbook the reader failed on. exceljs needs every row and cell to carry its reference (the
  * `r` attribute, optional in the standard but written by Excel, LibreOffice and most libraries);
- * without them it fails inside itself (a TypeError, "Invalid Address: ANaN"), which is said as a
- * layout it cannot read, with what to do, rather than as its internal message alone.
+ * without them it fails inside itself ("Invalid Address: ANaN", or a TypeError), which is said
+ * as a layout it cannot read, with what to do. A JavaScript error (a TypeError: "Cannot read
+ * properties of undefined") says nothing to a user about the file: its words are left out.
  */
 export function unreadableWorkbook(name: string, err: unknown): EnrichError {
   const message = String((err as Error | undefined)?.message ?? err);
-  const layout = err instanceof TypeError || /^Invalid Address/.test(message);
+  const internal =
+    err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError;
+  const layout = internal || /^Invalid Address/.test(message);
   return new EnrichError(
     'INPUT_UNREADABLE',
     layout
-      ? `cannot read ${name} as a workbook: its sheet is laid out in a way the reader does not support, such as rows or cells without their reference (the "r" attribute) (${message})`
+      ? `cannot read ${name} as a workbook: its sheet is laid out in a way the reader does not support, such as rows or cells without their reference (the "r" attribute)${internal ? '' : ` (${message})`}`
       : `cannot read ${name} as a workbook: ${message}`,
     {
       cause: err,

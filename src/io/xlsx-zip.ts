@@ -59,12 +59,15 @@ interface ExcelWorkbookReader {
 /** A worksheet part under its usual name (in any case). */
 const SHEET_PART = /^xl\/worksheets\/sheet(\d+)\.xml$/i;
 
-/** A part of the zip as one UTF-8 text stream (multi-byte characters kept whole across chunks). */
-async function textOf(zip: ZipFile, entry: Entry): Promise<Readable> {
+/**
+ * A part of the zip as one UTF-8 text (multi-byte characters kept whole across chunks), its
+ * SpreadsheetML elements without their namespace prefix.
+ */
+async function textOf(zip: ZipFile, entry: Entry): Promise<AsyncIterable<string>> {
   const stream = await zip.openReadStreamPromise(entry);
   // Stryker disable next-line StringLiteral: setEncoding('') is UTF-8 too
   stream.setEncoding('utf8');
-  return stream;
+  return namespacePrefixDropped(stream as AsyncIterable<string>);
 }
 
 /**
@@ -74,9 +77,73 @@ async function textOf(zip: ZipFile, entry: Entry): Promise<Readable> {
 function lazyText(zip: ZipFile, entry: Entry): AsyncIterable<string> {
   return {
     async *[Symbol.asyncIterator]() {
-      yield* formulaResultsAsText((await textOf(zip, entry)) as AsyncIterable<string>);
+      yield* formulaResultsAsText(await textOf(zip, entry));
     },
   };
+}
+
+/** The namespaces whose elements exceljs reads by their bare names (`worksheet`, `c`, `Relationship`). */
+const READ_NAMESPACES = new Set([
+  'http://schemas.openxmlformats.org/spreadsheetml/2006/main',
+  'http://purl.oclc.org/ooxml/spreadsheetml/main',
+  'http://schemas.openxmlformats.org/package/2006/relationships',
+]);
+
+/** A part's first element (its root), once its start tag is whole: `<x:worksheet xmlns:x="…">`. */
+const ROOT = /<(?![?!])[^>]*>/;
+
+/**
+ * A part's text with its elements' namespace prefix dropped: `<x:worksheet xmlns:x="…main">`,
+ * `<x:c r="A1">`, as the OpenXML SDK and .NET exporters write them, read as `<worksheet>`,
+ * `<c r="A1">`. exceljs matches elements by their written name, so such a workbook read as
+ * having no sheet, or no cells. The prefix is the one the root element binds to the
+ * SpreadsheetML (or relationships) namespace, whatever it is; elements of other namespaces keep
+ * theirs. A part without one (nearly all) is passed on untouched after its root tag.
+ */
+export async function* namespacePrefixDropped(
+  chunks: AsyncIterable<string>,
+): AsyncGenerator<string> {
+  // The text up to the root's start tag, until it is whole; then undefined.
+  let head: string | undefined = '';
+  let prefix: RegExp | undefined;
+  let carry = '';
+  for await (const chunk of chunks) {
+    if (head !== undefined) {
+      head += chunk;
+      const root = ROOT.exec(head);
+      // A root tag longer than 64 KB is no root a workbook's part has: read as it is.
+      if (!root && head.length < 65_536) continue;
+      prefix = root ? prefixIn(root[0]) : undefined;
+      carry = head;
+      head = undefined;
+    } else if (prefix) carry += chunk;
+    else {
+      yield chunk; // no prefix: the part as it is
+      continue;
+    }
+    if (!prefix) {
+      yield carry;
+      carry = '';
+      continue;
+    }
+    // A tag cut at the chunk's end waits for the next chunk.
+    const open = carry.lastIndexOf('<');
+    const cut = open > carry.lastIndexOf('>') ? open : carry.length;
+    yield carry.slice(0, cut).replace(prefix, '<$1');
+    carry = carry.slice(cut);
+  }
+  const rest = head ?? carry;
+  if (rest !== '') yield prefix ? rest.replace(prefix, '<$1') : rest;
+}
+
+/** The tags of the prefix a root tag binds to a namespace read here (`<x:`, `</x:`), if any. */
+function prefixIn(root: string): RegExp | undefined {
+  for (const m of root.matchAll(/\sxmlns:([\w.-]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) {
+    if (READ_NAMESPACES.has(m[2] ?? m[3] ?? '')) {
+      return new RegExp(`<(/?)${m[1]!.replace(/[.-]/g, '\\$&')}:`, 'g');
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -274,7 +341,7 @@ export async function openWorkbook(filePath: string): Promise<OpenWorkbook> {
     }) as unknown as ExcelWorkbookReader;
     const part = async (path: string): Promise<Readable | undefined> => {
       const entry = entryOf(path);
-      return entry && (await textOf(zip, entry));
+      return entry && Readable.from(await textOf(zip, entry));
     };
     const relsAt = async (path: string): Promise<Relationship[]> => {
       const text = await part(path);

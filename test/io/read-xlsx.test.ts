@@ -9,7 +9,11 @@ import { openInput } from '../../src/io/read.js';
 import { readXlsxRows, unreadableWorkbook } from '../../src/io/read-xlsx.js';
 import type { EnrichError } from '../../src/errors.js';
 import { cellText, numberText } from '../../src/io/xlsx-cells.js';
-import { formulaResultsAsText, phoneticGuidesDropped } from '../../src/io/xlsx-zip.js';
+import {
+  formulaResultsAsText,
+  namespacePrefixDropped,
+  phoneticGuidesDropped,
+} from '../../src/io/xlsx-zip.js';
 import { SHEET_HEADER, writeContactsWorkbook } from './xlsx-fixture.js';
 
 let dir: string;
@@ -245,7 +249,7 @@ describe('a workbook the reader cannot read', () => {
         code: 'INPUT_UNREADABLE',
         message: expect.stringMatching(
           new RegExp(
-            `^cannot read ${bare} as a workbook: its sheet is laid out in a way the reader does not support, such as rows or cells without their reference \\(the "r" attribute\\) \\(.+\\)$`,
+            `^cannot read ${bare} as a workbook: its sheet is laid out in a way the reader does not support, such as rows or cells without their reference \\(the "r" attribute\\)( \\(Invalid Address: [^)]*\\))?$`,
           ),
         ),
         hint: 'Open it in Excel or LibreOffice and save it again as .xlsx, or export it as CSV.',
@@ -258,6 +262,19 @@ describe('a workbook the reader cannot read', () => {
     const err = unreadableWorkbook('x.xlsx', new Error('unexpected end of file'));
     expect(err.message).toBe('cannot read x.xlsx as a workbook: unexpected end of file');
     expect(err.hint).toBeUndefined();
+  });
+
+  it('a JavaScript error inside the reader leaks none of its words (regression: "Cannot read properties of undefined")', () => {
+    for (const internal of [
+      new TypeError("Cannot read properties of undefined (reading 'sheets')"),
+      new RangeError('Invalid array length'),
+    ]) {
+      const err = unreadableWorkbook('x.xlsx', internal);
+      expect(err.message).toBe(
+        'cannot read x.xlsx as a workbook: its sheet is laid out in a way the reader does not support, such as rows or cells without their reference (the "r" attribute)',
+      );
+      expect(err.hint).toMatch(/save it again/);
+    }
   });
 });
 
@@ -579,6 +596,69 @@ describe('text as Excel shows it: phonetic guides and rich inline text', () => {
         ))
           out += part;
         expect(out).toBe(want);
+      }
+    }
+  });
+});
+
+describe('namespace-prefixed SpreadsheetML (OpenXML SDK, .NET exporters)', () => {
+  const MAIN = 'http://schemas.openxmlformats.org/spreadsheetml/2006/main';
+  /** A part written with `prefix:` on every element of its default namespace. */
+  const prefixed = (xml: string, prefix: string) => {
+    const ns = /<(?![?!])[^>]*\sxmlns="([^"]*)"/.exec(xml)?.[1];
+    if (ns !== MAIN) return xml;
+    return xml
+      .replace(` xmlns="${MAIN}"`, ` xmlns:${prefix}="${MAIN}"`)
+      .replace(/<(\/?)(?![?!])([A-Za-z][\w.-]*)(?=[\s/>])/g, `<$1${prefix}:$2`);
+  };
+
+  it('reads a workbook whose workbook, sheets, shared strings and styles use a prefix, whatever it is (regression: "an empty sheet", a leaked TypeError)', async () => {
+    const path = join(dir, 'unprefixed.xlsx');
+    await writeContactsWorkbook(path, 20, { notesFirst: true });
+    const want = (await rowsOf(path, { sheet: 'Leads' })).rows.map((r) => r.cells);
+    expect(want[0]![5]).toBe('2024-01-01');
+    for (const prefix of ['x', 'main.s-1']) {
+      const moved = join(dir, `prefixed-${prefix}.xlsx`);
+      await restored(
+        path,
+        moved,
+        (n) => n,
+        (name, text) => [name, prefixed(text, prefix)],
+      );
+      const sheet = await readFile(moved).then(async (b) =>
+        (await JSZip.loadAsync(b)).file('xl/worksheets/sheet2.xml')!.async('string'),
+      );
+      expect(sheet).toContain(`<${prefix}:sheetData>`);
+      expect(sheet).not.toContain('<sheetData>');
+      const { rows } = await rowsOf(moved, { sheet: 'Leads' });
+      expect(rows.map((r) => r.cells)).toEqual(want);
+    }
+  });
+
+  it('drops only the prefix bound to SpreadsheetML, wherever a chunk ends', async () => {
+    const xml =
+      `<?xml version="1.0"?><x:worksheet xmlns:x="${MAIN}" xmlns:mc="urn:mc">` +
+      '<x:sheetData><x:row r="1"><x:c r="A1" t="s"><x:v>0</x:v></x:c></x:row></x:sheetData>' +
+      '<mc:AlternateContent/><xy:z/></x:worksheet>';
+    const want =
+      `<?xml version="1.0"?><worksheet xmlns:x="${MAIN}" xmlns:mc="urn:mc">` +
+      '<sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row></sheetData>' +
+      '<mc:AlternateContent/><xy:z/></worksheet>';
+    const plain = `<worksheet xmlns="${MAIN}"><sheetData/></worksheet>`;
+    for (const [from, to] of <[string, string][]>[
+      [xml, want],
+      [plain, plain],
+    ]) {
+      for (let cut = 0; cut <= from.length; cut++) {
+        let out = '';
+        for await (const part of namespacePrefixDropped(
+          (async function* () {
+            yield from.slice(0, cut);
+            yield from.slice(cut);
+          })(),
+        ))
+          out += part;
+        expect(out).toBe(to);
       }
     }
   });
