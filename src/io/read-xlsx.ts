@@ -10,7 +10,7 @@ export interface SheetRow {
   line: number;
 }
 
-/** Which worksheet: its name, or its 1-based position in the workbook (the first by default). */
+/** Which worksheet: its name, or its 1-based position in the workbook (the first by default); a text of digits is a name first. */
 export type SheetChoice = string | number;
 
 const ZIP = [0x50, 0x4b, 0x03, 0x04];
@@ -25,9 +25,32 @@ export function looksLikeXlsx(sample: Uint8Array): boolean {
   return names.includes('[Content_Types].xml') || names.includes('xl/');
 }
 
-function matches(choice: SheetChoice, name: string, position: number): boolean {
-  if (typeof choice === 'number') return position === choice;
-  return name === choice || name.toLowerCase() === choice.trim().toLowerCase();
+/**
+ * The sheet chosen: a name (exact, then in any case), else a number as a 1-based position. A sheet
+ * whose name is the text wins over a position: `--sheet 2024` is the tab named "2024", and
+ * `--sheet 2` the tab named "2" when there is one, the second tab otherwise.
+ */
+export function pickSheet<S extends { name: string; position: number }>(
+  sheets: S[],
+  choice: SheetChoice,
+): S | undefined {
+  if (typeof choice === 'number') return sheets.find((s) => s.position === choice);
+  const folded = choice.trim().toLowerCase();
+  const named =
+    sheets.find((s) => s.name === choice) ?? sheets.find((s) => s.name.toLowerCase() === folded);
+  if (named || !/^\s*\d+\s*$/.test(choice)) return named;
+  return sheets.find((s) => s.position === Number(choice));
+}
+
+/** The words of a sheet not found: what was asked, and what the workbook has. */
+function noSheet(choice: SheetChoice, names: string[]): string {
+  const listed = names.map((n) => JSON.stringify(n)).join(', ') || '(no sheets)';
+  const numbers = names.length > 0 ? `, or a number from 1 to ${names.length}` : '';
+  if (typeof choice === 'number')
+    return `no sheet number ${choice}: expected one of ${listed}${numbers}`;
+  if (/^\s*\d+\s*$/.test(choice))
+    return `no sheet named ${JSON.stringify(choice)}, nor a sheet at that position: expected one of ${listed}${numbers}`;
+  return `no sheet ${JSON.stringify(choice)}: expected one of ${listed}`;
 }
 
 /** A row's cells as shown and as typed, from exceljs's 1-based sparse `values`. */
@@ -62,12 +85,14 @@ export async function* readXlsxRows(
   let book: OpenWorkbook | undefined;
   try {
     book = await openWorkbook(filePath);
-    const sheet = book.sheets.find((s) => matches(choice, s.name, s.position));
+    const sheet = pickSheet(book.sheets, choice);
     if (!sheet) {
-      const names = book.sheets.map((s) => JSON.stringify(s.name));
       throw new EnrichError(
         'USAGE',
-        `${o.name} has no sheet ${typeof choice === 'number' ? `number ${choice}` : JSON.stringify(choice)}: expected one of ${names.join(', ') || '(no sheets)'}`,
+        `${o.name} has ${noSheet(
+          choice,
+          book.sheets.map((s) => s.name),
+        )}`,
         { location: { file: o.name }, hint: 'Name the sheet with --sheet <name|number>.' },
       );
     }

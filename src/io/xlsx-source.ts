@@ -20,7 +20,8 @@ export async function xlsxSource(
   verify: () => Promise<void>,
 ): Promise<Opened> {
   const { filePath, name, warnings } = base;
-  const at = { name, sheet: sheetChoice(options.sheet) };
+  // `--sheet 2`: the sheet named "2", or else the second (`pickSheet`).
+  const at = { name, sheet: options.sheet };
   const sample = await sheetSample(filePath, at);
   const sniffed = sniffDialect(sample.text, { delimiter: ',', headerRow: options.headerRow });
   if (sniffed.skippedLines) {
@@ -63,12 +64,6 @@ export async function xlsxSource(
     rawHeader,
     rows,
   };
-}
-
-/** `--sheet 2` is the second sheet; any other text is a sheet's name. */
-function sheetChoice(sheet: string | number | undefined): string | number | undefined {
-  if (typeof sheet === 'string' && /^\s*\d+\s*$/.test(sheet)) return Number(sheet);
-  return sheet;
 }
 
 /** A sheet row aligned to the header: short rows padded (empty cells are not stored); a longer one is ragged. */

@@ -101,6 +101,31 @@ describe('XLSX input', () => {
     );
   });
 
+  it('a sheet whose name is the number asked for wins over a position; a missing one is never listed as expected (regression: "2024" refused, "2" took the second tab)', async () => {
+    const path = join(dir, 'years.xlsx');
+    const wb = new ExcelJS.Workbook();
+    for (const name of ['2', '2024', 'Q1 Leads']) wb.addWorksheet(name).addRow([`tab ${name}`]);
+    await wb.xlsx.writeFile(path);
+    const first = async (sheet: string | number) =>
+      (await rowsOf(path, { sheet })).source.rawHeader;
+    expect(await first('2024')).toEqual(['tab 2024']);
+    expect(await first('2')).toEqual(['tab 2']);
+    expect(await first(' 3 ')).toEqual(['tab Q1 Leads']); // no sheet named so: the third
+    expect(await first(2)).toEqual(['tab 2024']); // a number (library) is a position
+    const refused = async (sheet: string | number) =>
+      openInput(path, { sheet }).then(
+        () => undefined,
+        (e: unknown) => e as EnrichError,
+      );
+    expect(await refused('2023')).toMatchObject({
+      code: 'USAGE',
+      message: `${path} has no sheet named "2023", nor a sheet at that position: expected one of "2", "2024", "Q1 Leads", or a number from 1 to 3`,
+    });
+    expect((await refused(4))?.message).toBe(
+      `${path} has no sheet number 4: expected one of "2", "2024", "Q1 Leads", or a number from 1 to 3`,
+    );
+  });
+
   it('refuses a file named .xlsx that is no workbook', async () => {
     const path = join(dir, 'fake.xlsx');
     await writeFile(path, 'email\njane@acme.com\n');

@@ -4,6 +4,9 @@ import { action } from '../action.js';
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /** Registers `enrich verify-emails <input|->`: verify every distinct address of a file. */
+const SHEET_HELP =
+  'the worksheet of an .xlsx input, by name or number; a sheet named so wins over a position (default: the first)';
+
 export function registerVerifyEmails(program: Command): void {
   program
     .command('verify-emails')
@@ -49,7 +52,7 @@ export function registerVerifyEmails(program: Command): void {
     .option('--bom', 'start a CSV/TSV output with a UTF-8 BOM')
     .option('--no-bom', 'never start the output with a BOM')
     .option('--output-delimiter <c>', 'output delimiter: , ; | tab (default: the input’s)')
-    .option('--sheet <name|n>', 'the worksheet of an .xlsx input (default: the first)')
+    .option('--sheet <name|n>', SHEET_HELP)
     .option('--delimiter <c>', 'input delimiter: , ; | tab (default: detected)')
     .option('--encoding <name>', 'input encoding (default: detected)')
     .option('--header-row <n>', 'line number of the header row (default: detected)')
