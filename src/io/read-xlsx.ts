@@ -1,5 +1,5 @@
 import { EnrichError } from '../errors.js';
-import { cellText, sheetValue, type SheetValue } from './xlsx-cells.js';
+import { cellText, numberText, sheetValue, zeroPadded, type SheetValue } from './xlsx-cells.js';
 import { openWorkbook, type ExcelRow, type OpenWorkbook } from './xlsx-zip.js';
 
 /** One row of a worksheet: what a user sees in each cell, the typed values, and its row number. */
@@ -53,7 +53,10 @@ function noSheet(choice: SheetChoice, names: string[]): string {
   return `no sheet ${JSON.stringify(choice)}: expected one of ${listed}`;
 }
 
-/** A row's cells as shown and as typed, from exceljs's 1-based sparse `values`. */
+/**
+ * A row's cells as shown and as typed, from exceljs's 1-based sparse `values`. A number in a
+ * zero-padding format is its text (`02134`), as typed too (an `.xlsx` output keeps the zeros).
+ */
 function shapeRow(row: ExcelRow): SheetRow {
   const raw = row.values;
   const width = Math.max(0, raw.length - 1);
@@ -61,8 +64,15 @@ function shapeRow(row: ExcelRow): SheetRow {
   const values = new Array<SheetValue>(width);
   for (let c = 1; c <= width; c++) {
     const v = raw[c];
+    if (typeof v === 'number') {
+      const numFmt = row.getCell(c).numFmt;
+      const padded = numFmt ? zeroPadded(v, numFmt) : undefined;
+      values[c - 1] = padded ?? v;
+      cells[c - 1] = padded ?? numberText(v, numFmt);
+      continue;
+    }
     values[c - 1] = sheetValue(v);
-    cells[c - 1] = cellText(v, typeof v === 'number' ? row.getCell(c).numFmt : undefined);
+    cells[c - 1] = cellText(v);
   }
   // Cells styled but empty at the end of a row are no cells.
   while (cells.length > 0 && cells[cells.length - 1] === '') {

@@ -66,3 +66,70 @@ export function cellText(v: unknown, numFmt?: string): string {
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
   return isoDate(value);
 }
+
+/** A zero-padding format's parts: a run of `0` placeholders (its length) or literal text. */
+type Padding = (number | string)[];
+const paddings = new Map<string, Padding | null>();
+
+/**
+ * The parts of a number format made only of `0` placeholders and literal text (`00000`, Excel's
+ * "Zip Code"; `00000-0000`, `000-00-0000`, `"ID-"000000`), or null for any other format (`#`,
+ * `?`, decimals, thousands, sections, colours, percent, dates): those are not read this way.
+ */
+function paddingOf(numFmt: string): Padding | null {
+  const parts: Padding = [];
+  const literal = (text: string) => {
+    const last = parts.length - 1;
+    if (typeof parts[last] === 'string') parts[last] += text;
+    else parts.push(text);
+  };
+  for (let i = 0; i < numFmt.length; i++) {
+    const ch = numFmt[i]!;
+    if (ch === '0') {
+      const last = parts.length - 1;
+      if (typeof parts[last] === 'number') parts[last] += 1;
+      else parts.push(1);
+    } else if (ch === '"') {
+      const end = numFmt.indexOf('"', i + 1);
+      if (end === -1) return null;
+      literal(numFmt.slice(i + 1, end));
+      i = end;
+    } else if (ch === '\\' && i + 1 < numFmt.length) literal(numFmt[++i]!);
+    else if (' -()+$'.includes(ch)) literal(ch);
+    else return null;
+  }
+  return parts.some((p) => typeof p === 'number') ? parts : null;
+}
+
+/**
+ * A whole number as a zero-padding format shows it (`00000`: 2134 as `02134`; `00000-0000`:
+ * 21341234 as `02134-1234`), when that differs from its digits; undefined otherwise (another
+ * format, a fraction, or nothing added: `0` shows 7 as `7`). Digits beyond the placeholders go
+ * to the first run, as Excel puts them.
+ */
+export function zeroPadded(n: number, numFmt: string): string | undefined {
+  let padding = paddings.get(numFmt);
+  if (padding === undefined) {
+    padding = paddingOf(numFmt);
+    paddings.set(numFmt, padding);
+  }
+  if (!padding || !Number.isInteger(n)) return undefined;
+  const digits = plainDigits(Math.abs(n));
+  const width = padding.reduce<number>((w, p) => (typeof p === 'number' ? w + p : w), 0);
+  let rest = digits.padStart(width, '0');
+  const first = padding.findIndex((p) => typeof p === 'number');
+  let shown = '';
+  for (let i = padding.length - 1; i >= 0; i--) {
+    const p = padding[i]!;
+    if (typeof p === 'string') shown = p + shown;
+    else if (i === first) {
+      shown = rest + shown;
+      rest = '';
+    } else {
+      shown = rest.slice(-p) + shown;
+      rest = rest.slice(0, -p);
+    }
+  }
+  if (n < 0) shown = `-${shown}`;
+  return shown === plainDigits(n) ? undefined : shown;
+}

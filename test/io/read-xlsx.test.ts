@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput } from '../../src/io/read.js';
 import { readXlsxRows, unreadableWorkbook } from '../../src/io/read-xlsx.js';
 import type { EnrichError } from '../../src/errors.js';
-import { cellText, numberText } from '../../src/io/xlsx-cells.js';
+import { cellText, numberText, zeroPadded } from '../../src/io/xlsx-cells.js';
+import { createOutputWriter } from '../../src/io/write.js';
 import {
   formulaResultsAsText,
   namespacePrefixDropped,
@@ -686,5 +687,96 @@ describe('namespace-prefixed SpreadsheetML (OpenXML SDK, .NET exporters)', () =>
         expect(out).toBe(to);
       }
     }
+  });
+});
+
+/** A workbook of one row: `Email`, then a column per [header, value, number format]. */
+async function formatted(path: string, cols: [string, number, string][]) {
+  const wb = new ExcelJS.Workbook();
+  const ws = wb.addWorksheet('Leads');
+  ws.addRow(['Email', ...cols.map((c) => c[0])]);
+  const row = ws.addRow(['a@acme.com', ...cols.map((c) => c[1])]);
+  cols.forEach(([, , fmt], i) => {
+    row.getCell(i + 2).numFmt = fmt;
+  });
+  await wb.xlsx.writeFile(path);
+}
+
+/** An input's rows written to an `.xlsx` output, read back by exceljs. */
+async function writtenBack(path: string) {
+  const source = await openInput(path);
+  const target = `${path}.out.xlsx`;
+  const w = await createOutputWriter({
+    target,
+    format: 'xlsx',
+    inputHeader: source.header,
+    jsonKeys: source.header,
+    extraColumns: [],
+  });
+  for await (const input of source.rows())
+    await w.write({
+      row: input.index + 1,
+      input,
+      status: 'enriched',
+      error: '',
+      creditCharged: true,
+      values: [],
+    });
+  await w.close();
+  await source.close();
+  const wb = new ExcelJS.Workbook();
+  await wb.xlsx.readFile(target);
+  return wb.worksheets[0]!.getRow(2);
+}
+
+describe('zero-padded number formats (ZIP codes, ids)', () => {
+  it('a number in a format of zeros and literal text reads as Excel shows it, and is written as that text (regression: 02134 read as 2134)', async () => {
+    const path = join(dir, 'zips.xlsx');
+    const cols: [string, number, string][] = [
+      ['Zip', 2134, '00000'],
+      ['Employee ID', 42, '000000'],
+      ['Zip+4', 21341234, '00000-0000'],
+      ['SSN', 12345678, '000-00-0000'],
+      ['Badge', 7, '"ID-"0000'],
+      ['Count', 7, '0'],
+      ['Revenue', 1234, '#,##0'],
+      ['Rounded', 2134.6, '00000'],
+    ];
+    await formatted(path, cols);
+    const { rows } = await rowsOf(path);
+    expect(rows[0]!.cells).toEqual([
+      'a@acme.com',
+      '02134',
+      '000042',
+      '02134-1234',
+      '012-34-5678',
+      'ID-0007',
+      '7',
+      '1234',
+      '2134.6',
+    ]);
+    const out = await writtenBack(path);
+    expect(out.getCell(2).value).toBe('02134');
+    expect(out.getCell(2).type).toBe(ExcelJS.ValueType.String);
+    expect(out.getCell(6).value).toBe('ID-0007');
+    expect(out.getCell(7).value).toBe(7); // nothing added: a number still
+    expect(out.getCell(8).value).toBe(1234);
+  });
+
+  it.each([
+    [2134, '00000', '02134'],
+    [123456, '00000', undefined], // more digits than zeros: shown whole, as it is
+    [1234567890, '00000-0000', '123456-7890'], // the extra digit goes to the first run
+    [-42, '0000', '-0042'],
+    [5, '\\#00', '#05'],
+    [0, '00', '00'],
+    [5, '00;(00)', undefined], // sections: not read this way
+    [5, '0.00', undefined],
+    [5, '[Red]00', undefined],
+    [5, '00%', undefined],
+    [5, '"unclosed 00', undefined],
+    [5, '"literal only"', undefined],
+  ])('%s in %s shows as %s', (n, fmt, shown) => {
+    expect(zeroPadded(n, fmt)).toBe(shown);
   });
 });
