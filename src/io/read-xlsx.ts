@@ -1,5 +1,13 @@
 import { EnrichError } from '../errors.js';
-import { cellText, numberText, sheetValue, zeroPadded, type SheetValue } from './xlsx-cells.js';
+import {
+  cellText,
+  isoDate,
+  numberText,
+  sheetValue,
+  timeOnly,
+  zeroPadded,
+  type SheetValue,
+} from './xlsx-cells.js';
 import { openWorkbook, type ExcelRow, type OpenWorkbook } from './xlsx-zip.js';
 
 /** One row of a worksheet: what a user sees in each cell, the typed values, and its row number. */
@@ -55,9 +63,10 @@ function noSheet(choice: SheetChoice, names: string[]): string {
 
 /**
  * A row's cells as shown and as typed, from exceljs's 1-based sparse `values`. A number in a
- * zero-padding format is its text (`02134`), as typed too (an `.xlsx` output keeps the zeros).
+ * zero-padding format is its text (`02134`), as typed too (an `.xlsx` output keeps the zeros);
+ * a date in a time-only format is a time (`18:00:00`). `date1904`: the workbook's date system.
  */
-function shapeRow(row: ExcelRow): SheetRow {
+function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
   const raw = row.values;
   const width = Math.max(0, raw.length - 1);
   const cells = new Array<string>(width);
@@ -69,6 +78,13 @@ function shapeRow(row: ExcelRow): SheetRow {
       const padded = numFmt ? zeroPadded(v, numFmt) : undefined;
       values[c - 1] = padded ?? v;
       cells[c - 1] = padded ?? numberText(v, numFmt);
+      continue;
+    }
+    if (v instanceof Date) {
+      const numFmt = row.getCell(c).numFmt;
+      const time = numFmt ? timeOnly(v, numFmt, date1904) : undefined;
+      values[c - 1] = time ?? v;
+      cells[c - 1] = time ? time.text : isoDate(v);
       continue;
     }
     values[c - 1] = sheetValue(v);
@@ -106,7 +122,7 @@ export async function* readXlsxRows(
         { location: { file: o.name }, hint: 'Name the sheet with --sheet <name|number>.' },
       );
     }
-    for await (const row of sheet.rows()) yield shapeRow(row);
+    for await (const row of sheet.rows()) yield shapeRow(row, book.date1904);
   } catch (err) {
     if (err instanceof EnrichError) throw err;
     throw unreadableWorkbook(o.name, err);

@@ -1,7 +1,7 @@
 import { PassThrough, type Writable } from 'node:stream';
 import { drained, type Sink } from './write-sinks.js';
 import { STATUS_COLUMNS, type OutputRow, type OutputWriterOptions } from './write-types.js';
-import type { SheetValue } from './xlsx-cells.js';
+import { SheetTime, type SheetValue } from './xlsx-cells.js';
 
 type Value = string | number | boolean | null | undefined | 'unknown';
 const text = (v: Value) =>
@@ -20,15 +20,19 @@ interface SheetWriter {
   };
 }
 
-/** A date cell keeps a date format (an input cell's own format is not carried over). */
-function dateFormat(d: Date): string {
+/**
+ * A date cell keeps a date format, a time cell a time format (an input cell's own format is
+ * not carried over).
+ */
+function dateFormat(d: Date | SheetTime): string {
+  if (d instanceof SheetTime) return d.elapsed ? '[h]:mm:ss' : 'hh:mm:ss';
   return d.getTime() % 86_400_000 === 0 ? 'yyyy-mm-dd' : 'yyyy-mm-dd hh:mm:ss';
 }
 
 /**
  * An `.xlsx` workbook streamed by exceljs's WorkbookWriter: a header row, then every input
- * column with its original cell values (an XLSX input's numbers, dates and booleans as such;
- * other inputs' cells as text, so leading zeros stay), then the status and enrichment
+ * column with its original cell values (an XLSX input's numbers, dates, times and booleans as
+ * such, a zero-padded number as its text; other inputs' cells as text, so leading zeros stay), then the status and enrichment
  * columns as text cells. No formula escaping: a text cell (`t="inlineStr"`) is never
  * evaluated, whatever it starts with; a formula exists only as an `<f>` element, which this
  * writer never writes.
@@ -61,11 +65,15 @@ export async function xlsxSink(o: OutputWriterOptions, out: Writable): Promise<S
     async write(r: OutputRow) {
       const cells = new Array<unknown>(width + STATUS_COLUMNS.length + tail.length);
       const typed = r.input.values;
-      const dates: number[] = [];
+      const dates: [number, Date | SheetTime][] = [];
       for (let i = 0; i < width; i++) {
         const v: SheetValue | undefined = typed ? typed[i] : (r.input.cells[i] ?? '');
         cells[i] = v === '' ? null : v;
-        if (v instanceof Date) dates.push(i);
+        if (v instanceof Date) dates.push([i, v]);
+        else if (v instanceof SheetTime) {
+          cells[i] = v.days;
+          dates.push([i, v]);
+        }
       }
       cells[width] = r.status;
       cells[width + 1] = r.error === '' ? null : r.error;
@@ -74,7 +82,7 @@ export async function xlsxSink(o: OutputWriterOptions, out: Writable): Promise<S
       const at = width + STATUS_COLUMNS.length;
       for (let j = 0; j < tail.length; j++) cells[at + j] = text(r.values[j]);
       const row = sheet.addRow(cells);
-      for (const i of dates) row.getCell(i + 1).numFmt = dateFormat(cells[i] as Date);
+      for (const [i, v] of dates) row.getCell(i + 1).numFmt = dateFormat(v);
       row.commit();
       // exceljs has no backpressure of its own: every 1000 rows, wait for the file to catch up.
       if (++rows % 1000 === 0) await drained(out, out.writableLength < out.writableHighWaterMark);

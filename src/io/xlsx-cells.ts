@@ -4,8 +4,22 @@
  * object for a formula, rich text, a hyperlink or an error.
  */
 
+/**
+ * A number a time-only format shows (`h:mm`, `[h]:mm:ss`): its text as an ISO 8601 time
+ * (`18:00:00`; hours past 24 for an elapsed `[h]` format: `36:00:00`), and its number (days),
+ * written back to a workbook as a time.
+ */
+export class SheetTime {
+  constructor(
+    readonly text: string,
+    readonly days: number,
+    /** An elapsed-time format (`[h]:mm`): hours past 24 shown as such. */
+    readonly elapsed: boolean,
+  ) {}
+}
+
 /** The value a cell holds, as written back to a workbook: a formula is its last result. */
-export type SheetValue = string | number | boolean | Date | null;
+export type SheetValue = string | number | boolean | Date | SheetTime | null;
 
 /** A cell's typed value: a formula's cached result, rich text's text, a hyperlink's text, an error's code. */
 export function sheetValue(v: unknown): SheetValue {
@@ -64,6 +78,7 @@ export function cellText(v: unknown, numFmt?: string): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return numberText(value, numFmt);
   if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (value instanceof SheetTime) return value.text;
   return isoDate(value);
 }
 
@@ -132,4 +147,45 @@ export function zeroPadded(n: number, numFmt: string): string | undefined {
   }
   if (n < 0) shown = `-${shown}`;
   return shown === plainDigits(n) ? undefined : shown;
+}
+
+/** A time-only format: `clock` (a time of day), `elapsed` (`[h]:mm`), or null (a date, or no time). */
+const timeFormats = new Map<string, 'clock' | 'elapsed' | null>();
+
+function timeKind(numFmt: string): 'clock' | 'elapsed' | null {
+  let kind = timeFormats.get(numFmt);
+  if (kind === undefined) {
+    const bare = numFmt
+      .replace(/"[^"]*"|\\./g, '')
+      .replace(/\[(?![hms]+\])[^\]]*\]/gi, '') // colours, conditions, locales
+      .replace(/AM\/PM|A\/P/gi, '');
+    kind =
+      /[ydegb]/i.test(bare) || !/[hs]/i.test(bare)
+        ? null
+        : /\[[hms]+\]/i.test(bare)
+          ? 'elapsed'
+          : 'clock';
+    timeFormats.set(numFmt, kind);
+  }
+  return kind;
+}
+
+/** 1899-12-30, day 0 of Excel's 1900 date system, in ms; the 1904 system starts 1462 days later. */
+const DAY0 = Date.UTC(1899, 11, 30);
+const DAY_MS = 86_400_000;
+
+/**
+ * A date cell (exceljs's reading of a number with a date or time format) whose format shows only
+ * a time, as that time: `h:mm` on 0.75 is `18:00:00`, not `1899-12-30T18:00:00`; a date part
+ * the format does not show is left out of the text (and kept in the number). Undefined for any
+ * other format.
+ */
+export function timeOnly(d: Date, numFmt: string, date1904: boolean): SheetTime | undefined {
+  const kind = timeKind(numFmt);
+  if (!kind || Number.isNaN(d.getTime())) return undefined;
+  const days = (d.getTime() - DAY0) / DAY_MS - (date1904 ? 1462 : 0);
+  const secs = Math.round((kind === 'elapsed' ? days : days - Math.floor(days)) * 86_400);
+  const clock = kind === 'clock' ? secs % 86_400 : secs;
+  const text = `${pad(Math.floor(clock / 3600))}:${pad(Math.floor(clock / 60) % 60)}:${pad(clock % 60)}`;
+  return new SheetTime(text, days, kind === 'elapsed');
 }

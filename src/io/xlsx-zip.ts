@@ -32,6 +32,8 @@ export interface WorkbookSheet {
 
 export interface OpenWorkbook {
   sheets: WorkbookSheet[];
+  /** Dates count from 1904 (old Mac workbooks), not 1900. */
+  date1904: boolean;
   close(): void;
 }
 
@@ -381,7 +383,11 @@ export async function openWorkbook(filePath: string): Promise<OpenWorkbook> {
         },
       }),
     );
-    return { sheets, close: () => zip.close() };
+    return {
+      sheets,
+      date1904: reader.properties?.model?.date1904 === true,
+      close: () => zip.close(),
+    };
   } catch (err) {
     zip.close();
     throw err;

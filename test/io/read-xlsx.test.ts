@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput } from '../../src/io/read.js';
 import { readXlsxRows, unreadableWorkbook } from '../../src/io/read-xlsx.js';
 import type { EnrichError } from '../../src/errors.js';
-import { cellText, numberText, zeroPadded } from '../../src/io/xlsx-cells.js';
+import { cellText, numberText, timeOnly, zeroPadded } from '../../src/io/xlsx-cells.js';
 import { createOutputWriter } from '../../src/io/write.js';
 import {
   formulaResultsAsText,
@@ -778,5 +778,57 @@ describe('zero-padded number formats (ZIP codes, ids)', () => {
     [5, '"literal only"', undefined],
   ])('%s in %s shows as %s', (n, fmt, shown) => {
     expect(zeroPadded(n, fmt)).toBe(shown);
+  });
+});
+
+describe('time-only number formats', () => {
+  it('a time-only cell reads as an ISO 8601 time and is written back as a time (regression: 1899-12-30T18:00:00)', async () => {
+    const path = join(dir, 'times.xlsx');
+    await formatted(path, [
+      ['Call', 0.75, 'h:mm'],
+      ['Meeting', 0.395833333333333, 'hh:mm'],
+      ['Logged', 45000.5, 'h:mm:ss AM/PM'], // a date part the format does not show
+      ['Duration', 1.5, '[h]:mm:ss'],
+      ['Lap', 0.00123, 'mm:ss'],
+      ['Signed', 45000.5, 'yyyy-mm-dd hh:mm'],
+      ['Month', 45000, 'mmm yyyy'],
+    ]);
+    const { rows } = await rowsOf(path);
+    expect(rows[0]!.cells).toEqual([
+      'a@acme.com',
+      '18:00:00',
+      '09:30:00',
+      '12:00:00',
+      '36:00:00',
+      '00:01:46',
+      '2023-03-15T12:00:00',
+      '2023-03-15',
+    ]);
+    // The number kept, in a time format (exceljs reads a number in a time format as a Date).
+    const out = await writtenBack(path);
+    const day0 = (h: number, d = 0) => new Date(Date.UTC(1899, 11, 30 + d, h));
+    expect([2, 3, 4, 5].map((c) => [out.getCell(c).value, out.getCell(c).numFmt])).toEqual([
+      [day0(18), 'hh:mm:ss'],
+      [new Date(Date.UTC(1899, 11, 30, 9, 30)), 'hh:mm:ss'],
+      [new Date(Date.UTC(2023, 2, 15, 12)), 'hh:mm:ss'],
+      [day0(12, 1), '[h]:mm:ss'],
+    ]);
+    expect(out.getCell(7).value).toEqual(new Date(Date.UTC(2023, 2, 15, 12)));
+  });
+
+  it('in a 1904 workbook too, and only for formats without a date', () => {
+    const at = (days: number, date1904 = false) =>
+      new Date(Date.UTC(1899, 11, 30) + (days + (date1904 ? 1462 : 0)) * 86_400_000);
+    expect(timeOnly(at(1.5, true), '[h]:mm', true)).toMatchObject({
+      text: '36:00:00',
+      days: 1.5,
+      elapsed: true,
+    });
+    expect(timeOnly(at(0.75, true), 'h:mm', true)?.text).toBe('18:00:00');
+    expect(timeOnly(at(0.999999), 'h:mm:ss', false)?.text).toBe('00:00:00'); // rounds to the next second
+    for (const fmt of ['[$-409]h:mm AM/PM', '[Red]hh:mm', 'h "h" mm', 'ss.00'])
+      expect(timeOnly(at(0.75), fmt, false)?.text).toBe('18:00:00');
+    for (const fmt of ['d/m/yyyy h:mm', 'mm/dd', 'mmm', 'dddd hh:mm', '"ss"yyyy'])
+      expect(timeOnly(at(0.75), fmt, false)).toBeUndefined();
   });
 });
