@@ -29,6 +29,7 @@ export function openRunCache(
   if ((!run.cache.read && !run.cache.write) || !URL.canParse(o.baseUrl)) return undefined;
   const store = openResultsCache(o.dir ?? getPaths().cacheDir, o.onWarning);
   if (!store) return undefined;
+  for (const r of store.repairs) o.onWarning?.(`fixed permissions of ${r}`);
   return {
     cache: store.scoped(scopeOf(run, o.baseUrl, accountFingerprint(o.account))),
     close: () => store.close(),

@@ -59,6 +59,7 @@ export function openVerifyCache(o: {
   if ((!o.policy.read && !o.policy.write) || !URL.canParse(o.baseUrl)) return undefined;
   const store = openResultsCache(o.dir ?? getPaths().cacheDir, o.onWarning);
   if (!store) return undefined;
+  for (const r of store.repairs) o.onWarning?.(`fixed permissions of ${r}`);
   const scoped: ResultsCache = store.scoped(
     singleLookupScope(o.baseUrl, o.account, 'email-verification'),
   );

@@ -2,6 +2,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import { createKeyMemo, scopeString } from './cache-keys.js';
+import { secureCacheFiles } from './cache-modes.js';
 import { watchSpace, type SpaceOptions, type SpaceWatch } from './free-space.js';
 import { ALL_CACHE_FILES, CACHE_FILE, checkMetaPages, removeLegacyFiles } from './lmdb-file.js';
 import { RECORD_SHAPES } from './record-shapes.js';
@@ -45,6 +46,8 @@ export interface ScopedCache {
 /** The opened cache. Every method degrades (warns once, then does nothing) instead of failing. */
 export interface ResultsCacheStore {
   readonly dir: string;
+  /** Mode repairs made when it was opened (cache-modes.ts): a line each, for a warning. */
+  readonly repairs: readonly string[];
   scoped(scope: CacheScope): ScopedCache;
   /** Resolves once every put is on disk. */
   flushed(): Promise<void>;
@@ -104,9 +107,12 @@ const STRUCTURES_KEY = Symbol.for('enrich-structures');
  *   cache with unflushed commits, and a cache marked so in an earlier boot is started anew.
  * - Compression only for answers over 1,000 bytes (a company's many matches): LZ4 with its
  *   dictionary costs more CPU than it saves on a contact's few hundred bytes.
+ * - The file and its `-lock` are created 0600 (lmdb's default is 0664 less the umask): the
+ *   answers are contact data, private as the journals are (cache-modes.ts repairs older files).
  */
 const OPEN_OPTIONS = {
   compression: true,
+  permissionsMode: 0o600,
   noSync: true,
   mapSize: MAP_SIZE,
   sharedStructuresKey: STRUCTURES_KEY,
@@ -125,9 +131,11 @@ export function openResultsCache(
   space: SpaceOptions = {},
 ): ResultsCacheStore | undefined {
   let db: RootDatabase<Stored, string>;
+  let repairs: string[];
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     removeLegacyFiles(dir);
+    repairs = secureCacheFiles(dir);
     const stale = staleMarks(dir);
     if (stale.length > 0) startAnew(dir, stale, onWarning);
     checkMetaPages(join(dir, CACHE_FILE));
@@ -139,7 +147,7 @@ export function openResultsCache(
     return undefined;
   }
   // Little room left on the disk: answers are read, none written (lmdb must not meet a full disk).
-  return wrap(db, dir, onWarning, watchSpace(dir, space, onWarning));
+  return { ...wrap(db, dir, onWarning, watchSpace(dir, space, onWarning)), repairs };
 }
 
 /**
@@ -238,7 +246,7 @@ function wrap(
   dir: string,
   onWarning: (message: string) => void,
   room: SpaceWatch,
-): ResultsCacheStore {
+): Omit<ResultsCacheStore, 'repairs'> {
   const { fail, guard, whenBroken, isBroken } = latch((err) => onWarning(unusable(dir, err)));
   let pending = 0;
   // This process's writes since its last flush (unsynced.ts: marked before the first).

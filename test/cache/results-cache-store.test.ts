@@ -206,6 +206,24 @@ describe('a cache that cannot be opened', () => {
   });
 });
 
+describe.skipIf(process.platform === 'win32')("the cache's modes", () => {
+  it('a directory holding more than the cache is left as it is; the files are private all the same', async () => {
+    // Not ours to lock down: ENRICH_CACHE_DIR may name a home or project directory (or /tmp).
+    const { chmod, mkdir, stat } = await import('node:fs/promises');
+    const dir = await tempDir();
+    await mkdir(join(dir, 'notes'));
+    await chmod(dir, 0o755);
+    const { cache, store, warnings } = await opened(dir);
+    cache.put('k', answer(1));
+    await store.flushed();
+    const mode = async (p: string) => (await stat(p)).mode & 0o777;
+    expect(await mode(dir)).toBe(0o755);
+    expect(await mode(join(dir, CACHE_FILE))).toBe(0o600);
+    expect(await mode(join(dir, `${CACHE_FILE}-lock`))).toBe(0o600);
+    expect([store.repairs, warnings]).toEqual([[], []]);
+  });
+});
+
 describe('clearCache', () => {
   it("removes the cache's files, current and earlier formats, and nothing else", async () => {
     const { store, cache } = await opened();

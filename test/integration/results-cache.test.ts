@@ -267,6 +267,46 @@ describe('the results cache: never pay twice for the same lookup', () => {
     expect(await readdir(runs)).toHaveLength(4);
   });
 
+  it.skipIf(process.platform === 'win32')(
+    'the cache is private (0600 files in a 0700 directory), in a directory made before, and repaired when it was not',
+    async () => {
+      // Regression: lmdb created the file and its -lock 0644, and an existing 0755 directory
+      // stayed so: other local users could read every enriched contact.
+      const { chmod, mkdir, stat } = await import('node:fs/promises');
+      const { dir, run, warnings } = await rig();
+      const cache = join(dir, 'cache');
+      await mkdir(cache);
+      await chmod(cache, 0o755); // `mkdir -p` under a 022 umask, or an admin-made directory
+      const modes = async () => {
+        const names = (await readdir(cache)).sort();
+        const of = async (p: string) => ((await stat(p)).mode & 0o777).toString(8);
+        return [await of(cache), ...(await Promise.all(names.map((n) => of(join(cache, n)))))];
+      };
+      const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(3));
+      expect((await run(input, 'o1.csv')).exitCode).toBe(0);
+      expect(await readdir(cache)).toEqual(
+        expect.arrayContaining([CACHE_FILE, `${CACHE_FILE}-lock`]),
+      );
+      expect(await modes()).toEqual(['700', '600', '600']);
+      expect(warnings).toEqual([`fixed permissions of ${cache}: mode 755 -> 700`]);
+      // A cache an earlier version left readable is repaired before it is opened.
+      await chmod(join(cache, CACHE_FILE), 0o644);
+      await chmod(join(cache, `${CACHE_FILE}-lock`), 0o644);
+      await chmod(cache, 0o755);
+      warnings.length = 0;
+      const again = await run(input, 'o2.csv', { restart: true });
+      expect(again.cacheHits).toBe(3);
+      expect(await modes()).toEqual(['700', '600', '600']);
+      expect(warnings.sort()).toEqual(
+        [
+          `fixed permissions of ${join(cache, CACHE_FILE)}: mode 644 -> 600`,
+          `fixed permissions of ${join(cache, `${CACHE_FILE}-lock`)}: mode 644 -> 600`,
+          `fixed permissions of ${cache}: mode 755 -> 700`,
+        ].sort(),
+      );
+    },
+  );
+
   it('clearing the cache leaves no contact data in its directory', async () => {
     const { dir, run } = await rig();
     const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(5));

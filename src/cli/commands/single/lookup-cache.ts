@@ -45,6 +45,7 @@ export async function cachedLookup<T>(
   if (flags.cache === false || service.sandbox) return { answer: await ask() };
   const store = openResultsCache(getPaths().cacheDir, (m) => say(quiet, `enrich: warning: ${m}`));
   if (!store) return { answer: await ask() };
+  for (const r of store.repairs) say(quiet, `enrich: warning: fixed permissions of ${r}`);
   try {
     const cache = store.scoped(
       singleLookupScope(service.baseUrl, service.client.account, what.endpoint, what.metadata),
