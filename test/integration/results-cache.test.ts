@@ -212,6 +212,48 @@ describe('the results cache: never pay twice for the same lookup', () => {
     expect(json.every((r) => r.credit_charged === false && r.cached_at !== null)).toBe(true);
   });
 
+  it.each(SANDBOX_MODES)(
+    'a name in NFC and in NFD (Windows and Mac exports) is paid for once, in one file and across files; the output keeps the cells as read ($name)',
+    async ({ specOnly }) => {
+      // Regression: both forms were sent and charged, and neither was a cache hit for the other.
+      const { dir, run, charged } = await rig({ specOnly });
+      const people = [
+        ['José', 'Núñez', 'Telefónica España'],
+        ['Zoë', 'Brontë', 'Société Générale'],
+        ['Łukasz', 'Wójcik', 'Kraków Sp. z o.o.'],
+        ['François', 'Müller', 'Nestlé'],
+      ];
+      const rows = (form: 'NFC' | 'NFD') =>
+        people.map(([first, last, company], i) =>
+          [`R${i}`, first!, last!, '', company!, `note ${i}`].map((c) => c.normalize(form)),
+        );
+      const [composed, decomposed] = [rows('NFC'), rows('NFD')];
+      const twins = await writeCsv(dir, 'twins.csv', CONTACT_HEADER, [
+        composed[0]!,
+        [...decomposed[0]!.slice(0, 5), 'the Mac copy'],
+      ]);
+      const first = await run(twins, 'twins-out.csv');
+      expect([first.exitCode, first.duplicates, first.creditsCharged, charged()]).toEqual([
+        0, 1, 1, 1,
+      ]);
+      const out = parseCsv(await readFile(join(dir, 'twins-out.csv'), 'utf8'));
+      expect(out[2]!.slice(0, CONTACT_HEADER.length)).toEqual([
+        ...decomposed[0]!.slice(0, 5),
+        'the Mac copy',
+      ]);
+      expect(out[2]![CONTACT_HEADER.length]).toBe(out[1]![CONTACT_HEADER.length]);
+
+      await run(await writeCsv(dir, 'nfc.csv', CONTACT_HEADER, composed), 'nfc-out.csv');
+      const paid = charged();
+      expect(paid).toBe(4);
+      const copy = await run(
+        await writeCsv(dir, 'nfd.csv', CONTACT_HEADER, decomposed),
+        'nfd-out.csv',
+      );
+      expect([copy.cacheHits, copy.creditsCharged, charged()]).toEqual([4, 0, paid]);
+    },
+  );
+
   it('--refresh and --max-age 0s pay again; --dry-run shows the hits', async () => {
     const { dir, run, charged } = await rig();
     const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));

@@ -572,6 +572,36 @@ describe('detectMapping: ambiguity, overrides, failures', () => {
   });
 });
 
+describe('mapping files across Unicode forms', () => {
+  it('a mapping naming "Société" (NFC, as Windows writes it) finds the column of a Mac export (NFD), named as read', () => {
+    // Regression: MAPPING_INVALID, listing "Société" among the columns the input has.
+    const nfd = ['E-mail', 'Pr\u0065\u0301nom', 'Nom', 'Soci\u0065\u0301t\u0065\u0301'];
+    const saved = {
+      business_email: 'E-mail',
+      first_name: 'Pr\u00e9nom',
+      company_name: 'Soci\u00e9t\u00e9',
+    };
+    const mapping = detectMapping('contacts', nfd, [], saved, { auto: false });
+    expect(mapping.fields).toEqual({ business_email: 0, first_name: 1, company_name: 3 });
+    expect(mappingToJson(mapping, nfd).company_name).toBe(nfd[3]);
+    // and the other way round; a name that only looks alike is no match
+    const nfc = nfd.map((h) => h.normalize('NFC'));
+    const back = { company_name: nfd[3]!, business_email: 'E-mail' };
+    expect(detectMapping('contacts', nfc, [], back, { auto: false }).fields.company_name).toBe(3);
+    expect(
+      failure(() =>
+        detectMapping(
+          'contacts',
+          nfd,
+          [],
+          { business_email: 'E-mail', company_name: 'Societe' },
+          { auto: false },
+        ),
+      ).code,
+    ).toBe('MAPPING_INVALID');
+  });
+});
+
 describe('mapping files', () => {
   it('save then load gives the same mapping; a changed header fails loudly', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'enrich-map-'));

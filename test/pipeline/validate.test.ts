@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { InputRow } from '../../src/io/read.js';
 import type { ColumnMapping } from '../../src/pipeline/mapping/map-columns.js';
 import {
+  nfc,
   normalizeByUrl,
   normalizeDomain,
   normalizeWebsite,
@@ -185,6 +186,76 @@ describe('dedupe keys', () => {
         a.key,
       );
     }
+  });
+  it('a name in NFC and in NFD (Windows and Mac exports) is one request and one key; the cells stay as read', () => {
+    // Regression: two requests, each charged, and neither one a cache hit for the other.
+    const cells = ['jose@telefonica.es', 'José', 'Núñez', 'telefónica.es', 'Telefónica España', ''];
+    const composed = row(cells.map((c) => c.normalize('NFC')));
+    const decomposed = row(cells.map((c) => c.normalize('NFD')));
+    const a = validateRow('contacts', contacts, composed);
+    const b = validateRow('contacts', contacts, decomposed);
+    if (!a.ok || !b.ok) throw new Error('expected valid rows');
+    expect(b.key).toBe(a.key);
+    expect(b.fields).toEqual(a.fields);
+    expect(b.fields.company_name).toBe('Telef\u00f3nica Espa\u00f1a');
+    expect(decomposed.cells[2]).toBe('Nu\u0301n\u0303ez');
+    // A full-name column too, and the echo of an NFD request an earlier version sent.
+    const split = { fields: { business_email: 0 }, split: { column: 1 } };
+    const s1 = validateRow('contacts', split, row(['x@acme.com', 'José Núñez'.normalize('NFD')]));
+    expect(s1.ok && s1.fields).toMatchObject({
+      first_name: 'Jos\u00e9',
+      last_name: 'N\u00fa\u00f1ez',
+    });
+    expect(
+      keyOfFields('contacts', { first_name: 'José'.normalize('NFD'), company_name: 'Acme' }),
+    ).toBe(keyOfFields('contacts', { first_name: 'Jos\u00e9', company_name: 'Acme' }));
+  });
+  it('nfc is String.prototype.normalize("NFC"), skipping the values that are NFC already', () => {
+    const text = fc.string({
+      unit: fc.constantFrom(
+        'a',
+        'e',
+        'A',
+        ' ',
+        '\u00e9',
+        '\u0301',
+        '\u0303',
+        '\u0327',
+        '\u1100',
+        '\u1161',
+        '\u212b',
+        '\u00c5',
+        '\u0041\u030a',
+        '\ud83d\ude00',
+        '\u3099',
+        '\u304b',
+        '\u02ff',
+        '\u0300',
+        '\u0438', // и, and the breve that makes it й
+        '\u0306',
+        '\u0439',
+        '\u0483',
+        '\u30ab',
+        '\u738b',
+        '\uac00',
+        '\u11a8', // a trailing jamo: 가 + ᆨ is 각
+        '\uf900', // a CJK compatibility ideograph (a singleton)
+        '\u1f71',
+      ),
+    });
+    fc.assert(
+      fc.property(text, (v) => nfc(v) === v.normalize('NFC')),
+      { numRuns: 2000 },
+    );
+    // Every character of the BMP, alone and after a letter it might combine with.
+    for (let cp = 0; cp <= 0xffff; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
+      const c = String.fromCharCode(cp);
+      for (const v of [c, `a${c}`, `\u0438${c}`, `\u304b${c}`, `\u1100${c}`, `\uac00${c}`])
+        if (nfc(v) !== v.normalize('NFC')) expect(nfc(v)).toBe(v.normalize('NFC'));
+    }
+    expect(nfc('Soci\u00e9t\u00e9')).toBe('Soci\u00e9t\u00e9');
+    expect(nfc('\u212b')).toBe('\u00c5'); // the angstrom sign, a singleton past U+0300
   });
   it('contacts and companies never share a key', () => {
     expect(keyOfFields('contacts', { company_name: 'Acme' })).not.toBe(

@@ -2,6 +2,7 @@ import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS } from '../../contract/limit
 import { EnrichError } from '../../errors.js';
 import { nameStrength } from './column-synonyms.js';
 import { mappingCoverageError } from './mapping-coverage.js';
+import { nfc } from './normalize.js';
 import type { ApiField, ColumnMapping, BulkKind } from './mapping-types.js';
 import { shareOf, type ValueKind } from './value-kinds.js';
 import type { RunWords } from '../types.js';
@@ -42,7 +43,11 @@ export function resolveColumn(
   words: RunWords = LIBRARY_WORDS,
 ): number {
   let i = header.indexOf(name);
-  if (i < 0) i = header.findIndex((h) => h.trim().toLowerCase() === name.trim().toLowerCase());
+  // Else by the name's NFC, case and spaces around it: a mapping saved from a Windows export
+  // ("Société", NFC) names the same column of a Mac one ("Société" with a combining accent).
+  const fold = (s: string) => nfc(s.trim()).toLowerCase();
+  const wanted = fold(name);
+  if (i < 0) i = header.findIndex((h) => fold(h) === wanted);
   if (i >= 0) return i;
   throw new EnrichError(
     'MAPPING_INVALID',

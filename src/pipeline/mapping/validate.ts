@@ -4,6 +4,7 @@ import { emailProblem } from '../../contract/email.js';
 import type { InputRow } from '../../io/read.js';
 import type { ApiField, ColumnMapping, BulkKind } from './mapping-types.js';
 import {
+  nfc,
   normalizeDomain,
   normalizeEmail,
   normalizeText,
@@ -31,14 +32,15 @@ export interface InvalidRow {
   column?: string;
 }
 
+/** Each field's normalisation, after NFC (`nfc`: one regex test for most values). */
 const NORMALIZERS: Record<ApiField, (v: string) => string> = {
-  business_email: normalizeEmail,
-  company_domain: normalizeDomain,
-  company_name: normalizeText,
-  company_website: normalizeWebsite,
-  first_name: normalizeText,
-  last_name: normalizeText,
-  prof_network_url: (v) => v.trim(),
+  business_email: (v) => normalizeEmail(nfc(v)),
+  company_domain: (v) => normalizeDomain(nfc(v)),
+  company_name: (v) => normalizeText(nfc(v)),
+  company_website: (v) => normalizeWebsite(nfc(v)),
+  first_name: (v) => normalizeText(nfc(v)),
+  last_name: (v) => normalizeText(nfc(v)),
+  prof_network_url: (v) => nfc(v).trim(),
 };
 
 /** A mapping's fields with their columns and normalisers: made once per mapping (a mapping is not changed once resolved), not per row. */
@@ -80,7 +82,7 @@ export function validateRow(
     if (value !== '') fields[field] = value;
   }
   if (mapping.split && !row.nested?.[mapping.split.column]) {
-    const { first, last } = splitFullName(row.cells[mapping.split.column] ?? '');
+    const { first, last } = splitFullName(nfc(row.cells[mapping.split.column] ?? ''));
     if (first) fields.first_name = first;
     if (last) fields.last_name = last;
   }
@@ -123,7 +125,7 @@ export function validateRow(
     if (!nested) return { ok: false, error: rule };
     return { ok: false, error: `${leftOut(nested, options.header)}; ${rule}` };
   }
-  return { ok: true, fields, key: keyOfFields(kind, fields) };
+  return { ok: true, fields, key: canonicalKey(kind, fields, false) };
 }
 
 /** The mapped fields of `row` whose cell holds a JSON object or array, with their columns. */
@@ -204,15 +206,21 @@ const KEY_FIELDS: Record<BulkKind, readonly ApiField[]> = {
 
 /**
  * The canonical dedupe key of normalised fields (also of an `original_fields` echo):
- * case-folded, URLs without scheme, `www.` or trailing slash, so trivial variants of
- * one lookup are sent once.
+ * NFC, case-folded, URLs without scheme, `www.` or trailing slash, so trivial variants of
+ * one lookup are sent once. (validateRow's fields are NFC already; an echo of a request an
+ * earlier version sent may not be, and keys the same.)
  */
 export function keyOfFields(kind: BulkKind, fields: Record<string, unknown>): string {
+  return canonicalKey(kind, fields, true);
+}
+
+/** keyOfFields; `toNfc` false for validateRow's fields, NFC already (a regex test a field saved). */
+function canonicalKey(kind: BulkKind, fields: Record<string, unknown>, toNfc: boolean): string {
   let key: string = kind;
   for (const f of KEY_FIELDS[kind]) {
     const raw = fields[f];
     if (typeof raw !== 'string') continue;
-    let v = normalizeText(raw);
+    let v = normalizeText(toNfc ? nfc(raw) : raw);
     if (v === '') continue;
     v = v.toLowerCase();
     if (f === 'prof_network_url' || f === 'company_website' || f === 'company_domain') {
