@@ -1,6 +1,7 @@
 import { accountFingerprint, openResultsCache } from '../cache/results-cache.js';
 import { pruneFinishedRuns } from '../cache/retention.js';
 import { getPaths } from '../config/paths.js';
+import { holdsUndownloadedJobs } from '../pipeline/run/undownloaded.js';
 import type { ResolvedRun, ResultsCache } from '../pipeline/types.js';
 
 /** The results cache of one run, bound to its scope, and how to let go of it. */
@@ -41,7 +42,11 @@ export function openRunCache(
  * run's `runRetentionMs` go, within a quarter of a second (the rest at the next start).
  */
 export async function pruneOldRuns(run: Pick<ResolvedRun, 'runsDir' | 'runRetentionMs'>) {
-  return pruneFinishedRuns(run.runsDir, { olderThanMs: run.runRetentionMs, budgetMs: 250 });
+  return pruneFinishedRuns(run.runsDir, {
+    olderThanMs: run.runRetentionMs,
+    budgetMs: 250,
+    holdsJobs: holdsUndownloadedJobs,
+  });
 }
 
 /** The part of the cache key every request of the run shares. */

@@ -1,6 +1,7 @@
 import type { EnrichClient } from '../api/client.js';
 import { openResultsCache } from '../cache/results-cache.js';
 import { pruneFinishedRuns } from '../cache/retention.js';
+import { holdsUndownloadedJobs } from '../pipeline/run/undownloaded.js';
 import { singleLookupScope, singleRequestKey } from '../cache/single-key.js';
 import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
@@ -112,7 +113,11 @@ export async function verifyEmailsFile(
       if (dryRun)
         return await planVerify(run, { cache: cache?.cache, policy: run.cache }, Date.now());
       if (!service) throw new EnrichError('USAGE', 'verifyEmailsFile: service is required to send');
-      await pruneFinishedRuns(run.runsDir, { olderThanMs: runRetentionOf(options), budgetMs: 250 });
+      await pruneFinishedRuns(run.runsDir, {
+        olderThanMs: runRetentionOf(options),
+        budgetMs: 250,
+        holdsJobs: holdsUndownloadedJobs,
+      });
       const deadline = Date.now() + run.timeoutMs;
       const api = 'api' in service ? service.api : toVerifyApi(service.client, deadline);
       return await runVerify(run, { api, cache: cache?.cache, signal, onProgress });

@@ -1,4 +1,4 @@
-import { open, readdir, rm, stat } from 'node:fs/promises';
+import { open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** What a pruning pass did. */
@@ -10,14 +10,23 @@ export interface PruneReport {
 }
 
 /**
+ * True when a journal (its text) holds a job its resume would still download, whatever its
+ * output (pipeline/run/undownloaded.ts: the cache layer does not read journals).
+ */
+export type HoldsJobs = (journalText: string, now: number) => boolean;
+
+/**
  * Removes the journals and spools of finished runs (their output was written: the journal's
- * last event is `done`) untouched for `olderThanMs`. Runs still going (a `lock` file), or that
- * never finished (a resume would need them), are kept. Stops after `budgetMs`, so the start of
- * a run is never held up long: what is left goes at the next start.
+ * last event is `done`, and no job of theirs waits to be downloaded) untouched for
+ * `olderThanMs`. Runs still going (a `lock` file), or that never finished (a resume would
+ * need them), are kept: a run stopped by `--timeout`, or with batches the service never
+ * confirmed, wrote its output and yet holds jobs paid for that its resume downloads. Stops
+ * after `budgetMs`, so the start of a run is never held up long: what is left goes at the
+ * next start.
  */
 export async function pruneFinishedRuns(
   runsDir: string,
-  o: { olderThanMs: number; now?: number; budgetMs?: number },
+  o: { olderThanMs: number; now?: number; budgetMs?: number; holdsJobs: HoldsJobs },
 ): Promise<PruneReport> {
   const started = Date.now();
   const cutoff = (o.now ?? started) - o.olderThanMs;
@@ -29,7 +38,7 @@ export async function pruneFinishedRuns(
       break;
     }
     const dir = join(runsDir, name);
-    if (await removable(dir, cutoff)) {
+    if (await removable(dir, cutoff, o.now ?? started, o.holdsJobs)) {
       await rm(dir, { recursive: true, force: true });
       report.removed++;
     } else report.kept++;
@@ -37,7 +46,12 @@ export async function pruneFinishedRuns(
   return report;
 }
 
-async function removable(dir: string, cutoff: number): Promise<boolean> {
+async function removable(
+  dir: string,
+  cutoff: number,
+  now: number,
+  holdsJobs: HoldsJobs,
+): Promise<boolean> {
   const journal = join(dir, 'journal.jsonl');
   try {
     const st = await stat(journal);
@@ -49,7 +63,8 @@ async function removable(dir: string, cutoff: number): Promise<boolean> {
       )
     )
       return false;
-    return await endsDone(journal, st.size);
+    if (!(await endsDone(journal, st.size))) return false;
+    return !holdsJobs(await readFile(journal, 'utf8'), now);
   } catch {
     return false; // not a run directory
   }

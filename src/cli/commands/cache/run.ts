@@ -7,6 +7,7 @@ import { EnrichError, usageError } from '../../../errors.js';
 import { acquireRunLock } from '../../../pipeline/journal/run-lock.js';
 import { fileSystemError } from '../../../io/output-target.js';
 import { runsDirOf } from '../../../pipeline/run/run.js';
+import { holdsUndownloadedJobs } from '../../../pipeline/run/undownloaded.js';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GlobalOptions } from '../../globals.js';
@@ -63,6 +64,7 @@ export async function cachePrune(
   }
   const runs = await pruneFinishedRuns(runsDirOf(stateDir), {
     olderThanMs: settings.runRetentionMs,
+    holdsJobs: holdsUndownloadedJobs,
   });
   if (globals.json) printJson({ answers_removed: removed, runs_removed: runs.removed });
   else
@@ -86,7 +88,10 @@ export async function cacheClear(
   const { cacheDir, stateDir } = getPaths();
   const runsDir = runsDirOf(stateDir);
   await clearCache(cacheDir);
-  const finished = await pruneFinishedRuns(runsDir, { olderThanMs: 0 });
+  const finished = await pruneFinishedRuns(runsDir, {
+    olderThanMs: 0,
+    holdsJobs: holdsUndownloadedJobs,
+  });
   const left = o.unfinished ? await removeUnfinishedRuns(runsDir) : finished.kept;
   const removed = finished.removed + (o.unfinished ? finished.kept - left : 0);
   if (globals.json) printJson({ cleared: cacheDir, runs_removed: removed, runs_kept: left });
@@ -99,7 +104,7 @@ export async function cacheClear(
     warn(
       o.unfinished
         ? `kept ${left} run(s) in ${runsDir} that are going on now: run enrich cache clear --unfinished again once they end`
-        : `kept ${left} unfinished run(s) in ${runsDir}: their jobs are paid for, and their downloaded results (contact data) wait to be written; run their command again to finish them, or erase them too with enrich cache clear --unfinished (their rows are then paid for again)`,
+        : `kept ${left} unfinished run(s) in ${runsDir}: their jobs are paid for, and their results (contact data) wait to be downloaded or written; run their command again to finish them, or erase them too with enrich cache clear --unfinished (their rows are then paid for again)`,
     );
 }
 

@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import {
+  CONTACT_HEADER,
+  SANDBOX_MODES,
+  contactRows,
+  tempDir,
+  writeCsv,
+} from '../integration/bulk-harness.js';
+
+let sb: SandboxHandle | undefined;
+beforeAll(() => ensureBuilt());
+afterEach(async () => {
+  await sb?.close();
+  sb = undefined;
+});
+
+describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
+  it.each(SANDBOX_MODES)(
+    '$name: a run stopped by --timeout (its output written, its job still running) survives clear and prune; its resume pays nothing again (regression: erased, every row paid twice)',
+    async ({ specOnly }) => {
+      sb = await startSandbox({ port: 0, host: '127.0.0.1', jobMs: 2500, specOnly });
+      const env: Record<string, string> = {
+        ...(await tempEnv()),
+        ENRICH_BASE_URL: sb.url,
+        ENRICH_API_KEY: sb.apiKey,
+        ENRICH_RUN_RETENTION: '0s',
+      };
+      const dir = await tempDir();
+      const input = await writeCsv(dir, 'to.csv', CONTACT_HEADER, contactRows(6));
+      const out = join(dir, 'to.o.csv');
+      const stopped = await runCli(['contacts', input, '-o', out, '--timeout', '1s', '-q'], {
+        env,
+      });
+      expect(stopped.code).toBe(3);
+      expect(sb.admin.stats().jobs_submitted).toBe(1);
+
+      const cleared = await runCli(['cache', 'clear', '--json'], { env });
+      expect(cleared.code).toBe(0);
+      expect(JSON.parse(cleared.stdout)).toMatchObject({ runs_removed: 0, runs_kept: 1 });
+      expect(cleared.stderr).toMatch(/kept 1 unfinished run\(s\)/);
+      const pruned = await runCli(['cache', 'prune', '--json'], { env });
+      expect(pruned.code).toBe(0);
+      expect(JSON.parse(pruned.stdout)).toMatchObject({ runs_removed: 0 });
+      // Nor the sweep at the start of another run (run_retention 0s).
+      const other = await writeCsv(dir, 'x.csv', CONTACT_HEADER, [
+        ['X1', 'Other', 'Row', 'other.row@else.io', 'Else', ''],
+      ]);
+      expect(
+        (await runCli(['contacts', other, '-o', join(dir, 'x.o.csv'), '-q'], { env })).code,
+      ).toBe(0);
+      const jobs = await runCli(['jobs', 'list', '--input', input, '--json'], { env });
+      expect(jobs.stdout).toContain('"running"');
+
+      const resumed = await runCli(['contacts', input, '-o', out, '--json'], { env });
+      expect(resumed.code).toBe(0);
+      expect(JSON.parse(resumed.stdout)).toMatchObject({ statuses: { enriched: 6 } });
+      // The first job and x.csv's: none sent again, nothing paid twice.
+      expect(sb.admin.stats()).toMatchObject({ jobs_submitted: 2, credits_charged: 7 });
+
+      // Downloaded and written: the run is finished now, and clear erases it.
+      const after = await runCli(['cache', 'clear', '--json'], { env });
+      expect(JSON.parse(after.stdout)).toMatchObject({ runs_kept: 0 });
+    },
+  );
+});
