@@ -1,6 +1,7 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
+import { EnrichError } from '../errors.js';
 import { createKeyMemo, scopeString } from './cache-keys.js';
 import { secureCacheFiles } from './cache-modes.js';
 import { watchSpace, type SpaceOptions, type SpaceWatch } from './free-space.js';
@@ -128,7 +129,10 @@ const OPEN_OPTIONS = {
 export function openResultsCache(
   dir: string,
   onWarning: (message: string) => void = () => undefined,
-  space: SpaceOptions = {},
+  space: SpaceOptions & {
+    /** Told why the cache cannot be opened, instead of a run's warning (the cache commands). */
+    onUnusable?: (err: unknown) => void;
+  } = {},
 ): ResultsCacheStore | undefined {
   let db: RootDatabase<Stored, string>;
   let repairs: string[];
@@ -143,7 +147,8 @@ export function openResultsCache(
     // Stryker disable next-line StringLiteral: any key makes lmdb read the file; the probe's is never stored
     db.get('\0probe'); // a corrupt file fails here, not mid-run
   } catch (err) {
-    onWarning(unusable(dir, err));
+    if (space.onUnusable) space.onUnusable(err);
+    else onWarning(unusable(dir, err));
     return undefined;
   }
   // Little room left on the disk: answers are read, none written (lmdb must not meet a full disk).
@@ -197,8 +202,68 @@ function seedShapes(db: RootDatabase<Stored, string>): void {
 }
 
 function unusable(dir: string, err: unknown): string {
+  const { why, hint } = describeUnusable(dir, err);
+  return `the results cache in ${dir} cannot be used (${why}); going on without it: every row is sent (${hint})`;
+}
+
+/** The errno of a failure, or of lmdb's message (it throws plain Errors). */
+function errnoOf(err: unknown): string | undefined {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code === 'string') return code;
+  const text = err instanceof Error ? err.message : String(err);
+  if (/permission denied/i.test(text)) return 'EACCES';
+  if (/not a directory/i.test(text)) return 'ENOTDIR';
+  return undefined;
+}
+
+/**
+ * Why a cache cannot be used, and what fixes it: a path that is not a directory, or one the
+ * user may not write, is not fixed by `enrich cache clear` (which would crash on the first,
+ * and run as the owner erase another user's cache); a damaged file is.
+ */
+export function describeUnusable(dir: string, err: unknown): { why: string; hint: string } {
   const why = err instanceof Error ? err.message : String(err);
-  return `the results cache in ${dir} cannot be used (${why}); going on without it: every row is sent (enrich cache clear starts a new one)`;
+  const errno = errnoOf(err);
+  if (errno === 'EEXIST' || errno === 'ENOTDIR')
+    return {
+      why: `${dir} is not a directory`,
+      hint: `set ENRICH_CACHE_DIR to a directory, or move what is at ${dir}`,
+    };
+  if (errno === 'EACCES' || errno === 'EPERM' || errno === 'EROFS')
+    return {
+      why,
+      hint: `run as the user the directory belongs to, or set ENRICH_CACHE_DIR to a directory of your own`,
+    };
+  return { why, hint: 'enrich cache clear starts a new one' };
+}
+
+/**
+ * For the cache commands: a FILE_SYSTEM error (exit 2) when the cache directory is not a
+ * directory or may not be written, before anything is opened or removed; undefined when it
+ * is one, or is not there yet (it is made when first used).
+ */
+export function cacheDirError(dir: string): EnrichError | undefined {
+  try {
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error(), { code: 'ENOTDIR' });
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return undefined;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return cacheError(dir, 'cannot be used', err);
+  }
+}
+
+/** A cache command's FILE_SYSTEM error (exit 2): what, why, and the fix (describeUnusable). */
+export function cacheError(dir: string, what: string, err: unknown): EnrichError {
+  const { why, hint } = describeUnusable(dir, err);
+  const errno = errnoOf(err);
+  return new EnrichError('FILE_SYSTEM', `the results cache in ${dir} ${what} (${why || errno})`, {
+    cause: err,
+    location: { file: dir },
+    // A sentence; a command (enrich …) keeps its case.
+    hint: `${hint.startsWith('enrich ') ? hint : hint.charAt(0).toUpperCase() + hint.slice(1)}.`,
+    ...(errno ? { details: { errno } } : {}),
+  });
 }
 
 /** Flushes the file (every process's commits in it) to the disk. */

@@ -185,6 +185,10 @@ describe('a cache that cannot be opened', () => {
     expect(openResultsCache(dir, (w) => warnings.push(w))).toBeUndefined();
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(`the results cache in ${dir} cannot be used (`);
+    // The hint fixes it (regression: "enrich cache clear starts a new one", which crashed).
+    expect(warnings[0]).toContain(`${dir} is not a directory`);
+    expect(warnings[0]).toContain('set ENRICH_CACHE_DIR to a directory');
+    expect(warnings[0]).not.toContain('enrich cache clear');
   });
 
   it('a damaged file: undefined and one warning, never a crash', async () => {

@@ -1,10 +1,11 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
 import { openResultsCache } from '../../src/cache/results-cache.js';
+import { CACHE_FILE } from '../../src/cache/lmdb-file.js';
 import { rootTest } from '../helpers/root.js';
 import { withTmpfs } from '../helpers/tmpfs.js';
 
@@ -93,6 +94,46 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
     expect(await filesHolding(state, 'person0@')).toEqual([]);
   });
 
+  it('ENRICH_CACHE_DIR naming a file: stats, prune and clear fail with FILE_SYSTEM (exit 2) naming it, in their own words, and leave the file (regression: clear crashed, exit 1; prune said "removed 0" and "every row is sent")', async () => {
+    const env = await tempEnv();
+    const file = join(await tempDir(), 'c_file');
+    await writeFile(file, 'important');
+    env.ENRICH_CACHE_DIR = file;
+    for (const args of [['stats'], ['prune'], ['clear'], ['clear', '--unfinished']]) {
+      const r = await runCli(['cache', ...args], { env });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(
+        `the results cache in ${file} cannot be used (${file} is not a directory)`,
+      );
+      expect(r.stderr).toMatch(/\[FILE_SYSTEM\]\nhint: Set ENRICH_CACHE_DIR to a directory/);
+      expect(r.stderr).not.toMatch(/internal error|every row is sent|going on without it/);
+    }
+    expect(await readFile(file, 'utf8')).toBe('important');
+  });
+
+  it('enrich cache stats on a damaged cache: exit 2 saying so, never "answers 0" (regression: exit 0); prune says it in its own words', async () => {
+    const env = await tempEnv();
+    const dir = env.ENRICH_CACHE_DIR as string;
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, CACHE_FILE), Buffer.alloc(8192, 0x5a));
+    const stats = await runCli(['cache', 'stats', '--json'], { env });
+    expect(stats.code).toBe(2);
+    expect(stats.stdout).toBe('');
+    expect(stats.stderr).toMatch(
+      /the results cache in .* cannot be read \(.*damaged.*\[FILE_SYSTEM\]\nhint: enrich cache clear starts a new one/s,
+    );
+    const pruned = await runCli(['cache', 'prune'], { env });
+    expect(pruned.code).toBe(2);
+    expect(pruned.stdout).not.toContain('cached answer(s)');
+    expect(pruned.stderr).toMatch(/the results cache in .* was not pruned: it cannot be opened/);
+    expect(pruned.stderr).not.toMatch(/every row is sent|going on without it/);
+    expect((await runCli(['cache', 'clear'], { env })).code).toBe(0);
+    const fresh = await runCli(['cache', 'stats', '--json'], { env });
+    expect(fresh.code).toBe(0);
+    expect(JSON.parse(fresh.stdout)).toMatchObject({ answers: 0 });
+  });
+
   rootTest(
     '(root: a tmpfs) enrich cache prune on a full disk removes nothing and says so: exit 2 (FILE_SYSTEM), never 0',
     async () => {
@@ -108,7 +149,7 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
         expect(pruned.code).toBe(2);
         expect(JSON.parse(pruned.stdout)).toMatchObject({ answers_removed: 0 });
         expect(pruned.stderr).toMatch(
-          /the results cache was not pruned: the disk holding the results cache in .* has 0 MB free .*\[FILE_SYSTEM\]/,
+          /the results cache in .* was not pruned: the disk holding the results cache in .* has 0 MB free .*\[FILE_SYSTEM\]/,
         );
         expect(pruned.stderr.match(/has 0 MB free/g)).toHaveLength(1); // said once
         const stats = await runCli(['cache', 'stats', '--json'], { env });

@@ -1,4 +1,11 @@
-import { clearCache, openResultsCache, type CacheStats } from '../../../cache/results-cache.js';
+import {
+  cacheDirError,
+  cacheError,
+  clearCache,
+  describeUnusable,
+  openResultsCache,
+  type CacheStats,
+} from '../../../cache/results-cache.js';
 import { pruneFinishedRuns } from '../../../cache/retention.js';
 import { parseSetting } from '../../../config/settings-table.js';
 import { getPaths } from '../../../config/paths.js';
@@ -19,12 +26,18 @@ const warn = (w: string) => process.stderr.write(`${warningLine(w)}\n`);
 /** `enrich cache stats`: where the cache is and what it holds. */
 export async function cacheStats(globals: GlobalOptions): Promise<void> {
   const { cacheDir } = getPaths();
-  const store = openResultsCache(cacheDir, warn);
-  let s: CacheStats = { entries: 0, charged: 0, oldest: null, newest: null };
+  const dirError = cacheDirError(cacheDir);
+  if (dirError) throw dirError;
+  // A cache that cannot be read is an error (exit 2), never "answers 0": a health check
+  // reading the stats must tell an empty cache from a broken one.
+  let broken: unknown;
+  const store = openResultsCache(cacheDir, warn, { onUnusable: (err) => (broken = err) });
+  if (!store) throw cacheError(cacheDir, 'cannot be read', broken);
+  let s: CacheStats;
   try {
-    if (store) s = store.stats();
+    s = store.stats();
   } finally {
-    await store?.close();
+    await store.close();
   }
   const out = {
     dir: cacheDir,
@@ -52,10 +65,17 @@ export async function cachePrune(
     }
   }
   const { cacheDir, stateDir } = getPaths();
+  const dirError = cacheDirError(cacheDir);
+  if (dirError) throw dirError;
   // The cache's one warning (cannot be opened, written, or its disk is full) means nothing was
   // pruned: said once, as the command's error, after what was done.
   let trouble: string | undefined;
-  const store = openResultsCache(cacheDir, (w) => (trouble ??= w));
+  const store = openResultsCache(cacheDir, (w) => (trouble ??= w), {
+    onUnusable: (err) => {
+      const { why, hint } = describeUnusable(cacheDir, err);
+      trouble ??= `it cannot be opened (${why}); ${hint}`;
+    },
+  });
   let removed = 0;
   try {
     if (store) removed = await store.prune(Date.now() - maxAge);
@@ -67,13 +87,20 @@ export async function cachePrune(
     holdsJobs: holdsUndownloadedJobs,
   });
   if (globals.json) printJson({ answers_removed: removed, runs_removed: runs.removed });
-  else
+  else if (trouble === undefined)
     say(
       globals.quiet,
       `removed ${removed} cached answer(s) and ${runs.removed} finished run(s) from ${cacheDir} and ${runsDirOf(stateDir)}`,
     );
+  else say(globals.quiet, `removed ${runs.removed} finished run(s) from ${runsDirOf(stateDir)}`);
   if (trouble !== undefined)
-    throw new EnrichError('FILE_SYSTEM', `the results cache was not pruned: ${trouble}`);
+    throw new EnrichError(
+      'FILE_SYSTEM',
+      `the results cache in ${cacheDir} was not pruned: ${trouble}`,
+      {
+        location: { file: cacheDir },
+      },
+    );
 }
 
 /**
@@ -87,7 +114,11 @@ export async function cacheClear(
 ): Promise<void> {
   const { cacheDir, stateDir } = getPaths();
   const runsDir = runsDirOf(stateDir);
-  await clearCache(cacheDir);
+  const dirError = cacheDirError(cacheDir);
+  if (dirError) throw dirError;
+  await clearCache(cacheDir).catch((err: unknown) => {
+    throw cacheError(cacheDir, 'cannot be cleared', err);
+  });
   const finished = await pruneFinishedRuns(runsDir, {
     olderThanMs: 0,
     holdsJobs: holdsUndownloadedJobs,
