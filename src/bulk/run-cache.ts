@@ -1,6 +1,7 @@
 import { accountFingerprint, openResultsCache } from '../cache/results-cache.js';
 import { pruneFinishedRuns } from '../cache/retention.js';
 import { getPaths } from '../config/paths.js';
+import { removeStaleSpools } from '../io/spool-stdin.js';
 import { holdsUndownloadedJobs } from '../pipeline/run/undownloaded.js';
 import type { ResolvedRun, ResultsCache } from '../pipeline/types.js';
 
@@ -39,9 +40,12 @@ export function openRunCache(
 
 /**
  * Retention at the start of a run: the journals and spools of finished runs older than the
- * run's `runRetentionMs` go, within a quarter of a second (the rest at the next start).
+ * run's `runRetentionMs` go, within a quarter of a second (the rest at the next start), and
+ * the copies of stdin or of a gzip input that killed runs left in the temp directory, within
+ * a tenth of one.
  */
 export async function pruneOldRuns(run: Pick<ResolvedRun, 'runsDir' | 'runRetentionMs'>) {
+  await removeStaleSpools(undefined, { budgetMs: 100 });
   return pruneFinishedRuns(run.runsDir, {
     olderThanMs: run.runRetentionMs,
     budgetMs: 250,

@@ -1,6 +1,7 @@
 import type { EnrichClient } from '../api/client.js';
 import { openResultsCache } from '../cache/results-cache.js';
 import { pruneFinishedRuns } from '../cache/retention.js';
+import { removeStaleSpools } from '../io/spool-stdin.js';
 import { holdsUndownloadedJobs } from '../pipeline/run/undownloaded.js';
 import { singleLookupScope, singleRequestKey } from '../cache/single-key.js';
 import { getPaths } from '../config/paths.js';
@@ -113,6 +114,7 @@ export async function verifyEmailsFile(
       if (dryRun)
         return await planVerify(run, { cache: cache?.cache, policy: run.cache }, Date.now());
       if (!service) throw new EnrichError('USAGE', 'verifyEmailsFile: service is required to send');
+      await removeStaleSpools(undefined, { budgetMs: 100 });
       await pruneFinishedRuns(run.runsDir, {
         olderThanMs: runRetentionOf(options),
         budgetMs: 250,

@@ -1,6 +1,9 @@
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { writeFile } from 'node:fs/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { ensureBuilt, runCli, spawnCli, tempEnv } from '../api/harness.js';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import {
   CONTACT_HEADER,
@@ -65,4 +68,35 @@ describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
       expect(JSON.parse(after.stdout)).toMatchObject({ runs_kept: 0 });
     },
   );
+
+  it('the decompressed copy of a gzip input that a killed run left in TMPDIR (contact data) goes with cache prune; the resume reads the file again (regression: kept for ever)', async () => {
+    sb = await startSandbox({ port: 0, host: '127.0.0.1', jobMs: 60_000 });
+    const dir = await tempDir();
+    const tmp = join(dir, 'tmp');
+    await mkdir(tmp);
+    const env: Record<string, string> = {
+      ...(await tempEnv()),
+      ENRICH_BASE_URL: sb.url,
+      ENRICH_API_KEY: sb.apiKey,
+      TMPDIR: tmp,
+    };
+    const plain = join(dir, 'plain.csv');
+    await writeCsv(dir, 'plain.csv', CONTACT_HEADER, contactRows(4));
+    const input = join(dir, 'in.csv.gz');
+    await writeFile(input, gzipSync(await readFile(plain)));
+    const args = ['contacts', input, '-o', join(dir, 'o.csv'), '-q'];
+    const { child, code } = await spawnCli(args, { env });
+    // Killed once its job is accepted (the copy is read by then).
+    while (sb.admin.stats().jobs_submitted === 0) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGKILL');
+    await code;
+    expect(await readdir(tmp)).toHaveLength(1);
+    const pruned = await runCli(['cache', 'prune'], { env });
+    expect(pruned.code).toBe(0);
+    expect(await readdir(tmp)).toEqual([]);
+    const resumed = await runCli([...args, '--timeout', '1s'], { env });
+    expect(resumed.code).toBe(3); // the job still runs: resumed, not sent again
+    expect(sb.admin.stats().jobs_submitted).toBe(1);
+    expect(await readdir(tmp)).toEqual([]); // its own copy removed at its end
+  });
 });

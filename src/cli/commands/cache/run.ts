@@ -13,6 +13,7 @@ import { resolveSettings } from '../../../config/settings.js';
 import { EnrichError, usageError } from '../../../errors.js';
 import { acquireRunLock } from '../../../pipeline/journal/run-lock.js';
 import { fileSystemError } from '../../../io/output-target.js';
+import { removeStaleSpools } from '../../../io/spool-stdin.js';
 import { runsDirOf } from '../../../pipeline/run/run.js';
 import { holdsUndownloadedJobs } from '../../../pipeline/run/undownloaded.js';
 import { readdir, rm } from 'node:fs/promises';
@@ -82,6 +83,8 @@ export async function cachePrune(
   } finally {
     await store?.close();
   }
+  // Copies of stdin or of a gzip input that killed runs left in the temp directory (contact data).
+  await removeStaleSpools();
   const runs = await pruneFinishedRuns(runsDirOf(stateDir), {
     olderThanMs: settings.runRetentionMs,
     holdsJobs: holdsUndownloadedJobs,
@@ -119,6 +122,7 @@ export async function cacheClear(
   await clearCache(cacheDir).catch((err: unknown) => {
     throw cacheError(cacheDir, 'cannot be cleared', err);
   });
+  await removeStaleSpools();
   const finished = await pruneFinishedRuns(runsDir, {
     olderThanMs: 0,
     holdsJobs: holdsUndownloadedJobs,

@@ -1,0 +1,50 @@
+import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { removeStaleSpools, spoolToFile } from '../../src/io/spool-stdin.js';
+import { tempDir } from '../integration/bulk-harness.js';
+import { deadPid } from '../helpers/pids.js';
+
+const hex = (pid: number) => pid.toString(16).padStart(8, '0');
+
+async function spoolDir(dir: string, name: string, ageMs = 0): Promise<void> {
+  await mkdir(join(dir, name));
+  await writeFile(join(dir, name, 'stdin'), 'email\njane@acme.com\n');
+  const at = (Date.now() - ageMs) / 1000;
+  await utimes(join(dir, name), at, at);
+}
+
+describe('copies of stdin / of a gzip input left by killed runs', () => {
+  it("a dead process's copy goes, a live one's stays; one of an earlier build (no pid) goes after a day (regression: kept for ever)", async () => {
+    const dir = await tempDir('enrich-spools-');
+    await spoolDir(dir, `enrich-stdin-${hex(deadPid())}-aaaaaa`);
+    await spoolDir(dir, `enrich-stdin-${hex(process.pid)}-bbbbbb`);
+    await spoolDir(dir, `enrich-stdin-${hex(process.ppid)}-cccccc`);
+    await spoolDir(dir, 'enrich-stdin-OldOne', 2 * 86_400_000);
+    await spoolDir(dir, 'enrich-stdin-Recent');
+    await writeFile(join(dir, 'enrich-stdin-file'), 'not a spool');
+    expect(await removeStaleSpools(dir)).toBe(2);
+    expect((await readdir(dir)).sort()).toEqual(
+      [
+        `enrich-stdin-${hex(process.pid)}-bbbbbb`,
+        `enrich-stdin-${hex(process.ppid)}-cccccc`,
+        'enrich-stdin-Recent',
+        'enrich-stdin-file',
+      ].sort(),
+    );
+  });
+
+  it("a new copy is named by its process, and sweeps a dead one's first", async () => {
+    const dir = await tempDir('enrich-spools-');
+    const dead = `enrich-stdin-${hex(deadPid())}-aaaaaa`;
+    await spoolDir(dir, dead);
+    const spool = await spoolToFile(Readable.from(['a,b\n']), dir);
+    const names = await readdir(dir);
+    expect(names).not.toContain(dead);
+    expect(names).toHaveLength(1);
+    expect(names[0]).toMatch(new RegExp(`^enrich-stdin-${hex(process.pid)}-`));
+    await spool.remove();
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
