@@ -99,4 +99,48 @@ describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
     expect(sb.admin.stats().jobs_submitted).toBe(1);
     expect(await readdir(tmp)).toEqual([]); // its own copy removed at its end
   });
+
+  it.each(SANDBOX_MODES)(
+    '$name: a resumed run whose cache hits were pruned since exits 3 naming --restart, which sends only those rows (regression: exit 0, rows failed for ever)',
+    async ({ specOnly }) => {
+      sb = await startSandbox({ port: 0, host: '127.0.0.1', jobMs: 1500, specOnly });
+      const env: Record<string, string> = {
+        ...(await tempEnv()),
+        ENRICH_BASE_URL: sb.url,
+        ENRICH_API_KEY: sb.apiKey,
+      };
+      const dir = await tempDir();
+      const rows = contactRows(6);
+      const first = await writeCsv(dir, 'cq1.csv', CONTACT_HEADER, rows.slice(0, 3));
+      expect(
+        (await runCli(['contacts', first, '-o', join(dir, 'cq1.o.csv'), '-q'], { env })).code,
+      ).toBe(0);
+      const input = await writeCsv(dir, 'cq2.csv', CONTACT_HEADER, rows);
+      const args = ['contacts', input, '-o', join(dir, 'cq2.o.csv'), '--no-progress'];
+      const submitted = await runCli([...args, '--no-wait', '-q'], { env });
+      expect(submitted.code).toBe(0);
+      expect(sb.admin.stats().records_submitted).toBe(6); // 3, then the 3 not cached
+      const pruned = await runCli(['cache', 'prune', '--older-than', '0s'], { env });
+      expect(pruned.code).toBe(0);
+
+      const resumed = await runCli([...args, '--json'], { env });
+      expect(resumed.code).toBe(3);
+      expect(JSON.parse(resumed.stdout)).toMatchObject({
+        statuses: { enriched: 3, failed: 3 },
+        cache: { hits: 0, gone: 3 },
+      });
+      expect(resumed.stderr).toContain('3 row(s) were not sent');
+      const hint = resumed.stderr.split('\n').find((l) => l.trim().endsWith('--restart'));
+      expect(hint?.trim()).toMatch(/^enrich contacts \S+cq2\.csv -o .* --restart$/);
+      expect(sb.admin.stats().records_submitted).toBe(6);
+
+      const restarted = await runCli([...args, '--restart', '--json'], { env });
+      expect(restarted.code).toBe(0);
+      expect(JSON.parse(restarted.stdout)).toMatchObject({
+        statuses: { enriched: 6, failed: 0 },
+        cache: { hits: 3 },
+      });
+      expect(sb.admin.stats().records_submitted).toBe(9); // only the 3 whose answers were gone
+    },
+  );
 });

@@ -21,6 +21,8 @@ export interface Driven {
   /** Rows answered from the results cache (not counting their duplicates), and what they would have cost. */
   cacheHits: number;
   creditsSaved: number;
+  /** Rows an earlier attempt of the run took from the cache, whose answer is gone since (written failed). */
+  cacheGone: number;
   overBudget: number;
   /** One per batch, in order: its leaves once it ends. */
   tasks: Promise<LeafResult[]>[];
@@ -61,6 +63,7 @@ export async function driveBatches(
     duplicates: 0,
     cacheHits: 0,
     creditsSaved: 0,
+    cacheGone: 0,
     overBudget: 0,
     tasks: [],
   };
@@ -117,7 +120,8 @@ async function classifyInto(
     d.valid++;
     if (c.t === 'cached') {
       d.reps.push(CACHED_ROW);
-      d.cacheHits++;
+      if (c.answer) d.cacheHits++;
+      else d.cacheGone++;
       d.creditsSaved += creditsSaved(c.answer);
       join?.cached(c.row, cachedOutcome(c.answer, CACHED_ANSWER_GONE));
       continue;

@@ -250,7 +250,7 @@ async function runWithJournal(
       : await writeAllAtOnce({ ...run, ...store }, driven, final, out);
     out = undefined; // closed: nothing to abort any more
     await journal.append({ t: 'done', output: run.output.target });
-    const exitCode = exitCodeFor(stats, base.jobs, base.stopReason);
+    const exitCode = exitCodeFor(stats, base.jobs, base.stopReason, base.cacheGone);
     // Rows an answer left out were sent too: their charge is as unknown as a lost answer's.
     const { missingSent, ...written } = stats;
     const chargeUnknownRows = base.chargeUnknownRows + missingSent;
@@ -359,6 +359,7 @@ function summaryBase(
     duplicates: driven.duplicates,
     cacheHits: driven.cacheHits,
     creditsSaved: driven.creditsSaved,
+    cacheGone: driven.cacheGone,
     jobs: countJobs(leaves, (b) => journal.state.batches.get(b)?.expires),
     requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
     creditsCharged: sum(leaves, (l) => l.credits) - earlier,

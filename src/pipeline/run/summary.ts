@@ -16,6 +16,12 @@ export interface RunSummary extends Omit<JoinStats, 'missingSent'> {
   cacheHits: number;
   /** What those answers cost when the service gave them: credits this run did not spend. */
   creditsSaved: number;
+  /**
+   * Rows an earlier attempt of this run took from the results cache whose answer is gone
+   * since (cache cleared or pruned): written `failed`, not sent; the run exits 3, and a new
+   * run of the file (`--restart`) sends them.
+   */
+  cacheGone: number;
   jobs: {
     total: number;
     spooled: number;
@@ -132,6 +138,7 @@ export function exitCodeFor(
   stats: Pick<JoinStats, 'statuses'>,
   jobs: RunSummary['jobs'],
   stop: { code: string } | undefined,
+  cacheGone = 0,
 ): number {
   const stopExit = stop && exitCodeOfCode(stop.code);
   if (stopExit === ExitCode.auth) return ExitCode.auth;
@@ -141,6 +148,7 @@ export function exitCodeFor(
   if (stopExit === ExitCode.network && jobs.spooled === 0) return ExitCode.network;
   if (stopExit === ExitCode.credits) return ExitCode.credits;
   const unfinished = jobs.failed + jobs.unconfirmed + jobs.expired + jobs.pending + jobs.unsent;
-  if (unfinished > 0 || stats.statuses.expired > 0) return ExitCode.partial;
+  // Rows written failed that the same command would not send (their cached answer is gone).
+  if (unfinished > 0 || stats.statuses.expired > 0 || cacheGone > 0) return ExitCode.partial;
   return ExitCode.ok;
 }

@@ -11,6 +11,7 @@ const summary: RunSummary = {
   duplicates: 2,
   cacheHits: 0,
   creditsSaved: 0,
+  cacheGone: 0,
   jobs: {
     total: 2,
     spooled: 2,
