@@ -87,6 +87,7 @@ export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
       return await runBulk(run, {
         api,
         baseUrl,
+        account,
         env: pollEnv,
         onProgress,
         ...(onJob && { onJob }),

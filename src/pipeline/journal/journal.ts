@@ -104,6 +104,18 @@ export interface RunState {
   verify?: Map<string, VerifyState>;
 }
 
+/**
+ * How a run's journal names the account it was sent with: a hash of the client's `account`
+ * (itself a hash of the API key; the key is never written here). Part of the run's options,
+ * so another account's run of the same file is another run (never served this one's answers).
+ */
+export function journalAccount(account: string): string {
+  return createHash('sha256')
+    .update(`enrich-journal-account\0${account}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
 /** The identity of a run: input identity plus the options that change requests. */
 export function runKey(
   kind: string,

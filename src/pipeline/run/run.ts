@@ -6,7 +6,7 @@ import { RowIndex } from '../join/row-index.js';
 import { SameRequests } from '../join/same-request.js';
 import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
 import { writeJoinedFrom, type JoinSource } from '../join/write-joined.js';
-import { openJournal, runKey, type Journal } from '../journal/journal.js';
+import { journalAccount, openJournal, runKey, type Journal } from '../journal/journal.js';
 import { validateRow } from '../mapping/validate.js';
 import type {
   BulkApi,
@@ -51,6 +51,13 @@ export interface RunDeps {
   onProgress?: (p: RunProgress) => void;
   /** Told what happens to each job (submitted, running, done, sent again): `enrich -v`'s lines. */
   onJob?: (event: JobEvent) => void;
+  /**
+   * The account the run's key belongs to, as the client names it (`client.account`, a hash of
+   * the key; hashed again here, never stored as given): part of the run's identity, so one
+   * account's journal (its paid answers, jobs and balance) is never another account's run.
+   * None (a library caller's `{ api }` without one): journals are keyed as by earlier builds.
+   */
+  account?: string | undefined;
   /** What the user should know before the run spends anything (the input changed since an earlier run...). */
   onWarning?: (message: string) => void;
   /**
@@ -67,13 +74,21 @@ export interface RunDeps {
   onServiceBound?: () => void;
 }
 
-/** The key of a run: its kind, its input's content and the request options (with the service). */
+/**
+ * The key of a run: its kind, its input's content and the request options, with the service
+ * and the account (a hash of the client's account, itself a hash of the key) when known.
+ */
 export function runKeyOf(
   run: Pick<ResolvedRun, 'kind' | 'identity'>,
   input: { path: string; size: number; sha256: string },
   baseUrl: string,
+  account?: string,
 ): { key: string; options: Record<string, unknown> } {
-  const options = { service: new URL(baseUrl).origin, ...run.identity };
+  const options = {
+    service: new URL(baseUrl).origin,
+    ...(account ? { account: journalAccount(account) } : {}),
+    ...run.identity,
+  };
   return { key: runKey(run.kind, input, options), options };
 }
 
@@ -82,7 +97,7 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
   if (!URL.canParse(deps.baseUrl))
     throw new EnrichError('USAGE', `baseUrl must be a URL, got ${JSON.stringify(deps.baseUrl)}`);
   const input = await run.source.identity();
-  const { key, options } = runKeyOf(run, input, deps.baseUrl);
+  const { key, options } = runKeyOf(run, input, deps.baseUrl, deps.account);
   // Jobs an earlier run of this file left not downloaded before the file changed: their
   // answers go to the cache first, so their rows are not paid for again (earlier-runs.ts).
   if (deps.cache && run.cache.read && run.cache.write)

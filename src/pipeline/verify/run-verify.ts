@@ -1,5 +1,5 @@
 import { EnrichError, ExitCode, exitCodeOfCode } from '../../errors.js';
-import { openJournal, runKey } from '../journal/journal.js';
+import { journalAccount, openJournal, runKey } from '../journal/journal.js';
 import { addressOfCell } from './address.js';
 import { createFeed, type Feed } from './feed.js';
 import { createVerifyProgress, PROGRESS_EVERY_ROWS } from './progress.js';
@@ -33,11 +33,15 @@ type Progress = ReturnType<typeof createVerifyProgress>;
 export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<VerifySummary> {
   const now = deps.now ?? Date.now;
   const input = await run.source.identity();
-  const key = runKey(VERIFY_KIND, input, run.identity);
+  // Another account's run is another run: its answers are never this one's.
+  const options = deps.account
+    ? { ...run.identity, account: journalAccount(deps.account) }
+    : run.identity;
+  const key = runKey(VERIFY_KIND, input, options);
   const journal = await openJournal({
     runsDir: run.runsDir,
     key,
-    header: { kind: VERIFY_KIND, input, options: run.identity, command: run.command },
+    header: { kind: VERIFY_KIND, input, options, command: run.command },
     restart: run.restart,
     now,
   });

@@ -104,6 +104,8 @@ export interface VerifyDeps {
   api: VerifyApi;
   /** The results cache keyed by canonical address (the single lookups' entries). */
   cache?: ResultsCache | undefined;
+  /** The account of the key (`client.account`): part of the run's identity (see RunDeps.account). */
+  account?: string | undefined;
   now?: () => number;
   signal?: AbortSignal | undefined;
   onProgress?: ((p: VerifyProgress) => void) | undefined;

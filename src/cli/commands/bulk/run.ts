@@ -154,6 +154,7 @@ export async function runBulkCommand(
       // The run's deadline bounds every wait of the client too (a Retry-After, a rate limit).
       api: toBulkApi(service.client, { deadline: Date.now() + opened.run.timeoutMs }),
       baseUrl: service.baseUrl,
+      account: service.client.account,
       env: { now: Date.now, sleep, random: Math.random, signal: interrupt.signal },
       onProgress: (p) => progress.update(p),
       ...(globals.verbose && !globals.quiet ? { onJob: (e) => noteJob(progress, e) } : {}),

@@ -1,0 +1,120 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
+import { verifyEmailsFile } from '../../src/bulk/verify-emails.js';
+import {
+  CONTACT_HEADER,
+  contactRows,
+  SANDBOX_MODES,
+  sandboxPerTest,
+  tempDir,
+  writeCsv,
+} from './bulk-harness.js';
+
+// Whose run a journal is: the account (a hash of its key) and the service are part of a run's
+// identity, so one account's journaled answers, jobs and balance never reach another's run.
+
+const sandbox = sandboxPerTest();
+const clients: EnrichClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+async function rig(o: { jobMs?: number; specOnly?: boolean } = {}) {
+  const s = await sandbox({ jobMs: 0, ...o });
+  const dir = await tempDir();
+  const other = s.admin.createAccount({ credits: 1000 });
+  const clientOf = (apiKey: string) => {
+    const c = createClient({ baseUrl: s.url, apiKey });
+    clients.push(c);
+    return c;
+  };
+  const a = clientOf(s.apiKey);
+  const b = clientOf(other.api_key);
+  const warnings: string[] = [];
+  const run = (
+    client: EnrichClient,
+    input: string,
+    output: string,
+    more: Record<string, unknown> = {},
+  ) =>
+    enrichFile({
+      kind: 'contacts',
+      input: join(dir, input),
+      output: join(dir, output),
+      service: { client, baseUrl: s.url },
+      runsDir: join(dir, 'runs'),
+      cacheDir: join(dir, 'cache'),
+      batchSize: 20,
+      timeoutMs: 20_000,
+      onWarning: (w) => warnings.push(w),
+      ...more,
+    });
+  return { s, dir, a, b, other, run, warnings };
+}
+
+describe("a run's journal belongs to its account", () => {
+  it.each(SANDBOX_MODES)(
+    "the same file run with another key is that key's own run: nothing of the first key's run is served, and it pays for its own rows ($name)",
+    async ({ specOnly }) => {
+      // Regression: key B "resumed" key A's finished run: A's paid answers and A's balance,
+      // nothing sent or charged to B.
+      const { s, dir, a, b, run } = await rig({ specOnly });
+      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(30));
+      const first = await run(a, 'leads.csv', 'a.csv');
+      expect(first.creditsCharged).toBe(30);
+      const second = await run(b, 'leads.csv', 'b.csv');
+      expect(second.resumed).toBe(false);
+      expect(second.runKey).not.toBe(first.runKey);
+      expect(second.creditsCharged).toBe(30);
+      expect(second.creditsChargedEarlier).toBe(0);
+      expect(second.remainingCredits).toBe(970); // B's balance, never A's
+      expect(s.admin.stats().credits_charged).toBe(60);
+      // A's own run again resumes A's journal: nothing sent.
+      const again = await run(a, 'leads.csv', 'a2.csv');
+      expect([again.resumed, again.creditsCharged]).toEqual([true, 0]);
+      expect(s.admin.stats().credits_charged).toBe(60);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    "jobs a run left not downloaded are never polled with another key, and stay for their own key's next run ($name)",
+    async ({ specOnly }) => {
+      // Regression: key B polled key A's jobs, got 404s and waited until --timeout (exit 3).
+      const { s, dir, a, b, run } = await rig({ jobMs: 150, specOnly });
+      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(30));
+      const left = await run(a, 'leads.csv', 'a.csv', { wait: false });
+      expect(left.jobs.pending).toBe(2);
+      const other = await run(b, 'leads.csv', 'b.csv');
+      expect(other.exitCode).toBe(0);
+      expect([other.resumed, other.creditsCharged, other.statuses.enriched]).toEqual([
+        false,
+        30,
+        30,
+      ]);
+      const mine = await run(a, 'leads.csv', 'a.csv');
+      expect([mine.exitCode, mine.resumed, mine.statuses.enriched]).toEqual([0, true, 30]);
+      expect(s.admin.stats().credits_charged).toBe(60);
+    },
+  );
+
+  it("verify-emails: a file verified with one key is verified again with another, never answered from the first key's journal", async () => {
+    const { s, dir, a, b } = await rig();
+    const input = join(dir, 've.csv');
+    await writeFile(input, 'email\na@example.com\nb@example.com\n');
+    const verify = (client: EnrichClient, output: string) =>
+      verifyEmailsFile({
+        input,
+        output: join(dir, output),
+        service: { client, baseUrl: s.url },
+        runsDir: join(dir, 'runs'),
+        cacheDir: join(dir, 'cache'),
+      });
+    const first = await verify(a, 've-a.csv');
+    expect(first.resumed).toBe(false);
+    const second = await verify(b, 've-b.csv');
+    expect(second.resumed).toBe(false);
+    expect(second.runKey).not.toBe(first.runKey);
+  });
+});
