@@ -1,4 +1,5 @@
-import { writeFile } from 'node:fs/promises';
+import { appendFile, writeFile } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
@@ -117,4 +118,59 @@ describe("a run's journal belongs to its account", () => {
     expect(second.resumed).toBe(false);
     expect(second.runKey).not.toBe(first.runKey);
   });
+});
+
+describe('earlier runs of other files, and runs going on now', () => {
+  it.each(SANDBOX_MODES)(
+    "jobs an unfinished run of another file (a dated export) left not downloaded are settled first: its rows are not bought again; another account's are not touched ($name)",
+    async ({ specOnly }) => {
+      // Regression: leads-28.csv (leads-27.csv plus 5 rows) paid again for the 40 rows of
+      // leads-27.csv's --no-wait jobs, which were paid and done on the service.
+      const { s, dir, a, b, run, warnings } = await rig({ jobMs: 100, specOnly });
+      const day1 = contactRows(40);
+      const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
+      await writeCsv(dir, 'leads-26.csv', CONTACT_HEADER, contactRows(60).slice(40));
+      expect((await run(b, 'leads-26.csv', 'o26.csv', { wait: false })).jobs.pending).toBe(1);
+      await writeCsv(dir, 'leads-27.csv', CONTACT_HEADER, day1);
+      expect((await run(a, 'leads-27.csv', 'o27.csv', { wait: false })).jobs.pending).toBe(2);
+      await writeCsv(dir, 'leads-28.csv', CONTACT_HEADER, [...day1, extra]);
+      await delay(400); // the jobs are done on the service
+      const charged = s.admin.stats().credits_charged;
+      const next = await run(a, 'leads-28.csv', 'o28.csv');
+      expect(next.exitCode).toBe(0);
+      expect([next.cacheHits, next.creditsCharged, next.statuses.enriched]).toEqual([40, 1, 41]);
+      expect(s.admin.stats().credits_charged).toBe(charged + 1);
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^an earlier run of .*leads-27\.csv left 2 job\(s\) not downloaded: downloading them first/,
+        ),
+      ]);
+      // leads-27.csv's own run then writes its output from what was downloaded: nothing sent.
+      const own = await run(a, 'leads-27.csv', 'o27.csv');
+      expect([own.exitCode, own.resumed, own.statuses.enriched]).toEqual([0, true, 40]);
+      expect(s.admin.stats().credits_charged).toBe(charged + 1);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'a run of a file that grew while a run of it still goes on stops before sending anything (exit 2): no row in flight is paid twice ($name)',
+    async ({ specOnly }) => {
+      // Regression: the second (overlapping cron) run sent every row of the first again.
+      const { s, dir, a, run } = await rig({ jobMs: 600, specOnly });
+      const input = await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(40));
+      const first = run(a, 'leads.csv', 'out.csv');
+      while (s.admin.stats().credits_charged < 40) await delay(20);
+      await appendFile(input, 'R999999,New,Person,new.person@fresh.io,Fresh Inc,\r\n');
+      await expect(run(a, 'leads.csv', 'out.csv')).rejects.toMatchObject({
+        code: 'RUN_IN_PROGRESS',
+        exitCode: 2,
+        message: expect.stringMatching(/leads\.csv/),
+      });
+      expect(s.admin.stats().credits_charged).toBe(40);
+      await first.catch(() => undefined);
+      const later = await run(a, 'leads.csv', 'out.csv');
+      expect([later.exitCode, later.cacheHits, later.creditsCharged]).toEqual([0, 40, 1]);
+      expect(s.admin.stats().credits_charged).toBe(41);
+    },
+  );
 });

@@ -87,6 +87,7 @@ function rig(
     kind: 'contacts' as const,
     input: { path: '/data/leads.csv', sha256: 'b'.repeat(64) },
     options,
+    command: 'enrich contacts leads.csv -o out.csv',
     api,
     env,
     deadline: t + deadlineIn,
@@ -125,26 +126,72 @@ describe('jobs an earlier run of the file left not downloaded', () => {
     expect(kept.size).toBe(0);
   });
 
-  it('past their expiry, or of a run going on now, or of stdin: left alone', async () => {
+  it('past their expiry: left alone', async () => {
     const expired = await earlierRun(500);
     const a = rig(0);
     await settleEarlierRuns(a.context(expired, 60_000));
     expect([a.asked, a.warnings]).toEqual([[], []]);
+  });
 
+  it('of the same file going on now (it grew since that run started): this run stops before sending anything (exit 2)', async () => {
+    // Regression (overlapping cron runs on a grown export): the second run paid again for
+    // every row the first still had in flight.
     const busy = await earlierRun();
     const release = await acquireRunLock(join(busy, 'old'), 'enrich contacts leads.csv');
     try {
       const b = rig(0);
-      await settleEarlierRuns(b.context(busy, 60_000));
+      await expect(settleEarlierRuns(b.context(busy, 60_000))).rejects.toMatchObject({
+        code: 'RUN_IN_PROGRESS',
+        exitCode: 2,
+        message:
+          'another run in this process is running /data/leads.csv as it was before it changed, with the same options: nothing was sent, so the rows it has in flight are not paid for twice',
+        hint: 'Wait for it to finish, then run again (the rows it paid for come from the results cache): enrich contacts leads.csv -o out.csv',
+      });
       expect(b.asked).toEqual([]);
+      // Without the cache too (--no-cache, --refresh): the rows in flight would be paid twice.
+      await expect(
+        settleEarlierRuns({ ...b.context(busy, 60_000), cache: undefined }),
+      ).rejects.toMatchObject({ code: 'RUN_IN_PROGRESS' });
+    } finally {
+      await release();
+    }
+  });
+
+  it('of another file (a dated export, stdin): one look, no waiting; those still running are said and left; one going on now is left to it', async () => {
+    const other = (ctx: ReturnType<ReturnType<typeof rig>['context']>, path: string) => ({
+      ...ctx,
+      input: { path, sha256: 'b'.repeat(64) },
+    });
+    const done = rig(0);
+    await settleEarlierRuns(other(done.context(await earlierRun(), 3_600_000), '-'));
+    expect(done.asked).toEqual(['job-0']);
+    expect(done.kept.size).toBe(2);
+    expect(done.warnings).toEqual([
+      'an earlier run of /data/leads.csv left 1 job(s) not downloaded: downloading them first, so the rows they paid for are not paid for again',
+    ]);
+
+    const runsDir = await earlierRun();
+    const slow = rig(5_000);
+    await settleEarlierRuns(other(slow.context(runsDir, 3_600_000), '/data/leads-28.csv'));
+    expect(slow.asked).toEqual(['job-0']); // one look, not waited for
+    expect(slow.warnings[1]).toBe(
+      '1 job(s) of an earlier run of /data/leads.csv are still running: rows of this file they hold may be paid for again (to avoid it, wait for them to end, or run: enrich contacts leads.csv)',
+    );
+
+    const release = await acquireRunLock(join(runsDir, 'old'), 'enrich contacts leads.csv');
+    try {
+      const busy = rig(0);
+      await settleEarlierRuns(other(busy.context(runsDir, 60_000), '/data/leads-28.csv'));
+      expect([busy.asked, busy.warnings]).toEqual([[], []]);
     } finally {
       await release();
     }
 
-    const c = rig(0);
-    const ctx = c.context(await earlierRun(), 60_000);
-    await settleEarlierRuns({ ...ctx, input: { ...ctx.input, path: '-' } });
-    expect(c.asked).toEqual([]);
+    // Other request options (or another account, or service): not looked at.
+    const apart = rig(0);
+    const ctx = other(apart.context(runsDir, 60_000), '/data/leads-28.csv');
+    await settleEarlierRuns({ ...ctx, options: { ...options, account: 'b'.repeat(32) } });
+    expect(apart.asked).toEqual([]);
   });
 
   it('an earlier journal that cannot be opened is said, not passed over (regression: skipped without a word)', async () => {

@@ -150,7 +150,7 @@ describe('what the journal tells a new run about earlier ones', () => {
     options: h.options,
   });
 
-  it('earlierRunsOf names the earlier runs, newest first, of the same path, kind and options whose content differed', async () => {
+  it('earlierRunsOf names the other runs, newest first, of the same kind and options, of any file', async () => {
     const dir = await runsDir();
     const open1 = async (key: string, h: ReturnType<typeof headerOf>, at: number) =>
       (await openJournal({ runsDir: dir, key, header: h, restart: false, now: () => at })).close();
@@ -158,21 +158,28 @@ describe('what the journal tells a new run about earlier ones', () => {
     await open1('newer', headerOf('b', { top: 1, dedupe: true }), 20);
     await open1('other-kind', headerOf('c', { dedupe: true, top: 1 }, 'companies'), 30);
     await open1('other-options', headerOf('d', { dedupe: false, top: 1 }), 40);
+    await open1(
+      'other-file',
+      {
+        ...headerOf('f', { dedupe: true, top: 1 }),
+        input: { path: '/x/leads-27.csv', size: 1, sha256: 'f'.repeat(64) },
+      },
+      5,
+    );
     await writeFile(join(dir, 'not-a-run'), 'x');
     const now = headerOf('e', { dedupe: true, top: 1 });
-    const [found] = await earlierRunsOf(dir, 'current', runOf(now));
-    expect(found?.run).toBe('newer');
-    expect(found?.at).toBe(20);
-    // The same content is the same run (its own key), not a change.
+    const found = await earlierRunsOf(dir, 'current', runOf(now));
+    expect(found.map((h) => [h.run, h.at])).toEqual([
+      ['newer', 20],
+      ['old', 10],
+      ['other-file', 5],
+    ]);
+    // Never the run itself (its own key).
     expect(
-      await earlierRunsOf(dir, 'newer', runOf(headerOf('b', { top: 1, dedupe: true }))),
-    ).toMatchObject([{ run: 'old' }]);
-    expect(
-      await earlierRunsOf(dir, 'x', runOf(headerOf('b', { dedupe: true, top: 1 }))),
-    ).toMatchObject([{ run: 'old' }]);
-    // stdin is new content every time.
-    const stdin = { ...runOf(now), input: { ...now.input, path: '-' } };
-    expect(await earlierRunsOf(dir, 'current', stdin)).toEqual([]);
+      (await earlierRunsOf(dir, 'newer', runOf(headerOf('b', { top: 1, dedupe: true })))).map(
+        (h) => h.run,
+      ),
+    ).toEqual(['old', 'other-file']);
     expect(await earlierRunsOf(join(dir, 'missing'), 'k', runOf(now))).toEqual([]);
   });
 

@@ -478,33 +478,37 @@ export interface JournaledRun {
 }
 
 /**
- * For a new run `key`: the earlier runs of the same input path, kind and request options
- * that read another content (the file changed since), newest first, by their headers (`run`
- * is each one's key): their jobs paid for rows this run may hold too. Reads only the first
- * line of each journal. Never for stdin (`-`), whose every run is new content.
+ * For a new run `key`: the other runs of the same kind and request options (service and account
+ * included), newest first, by their headers (`run` is each one's key): those of the same input
+ * path read another content (the file changed since); those of other files (a dated export, a
+ * copy) may hold rows this run holds too. Their jobs paid for rows this run may send again.
+ * Reads only the first line of each journal.
  */
 export async function earlierRunsOf(
   runsDir: string,
   key: string,
-  run: { kind: string; input: { path: string; sha256: string }; options: Record<string, unknown> },
+  run: { kind: string; options: Record<string, unknown> },
 ): Promise<Extract<JournalEvent, { t: 'run' }>[]> {
-  if (run.input.path === '-') return [];
   const options = JSON.stringify(sortKeys(run.options));
   const found: Extract<JournalEvent, { t: 'run' }>[] = [];
   for (const name of await readdir(runsDir).catch(() => [] as string[])) {
-    // Stryker disable next-line ConditionalExpression: the run's own journal has the same content (its key hashes it), so the sha256 test skips it anyway
     if (name === key) continue;
     const h = await readHeader(join(runsDir, name, 'journal.jsonl'));
-    if (
-      h &&
-      h.kind === run.kind &&
-      h.input.path === run.input.path &&
-      h.input.sha256 !== run.input.sha256 &&
-      JSON.stringify(sortKeys(h.options)) === options
-    )
-      found.push(h);
+    if (h && h.kind === run.kind && JSON.stringify(sortKeys(h.options)) === options) found.push(h);
   }
   return found.sort((a, b) => b.at - a.at);
+}
+
+/**
+ * The folded state of the run `key` as its journal is now, read without its lock (undefined
+ * when it cannot be read): enough to tell whether it left jobs to download, before taking it.
+ */
+export async function peekRun(runsDir: string, key: string): Promise<RunState | undefined> {
+  try {
+    return foldEvents(parseJournal(await readFile(join(runsDir, key, 'journal.jsonl'), 'utf8')));
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when the run `key` has a journal already (running the same command again resumes it). */

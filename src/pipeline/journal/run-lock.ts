@@ -168,6 +168,7 @@ function inProgress(
     'RUN_IN_PROGRESS',
     `another enrich process (pid ${pid}) is running this same job`,
     {
+      details: { pid },
       // Judged by its pid alone, the holder may be another program that got the pid of a run
       // killed by a crash or a reboot: say so, and which file to remove then.
       hint:

@@ -1,5 +1,11 @@
 import { EnrichError } from '../../errors.js';
-import { earlierRunsOf, openJournal, type BatchState, type Journal } from '../journal/journal.js';
+import {
+  earlierRunsOf,
+  openJournal,
+  peekRun,
+  type BatchState,
+  type Journal,
+} from '../journal/journal.js';
 import { spoolAnswer } from '../journal/spool.js';
 import type { BulkApi, BulkKind, ResultsCache } from '../types.js';
 import { echoedItems, fillCache } from './cache-use.js';
@@ -12,15 +18,25 @@ export interface EarlierRunsContext {
   key: string;
   kind: BulkKind;
   input: { path: string; sha256: string };
+  /** The run's request options, with its service and account: only runs of the same are looked at. */
   options: Record<string, unknown>;
+  /** This run's command (said in the hint when a run of the same file goes on now). */
+  command: string;
   api: BulkApi;
   env: PollEnv;
   /** When to stop waiting for a job still running (the run's --timeout). */
   deadline: number;
-  /** The results cache, bound to the run's service, account and request options. */
-  cache: ResultsCache;
+  /**
+   * The results cache, bound to the run's service, account and request options, where the
+   * earlier runs' answers go. None (a run that neither reads nor writes it): nothing is
+   * downloaded; a run of the same file going on now still stops this one.
+   */
+  cache?: ResultsCache | undefined;
   onWarning?: ((message: string) => void) | undefined;
 }
+
+/** How long looking at the runs of other files may take at a run's start (their journals are read). */
+const OTHER_FILES_BUDGET_MS = 1_000;
 
 /** A batch accepted by the service and never downloaded, whose results may still be there at `now`. */
 function notDownloaded(b: BatchState, now: number): boolean {
@@ -38,18 +54,43 @@ function notDownloaded(b: BatchState, now: number): boolean {
 }
 
 /**
- * An earlier run of the same file that stopped with jobs accepted and not downloaded (killed,
- * Ctrl-C, `--no-wait`, a --timeout), after which the file changed: its rows were paid for, and
- * this run, a new one (new content), would pay for them again. Before this run sends anything,
- * each such job is downloaded (waited for while it runs, until `deadline`), spooled into its
- * own run's journal as that run would have, and its answers kept in the results cache, where
- * this run's rows find them. A run going on in another process now is left to it. A job still
- * running at the deadline stops this run (PARTIAL, exit 3) before it sends anything.
+ * Earlier runs of the same kind, request options, service and account that stopped with jobs
+ * accepted and not downloaded (killed, Ctrl-C, `--no-wait`, a --timeout): their rows were paid
+ * for, and this run, a new one (new content, or another file), would pay for them again. Before
+ * this run sends anything, each such job is downloaded, spooled into its own run's journal as
+ * that run would have, and its answers kept in the results cache, where this run's rows find
+ * them.
+ *
+ * - A run of the same file (before it changed): its jobs still running are waited for, until
+ *   `deadline`; one still running then stops this run (PARTIAL, exit 3) before it sends
+ *   anything. One going on in another process now stops this run (RUN_IN_PROGRESS, exit 2):
+ *   its rows in flight would be paid twice (overlapping cron runs on a grown export).
+ * - A run of another file (a dated export, leads-27.csv before leads-28.csv): one look at each
+ *   job, no waiting (those still running are said, and left); one going on now is left to
+ *   its process. These runs' journals are read within OTHER_FILES_BUDGET_MS at most.
  */
 export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
+  const started = performance.now();
   const earlier = await earlierRunsOf(c.runsDir, c.key, c);
   let waiting = 0;
   for (const header of earlier) {
+    const sameFile = header.input.path === c.input.path && c.input.path !== '-';
+    if (!sameFile) {
+      // Stryker disable next-line ConditionalExpression: past the budget the rest are left for the next start (a test would need a slow disk)
+      if (!c.cache || performance.now() - started > OTHER_FILES_BUDGET_MS) continue;
+      // Read without its lock first: most runs of other files are finished, or left nothing.
+      const peeked = await peekRun(c.runsDir, header.run);
+      const now = c.env.now();
+      if (
+        !peeked ||
+        peeked.done ||
+        ![...peeked.batches.values()].some((b) => notDownloaded(b, now))
+      )
+        continue;
+    }
+    const what = sameFile
+      ? `an earlier run of ${c.input.path} (before the file changed)`
+      : `an earlier run of ${header.input.path}`;
     let journal: Journal;
     try {
       journal = await openJournal({
@@ -66,22 +107,31 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
         now: c.env.now,
       });
     } catch (err) {
-      // Going on in another process: left to it. Anything else is said, not passed over.
-      if (!(err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS'))
-        c.onWarning?.(
-          `an earlier run of ${c.input.path} (before the file changed) cannot be opened to download the jobs it may have left (${(err as Error).message}): rows it sent may be paid for again`,
-        );
+      if (err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS') {
+        if (sameFile) throw runningNow(c, err);
+        continue; // another file's run going on now: left to it
+      }
+      c.onWarning?.(
+        `${what} cannot be opened to download the jobs it may have left (${(err as Error).message}): rows it sent may be paid for again`,
+      );
       continue;
     }
     try {
+      if (!c.cache) continue;
       const now = c.env.now();
       const open = [...journal.state.batches.values()].filter((b) => notDownloaded(b, now));
       if (open.length === 0) continue;
       c.onWarning?.(
-        `an earlier run of ${c.input.path} (before the file changed) left ${open.length} job(s) not downloaded: downloading them first, so the rows they paid for are not paid for again`,
+        `${what} left ${open.length} job(s) not downloaded: downloading them first, so the rows they paid for are not paid for again`,
       );
-      const left = await Promise.all(open.map((b) => settleJob(c, journal, b)));
-      waiting += left.filter((l) => l).length;
+      const deadline = sameFile ? c.deadline : now;
+      const left = await Promise.all(open.map((b) => settleJob(c, c.cache!, journal, b, deadline)));
+      const running = left.filter((l) => l).length;
+      if (sameFile) waiting += running;
+      else if (running > 0)
+        c.onWarning?.(
+          `${running} job(s) of ${what} are still running: rows of this file they hold may be paid for again (to avoid it, wait for them to end, or run: ${header.command})`,
+        );
     } finally {
       await journal.close();
     }
@@ -94,10 +144,32 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
     );
 }
 
+/** A run of the same file (before it changed) goes on in another process now: this one stops. */
+function runningNow(c: EarlierRunsContext, err: EnrichError): EnrichError {
+  const pid = err.details?.pid;
+  const who =
+    typeof pid === 'number' ? `another enrich process (pid ${pid})` : 'another run in this process';
+  return new EnrichError(
+    'RUN_IN_PROGRESS',
+    `${who} is running ${c.input.path} as it was before it changed, with the same options: nothing was sent, so the rows it has in flight are not paid for twice`,
+    {
+      cause: err,
+      ...(typeof pid === 'number' ? { details: { pid } } : {}),
+      hint: `Wait for it to finish, then run again (the rows it paid for come from the results cache): ${c.command}`,
+    },
+  );
+}
+
 /** Downloads one job of an earlier run into its journal and the cache; true when it is still running. */
-async function settleJob(c: EarlierRunsContext, journal: Journal, b: BatchState): Promise<boolean> {
+async function settleJob(
+  c: EarlierRunsContext,
+  cache: ResultsCache,
+  journal: Journal,
+  b: BatchState,
+  deadline: number,
+): Promise<boolean> {
   const outcome = await pollJob(() => c.api.results(c.kind, b.job!, b.url!), {
-    deadline: c.deadline,
+    deadline,
     env: c.env,
     expires: b.expires,
   });
@@ -111,7 +183,7 @@ async function settleJob(c: EarlierRunsContext, journal: Journal, b: BatchState)
   const { records, remainingCredits } = outcome;
   // Rows it may have skipped for credits are no no-match to keep: read as the shortage's.
   const remaining = unsure ? 0 : remainingCredits;
-  fillCache(c.cache, c.kind, echoedItems(c.kind, records), {
+  fillCache(cache, c.kind, echoedItems(c.kind, records), {
     records,
     remaining,
     at: c.env.now(),

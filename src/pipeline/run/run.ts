@@ -98,21 +98,22 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     throw new EnrichError('USAGE', `baseUrl must be a URL, got ${JSON.stringify(deps.baseUrl)}`);
   const input = await run.source.identity();
   const { key, options } = runKeyOf(run, input, deps.baseUrl, deps.account);
-  // Jobs an earlier run of this file left not downloaded before the file changed: their
-  // answers go to the cache first, so their rows are not paid for again (earlier-runs.ts).
-  if (deps.cache && run.cache.read && run.cache.write)
-    await settleEarlierRuns({
-      runsDir: run.runsDir,
-      key,
-      kind: run.kind,
-      input,
-      options,
-      api: deps.api,
-      env: deps.env,
-      deadline: deps.env.now() + run.timeoutMs,
-      cache: deps.cache,
-      onWarning: deps.onWarning,
-    });
+  // Jobs an earlier run of this file (before it changed) or of another file left not
+  // downloaded: their answers go to the cache first, so their rows are not paid for again.
+  // A run of this file going on now (the file grew since it started) stops this one first.
+  await settleEarlierRuns({
+    runsDir: run.runsDir,
+    key,
+    kind: run.kind,
+    input,
+    options,
+    command: run.command,
+    api: deps.api,
+    env: deps.env,
+    deadline: deps.env.now() + run.timeoutMs,
+    cache: run.cache.read && run.cache.write ? deps.cache : undefined,
+    onWarning: deps.onWarning,
+  });
   // Batches are sent while the file is still being read, with no pass over the whole file
   // first: a line malformed near its end stops the run after the batches above it were
   // sent, and those are downloaded into the results cache before it stops (driveBatches),
