@@ -65,12 +65,18 @@ export async function removeStaleSpools(
 }
 
 /** Copies a stream to a private temp file so it can be read twice (mapping sample, then the full pass). */
-export async function spoolToFile(input: NodeJS.ReadableStream, tmpDir?: string): Promise<Spool> {
+export async function spoolToFile(
+  input: NodeJS.ReadableStream | (() => NodeJS.ReadableStream),
+  tmpDir?: string,
+): Promise<Spool> {
   await removeStaleSpools(tmpDir, { budgetMs: 100 });
   const dir = await mkdtemp(join(tmpDir ?? tmpdir(), spoolPrefix(process.pid)));
   const filePath = join(dir, 'stdin');
   try {
-    await pipeline(input, createWriteStream(filePath, { mode: 0o600 }));
+    // A stream made here, not before the awaits above: one that fails meanwhile (a damaged
+    // gzip) would emit its error with no listener yet, and end the process.
+    const source = typeof input === 'function' ? input() : input;
+    await pipeline(source, createWriteStream(filePath, { mode: 0o600 }));
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;
@@ -99,7 +105,7 @@ export async function gunzipToFile(
   tmpDir?: string,
 ): Promise<Spool> {
   try {
-    return await spoolToFile(createReadStream(filePath).pipe(createGunzip()), tmpDir);
+    return await spoolToFile(() => createReadStream(filePath).pipe(createGunzip()), tmpDir);
   } catch (err) {
     throw new EnrichError(
       'INPUT_UNREADABLE',

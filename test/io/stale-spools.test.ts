@@ -1,8 +1,9 @@
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { removeStaleSpools, spoolToFile } from '../../src/io/spool-stdin.js';
+import { gunzipToFile, removeStaleSpools, spoolToFile } from '../../src/io/spool-stdin.js';
 import { tempDir } from '../integration/bulk-harness.js';
 import { deadPid } from '../helpers/pids.js';
 
@@ -46,5 +47,19 @@ describe('copies of stdin / of a gzip input left by killed runs', () => {
     expect(names[0]).toMatch(new RegExp(`^enrich-stdin-${hex(process.pid)}-`));
     await spool.remove();
     expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('a damaged gzip read while the sweep looks at many copies is refused, never an unhandled error (regression: the gunzip failed before the copy listened, and the process ended with a stack trace)', async () => {
+    const dir = await tempDir('enrich-spools-');
+    // Live copies (this process's): each one looked at, none removed, so the sweep takes a while.
+    for (let i = 0; i < 400; i++) await mkdir(join(dir, `enrich-stdin-${hex(process.pid)}-${i}`));
+    const whole = gzipSync(Buffer.from('email\n' + 'jane@acme.com\n'.repeat(5000)));
+    const damaged = Buffer.from(whole);
+    damaged.fill(0x41, 20, 60); // a stored block's lengths no longer agree
+    const file = join(dir, 'leads.csv.gz');
+    await writeFile(file, damaged);
+    await expect(gunzipToFile('leads.csv.gz', file, dir)).rejects.toMatchObject({
+      code: 'INPUT_UNREADABLE',
+    });
   });
 });
