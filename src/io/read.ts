@@ -103,7 +103,7 @@ export async function openInput(source: string, options: ReadOptions = {}): Prom
     spool = await spoolToFile(stdin, options.tmpDir);
   } else if (await isPipe(source)) {
     // A FIFO or <(cmd) can be read once only: copied first, like stdin, then read from the copy.
-    spool = await spoolToFile(createReadStream(source), options.tmpDir);
+    spool = await spoolToFile(() => createReadStream(source), options.tmpDir);
   }
   const name = source;
   // A gzip file (`leads.csv.gz`, or gzipped stdin) is read from a private uncompressed copy: every
