@@ -153,6 +153,26 @@ describe('earlier runs of other files, and runs going on now', () => {
   );
 
   it.each(SANDBOX_MODES)(
+    'a run of another file stopped by --timeout (its output written, its jobs still running) has its jobs settled first too ($name)',
+    async ({ specOnly }) => {
+      // Regression: such a run ends its journal with `done` (it wrote its output, those rows
+      // failed), and only runs not done were looked at: leads-28.csv bought its 40 rows again.
+      const { s, dir, a, run } = await rig({ jobMs: 800, specOnly });
+      const day1 = contactRows(40);
+      await writeCsv(dir, 'leads-27.csv', CONTACT_HEADER, day1);
+      const stopped = await run(a, 'leads-27.csv', 'o27.csv', { timeoutMs: 200 });
+      expect([stopped.exitCode, stopped.statuses.enriched]).toEqual([3, 0]);
+      const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
+      await writeCsv(dir, 'leads-28.csv', CONTACT_HEADER, [...day1, extra]);
+      await delay(1_000); // the jobs are done on the service
+      const charged = s.admin.stats().credits_charged;
+      const next = await run(a, 'leads-28.csv', 'o28.csv');
+      expect([next.exitCode, next.cacheHits, next.creditsCharged]).toEqual([0, 40, 1]);
+      expect(s.admin.stats().credits_charged).toBe(charged + 1);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
     'a run of a file that grew while a run of it still goes on stops before sending anything (exit 2): no row in flight is paid twice ($name)',
     async ({ specOnly }) => {
       // Regression: the second (overlapping cron) run sent every row of the first again.
