@@ -96,9 +96,12 @@ export function fillCache(
   // the key's echoed records answer all of them, and the cache keeps one request's share, as
   // the join shares them out (shareEchoed).
   const twins = new Map<string, number[]>();
-  for (const item of items)
-    if (!lookup.byRow.has(item.index))
-      twins.set(item.key, [...(twins.get(item.key) ?? []), item.index]);
+  for (const item of items) {
+    if (lookup.byRow.has(item.index)) continue;
+    const rows = twins.get(item.key);
+    if (rows) rows.push(item.index);
+    else twins.set(item.key, [item.index]);
+  }
   let kept = 0;
   for (const item of items) {
     const rows = twins.get(item.key);

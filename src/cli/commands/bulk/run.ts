@@ -96,7 +96,6 @@ export function exitOnInterrupt(err: unknown, command: string): number {
   return 130;
 }
 
-/** `enrich contacts|companies <input>` without --dry-run: the whole bulk run, printed. */
 /**
  * A run that asked the service nothing (every row from the results cache, or an earlier run's
  * downloads) has no figure of its own: `remaining` is then the last one the service reported
@@ -108,6 +107,7 @@ function withLastKnownBalance(summary: RunSummary, service: Pick<Service, 'lastK
   return known === undefined ? summary : { ...summary, remainingCredits: known };
 }
 
+/** `enrich contacts|companies <input>` without --dry-run: the whole bulk run, printed. */
 export async function runBulkCommand(
   kind: BulkKind,
   input: string,
