@@ -84,6 +84,16 @@ function lazyText(zip: ZipFile, entry: Entry): AsyncIterable<string> {
   };
 }
 
+/**
+ * Where a chunk's text is cut so that no tag is split: at the start of a tag it leaves open
+ * (carried to the next chunk), else at its end.
+ */
+function tagCut(text: string): number {
+  const open = text.lastIndexOf('<');
+  // Stryker disable next-line EqualityOperator: the two are equal only when neither is found, and a text of no tag reads the same carried or not
+  return open > text.lastIndexOf('>') ? open : text.length;
+}
+
 /** The namespaces whose elements exceljs reads by their bare names (`worksheet`, `c`, `Relationship`). */
 const READ_NAMESPACES = new Set([
   'http://schemas.openxmlformats.org/spreadsheetml/2006/main',
@@ -129,8 +139,7 @@ export async function* namespacePrefixDropped(
       continue;
     }
     // A tag cut at the chunk's end waits for the next chunk.
-    const open = carry.lastIndexOf('<');
-    const cut = open > carry.lastIndexOf('>') ? open : carry.length;
+    const cut = tagCut(carry);
     yield carry.slice(0, cut).replace(prefix, '<$1');
     carry = carry.slice(cut);
   }
@@ -167,9 +176,7 @@ export async function* formulaResultsAsText(chunks: AsyncIterable<string>): Asyn
   let carry = '';
   for await (const chunk of chunks) {
     const text = carry + chunk;
-    const open = text.lastIndexOf('<');
-    // Stryker disable next-line EqualityOperator: the two are equal only when neither is found, and a text of no tag reads the same carried or not
-    let cut = open > text.lastIndexOf('>') ? open : text.length;
+    let cut = tagCut(text);
     cut = openBooleanCell(text, cut) ?? cut;
     cut = openElement(text, cut, '<is>', '</is>') ?? cut;
     carry = text.slice(cut);
@@ -238,8 +245,7 @@ export async function* phoneticGuidesDropped(
   let carry = '';
   for await (const chunk of chunks) {
     const text = carry + chunk;
-    const open = text.lastIndexOf('<');
-    let cut = open > text.lastIndexOf('>') ? open : text.length;
+    let cut = tagCut(text);
     cut = openElement(text, cut, '<rPh', '</rPh>') ?? cut;
     carry = text.slice(cut);
     yield withoutPhonetic(text.slice(0, cut));
