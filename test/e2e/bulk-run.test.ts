@@ -301,53 +301,54 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(s.admin.stats().credits_charged).toBe(12);
   });
 
-  it("jobs fetch keeps a journaled job's answers in the results cache: the same rows in another file cost nothing", async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+  /**
+   * 40 rows run with --no-cache (exit `firstCode`), `between` (a top-up), their job fetched with
+   * `enrich jobs fetch`, then the same rows reversed in another file: that run's JSON summary.
+   */
+  async function fetchThenRunAgain(o: {
+    credits?: number;
+    firstCode: number;
+    between?: (s: SandboxHandle) => void;
+  }) {
+    const s = (sb = await startSandbox({ port: 0, ...(o.credits ? { credits: o.credits } : {}) }));
     const dir = await tempDir();
     const env = await serviceEnv(s);
     const rows = contactRows(40);
     const file = await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows);
     // A run that keeps nothing in the cache itself.
     const run = ['contacts', file, '-o', join(dir, 'a-out.csv'), '-q', '--no-cache'];
-    expect((await runCli(run, { env })).code).toBe(0);
-    expect(s.admin.stats().credits_charged).toBe(40);
+    expect((await runCli(run, { env })).code).toBe(o.firstCode);
+    const charged = s.admin.stats().credits_charged;
+    o.between?.(s);
     const [job] = JSON.parse((await runCli(['jobs', 'list', '--json'], { env })).stdout) as {
       job_id: string;
     }[];
     const fetch = ['jobs', 'fetch', job!.job_id, '-o', join(dir, 'job.json')];
     expect((await runCli(fetch, { env })).code).toBe(0);
-    // The same rows, reversed, in another file: every one answered from the cache.
     const other = await writeCsv(dir, 'b.csv', CONTACT_HEADER, [...rows].reverse());
     const again = await runCli(['contacts', other, '-o', join(dir, 'b-out.csv'), '--json'], {
       env,
     });
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ credits_charged: 0, cache: { hits: 40 } });
+    return { s, charged, summary: JSON.parse(again.stdout) as Record<string, unknown> };
+  }
+
+  it("jobs fetch keeps a journaled job's answers in the results cache: the same rows in another file cost nothing", async () => {
+    const { s, charged, summary } = await fetchThenRunAgain({ firstCode: 0 });
+    expect(charged).toBe(40);
+    expect(summary).toMatchObject({ credits_charged: 0, cache: { hits: 40 } });
     expect(s.admin.stats().credits_charged).toBe(40);
   });
 
   it('jobs fetch after a top-up keeps no row its job skipped for credits as a no-match: the same rows in another file are sent again, and only those', async () => {
-    const s = (sb = await startSandbox({ port: 0, credits: 25 }));
-    const dir = await tempDir();
-    const env = await serviceEnv(s);
-    const rows = contactRows(40);
-    const file = await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows);
-    const run = ['contacts', file, '-o', join(dir, 'a-out.csv'), '-q', '--no-cache'];
-    expect((await runCli(run, { env })).code).toBe(5);
-    expect(s.admin.stats().credits_charged).toBe(25);
-    // Topped up: the answer fetched now says 1,000 credits left, not what the job ran with.
-    s.admin.updateAccount(s.accountId, { credits: 1000 });
-    const [job] = JSON.parse((await runCli(['jobs', 'list', '--json'], { env })).stdout) as {
-      job_id: string;
-    }[];
-    const fetch = ['jobs', 'fetch', job!.job_id, '-o', join(dir, 'job.json')];
-    expect((await runCli(fetch, { env })).code).toBe(0);
-    const other = await writeCsv(dir, 'b.csv', CONTACT_HEADER, [...rows].reverse());
-    const again = await runCli(['contacts', other, '-o', join(dir, 'b-out.csv'), '--json'], {
-      env,
+    const { s, charged, summary } = await fetchThenRunAgain({
+      credits: 25,
+      firstCode: 5,
+      // Topped up: the answer fetched now says 1,000 credits left, not what the job ran with.
+      between: (box) => box.admin.updateAccount(box.accountId, { credits: 1000 }),
     });
-    expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ credits_charged: 15, cache: { hits: 25 } });
+    expect(charged).toBe(25);
+    expect(summary).toMatchObject({ credits_charged: 15, cache: { hits: 25 } });
     expect(s.admin.stats().credits_charged).toBe(40);
   });
 
