@@ -7,8 +7,20 @@
 // Not part of `npm test`. Exit 1 when a target scores under THRESHOLD or any mutant has no
 // coverage.
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { fileURLToPath, URL } from 'node:url';
 import { TARGETS, THRESHOLD } from './mutate-targets.js';
 
@@ -82,6 +94,53 @@ function configOf(target) {
   };
 }
 
+/**
+ * Static mutants (module-level constants, evaluated when a module is imported) that Stryker
+ * reports Survived, run again by hand: with `testFiles`, Stryker 9.6 activates a static mutant
+ * only after its module is imported, and its vitest runner does not reload modules, so each one
+ * is reported Survived whatever the tests do (stryker-js#6144, #6209; session 19: all 26 of
+ * validate.ts's were killed by hand). Each is applied to the file in a copy of the repository
+ * and the target's tests run there; a failing run kills it. The JSON report is updated, so
+ * `--report` shows the same. Returns how many were run.
+ */
+function rerunStatics(target) {
+  const path = join(OUT, `${target.name}.json`);
+  const report = JSON.parse(readFileSync(path, 'utf8'));
+  const file = report.files[target.file];
+  const statics = file.mutants.filter((m) => m.static && m.status === 'Survived');
+  if (statics.length === 0) return 0;
+  const copy = mkdtempSync(join(tmpdir(), 'enrich-mutate-'));
+  try {
+    const skip = new Set(['node_modules', '.git', 'reports', '.stryker-tmp', 'dist', 'coverage']);
+    cpSync(ROOT, copy, {
+      recursive: true,
+      filter: (src) => !skip.has(relative(ROOT, src).split(/[\\/]/)[0]),
+    });
+    symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+    const source = file.source;
+    const starts = [0];
+    for (let i = 0; i < source.length; i++) if (source[i] === '\n') starts.push(i + 1);
+    const at = (p) => starts[p.line - 1] + p.column - 1;
+    for (const m of statics) {
+      const mutated =
+        source.slice(0, at(m.location.start)) + m.replacement + source.slice(at(m.location.end));
+      writeFileSync(join(copy, target.file), mutated);
+      const run = spawnSync('npx', ['vitest', 'run', '--bail', '1', ...target.tests], {
+        cwd: copy,
+        stdio: 'ignore',
+      });
+      if (run.status !== 0) {
+        m.status = 'Killed';
+        m.statusReason = 'static mutant: killed when run by hand (scripts/mutate.js)';
+      } else m.statusReason = 'static mutant: survived when run by hand (scripts/mutate.js)';
+    }
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+  writeFileSync(path, JSON.stringify(report));
+  return statics.length;
+}
+
 /** Score, survivors and uncovered mutants of one file from Stryker's JSON report. */
 function scoreOf(target) {
   const report = JSON.parse(readFileSync(join(OUT, `${target.name}.json`), 'utf8'));
@@ -116,14 +175,17 @@ for (const target of reportOnly ? [] : chosen) {
     stdio: ['ignore', logFd, logFd],
   });
   closeSync(logFd);
-  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
   if (run.status !== 0 || !existsSync(join(OUT, `${target.name}.json`))) {
+    const minutes = ((Date.now() - started) / 60_000).toFixed(1);
     log(
       `mutate: ${target.name} failed (exit ${run.status}); see reports/mutation/${target.name}.log`,
     );
     results.push({ ...target, failed: true, minutes });
     continue;
   }
+  const statics = rerunStatics(target);
+  if (statics > 0) log(`mutate: ${target.name}: ${statics} static mutants run again by hand`);
+  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
   const r = { ...scoreOf(target), minutes };
   log(
     `mutate: ${target.file}: ${r.score.toFixed(1)}%, ${r.survived} survived, ${r.noCoverage} no coverage (${minutes} min)`,

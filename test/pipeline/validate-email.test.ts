@@ -114,13 +114,37 @@ describe('a JSON object or array in a mapped column (regression: {"name":"Acme"}
       ok: false,
       error: expect.stringMatching(/^first_name\/last_name left out \(column "Name" holds/),
     });
+    const unmapped = jsonRow(
+      ['jane@acme.com', 'Jane', 'Doe', 'Acme', '{}'],
+      [false, false, false, false, true],
+    );
+    expect(validateRow('contacts', mapping, unmapped).ok).toBe(true);
+    // ...and the row was sent whole: no note (not an empty one).
+    expect(leftOutNote(mapping, unmapped, header)).toBeUndefined();
+  });
+
+  it('a nested email column is named once (as nested, not also as a bad address), by its number when there is no header', () => {
+    const r = jsonRow(
+      ['{"work":"jane@acme.com"}', 'Jane', 'Doe', 'Acme'],
+      [true, false, false, false],
+    );
+    expect(leftOutNote(mapping, r)).toBe(
+      'business_email left out (column "column 1" holds a JSON object or array, not text); sent without it',
+    );
     expect(
-      validateRow(
-        'contacts',
-        mapping,
-        jsonRow(['jane@acme.com', 'Jane', 'Doe', 'Acme', '{}'], [false, false, false, false, true]),
-      ).ok,
-    ).toBe(true);
+      leftOutNote(mapping, jsonRow(['x', 'Jane', 'Doe', '[1]'], [false, false, false, true])),
+    ).toBe(
+      'company_name left out (column "column 4" holds a JSON object or array, not text); sent without it; business_email left out (not an email address: it has no @); sent without it',
+    );
+  });
+
+  it('a row shorter than its header has no value in the missing cells', () => {
+    const short = { index: 0, line: 2, cells: ['jane@acme.com'] };
+    expect(validateRow('contacts', mapping, short, { header })).toEqual({
+      ok: true,
+      fields: { business_email: 'jane@acme.com' },
+      key: expect.any(String),
+    });
   });
 });
 
