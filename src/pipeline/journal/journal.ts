@@ -183,7 +183,7 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
   else if (e.t === 'failed') b.failed = { code: e.code, message: e.message };
   else if (e.t === 'unconfirmed') b.unconfirmed = { message: e.message };
   else if (e.t === 'expired') b.expired = true;
-  else if (e.t === 'split') b.splitSize = e.size;
+  else b.splitSize = e.size; // the one event left: a split
 }
 
 /** Folds a list of events into the run state (pure; undefined when the first is not a run header). */
@@ -244,7 +244,7 @@ export async function openJournal(opts: {
   // Nothing is sent before the journal is open: a full or read-only disk here is the user's
   // to mend (FILE_SYSTEM, naming the directory), not an internal error.
   const unlock = await acquireRunLock(dir, opts.header.command).catch((err: unknown) => {
-    throw isErrno(err) ? fsStateError(dir, err) : fileSystemError('write', dir, err);
+    throw stateOpenError(dir, err);
   });
   if (opts.restart) {
     // Start over, but keep the lock this process holds (and the start file beside it).
@@ -268,7 +268,7 @@ export async function openJournal(opts: {
   const { handle, state: live } = await openForAppend(path, found, { tornAt, newline }, opts).catch(
     async (err: unknown) => {
       await unlock();
-      throw isErrno(err) ? fsStateError(path, err) : fileSystemError('write', path, err);
+      throw stateOpenError(path, err);
     },
   );
   let tail: Promise<void> = Promise.resolve();
@@ -411,7 +411,7 @@ function journalError(path: string, err: unknown): EnrichError {
  * again, so the disk's refusal comes as ENOSPC, never a line torn in silence that the run takes
  * for written (and a resume would cut, losing the event it guards).
  */
-async function writeAll(handle: FileHandle, text: string): Promise<void> {
+export async function writeAll(handle: Pick<FileHandle, 'write'>, text: string): Promise<void> {
   const bytes = Buffer.from(text);
   for (let done = 0; done < bytes.length;) {
     const { bytesWritten } = await handle.write(bytes, done, bytes.length - done);
@@ -440,8 +440,7 @@ const ENVIRONMENT = new Set([
   'ENFILE',
 ]);
 function isErrno(err: unknown): err is NodeJS.ErrnoException {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' && ENVIRONMENT.has(code);
+  return ENVIRONMENT.has((err as NodeJS.ErrnoException | undefined)?.code as string);
 }
 
 /**
@@ -453,6 +452,15 @@ function isErrno(err: unknown): err is NodeJS.ErrnoException {
  */
 export function stateWriteError(path: string, err: unknown): unknown {
   return err instanceof EnrichError || !isErrno(err) ? err : fsStateError(path, err);
+}
+
+/**
+ * Opening a run under the state directory failed: FILE_SYSTEM as stateWriteError words it for
+ * a failure of the file system; anything else (no errno, a bug such as EBADF) still an error
+ * naming the path, never sent on as it came.
+ */
+export function stateOpenError(path: string, err: unknown): EnrichError {
+  return isErrno(err) ? fsStateError(path, err) : fileSystemError('write', path, err);
 }
 
 function fsStateError(path: string, err: NodeJS.ErrnoException): EnrichError {
@@ -503,12 +511,11 @@ export async function earlierRunsOf(
  * The folded state of the run `key` as its journal is now, read without its lock (undefined
  * when it cannot be read): enough to tell whether it left jobs to download, before taking it.
  */
-export async function peekRun(runsDir: string, key: string): Promise<RunState | undefined> {
-  try {
-    return foldEvents(parseJournal(await readFile(join(runsDir, key, 'journal.jsonl'), 'utf8')));
-  } catch {
-    return undefined;
-  }
+export function peekRun(runsDir: string, key: string): Promise<RunState | undefined> {
+  return readFile(join(runsDir, key, 'journal.jsonl'), 'utf8').then(
+    (text) => foldEvents(parseJournal(text)),
+    () => undefined,
+  );
 }
 
 /** True when the run `key` has a journal already (running the same command again resumes it). */
@@ -529,6 +536,7 @@ async function readHeader(path: string): Promise<Extract<JournalEvent, { t: 'run
     const text = buf.subarray(0, bytesRead).toString('utf8');
     const end = text.indexOf('\n');
     const event = JSON.parse(end < 0 ? text : text.slice(0, end)) as JournalEvent;
+    // Stryker disable next-line ConditionalExpression: a first line that is no run header has no kind and options to match (earlierRunsOf)
     return event.t === 'run' ? event : undefined;
     // Stryker disable next-line BlockStatement: an empty catch falls through to the same `undefined`
   } catch {
