@@ -95,20 +95,21 @@ function configOf(target) {
 }
 
 /**
- * Static mutants (module-level constants, evaluated when a module is imported) that Stryker
- * reports Survived, run again by hand: with `testFiles`, Stryker 9.6 activates a static mutant
- * only after its module is imported, and its vitest runner does not reload modules, so each one
- * is reported Survived whatever the tests do (stryker-js#6144, #6209; session 19: all 26 of
- * validate.ts's were killed by hand). Each is applied to the file in a copy of the repository
- * and the target's tests run there; a failing run kills it. The JSON report is updated, so
- * `--report` shows the same. Returns how many were run.
+ * Every mutant Stryker reports Survived, run again by hand, so a survivor in the table is one
+ * the tests really let through. Stryker 9.6's vitest runner reports some killed mutants as
+ * survivors: static ones (module-level constants, evaluated when a module is imported), which
+ * with `testFiles` it activates only after the import and never reloads (stryker-js#6144,
+ * #6209; session 19: all 26 of validate.ts's were killed by hand), and some others whose run
+ * completed no test (join.ts:43 in session 14; stryker-js#6213). Each is applied to the file in
+ * a copy of the repository and the target's tests run there; a failing run kills it. The JSON
+ * report is updated, so `--report` shows the same. Returns how many were run.
  */
-function rerunStatics(target) {
+function rerunSurvivors(target) {
   const path = join(OUT, `${target.name}.json`);
   const report = JSON.parse(readFileSync(path, 'utf8'));
   const file = report.files[target.file];
-  const statics = file.mutants.filter((m) => m.static && m.status === 'Survived');
-  if (statics.length === 0) return 0;
+  const survivors = file.mutants.filter((m) => m.status === 'Survived');
+  if (survivors.length === 0) return 0;
   const copy = mkdtempSync(join(tmpdir(), 'enrich-mutate-'));
   try {
     const skip = new Set(['node_modules', '.git', 'reports', '.stryker-tmp', 'dist', 'coverage']);
@@ -121,7 +122,7 @@ function rerunStatics(target) {
     const starts = [0];
     for (let i = 0; i < source.length; i++) if (source[i] === '\n') starts.push(i + 1);
     const at = (p) => starts[p.line - 1] + p.column - 1;
-    for (const m of statics) {
+    for (const m of survivors) {
       const mutated =
         source.slice(0, at(m.location.start)) + m.replacement + source.slice(at(m.location.end));
       writeFileSync(join(copy, target.file), mutated);
@@ -129,16 +130,17 @@ function rerunStatics(target) {
         cwd: copy,
         stdio: 'ignore',
       });
+      const what = m.static ? 'static mutant' : 'mutant';
       if (run.status !== 0) {
         m.status = 'Killed';
-        m.statusReason = 'static mutant: killed when run by hand (scripts/mutate.js)';
-      } else m.statusReason = 'static mutant: survived when run by hand (scripts/mutate.js)';
+        m.statusReason = `${what}: Stryker saw it survive; killed when run by hand (scripts/mutate.js)`;
+      } else m.statusReason = `${what}: survived when run by hand too (scripts/mutate.js)`;
     }
   } finally {
     rmSync(copy, { recursive: true, force: true });
   }
   writeFileSync(path, JSON.stringify(report));
-  return statics.length;
+  return survivors.length;
 }
 
 /** Score, survivors and uncovered mutants of one file from Stryker's JSON report. */
@@ -183,8 +185,8 @@ for (const target of reportOnly ? [] : chosen) {
     results.push({ ...target, failed: true, minutes });
     continue;
   }
-  const statics = rerunStatics(target);
-  if (statics > 0) log(`mutate: ${target.name}: ${statics} static mutants run again by hand`);
+  const again = rerunSurvivors(target);
+  if (again > 0) log(`mutate: ${target.name}: ${again} survivors run again by hand`);
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);
   const r = { ...scoreOf(target), minutes };
   log(
