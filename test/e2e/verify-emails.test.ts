@@ -123,6 +123,34 @@ describe('enrich verify-emails (CLI)', () => {
     expect(charged()).toBe(30);
   });
 
+  it('a run answered entirely from the results cache reports the last known verification balance, not the enrichment one (regression: remaining unknown)', async () => {
+    const { s, env } = await service({ credits: 5000, verificationCredits: 700 });
+    const { file, dir } = await list(12);
+    const paid = await runCli(['verify-emails', file, '-o', join(dir, 'a.csv'), '--json'], { env });
+    const { remaining_credits: left } = JSON.parse(paid.stdout) as { remaining_credits: number };
+    expect(left).toBe(688);
+    // An enrichment answer makes the memo hold the other balance too: it must not be shown.
+    expect((await runCli(['contact', '--email', 'jane@acme.com'], { env })).code).toBe(0);
+    const copy = await writeCsv(
+      dir,
+      'copy.csv',
+      ['Email'],
+      [['lead5@firm5.com'], ['lead0@firm0.com']],
+    );
+    const again = await runCli(['verify-emails', copy, '-o', join(dir, 'b.csv'), '--json'], {
+      env,
+    });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      sent: 0,
+      cache: { hits: 2 },
+      remaining_credits: 688,
+    });
+    const text = await runCli(['verify-emails', copy, '-o', join(dir, 'c.csv')], { env });
+    expect(text.stderr).toContain('remaining: 688 ');
+    expect(s.admin.stats().verification_credits_charged).toBe(12);
+  });
+
   it.each([
     ['default', false],
     ['--spec-only', true],

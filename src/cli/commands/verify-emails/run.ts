@@ -141,7 +141,7 @@ export async function runVerifyEmails(
     // with OUTPUT_CLOSED, rather than being ended at once by main.ts.
     const summary = await (opts.output === '-' ? stopsOnClosedStdout(verify) : verify());
     progress.view.stop();
-    return report(summary, opts, globals, Date.now() - started, command);
+    return report(withLastKnownBalance(summary, svc), opts, globals, Date.now() - started, command);
   } catch (err) {
     progress.view.stop();
     if (opts.output === '-' && err instanceof EnrichError && err.code === 'OUTPUT_CLOSED') {
@@ -157,6 +157,18 @@ export async function runVerifyEmails(
     // Last: a Ctrl-C while the service closes still leaves with 130, never killed.
     interrupt.dispose();
   }
+}
+
+/**
+ * A run that asked the service nothing (every address from the results cache or an earlier
+ * attempt's journal) has no figure of its own: `remaining` is then the last verification
+ * balance the service reported for this account (what `enrich auth status` shows as
+ * `remaining_verification_credits`), never the enrichment balance, a separate one.
+ */
+function withLastKnownBalance(s: VerifySummary, service: Pick<Service, 'lastKnownCredits'>) {
+  if (s.remainingCredits !== null) return s;
+  const known = service.lastKnownCredits?.()?.remaining_verification_credits;
+  return known === undefined ? s : { ...s, remainingCredits: known };
 }
 
 function report(
