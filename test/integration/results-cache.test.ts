@@ -24,7 +24,9 @@ afterEach(async () => {
 });
 
 /** A sandbox, a client, and a temp dir with its own results cache and state. */
-async function rig(o: { jobMs?: number; specOnly?: boolean; faults?: SandboxFaults } = {}) {
+async function rig(
+  o: { jobMs?: number; specOnly?: boolean; faults?: SandboxFaults; credits?: number } = {},
+) {
   const s = await sandbox({ jobMs: 0, ...o });
   const dir = await tempDir();
   const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
@@ -268,6 +270,47 @@ describe('the results cache: never pay twice for the same lookup', () => {
     expect([aged.cacheHits, aged.creditsCharged]).toEqual([0, 10]);
     expect(charged()).toBe(30);
   });
+
+  it.each(SANDBOX_MODES)(
+    'a second --refresh of the same file looks every row up again; an unfinished one (--no-wait) is resumed, paying nothing twice; --max-age 0s does not resume a finished run either ($name)',
+    async ({ specOnly }) => {
+      // Regression: the second --refresh "resumed" the first one (finished, its output
+      // written): nothing was looked up again, last week's answers with exit 0.
+      const { dir, run, charged } = await rig({ specOnly, jobMs: 300 });
+      const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
+      await run(input, 'o1.csv');
+      expect(charged()).toBe(10);
+      const submitted = await run(input, 'o2.csv', { refresh: true, wait: false });
+      expect([submitted.written, charged()]).toEqual([false, 20]);
+      const collected = await run(input, 'o2.csv', { refresh: true });
+      expect([collected.resumed, collected.written, charged()]).toEqual([true, true, 20]);
+      const again = await run(input, 'o3.csv', { refresh: true });
+      expect([again.resumed, again.cacheHits, again.creditsCharged]).toEqual([false, 0, 10]);
+      expect(charged()).toBe(30);
+      // The first (default) run is finished too: under --max-age 0s it is not resumed either.
+      const aged = await run(input, 'o4.csv', { maxAgeMs: 0 });
+      expect([aged.resumed, aged.cacheHits, aged.creditsCharged]).toEqual([false, 0, 10]);
+      expect(charged()).toBe(40);
+      // Within the max age, the same command resumes the finished run, sending nothing.
+      const resumed = await run(input, 'o5.csv');
+      expect([resumed.resumed, resumed.creditsCharged, charged()]).toEqual([true, 0, 40]);
+      const out = (name: string) => readFile(join(dir, name), 'utf8');
+      expect(await out('o5.csv')).toBe(await out('o4.csv'));
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'a --refresh run that ran out of credits is resumed after a top-up: it pays only for the rows left ($name)',
+    async ({ specOnly }) => {
+      const { s, dir, run, charged } = await rig({ specOnly, credits: 6 });
+      const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
+      const short = await run(input, 'o1.csv', { refresh: true });
+      expect([short.exitCode, charged()]).toEqual([5, 6]);
+      s.admin.updateAccount(s.accountId, { credits: 100 });
+      const rest = await run(input, 'o1.csv', { refresh: true });
+      expect([rest.exitCode, rest.resumed, charged()]).toEqual([0, true, 10]);
+    },
+  );
 
   it('--no-cache neither reads nor writes: the cache directory stays empty', async () => {
     const { dir, run, charged } = await rig();

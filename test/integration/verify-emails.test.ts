@@ -193,6 +193,29 @@ describe('verifyEmailsFile: cache, budget and rate limits', () => {
     expect(refreshed.sent).toBe(first.addresses);
   });
 
+  it.each([
+    ['default', false],
+    ['--spec-only', true],
+  ])(
+    'a second refresh of the same file verifies every address again; a refresh stopped by maxCredits is resumed, paying nothing twice (%s; regression: the finished refresh was resumed)',
+    async (_mode, specOnly) => {
+      const { s, options } = await rig({ specOnly, n: 40 });
+      const paid = () => s.admin.stats().verification_credits_charged;
+      const capped = await verifyEmailsFile({ ...options, refresh: true, maxCredits: 10 });
+      expect([capped.exitCode, capped.sent]).toEqual([5, 10]);
+      const rest = await verifyEmailsFile({ ...options, refresh: true });
+      expect([rest.exitCode, rest.resumed, rest.answeredEarlier]).toEqual([0, true, 10]);
+      const once = paid();
+      const again = await verifyEmailsFile({ ...options, refresh: true });
+      expect([again.resumed, again.answeredEarlier, again.sent]).toEqual([
+        false,
+        0,
+        rest.addresses,
+      ]);
+      expect(paid()).toBe(2 * once);
+    },
+  );
+
   it('verifying a verified file again replaces its verify_* columns (regression: they were written twice); a column of its own by that name is refused', async () => {
     const { dir, options } = await rig({ n: 20 });
     await verifyEmailsFile(options);

@@ -62,7 +62,11 @@ export type JournalEvent =
   | { t: 'split'; batch: string; size: number; at: number }
   /** Rows up to `upTo` are classified; those in `ranges` (inclusive) came from the results cache. */
   | { t: 'hits'; upTo: number; ranges: [number, number][]; at: number }
-  | { t: 'done'; at: number; output: string }
+  /**
+   * The output was written; `exit` is the run's exit code (0: every row settled, nothing a
+   * resume would send). Absent in journals of earlier builds: not known.
+   */
+  | { t: 'done'; at: number; output: string; exit?: number }
   | VerifyEvent;
 
 type Omit2<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
@@ -97,7 +101,7 @@ export interface BatchState {
 export interface RunState {
   header: Extract<JournalEvent, { t: 'run' }>;
   batches: Map<string, BatchState>;
-  done?: { at: number; output: string };
+  done?: { at: number; output: string; exit?: number };
   /** The rows an earlier attempt of the run took from the results cache (a resumed run takes them again). */
   hits?: { upTo: number; ranges: [number, number][] };
   /** `verify-emails`: what became of each address (verify-events.ts). */
@@ -140,7 +144,7 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
   if (e.t === 'run') return;
   if (isVerifyEvent(e)) return applyVerifyEvent((state.verify ??= new Map()), e);
   if (e.t === 'done') {
-    state.done = { at: e.at, output: e.output };
+    state.done = { at: e.at, output: e.output, ...(e.exit !== undefined ? { exit: e.exit } : {}) };
     return;
   }
   if (e.t === 'hits') {
@@ -227,6 +231,11 @@ export async function openJournal(opts: {
   header: Omit<Extract<JournalEvent, { t: 'run' }>, 't' | 'v' | 'run' | 'nonce' | 'at'>;
   restart: boolean;
   now: () => number;
+  /**
+   * Whether the run found on disk is to be started over rather than resumed (decided with its
+   * lock held, from its folded state): started over as with `restart`.
+   */
+  renew?: (found: RunState) => boolean;
 }): Promise<Journal> {
   const dir = join(opts.runsDir, opts.key);
   const path = join(dir, 'journal.jsonl');
@@ -246,24 +255,19 @@ export async function openJournal(opts: {
   const unlock = await acquireRunLock(dir, opts.header.command).catch((err: unknown) => {
     throw stateOpenError(dir, err);
   });
-  if (opts.restart) {
-    // Start over, but keep the lock this process holds (and the start file beside it).
-    const entries = await readdir(dir);
-    await Promise.all(
-      entries
-        .filter((e) => e !== 'lock' && !e.startsWith('lock.'))
-        // Stryker disable next-line BooleanLiteral: force only matters for an entry removed meanwhile (readdir just listed it)
-        .map((e) => rm(join(dir, e), { recursive: true, force: true })),
-    );
-  }
-  const {
-    state: found,
-    tornAt,
-    newline,
-  } = await readJournal(path, dir).catch(async (err) => {
+  if (opts.restart) await clearRun(dir);
+  let read = await readJournal(path, dir).catch(async (err) => {
     await unlock(); // refused: the lock must not outlive this call
     throw err;
   });
+  if (read.state && opts.renew?.(read.state)) {
+    await clearRun(dir).catch(async (err: unknown) => {
+      await unlock();
+      throw isErrno(err) ? fsStateError(dir, err) : err;
+    });
+    read = { state: undefined };
+  }
+  const { state: found, tornAt, newline } = read;
   const resumed = found !== undefined;
   const { handle, state: live } = await openForAppend(path, found, { tornAt, newline }, opts).catch(
     async (err: unknown) => {
@@ -296,6 +300,17 @@ export async function openJournal(opts: {
       await unlock();
     },
   };
+}
+
+/** Empties a run's directory to start it over, keeping the lock this process holds (and the start file beside it). */
+async function clearRun(dir: string): Promise<void> {
+  const entries = await readdir(dir);
+  await Promise.all(
+    entries
+      .filter((e) => e !== 'lock' && !e.startsWith('lock.'))
+      // Stryker disable next-line BooleanLiteral: force only matters for an entry removed meanwhile (readdir just listed it)
+      .map((e) => rm(join(dir, e), { recursive: true, force: true })),
+  );
 }
 
 /**

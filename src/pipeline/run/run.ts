@@ -7,6 +7,7 @@ import { SameRequests } from '../join/same-request.js';
 import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
 import { writeJoinedFrom, type JoinSource } from '../join/write-joined.js';
 import { journalAccount, openJournal, runKey, type Journal } from '../journal/journal.js';
+import { startsAfresh } from '../journal/renew.js';
 import { validateRow } from '../mapping/validate.js';
 import type {
   BulkApi,
@@ -125,6 +126,9 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     restart: run.restart,
     now: deps.env.now,
     header: { kind: run.kind, input, options, command: run.command },
+    // A finished run is not resumed under --refresh, nor once past the max age.
+    renew: (found) =>
+      startsAfresh(found, run.cache, { now: deps.env.now(), cache: deps.cache !== undefined }),
   });
   try {
     return await runWithJournal(run, deps, journal, key);
@@ -265,8 +269,8 @@ async function runWithJournal(
       ? await join.finish(final)
       : await writeAllAtOnce({ ...run, ...store }, driven, final, out);
     out = undefined; // closed: nothing to abort any more
-    await journal.append({ t: 'done', output: run.output.target });
     const exitCode = exitCodeFor(stats, base.jobs, base.stopReason, base.cacheGone);
+    await journal.append({ t: 'done', output: run.output.target, exit: exitCode });
     // Rows an answer left out were sent too: their charge is as unknown as a lost answer's.
     const { missingSent, ...written } = stats;
     const chargeUnknownRows = base.chargeUnknownRows + missingSent;

@@ -1,5 +1,6 @@
 import { EnrichError, ExitCode, exitCodeOfCode } from '../../errors.js';
 import { journalAccount, openJournal, runKey } from '../journal/journal.js';
+import { startsAfresh } from '../journal/renew.js';
 import { addressOfCell } from './address.js';
 import { createFeed, type Feed } from './feed.js';
 import { createVerifyProgress, PROGRESS_EVERY_ROWS } from './progress.js';
@@ -44,6 +45,9 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
     header: { kind: VERIFY_KIND, input, options, command: run.command },
     restart: run.restart,
     now,
+    // A finished run is not resumed under --refresh, nor once past the max age.
+    renew: (found) =>
+      startsAfresh(found, run.cache, { now: now(), cache: deps.cache !== undefined }),
   });
   let progress: Progress | undefined;
   try {
@@ -96,7 +100,7 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
     progress.emit();
     const summary = summarize(pool.stats, written, table.size, duplicates, stop);
     if (summary.exitCode === ExitCode.ok)
-      await journal.append({ t: 'done', output: run.output.target });
+      await journal.append({ t: 'done', output: run.output.target, exit: summary.exitCode });
     return { ...summary, runKey: key, journal: journal.path, resumed: journal.resumed };
   } finally {
     await progress?.close();
