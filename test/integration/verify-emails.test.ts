@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyEmailsFile, type EnrichClient, type VerifyEmailsOptions } from '../../src/index.js';
@@ -131,6 +131,23 @@ describe.each([
     expect(summary.stopReason).toBeUndefined();
     expect(summary.notSent).toBe(0);
     expect(summary.exitCode).toBe(0);
+  });
+
+  it('a list that changes under the run stops it (INPUT_CHANGED), and the answers in flight are kept: the next run pays for no address twice (regression: they were lost)', async () => {
+    const { s, dir, options } = await rig({ specOnly });
+    s.admin.setFaults({ latency_ms: 30 });
+    const paid = () => s.admin.stats().verification_credits_charged;
+    const emails = Array.from({ length: 40 }, (_, i) => `lead${i}@firm${i % 7}.com`);
+    const input = join(dir, 'grows.csv');
+    await writeFile(input, `email\n${emails.join('\n')}\n`);
+    const first = verifyEmailsFile({ ...options, input, concurrency: 2 });
+    while (paid() < 4) await new Promise((r) => setTimeout(r, 5));
+    await appendFile(input, 'new.lead@fresh.io\n');
+    await expect(first).rejects.toMatchObject({ code: 'INPUT_CHANGED' });
+    s.admin.setFaults({});
+    const next = await verifyEmailsFile({ ...options, input });
+    expect(next.exitCode).toBe(0);
+    expect(paid()).toBe(41); // each address once
   });
 
   it('an answer lost after the service charged it is not sent again by itself; resendUnconfirmed sends it', async () => {

@@ -85,6 +85,9 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
     const duplicates = await readAndVerify(run, pool, table, progress, feed).catch(
       async (err: unknown) => {
         feed.stop();
+        // A read that failed (the file changed under the run, a malformed line): the requests
+        // in flight get their answer, journaled and cached, so the next run does not pay again.
+        await pool.drain().catch(() => undefined);
         await writing.catch(() => undefined);
         throw err;
       },
