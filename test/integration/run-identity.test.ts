@@ -193,4 +193,42 @@ describe('earlier runs of other files, and runs going on now', () => {
       expect(s.admin.stats().credits_charged).toBe(41);
     },
   );
+
+  it.each(SANDBOX_MODES)(
+    'verify-emails: a run of a list that grew while a run of it still goes on stops before sending anything (exit 2): no address in flight is paid twice ($name)',
+    async ({ specOnly }) => {
+      // Regression: the second (overlapping cron) run sent every address the first had not
+      // answered yet, and both went on paying for them.
+      const s = await sandbox({ specOnly, faults: { latency_ms: 30 } });
+      const dir = await tempDir();
+      const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+      clients.push(client);
+      const paid = () => s.admin.stats().verification_credits_charged;
+      const input = join(dir, 'list.csv');
+      const emails = Array.from({ length: 40 }, (_, i) => `lead${i}@firm${i % 7}.com`);
+      await writeFile(input, `email\n${emails.join('\n')}\n`);
+      const verify = () =>
+        verifyEmailsFile({
+          input,
+          output: join(dir, 'out.csv'),
+          service: { client, baseUrl: s.url },
+          runsDir: join(dir, 'runs'),
+          cacheDir: join(dir, 'cache'),
+          concurrency: 2,
+        });
+      const first = verify();
+      while (paid() < 4) await delay(5);
+      await appendFile(input, 'new.lead@fresh.io\n');
+      await expect(verify()).rejects.toMatchObject({
+        code: 'RUN_IN_PROGRESS',
+        exitCode: 2,
+        message: expect.stringMatching(/list\.csv/),
+      });
+      // The first stops too (its list changed under it), keeping the answers it had in flight.
+      await expect(first).rejects.toMatchObject({ code: 'INPUT_CHANGED' });
+      const later = await verify();
+      expect([later.exitCode, later.cacheHits + later.sent]).toEqual([0, 41]);
+      expect(paid()).toBe(41); // each address once
+    },
+  );
 });

@@ -140,8 +140,14 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
     );
 }
 
-/** A run of the same file (before it changed) goes on in another process now: this one stops. */
-function runningNow(c: EarlierRunsContext, err: EnrichError): EnrichError {
+/**
+ * A run of the same file (before it changed) goes on in another process now: this one stops
+ * (`err`, the RUN_IN_PROGRESS of its lock, names the pid). Also verify-emails' refusal.
+ */
+export function runningNow(
+  c: Pick<EarlierRunsContext, 'input' | 'command'>,
+  err: EnrichError,
+): EnrichError {
   const pid = err.details?.pid;
   const who =
     typeof pid === 'number' ? `another enrich process (pid ${pid})` : 'another run in this process';

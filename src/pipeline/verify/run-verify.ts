@@ -1,6 +1,7 @@
 import { EnrichError, ExitCode, exitCodeOfCode } from '../../errors.js';
 import { journalAccount, openJournal, runKey } from '../journal/journal.js';
 import { startsAfresh } from '../journal/renew.js';
+import { refuseRunOfChangedFile } from './running-now.js';
 import { addressOfCell } from './address.js';
 import { createFeed, type Feed } from './feed.js';
 import { createVerifyProgress, PROGRESS_EVERY_ROWS } from './progress.js';
@@ -39,10 +40,12 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
     ? { ...run.identity, account: journalAccount(deps.account) }
     : run.identity;
   const key = runKey(VERIFY_KIND, input, options);
+  const header = { kind: VERIFY_KIND, input, options, command: run.command };
+  await refuseRunOfChangedFile({ runsDir: run.runsDir, key, ...header });
   const journal = await openJournal({
     runsDir: run.runsDir,
     key,
-    header: { kind: VERIFY_KIND, input, options, command: run.command },
+    header,
     restart: run.restart,
     now,
     // A finished run is not resumed under --refresh, nor once past the max age.
