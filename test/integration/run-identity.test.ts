@@ -195,6 +195,57 @@ describe('earlier runs of other files, and runs going on now', () => {
   );
 
   it.each(SANDBOX_MODES)(
+    'a run writing the output file a live run of another input writes stops before sending anything (exit 2), naming that input ($name)',
+    async ({ specOnly }) => {
+      // Regression: both ran and paid, and whichever ended last replaced the other's output.
+      const { s, dir, a, run } = await rig({ jobMs: 600, specOnly });
+      await writeCsv(dir, 'leads-27.csv', CONTACT_HEADER, contactRows(40));
+      const other = contactRows(5).map((r) => [...r.slice(0, 5), 'other']);
+      await writeCsv(dir, 'leads-28.csv', CONTACT_HEADER, other);
+      const first = run(a, 'leads-27.csv', 'report.csv');
+      while (s.admin.stats().credits_charged < 40) await delay(20);
+      await expect(run(a, 'leads-28.csv', 'report.csv')).rejects.toMatchObject({
+        code: 'RUN_IN_PROGRESS',
+        exitCode: 2,
+        message: expect.stringMatching(/is writing .*report\.csv from .*leads-27\.csv/),
+      });
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      expect((await first).exitCode).toBe(0);
+      // Once it is done, the same call runs.
+      expect((await run(a, 'leads-28.csv', 'report.csv')).exitCode).toBe(0);
+    },
+  );
+
+  it('verify-emails: a run writing the output file a live verification of another list writes stops before sending anything', async () => {
+    const s = await sandbox({ faults: { latency_ms: 30 } });
+    const dir = await tempDir();
+    const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+    clients.push(client);
+    const paid = () => s.admin.stats().verification_credits_charged;
+    const verify = async (name: string, from: number) => {
+      const input = join(dir, name);
+      const emails = Array.from({ length: 20 }, (_, i) => `lead${from + i}@firm.com`);
+      await writeFile(input, `email\n${emails.join('\n')}\n`);
+      return verifyEmailsFile({
+        input,
+        output: join(dir, 'verified.csv'),
+        service: { client, baseUrl: s.url },
+        runsDir: join(dir, 'runs'),
+        cacheDir: join(dir, 'cache'),
+        concurrency: 2,
+      });
+    };
+    const first = verify('monday.csv', 0);
+    while (paid() < 2) await delay(5);
+    await expect(verify('tuesday.csv', 100)).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+      message: expect.stringMatching(/is writing .*verified\.csv from .*monday\.csv/),
+    });
+    expect((await first).exitCode).toBe(0);
+    expect(paid()).toBe(20); // tuesday.csv sent nothing
+  });
+
+  it.each(SANDBOX_MODES)(
     'verify-emails: a run of a list that grew while a run of it still goes on stops before sending anything (exit 2): no address in flight is paid twice ($name)',
     async ({ specOnly }) => {
       // Regression: the second (overlapping cron) run sent every address the first had not

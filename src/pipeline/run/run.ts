@@ -7,6 +7,7 @@ import { SameRequests } from '../join/same-request.js';
 import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
 import { writeJoinedFrom, type JoinSource } from '../join/write-joined.js';
 import { journalAccount, openJournal, runKey, type Journal } from '../journal/journal.js';
+import { noteOutput, refuseOutputInUse } from '../journal/output-lock.js';
 import { startsAfresh } from '../journal/renew.js';
 import { validateRow } from '../mapping/validate.js';
 import type {
@@ -115,6 +116,14 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     cache: run.cache.read && run.cache.write ? deps.cache : undefined,
     onWarning: deps.onWarning,
   });
+  // So does another run going on now that writes the same output file.
+  await refuseOutputInUse({
+    runsDir: run.runsDir,
+    key,
+    target: run.output.target,
+    command: run.command,
+    as: run.words.option('output'),
+  });
   // Batches are sent while the file is still being read, with no pass over the whole file
   // first: a line malformed near its end stops the run after the batches above it were
   // sent, and those are downloaded into the results cache before it stops (driveBatches),
@@ -131,6 +140,7 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
       startsAfresh(found, run.cache, { now: deps.env.now(), cache: deps.cache !== undefined }),
   });
   try {
+    await noteOutput(journal.dir, run.output.target, input.path);
     return await runWithJournal(run, deps, journal, key);
   } finally {
     await journal.close();
