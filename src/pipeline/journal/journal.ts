@@ -263,7 +263,7 @@ export async function openJournal(opts: {
   if (read.state && opts.renew?.(read.state)) {
     await clearRun(dir).catch(async (err: unknown) => {
       await unlock();
-      throw isErrno(err) ? fsStateError(dir, err) : err;
+      throw stateWriteError(dir, err);
     });
     read = { state: undefined };
   }
