@@ -1,6 +1,7 @@
 import { EnrichError } from '../errors.js';
 import {
   cellText,
+  isoCellValue,
   isoDate,
   numberText,
   sheetValue,
@@ -8,7 +9,7 @@ import {
   zeroPadded,
   type SheetValue,
 } from './xlsx-cells.js';
-import { openWorkbook, type ExcelRow, type OpenWorkbook } from './xlsx-zip.js';
+import { dateCellText, openWorkbook, type ExcelRow, type OpenWorkbook } from './xlsx-zip.js';
 
 /** One row of a worksheet: what a user sees in each cell, the typed values, and its row number. */
 export interface SheetRow {
@@ -64,7 +65,8 @@ function noSheet(choice: SheetChoice, names: string[]): string {
 /**
  * A row's cells as shown and as typed, from exceljs's 1-based sparse `values`. A number in a
  * zero-padding format is its text (`02134`), as typed too (an `.xlsx` output keeps the zeros);
- * a date in a time-only format is a time (`18:00:00`). `date1904`: the workbook's date system.
+ * a date in a time-only format is a time (`18:00:00`); a date cell of ISO text (`t="d"`) a date
+ * or a time. `date1904`: the workbook's date system.
  */
 function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
   const raw = row.values;
@@ -85,6 +87,13 @@ function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
       const time = numFmt ? timeOnly(v, numFmt, date1904) : undefined;
       values[c - 1] = time ?? v;
       cells[c - 1] = time ? time.text : isoDate(v);
+      continue;
+    }
+    const iso = dateCellText(v);
+    if (iso !== undefined) {
+      const date = isoCellValue(iso);
+      values[c - 1] = date ?? iso;
+      cells[c - 1] = date ? cellText(date) : iso;
       continue;
     }
     values[c - 1] = sheetValue(v);

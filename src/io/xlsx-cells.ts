@@ -48,6 +48,41 @@ export function isoDate(d: Date): string {
   return `${day}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
 }
 
+// An ISO 8601 date, with a time or not, in UTC or without a zone; or a time alone.
+const ISO_DATE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?(?:Z|[+-]00:?00)?$/;
+const ISO_TIME = /^(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?$/;
+
+/**
+ * A date cell's ISO 8601 text (`t="d"`) as a date (`2024-03-01`, `2024-03-01T09:30:00`), or a
+ * time alone (`09:30:00`) as a time. A date in UTC (`Z`, `+00:00`) is the same date: a
+ * workbook's dates have no zone, and are read as UTC everywhere. Undefined for any other text:
+ * another offset (`+09:00`) cannot be held by a date cell without moving its time or losing
+ * the zone, so that cell reads as the text written.
+ */
+export function isoCellValue(text: string): Date | SheetTime | undefined {
+  const time = ISO_TIME.exec(text);
+  if (time) {
+    const [h, m, s] = [Number(time[1]), Number(time[2]), Number(time[3] ?? 0)];
+    if (h > 23 || m > 59 || s > 59) return undefined;
+    const secs = h * 3600 + m * 60 + s;
+    return new SheetTime(`${pad(h)}:${pad(m)}:${pad(s)}`, secs / 86_400, false);
+  }
+  const d = ISO_DATE.exec(text);
+  if (!d) return undefined;
+  const [y, mo, day, h, mi, s] = [1, 2, 3, 4, 5, 6].map((i) => Number(d[i] ?? 0)) as number[];
+  const ms = Math.round(Number(d[7] ?? 0) * 1000);
+  const date = new Date(Date.UTC(y!, mo! - 1, day!, h, mi, s, ms));
+  // 2024-02-30 or 25:00 are no dates: Date.UTC would roll them over.
+  const same =
+    date.getUTCFullYear() === y &&
+    date.getUTCMonth() === mo! - 1 &&
+    date.getUTCDate() === day &&
+    date.getUTCHours() === h &&
+    date.getUTCMinutes() === mi;
+  return same && s! < 60 ? date : undefined;
+}
+
 /**
  * A number as a spreadsheet shows it, never in exponent form: Excel keeps 15 significant
  * digits (0.1+0.2 shows 0.3) and an id or a phone such as 12025550123 shows whole, not

@@ -163,8 +163,10 @@ function prefixIn(root: string): RegExp | undefined {
  * cell read as empty; a boolean one (`<c t="b"><f>A2>5</f><v>1</v></c>`) read as 1. Cells of type
  * `e` are handed to it as text instead: a formula's error reads as Excel shows it (`#DIV/0!`),
  * and a plain error cell as its code, as it did before. A boolean cell with a formula is handed
- * to it as the text Excel shows (`TRUE`, `FALSE`); a plain boolean cell stays a boolean. A start
- * tag cut at a chunk's end waits for the next chunk, and so does a boolean cell not closed yet.
+ * to it as the text Excel shows (`TRUE`, `FALSE`); a plain boolean cell stays a boolean. A date
+ * cell (type `d`) is handed to it as an error cell holding its ISO text (`dateCellText`). A start
+ * tag cut at a chunk's end waits for the next chunk, and so does a boolean or date cell not
+ * closed yet.
  */
 export async function* formulaResultsAsText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
   // A cell's type attribute saying it holds an error (`<c r="D5" t="e">`).
@@ -177,7 +179,7 @@ export async function* formulaResultsAsText(chunks: AsyncIterable<string>): Asyn
   for await (const chunk of chunks) {
     const text = carry + chunk;
     let cut = tagCut(text);
-    cut = openBooleanCell(text, cut) ?? cut;
+    cut = openTypedCell(text, cut) ?? cut;
     cut = openElement(text, cut, '<is>', '</is>') ?? cut;
     carry = text.slice(cut);
     yield inlineStringsJoined(
@@ -188,11 +190,37 @@ export async function* formulaResultsAsText(chunks: AsyncIterable<string>): Asyn
           booleanFormula,
           (_, start: string, tag: string, body: string, v: string, end: string) =>
             `${start}str${tag}${body}${v === '1' ? 'TRUE' : 'FALSE'}${end}`,
+        )
+        .replace(
+          DATE_CELL,
+          (_, start: string, tag: string, body: string) =>
+            `${start}e${tag}${body.replace(FORMULA, '')}</c>`,
         ),
     );
   }
   // Only a sheet cut short ends inside a tag or a cell: passed on as it is, for exceljs to refuse.
   if (carry !== '') yield carry;
+}
+
+/**
+ * A whole cell of type `d` (an ISO 8601 date as its value, `<c t="d"><v>2024-03-01</v></c>`,
+ * as openpyxl writes dates with `iso_dates=True`), up to its end: never across a cell's end.
+ */
+const DATE_CELL = /(<c\b[^>]*?\st=")d("[^>]*(?<!\/)>)((?:(?!<\/c>)[\s\S])*?)<\/c>/g;
+/** A cell's formula, empty (`<f t="shared" si="0"/>`) or not. */
+const FORMULA = /<f\b[^>]*?(?:\/>|>[\s\S]*?<\/f>)/g;
+
+/**
+ * The ISO 8601 text of a date cell (type `d`), or undefined for any other value. exceljs reads
+ * such a cell's value with parseFloat (`2024-03-01` as 2024, then a serial number); it is handed
+ * to it as an error cell instead (`formulaResultsAsText`), whose value exceljs keeps as its text:
+ * every real error cell is handed to it as text, so an error value only ever carries a date.
+ * A formula of a date cell is dropped: its cached result is the value.
+ */
+export function dateCellText(v: unknown): string | undefined {
+  if (typeof v !== 'object' || v === null || !('error' in v)) return undefined;
+  const text = (v as { error: unknown }).error;
+  return typeof text === 'string' ? text.trim() : undefined;
 }
 
 /** A phonetic guide (furigana: `<rPh sb="0" eb="2"><t>タナカ</t></rPh>`) and its settings (`<phoneticPr …/>`). */
@@ -254,11 +282,11 @@ export async function* phoneticGuidesDropped(
 }
 
 /**
- * Where a boolean cell starts that `text` (up to `end`) leaves open, when it does and it is
- * small. Only the last `<c` can be one (cells do not nest); when it is another element (`<col`
+ * Where a boolean or date cell starts that `text` (up to `end`) leaves open, when it does and it
+ * is small. Only the last `<c` can be one (cells do not nest); when it is another element (`<col`
  * before the sheet's data, `<cfRule` after it), no cell is open there.
  */
-function openBooleanCell(text: string, end: number): number | undefined {
+function openTypedCell(text: string, end: number): number | undefined {
   // Stryker disable next-line ArithmeticOperator: a `<c` at `end` is a tag cut short, whose missing `>` leaves it no type
   const at = text.lastIndexOf('<c', end - 1);
   const tagEnd = text.indexOf('>', at);
@@ -266,7 +294,7 @@ function openBooleanCell(text: string, end: number): number | undefined {
   if (at === -1) return undefined;
   const tag = text.slice(at, tagEnd + 1);
   // Stryker disable next-line Regex: the tag is sliced from its `<c`, anchored or not
-  if (!/^<c\s[^>]*\st="b"/.test(tag) || tag.endsWith('/>')) return undefined;
+  if (!/^<c\s[^>]*\st="[bd]"/.test(tag) || tag.endsWith('/>')) return undefined;
   // Stryker disable next-line EqualityOperator: `</c>` cannot start at the start tag's `>`
   if (text.lastIndexOf('</c>', end) > tagEnd) return undefined;
   // A cell of 64 KB is no cell a sheet has: go on rather than hold the sheet.

@@ -832,3 +832,77 @@ describe('time-only number formats', () => {
       expect(timeOnly(at(0.75), fmt, false)).toBeUndefined();
   });
 });
+
+describe('ISO 8601 date cells (t="d", as openpyxl writes them with iso_dates=True)', () => {
+  /** Cell `ref` of the first sheet replaced by a date cell of ISO text `iso` (style 1 or none). */
+  const dateCell =
+    (ref: string, iso: string, body = '') =>
+    (xml: string) =>
+      xml.replace(
+        new RegExp(`<c r="${ref}"[^>]*?(/>|>[\\s\\S]*?</c>)`),
+        `<c r="${ref}" t="d"${ref.startsWith('B') ? ' s="1"' : ''}>${body}<v>${iso}</v></c>`,
+      );
+
+  it('reads as the date or time written, and is written back as a date cell (regression: 2024-03-01 read as 1905-07-16, 2023-12-31 as 2023)', async () => {
+    const path = join(dir, 'tdate-src.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Leads');
+    ws.addRow(['Email', 'Signed up', 'Renewal']);
+    const iso: [string, string][] = [
+      ['2024-03-01T00:00:00', '2023-12-31'],
+      ['1999-07-04T09:30:00Z', '2024-03-01T09:30:00.000+00:00'],
+      ['2024-03-01T09:30:00+09:00', '09:30:00'],
+      ['2024-02-30', 'soon'],
+    ];
+    iso.forEach((_, i) => ws.addRow([`r${i}@acme.com`, 'x', 'y']));
+    ws.getColumn(2).numFmt = 'yyyy-mm-dd h:mm:ss';
+    await wb.xlsx.writeFile(path);
+    const tdate = join(dir, 'tdate.xlsx');
+    const edits = iso.flatMap(([b, c], i) => [
+      dateCell(`B${i + 2}`, b),
+      // A formula of a date cell: its cached result is the value.
+      dateCell(`C${i + 2}`, c, i === 0 ? '<f>DATE(2023,12,31)</f>' : ''),
+    ]);
+    await restored(
+      path,
+      tdate,
+      (n) => n,
+      (name, text) => [
+        name,
+        /worksheets\/sheet1\.xml$/.test(name) ? edits.reduce((xml, f) => f(xml), text) : text,
+      ],
+    );
+    const { rows } = await rowsOf(tdate);
+    expect(rows.map((r) => r.cells.slice(1))).toEqual([
+      ['2024-03-01', '2023-12-31'],
+      ['1999-07-04T09:30:00', '2024-03-01T09:30:00'],
+      ['2024-03-01T09:30:00+09:00', '09:30:00'], // another zone: the text as written
+      ['2024-02-30', 'soon'], // no date: the text as written
+    ]);
+    const out = await writtenBack(tdate);
+    expect(out.getCell(2).value).toEqual(new Date(Date.UTC(2024, 2, 1)));
+    expect(out.getCell(2).numFmt).toBe('yyyy-mm-dd');
+    expect(out.getCell(3).value).toEqual(new Date(Date.UTC(2023, 11, 31)));
+    expect(out.getCell(3).type).toBe(ExcelJS.ValueType.Date);
+  });
+
+  it('is read whole wherever a chunk of the sheet ends', async () => {
+    const xml =
+      '<row r="2"><c r="A2" t="d" s="1"><v>2024-03-01</v></c><c r="B2" t="d"><f>TODAY()</f><v>2023-12-31T10:00:00</v></c>' +
+      '<c r="C2" t="e"><v>#N/A</v></c><c r="D2" t="d"/></row>';
+    const want =
+      '<row r="2"><c r="A2" t="e" s="1"><v>2024-03-01</v></c><c r="B2" t="e"><v>2023-12-31T10:00:00</v></c>' +
+      '<c r="C2" t="str"><v>#N/A</v></c><c r="D2" t="d"/></row>';
+    for (let cut = 0; cut <= xml.length; cut++) {
+      let out = '';
+      for await (const part of formulaResultsAsText(
+        (async function* () {
+          yield xml.slice(0, cut);
+          yield xml.slice(cut);
+        })(),
+      ))
+        out += part;
+      expect(out).toBe(want);
+    }
+  });
+});
