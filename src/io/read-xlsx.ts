@@ -19,7 +19,10 @@ export interface SheetRow {
   line: number;
 }
 
-/** Which worksheet: its name, or its 1-based position in the workbook (the first by default); a text of digits is a name first. */
+/**
+ * Which worksheet: its name, or its 1-based position among the tabs a user sees (hidden sheets
+ * are not counted); the first visible sheet by default. A text of digits is a name first.
+ */
 export type SheetChoice = string | number;
 
 const ZIP = [0x50, 0x4b, 0x03, 0x04];
@@ -34,32 +37,50 @@ export function looksLikeXlsx(sample: Uint8Array): boolean {
   return names.includes('[Content_Types].xml') || names.includes('xl/');
 }
 
+interface Pickable {
+  name: string;
+  hidden?: boolean;
+}
+
 /**
- * The sheet chosen: a name (exact, then in any case), else a number as a 1-based position. A sheet
- * whose name is the text wins over a position: `--sheet 2024` is the tab named "2024", and
- * `--sheet 2` the tab named "2" when there is one, the second tab otherwise.
+ * The sheet chosen: a name (exact, then in any case; a hidden sheet too, named so on purpose),
+ * else a number as a 1-based position among the visible tabs, as Excel shows them: hidden
+ * sheets are not counted. A sheet whose name is the text wins over a position: `--sheet 2024`
+ * is the tab named "2024", and `--sheet 2` the tab named "2" when there is one, the second
+ * visible tab otherwise.
  */
-export function pickSheet<S extends { name: string; position: number }>(
-  sheets: S[],
-  choice: SheetChoice,
-): S | undefined {
-  if (typeof choice === 'number') return sheets.find((s) => s.position === choice);
+export function pickSheet<S extends Pickable>(sheets: S[], choice: SheetChoice): S | undefined {
+  const visible = sheets.filter((s) => !s.hidden);
+  if (typeof choice === 'number') return visible[choice - 1];
   const folded = choice.trim().toLowerCase();
   const named =
     sheets.find((s) => s.name === choice) ?? sheets.find((s) => s.name.toLowerCase() === folded);
   if (named || !/^\s*\d+\s*$/.test(choice)) return named;
-  return sheets.find((s) => s.position === Number(choice));
+  return visible[Number(choice) - 1];
 }
 
 /** The words of a sheet not found: what was asked, and what the workbook has. */
-function noSheet(choice: SheetChoice, names: string[]): string {
-  const listed = names.map((n) => JSON.stringify(n)).join(', ') || '(no sheets)';
-  const numbers = names.length > 0 ? `, or a number from 1 to ${names.length}` : '';
+function noSheet(choice: SheetChoice, sheets: Pickable[]): string {
+  const quoted = (hidden: boolean) =>
+    sheets
+      .filter((s) => !s.hidden === !hidden)
+      .map((s) => JSON.stringify(s.name))
+      .join(', ');
+  const count = sheets.filter((s) => !s.hidden).length;
+  const listed = quoted(false) || '(no visible sheets)';
+  const numbers = count > 0 ? `, or a number from 1 to ${count}` : '';
+  const hidden = quoted(true) ? ` (hidden, by name only: ${quoted(true)})` : '';
   if (typeof choice === 'number')
-    return `no sheet number ${choice}: expected one of ${listed}${numbers}`;
+    return `no sheet number ${choice}: expected one of ${listed}${numbers}${hidden}`;
   if (/^\s*\d+\s*$/.test(choice))
-    return `no sheet named ${JSON.stringify(choice)}, nor a sheet at that position: expected one of ${listed}${numbers}`;
-  return `no sheet ${JSON.stringify(choice)}: expected one of ${listed}`;
+    return `no sheet named ${JSON.stringify(choice)}, nor a sheet at that position: expected one of ${listed}${numbers}${hidden}`;
+  return `no sheet ${JSON.stringify(choice)}: expected one of ${listed}${hidden}`;
+}
+
+/** The hidden sheets before the first visible one: what the default choice passes over. */
+export function hiddenBeforeFirst(sheets: Pickable[]): string[] {
+  const first = sheets.findIndex((s) => !s.hidden);
+  return sheets.slice(0, first === -1 ? sheets.length : first).map((s) => s.name);
 }
 
 /**
@@ -108,29 +129,20 @@ function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
 }
 
 /**
- * Streams the rows of one worksheet (the first by default). The shared strings and styles are
- * held; the sheet's rows are read from the zip one at a time (`xlsx-zip.ts`). Every call
- * reads the file again.
+ * Streams the rows of one worksheet (the first visible one by default). The shared strings and
+ * styles are held; the sheet's rows are read from the zip one at a time (`xlsx-zip.ts`). Every
+ * call reads the file again.
  */
 export async function* readXlsxRows(
   filePath: string,
-  o: { name: string; sheet?: SheetChoice },
+  o: { name: string; sheet?: SheetChoice; hiddenSkipped?: (names: string[], read: string) => void },
 ): AsyncGenerator<SheetRow> {
-  const choice = o.sheet ?? 1;
   let book: OpenWorkbook | undefined;
   try {
     book = await openWorkbook(filePath);
-    const sheet = pickSheet(book.sheets, choice);
-    if (!sheet) {
-      throw new EnrichError(
-        'USAGE',
-        `${o.name} has ${noSheet(
-          choice,
-          book.sheets.map((s) => s.name),
-        )}`,
-        { location: { file: o.name }, hint: 'Name the sheet with --sheet <name|number>.' },
-      );
-    }
+    const sheet = pickSheet(book.sheets, o.sheet ?? 1);
+    if (!sheet) throw sheetNotFound(o.name, o.sheet, book.sheets);
+    if (o.sheet === undefined) o.hiddenSkipped?.(hiddenBeforeFirst(book.sheets), sheet.name);
     for await (const row of sheet.rows()) yield shapeRow(row, book.date1904);
   } catch (err) {
     if (err instanceof EnrichError) throw err;
@@ -140,26 +152,53 @@ export async function* readXlsxRows(
   }
 }
 
+/** A sheet asked for and not found; by default, a workbook without a visible sheet. */
+function sheetNotFound(name: string, choice: SheetChoice | undefined, sheets: Pickable[]) {
+  const location = { file: name };
+  if (choice === undefined) {
+    return new EnrichError(
+      'INPUT_INVALID',
+      `${name} has no visible sheet: expected a tab to read, got only hidden ones (${sheets
+        .map((s) => JSON.stringify(s.name))
+        .join(', ')})`,
+      { location, hint: 'Name the sheet to read with --sheet <name>.' },
+    );
+  }
+  return new EnrichError('USAGE', `${name} has ${noSheet(choice, sheets)}`, {
+    location,
+    hint: 'Name the sheet with --sheet <name|number>.',
+  });
+}
+
 /**
  * The first rows of the sheet as CSV text, one line per sheet row (gaps as blank lines):
- * the header is found by the same detection as a CSV file's, and its line is the row number.
+ * the header is found by the same detection as a CSV file's, and its line is the row number;
+ * and the hidden sheets the default choice passed over.
  */
 export async function sheetSample(
   filePath: string,
   o: { name: string; sheet?: SheetChoice },
   maxRows = 60,
-): Promise<{ text: string; rows: SheetRow[] }> {
+): Promise<{ text: string; rows: SheetRow[]; hiddenSkipped: string[]; sheetName: string }> {
   const lines: string[] = [];
   const rows: SheetRow[] = [];
+  let hiddenSkipped: string[] = [];
+  let sheetName = '';
   let taken = 0;
-  for await (const row of readXlsxRows(filePath, o)) {
+  for await (const row of readXlsxRows(filePath, {
+    ...o,
+    hiddenSkipped: (names, read) => {
+      hiddenSkipped = names;
+      sheetName = read;
+    },
+  })) {
     rows.push(row);
     // Blank rows keep their lines (up to a point: a sheet may start far down).
     while (lines.length < row.line - 1 && lines.length < 10_000) lines.push('');
     lines.push(row.cells.map(quote).join(','));
     if (++taken >= maxRows) break;
   }
-  return { text: lines.join('\n'), rows };
+  return { text: lines.join('\n'), rows, hiddenSkipped, sheetName };
 }
 
 /** A cell as a CSV field on one line: a line break inside a cell would shift the row numbers. */

@@ -41,7 +41,7 @@ export interface ReadOptions {
   tmpDir?: string;
   /** Longest CSV row or JSON record accepted, in characters (default 8 MiB). */
   maxRecordChars?: number;
-  /** XLSX: the worksheet, by name or 1-based position ("2" is the sheet named "2", else the second); the first by default. */
+  /** XLSX: the worksheet, by name or 1-based position among the visible sheets ("2" is the sheet named "2", else the second visible one); the first visible one by default. */
   sheet?: string | number;
 }
 

@@ -9,7 +9,7 @@ type Opened = Omit<InputSource, 'close'>;
 type Base = Omit<Opened, 'dialect' | 'header' | 'rawHeader' | 'rows'>;
 
 /**
- * An Excel workbook: one worksheet (the first unless `--sheet` names another), its header
+ * An Excel workbook: one worksheet (the first visible one unless `--sheet` names another), its header
  * found as a CSV file's is (a title row above it is skipped), its cells read as the text a
  * user sees (dates as ISO 8601, ids and phones in full), and the typed values kept for an
  * `.xlsx` output. Rows are streamed again on every pass.
@@ -20,9 +20,17 @@ export async function xlsxSource(
   verify: () => Promise<void>,
 ): Promise<Opened> {
   const { filePath, name, warnings } = base;
-  // `--sheet 2`: the sheet named "2", or else the second (`pickSheet`).
+  // `--sheet 2`: the sheet named "2", or else the second visible one (`pickSheet`).
   const at = { name, sheet: options.sheet };
   const sample = await sheetSample(filePath, at);
+  const hidden = sample.hiddenSkipped;
+  if (hidden.length > 0) {
+    const names = hidden.map((n) => JSON.stringify(n)).join(', ');
+    const them = hidden.length > 1 ? 'the first' : 'it';
+    warnings.push(
+      `${name}: reading sheet ${JSON.stringify(sample.sheetName)}, the first visible one; hidden sheet(s) ${names} before it skipped (--sheet ${JSON.stringify(hidden[0])} reads ${them})`,
+    );
+  }
   const sniffed = sniffDialect(sample.text, { delimiter: ',', headerRow: options.headerRow });
   if (sniffed.skippedLines) {
     warnings.push(

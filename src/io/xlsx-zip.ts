@@ -27,6 +27,8 @@ export interface WorkbookSheet {
   name: string;
   /** 1-based place in the workbook's list of sheets. */
   position: number;
+  /** Hidden from the user (`state="hidden"` or `"veryHidden"`): Excel shows no tab for it. */
+  hidden: boolean;
   rows(): AsyncIterable<ExcelRow>;
 }
 
@@ -44,7 +46,7 @@ interface Relationship {
   Target: string;
 }
 interface ExcelWorkbookReader {
-  model?: { sheets?: { name: string; rId: string }[] };
+  model?: { sheets?: { name: string; rId: string; state?: string }[] };
   /** The workbook's properties (`date1904`), read by the worksheet reader. */
   properties?: { model?: { date1904?: boolean } };
   workbookRels?: Relationship[];
@@ -334,19 +336,20 @@ function sheetParts(
   workbook: string,
   entryOf: (path: string) => Entry | undefined,
   entries: Iterable<Entry>,
-): { name: string; entry: Entry }[] {
+): { name: string; entry: Entry; hidden: boolean }[] {
   // Stryker disable next-line ArrayDeclaration: a list without sheets is no list either
   const listed = (reader.model!.sheets ?? []).flatMap((sheet) => {
     const rel = reader.workbookRels!.find((r) => r.Id === sheet.rId);
     const entry = rel && entryOf(partPath(workbook, rel.Target));
-    return entry ? [{ name: sheet.name, entry }] : [];
+    const hidden = sheet.state === 'hidden' || sheet.state === 'veryHidden';
+    return entry ? [{ name: sheet.name, entry, hidden }] : [];
   });
   if (listed.length > 0) return listed;
   // No workbook part (or none of its sheets found): the sheets by their part numbers.
   return [...entries]
     .flatMap((entry) => {
       const no = SHEET_PART.exec(entry.fileName)?.[1];
-      return no === undefined ? [] : [{ name: `Sheet${no}`, entry, no: Number(no) }];
+      return no === undefined ? [] : [{ name: `Sheet${no}`, entry, no: Number(no), hidden: false }];
     })
     .sort((a, b) => a.no - b.no);
 }
@@ -406,9 +409,10 @@ export async function openWorkbook(filePath: string): Promise<OpenWorkbook> {
     const styles = await part(related(rels, workbook, 'styles') ?? 'xl/styles.xml');
     if (styles) await reader._parseStyles(styles);
     const sheets = sheetParts(reader, workbook, entryOf, entries.values()).map(
-      ({ name, entry }, i) => ({
+      ({ name, entry, hidden }, i) => ({
         name,
         position: i + 1,
+        hidden,
         rows(): AsyncIterable<ExcelRow> {
           // The number only names the sheet inside exceljs, which this reader does not use.
           // Stryker disable next-line ArithmeticOperator: as said

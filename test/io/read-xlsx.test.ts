@@ -127,6 +127,54 @@ describe('XLSX input', () => {
     );
   });
 
+  it('reads the first visible sheet by default, with a warning naming the hidden ones passed over; positions count visible tabs; a hidden sheet is read by name (regression: the hidden first tab was enriched)', async () => {
+    const path = join(dir, 'hidden.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const tabs: [string, 'visible' | 'hidden' | 'veryHidden'][] = [
+      ['Lookup', 'hidden'],
+      ['Config', 'veryHidden'],
+      ['Leads', 'visible'],
+      ['Archive', 'hidden'],
+      ['Old', 'visible'],
+    ];
+    for (const [name, state] of tabs) wb.addWorksheet(name, { state }).addRow([`tab ${name}`]);
+    await wb.xlsx.writeFile(path);
+    const read = async (sheet?: string | number) => {
+      const { source } = await rowsOf(path, sheet === undefined ? {} : { sheet });
+      return [source.rawHeader[0], source.warnings];
+    };
+    expect(await read()).toEqual([
+      'tab Leads',
+      [
+        `${path}: reading sheet "Leads", the first visible one; hidden sheet(s) "Lookup", "Config" before it skipped (--sheet "Lookup" reads the first)`,
+      ],
+    ]);
+    expect(await read('1')).toEqual(['tab Leads', []]);
+    expect(await read('2')).toEqual(['tab Old', []]);
+    expect(await read(2)).toEqual(['tab Old', []]);
+    expect(await read('lookup')).toEqual(['tab Lookup', []]);
+    expect(await read('Config')).toEqual(['tab Config', []]);
+    await expect(openInput(path, { sheet: '3' })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: `${path} has no sheet named "3", nor a sheet at that position: expected one of "Leads", "Old", or a number from 1 to 2 (hidden, by name only: "Lookup", "Config", "Archive")`,
+    });
+    // Only hidden sheets (Excel refuses to hide the last one; a program may): nothing to guess.
+    const allHidden = join(dir, 'all-hidden.xlsx');
+    const hidden = new ExcelJS.Workbook();
+    hidden.addWorksheet('Lookup', { state: 'hidden' }).addRow(['old@acme.com']);
+    await hidden.xlsx.writeFile(allHidden);
+    await expect(openInput(allHidden)).rejects.toMatchObject({
+      code: 'INPUT_INVALID',
+      message: `${allHidden} has no visible sheet: expected a tab to read, got only hidden ones ("Lookup")`,
+    });
+    // No hidden sheet first: no warning.
+    const plain = join(dir, 'plain-two.xlsx');
+    await writeContactsWorkbook(plain, 1, { notesFirst: true });
+    expect((await rowsOf(plain)).source.warnings).not.toContainEqual(
+      expect.stringContaining('hidden'),
+    );
+  });
+
   it('refuses a file named .xlsx that is no workbook', async () => {
     const path = join(dir, 'fake.xlsx');
     await writeFile(path, 'email\njane@acme.com\n');

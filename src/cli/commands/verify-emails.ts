@@ -5,7 +5,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 /** Registers `enrich verify-emails <input|->`: verify every distinct address of a file. */
 const SHEET_HELP =
-  'the worksheet of an .xlsx input, by name or number; a sheet named so wins over a position (default: the first)';
+  'the worksheet of an .xlsx input, by name (a hidden one too) or by number among the visible tabs; a sheet named so wins over a position (default: the first visible)';
 
 export function registerVerifyEmails(program: Command): void {
   program

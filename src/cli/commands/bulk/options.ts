@@ -143,7 +143,7 @@ function addOutputOptions(cmd: Command): Command {
     )
     .option(
       '--sheet <name|n>',
-      'the worksheet of an .xlsx input, by name or number; a sheet named so wins over a position (default: the first)',
+      'the worksheet of an .xlsx input, by name (a hidden one too) or by number among the visible tabs; a sheet named so wins over a position (default: the first visible)',
     )
     .option('--delimiter <c>', 'input delimiter: , ; | tab (default: detected)')
     .option(
