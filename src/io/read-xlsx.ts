@@ -3,6 +3,7 @@ import {
   cellText,
   isoCellValue,
   isoDate,
+  isPlainNumber,
   numberText,
   sheetValue,
   timeOnly,
@@ -85,7 +86,8 @@ export function hiddenBeforeFirst(sheets: Pickable[]): string[] {
 
 /**
  * A row's cells as shown and as typed, from exceljs's 1-based sparse `values`. A number in a
- * zero-padding format is its text (`02134`), as typed too (an `.xlsx` output keeps the zeros);
+ * zero-padding format is its text (`02134`), as typed too when zeros or words were added (an
+ * `.xlsx` output keeps them; a number shown without them, `2134.60`, stays a number);
  * a date in a time-only format is a time (`18:00:00`); a date cell of ISO text (`t="d"`) a date
  * or a time. `date1904`: the workbook's date system.
  */
@@ -99,7 +101,7 @@ function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
     if (typeof v === 'number') {
       const numFmt = row.getCell(c).numFmt;
       const padded = numFmt ? zeroPadded(v, numFmt) : undefined;
-      values[c - 1] = padded ?? v;
+      values[c - 1] = padded === undefined || isPlainNumber(padded) ? v : padded;
       cells[c - 1] = padded ?? numberText(v, numFmt);
       continue;
     }

@@ -789,6 +789,8 @@ describe('zero-padded number formats (ZIP codes, ids)', () => {
       ['Count', 7, '0'],
       ['Revenue', 1234, '#,##0'],
       ['Rounded', 2134.6, '00000'],
+      ['Ratio', 5.5, '000.00'],
+      ['Score', 2134.6, '000.00'],
     ];
     await formatted(path, cols);
     const { rows } = await rowsOf(path);
@@ -801,7 +803,9 @@ describe('zero-padded number formats (ZIP codes, ids)', () => {
       'ID-0007',
       '7',
       '1234',
-      '2134.6',
+      '02135',
+      '005.50',
+      '2134.60',
     ]);
     const out = await writtenBack(path);
     expect(out.getCell(2).value).toBe('02134');
@@ -809,6 +813,8 @@ describe('zero-padded number formats (ZIP codes, ids)', () => {
     expect(out.getCell(6).value).toBe('ID-0007');
     expect(out.getCell(7).value).toBe(7); // nothing added: a number still
     expect(out.getCell(8).value).toBe(1234);
+    // Rounded to what Excel shows: the text when zeros were added, else the number itself.
+    expect([9, 10, 11].map((c) => out.getCell(c).value)).toEqual(['02135', '005.50', 2134.6]);
   });
 
   it.each([
@@ -819,7 +825,23 @@ describe('zero-padded number formats (ZIP codes, ids)', () => {
     [5, '\\#00', '#05'],
     [0, '00', '00'],
     [5, '00;(00)', undefined], // sections: not read this way
-    [5, '0.00', undefined],
+    [5, '0.00', undefined], // nothing padded: the number's digits
+    [2134.4, '0', undefined],
+    [2134.6, '00000', '02135'], // rounded as Excel shows it (regression: 2134.6)
+    [2134.5, '00000', '02135'], // half away from zero
+    [-2134.5, '00000', '-02135'],
+    [99999.5, '00000', '100000'],
+    [12.35, '0000.0', '0012.4'], // 12.35 is 12.3499… in binary; Excel shows 12.4
+    [2.675, '000.00', '002.68'],
+    [0.004, '000.00', '000.00'],
+    [1234.5, '000.00', '1234.50'],
+    [21341234.4, '00000-0000', '02134-1234'],
+    [6.5, '"ID-"0000', 'ID-0007'],
+    [6.5, '"ID-"0', 'ID-7'],
+    [5.25, '00.0" kg"', '05.3 kg'],
+    [5, '00.0"x"0', undefined], // a placeholder after text in the fraction: not read this way
+    [5, '0.0.0', undefined],
+    [5, '.00', undefined],
     [5, '[Red]00', undefined],
     [5, '00%', undefined],
     [5, '"unclosed 00', undefined],
