@@ -394,6 +394,67 @@ describe('detectMapping: whole header sets of CRM and prospecting exports', () =
         last_name: 'Last Name',
       },
     ],
+    // Japanese exports (regression: 姓, 名, 会社名, メールアドレス read right but not mapped).
+    [
+      'Sansan (business cards, Japanese)',
+      'contacts',
+      '名刺交換日,会社名,部署名,役職,姓,名,姓（読み）,名（読み）,E-mail,郵便番号,住所,TEL,FAX,携帯電話,URL',
+      {
+        business_email: 'E-mail',
+        company_domain: 'URL',
+        company_name: '会社名',
+        first_name: '名',
+        last_name: '姓',
+      },
+    ],
+    [
+      'Salesforce leads report (Japanese)',
+      'contacts',
+      '姓,名,会社名,役職,メール,電話,携帯,Web サイト,リードソース,リード状況,都道府県,市区郡,町名・番地,郵便番号,国',
+      {
+        business_email: 'メール',
+        company_domain: 'Web サイト',
+        company_name: '会社名',
+        first_name: '名',
+        last_name: '姓',
+      },
+    ],
+    [
+      'Salesforce contacts report (Japanese)',
+      'contacts',
+      '取引先名,姓,名,役職,メール,電話,携帯,部署',
+      { business_email: 'メール', company_name: '取引先名', first_name: '名', last_name: '姓' },
+    ],
+    [
+      'HubSpot contacts (Japanese)',
+      'contacts',
+      'レコードID,名,姓,Eメール,電話番号,会社名,ウェブサイトURL,ライフサイクルステージ,コンタクト担当者,作成日',
+      {
+        business_email: 'Eメール',
+        company_domain: 'ウェブサイトURL',
+        company_name: '会社名',
+        first_name: '名',
+        last_name: '姓',
+      },
+    ],
+    [
+      'an Excel list in Japanese: full-width and half-width forms; 氏名 (family name first) is not split',
+      'contacts',
+      'ＮＯ,氏名,姓,名,会社名,ﾒｰﾙｱﾄﾞﾚｽ,電話番号,役職',
+      { business_email: 'ﾒｰﾙｱﾄﾞﾚｽ', company_name: '会社名', first_name: '名', last_name: '姓' },
+    ],
+    [
+      'HubSpot companies (Japanese)',
+      'companies',
+      'レコードID,会社名,会社のドメイン名,ウェブサイトURL,業種,従業員数,電話番号',
+      { company_name: '会社名', company_website: '会社のドメイン名' },
+    ],
+    [
+      'Salesforce accounts report (Japanese)',
+      'companies',
+      '取引先名,種別,Web サイト,電話,業種,従業員数',
+      { company_name: '取引先名', company_website: 'Web サイト' },
+    ],
   ] as const)('%s', (_name, kind, header, expected) => {
     expect(mapped(kind, header.split(','))).toEqual(expected);
   });
@@ -421,6 +482,25 @@ describe('detectMapping: whole header sets of CRM and prospecting exports', () =
       last_name: 'lastName',
       prof_network_url: 'linkedInProfileUrl',
     });
+  });
+});
+
+describe('detectMapping: Japanese headers', () => {
+  it('a whole name (氏名, 名前) is never split, nor is a reading taken for a name', () => {
+    // Family name first and often unspaced: "田中 太郎" split as a Western name sends the names swapped.
+    expect(mapped('contacts', ['氏名', '会社名', 'メールアドレス'])).toEqual({
+      business_email: 'メールアドレス',
+      company_name: '会社名',
+    });
+    expect(mapped('contacts', ['名前', 'セイ', 'メイ', '会社', 'Ｅメール'])).toEqual({
+      business_email: 'Ｅメール',
+      company_name: '会社',
+    });
+  });
+
+  it('voiced kana are kept apart from their plain letters (ド is not ト), whatever the width', () => {
+    expect(mapped('contacts', ['Email', 'ﾄﾞﾒｲﾝ'])).toMatchObject({ company_domain: 'ﾄﾞﾒｲﾝ' });
+    expect(mapped('contacts', ['Email', 'トメイン'])).not.toHaveProperty('company_domain');
   });
 });
 

@@ -1,10 +1,19 @@
 import type { BulkKind } from './mapping-types.js';
 
-/** A header name with case, accents, spaces and punctuation removed: "E-mail Address" -> "emailaddress", "Prénom" -> "prenom". */
+/** Combining marks but the kana voicing marks (゛ ゜), which make another letter: ト and ド differ. */
+const MARKS = /[^\P{M}\u3099\u309a]+/gu;
+
+/**
+ * A header name with case, accents, width, spaces and punctuation removed: "E-mail Address" ->
+ * "emailaddress", "Prénom" -> "prenom"; full-width "Ｅメール" and half-width "ﾒｰﾙ" as their usual
+ * forms, "メール アドレス" (a full-width space too) -> "メールアドレス". Kana keep their voicing
+ * (NFKD, marks dropped, then NFC): ド is not ト.
+ */
 export function squash(name: string): string {
   return name
-    .normalize('NFD')
-    .replace(/\p{M}+/gu, '')
+    .normalize('NFKD')
+    .replace(MARKS, '')
+    .normalize('NFC')
     .toLowerCase()
     .replace(/[^\p{L}\p{N}]+/gu, '');
 }
@@ -76,8 +85,27 @@ const FOREIGN_WEBSITE = [
   'dominio',
   'domaine',
 ];
+// Japanese exports (Sansan, Eight, Salesforce and HubSpot in Japanese, Excel lists): written
+// as the tools write them, squashed by `s`. A person's whole name (氏名, 名前) is left out: it is
+// written family name first, often without a space, so splitting it would swap the names sent;
+// readings (セイ, 姓（カナ）) are not the name as written; phone, title and department have no
+// input field.
+const JA_EMAIL = [
+  'メール',
+  'メールアドレス',
+  'Eメール',
+  'Eメールアドレス',
+  '電子メール',
+  '電子メールアドレス',
+];
+const JA_COMPANY = ['会社名', '会社', '企業名', '法人名', '社名', '取引先名', '組織名', '勤務先'];
+const JA_DOMAIN = ['ドメイン', '会社のドメイン名'];
+const JA_WEBSITE = ['ウェブサイト', 'Webサイト', 'ホームページ', '会社URL'];
+const JA_WEBSITE_URL = ['ウェブサイトURL', 'WebサイトURL', 'ホームページURL'];
+
+/** Names at one strength, squashed (the Japanese ones are written as exports write them). */
 const s = (strength: number, ...names: string[]) =>
-  Object.fromEntries(names.map((n) => [n, strength]));
+  Object.fromEntries(names.map((n) => [squash(n), strength]));
 
 const CONTACTS: Table = {
   business_email: {
@@ -114,6 +142,7 @@ const CONTACTS: Table = {
       'correoelectronico',
       'enderecodeemail',
       'indirizzoemail',
+      ...JA_EMAIL,
     ),
   },
   first_name: s(
@@ -126,6 +155,10 @@ const CONTACTS: Table = {
     'prenom',
     'vorname',
     'nombre',
+    // Japanese: the given name beside 姓.
+    '名',
+    '下の名前',
+    'ファーストネーム',
   ),
   last_name: s(
     5,
@@ -137,6 +170,10 @@ const CONTACTS: Table = {
     'nom',
     'nachname',
     'apellido',
+    '姓',
+    '名字',
+    '苗字',
+    'ラストネーム',
   ),
   company_name: {
     ...s(
@@ -155,9 +192,11 @@ const CONTACTS: Table = {
       'businessname',
       // Salesforce's lead reports ("Company / Account").
       'companyaccount',
+      ...JA_COMPANY,
     ),
     ...s(
       4,
+      '取引先',
       'account',
       'org',
       'orgname',
@@ -170,7 +209,7 @@ const CONTACTS: Table = {
     ),
   },
   company_domain: {
-    ...s(5, 'companydomain', 'domain', 'emaildomain', ...CRM_DOMAIN),
+    ...s(5, 'companydomain', 'domain', 'emaildomain', ...CRM_DOMAIN, ...JA_DOMAIN),
     ...s(
       4,
       'website',
@@ -186,6 +225,8 @@ const CONTACTS: Table = {
       'website1value',
       ...CRM_WEBSITE,
       ...FOREIGN_WEBSITE,
+      ...JA_WEBSITE,
+      ...JA_WEBSITE_URL,
     ),
     ...s(2, 'url'),
   },
@@ -226,8 +267,9 @@ const COMPANIES: Table = {
       'businessname',
       'legalname',
       'companyaccount',
+      ...JA_COMPANY,
     ),
-    ...s(4, 'account', 'org', 'orgname', 'firm', 'employer', ...FOREIGN_COMPANY),
+    ...s(4, '取引先', 'account', 'org', 'orgname', 'firm', 'employer', ...FOREIGN_COMPANY),
   },
   company_website: {
     ...s(
@@ -241,9 +283,12 @@ const COMPANIES: Table = {
       'companywebsiteurl',
       ...CRM_DOMAIN,
       ...CRM_WEBSITE,
+      ...JA_DOMAIN,
+      ...JA_WEBSITE,
     ),
     ...s(
       4,
+      ...JA_WEBSITE_URL,
       // Below 5: HubSpot's company exports also have "Company Domain Name" (its key, always
       // filled), which is taken without a tie.
       'websiteurl',
