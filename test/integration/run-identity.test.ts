@@ -80,14 +80,18 @@ describe("a run's journal belongs to its account", () => {
   );
 
   it.each(SANDBOX_MODES)(
-    "jobs a run left not downloaded are never polled with another key, and stay for their own key's next run ($name)",
+    "jobs a run left not downloaded are not another account's key's to resume (the service does not show it them), and stay for their own key's next run ($name)",
     async ({ specOnly }) => {
       // Regression: key B polled key A's jobs, got 404s and waited until --timeout (exit 3).
       const { s, dir, a, b, run } = await rig({ jobMs: 150, specOnly });
       await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(30));
       const left = await run(a, 'leads.csv', 'a.csv', { wait: false });
       expect(left.jobs.pending).toBe(2);
+      const asked = () => s.admin.stats().requests_by_status['404'] ?? 0;
+      expect(asked()).toBe(0);
       const other = await run(b, 'leads.csv', 'b.csv');
+      // B asked the service about one of A's jobs, once: not B's (404), so B's run is its own.
+      expect(asked()).toBe(1);
       expect(other.exitCode).toBe(0);
       expect([other.resumed, other.creditsCharged, other.statuses.enriched]).toEqual([
         false,
@@ -97,6 +101,38 @@ describe("a run's journal belongs to its account", () => {
       const mine = await run(a, 'leads.csv', 'a.csv');
       expect([mine.exitCode, mine.resumed, mine.statuses.enriched]).toEqual([0, true, 30]);
       expect(s.admin.stats().credits_charged).toBe(60);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    "a rotated key of the same account resumes the run its earlier key left unfinished: nothing paid twice; either key's next run resumes it ($name)",
+    async ({ specOnly }) => {
+      // Regression: a run resumed with a new key of the same account was a new run and paid
+      // again for every row the old key's jobs had paid for and not downloaded.
+      const { s, dir, a, run } = await rig({ jobMs: 150, specOnly });
+      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(30));
+      const left = await run(a, 'leads.csv', 'a.csv', { wait: false });
+      expect(left.jobs.pending).toBe(2);
+      const rotated = s.admin.createKey({ account_id: s.accountId });
+      const c = createClient({ baseUrl: s.url, apiKey: rotated.api_key });
+      clients.push(c);
+      const taken = await run(c, 'leads.csv', 'a.csv');
+      expect(taken.exitCode).toBe(0);
+      expect(taken.runKey).toBe(left.runKey);
+      // The jobs' charges are read as they are downloaded (by this run), as after any --no-wait.
+      expect([taken.resumed, taken.creditsCharged]).toEqual([true, 30]);
+      expect(taken.statuses.enriched).toBe(30);
+      expect(s.admin.stats().credits_charged).toBe(30);
+      // Journaled: the rotated key's next run resumes it without asking; so does the old key's.
+      const posts = s.admin.stats().jobs_submitted;
+      for (const client of [c, a]) {
+        const again = await run(client, 'leads.csv', 'a.csv');
+        expect([again.exitCode, again.resumed, again.runKey]).toEqual([0, true, left.runKey]);
+      }
+      expect([s.admin.stats().jobs_submitted, s.admin.stats().credits_charged]).toEqual([
+        posts,
+        30,
+      ]);
     },
   );
 

@@ -67,6 +67,11 @@ export type JournalEvent =
    * resume would send). Absent in journals of earlier builds: not known.
    */
   | { t: 'done'; at: number; output: string; exit?: number }
+  /**
+   * A key of another account hash took the run over (adopt-run.ts): the service showed that
+   * key one of the run's jobs, so both keys read the same account's jobs.
+   */
+  | { t: 'adopted'; account: string; at: number }
   | VerifyEvent;
 
 type Omit2<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;
@@ -106,6 +111,8 @@ export interface RunState {
   hits?: { upTo: number; ranges: [number, number][] };
   /** `verify-emails`: what became of each address (verify-events.ts). */
   verify?: Map<string, VerifyState>;
+  /** The account hashes (journalAccount) of the keys that took the run over since it began. */
+  adopted?: string[];
 }
 
 /**
@@ -145,6 +152,10 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
   if (isVerifyEvent(e)) return applyVerifyEvent((state.verify ??= new Map()), e);
   if (e.t === 'done') {
     state.done = { at: e.at, output: e.output, ...(e.exit !== undefined ? { exit: e.exit } : {}) };
+    return;
+  }
+  if (e.t === 'adopted') {
+    (state.adopted ??= []).push(e.account);
     return;
   }
   if (e.t === 'hits') {
@@ -513,11 +524,24 @@ export async function earlierRunsOf(
   run: { kind: string; options: Record<string, unknown> },
 ): Promise<Extract<JournalEvent, { t: 'run' }>[]> {
   const options = JSON.stringify(sortKeys(run.options));
+  return runsMatching(
+    runsDir,
+    key,
+    (h) => h.kind === run.kind && JSON.stringify(sortKeys(h.options)) === options,
+  );
+}
+
+/** The runs under `runsDir` but `key` whose header `match` accepts, newest first (first lines only). */
+export async function runsMatching(
+  runsDir: string,
+  key: string,
+  match: (header: Extract<JournalEvent, { t: 'run' }>) => boolean,
+): Promise<Extract<JournalEvent, { t: 'run' }>[]> {
   const found: Extract<JournalEvent, { t: 'run' }>[] = [];
   for (const name of await readdir(runsDir).catch(() => [] as string[])) {
     if (name === key) continue;
     const h = await readHeader(join(runsDir, name, 'journal.jsonl'));
-    if (h && h.kind === run.kind && JSON.stringify(sortKeys(h.options)) === options) found.push(h);
+    if (h && match(h)) found.push(h);
   }
   return found.sort((a, b) => b.at - a.at);
 }

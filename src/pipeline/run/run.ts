@@ -24,6 +24,7 @@ import { stopAtBudget } from './batch-task.js';
 import { balanceLog, type BalanceLog } from './balance.js';
 import { createBudget } from './budget.js';
 import { driveBatches, type Driven, type ProgressSink } from './drive.js';
+import { adoptableRun } from './adopt-run.js';
 import { settleEarlierRuns } from './earlier-runs.js';
 import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
 import type { CacheLookup } from './cache-hits.js';
@@ -129,9 +130,11 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
   // sent, and those are downloaded into the results cache before it stops (driveBatches),
   // so the fixed file's run (new content, a new run) finds them there and pays only for
   // the rest.
+  // An unfinished run of this file under another key of the same account (rotated) is resumed.
+  const adopted = await adoptedRun(run, deps, { key, input, options });
   const journal = await openJournal({
     runsDir: run.runsDir,
-    key,
+    key: adopted ?? key,
     restart: run.restart,
     now: deps.env.now,
     header: { kind: run.kind, input, options, command: run.command },
@@ -141,10 +144,36 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
   });
   try {
     await noteOutput(journal.dir, run.output.target, input.path);
-    return await runWithJournal(run, deps, journal, key);
+    if (adopted && deps.account && !journal.state.adopted?.includes(journalAccount(deps.account)))
+      await journal.append(
+        { t: 'adopted', account: journalAccount(deps.account) },
+        { durable: true },
+      );
+    return await runWithJournal(run, deps, journal, adopted ?? key);
   } finally {
     await journal.close();
   }
+}
+
+/** The key of a run of this input another key of the same account left unfinished (adopt-run.ts). */
+function adoptedRun(
+  run: ResolvedRun,
+  deps: RunDeps,
+  own: {
+    key: string;
+    input: { path: string; size: number; sha256: string };
+    options: Record<string, unknown>;
+  },
+): Promise<string | undefined> {
+  if (run.restart || !deps.account) return Promise.resolve(undefined);
+  return adoptableRun({
+    runsDir: run.runsDir,
+    ...own,
+    kind: run.kind,
+    account: deps.account,
+    api: deps.api,
+    now: deps.env.now,
+  });
 }
 
 /**
