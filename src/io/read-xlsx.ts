@@ -3,13 +3,11 @@ import {
   cellText,
   isoCellValue,
   isoDate,
-  isPlainNumber,
-  numberText,
   sheetValue,
   timeOnly,
-  zeroPadded,
   type SheetValue,
 } from './xlsx-cells.js';
+import { isPlainNumber, numberText, zeroPadded } from './xlsx-number-format.js';
 import { dateCellText, openWorkbook, type ExcelRow, type OpenWorkbook } from './xlsx-zip.js';
 
 /** One row of a worksheet: what a user sees in each cell, the typed values, and its row number. */

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInput } from '../../src/io/read.js';
 import { readXlsxRows, unreadableWorkbook } from '../../src/io/read-xlsx.js';
 import type { EnrichError } from '../../src/errors.js';
-import { cellText, numberText, timeOnly, zeroPadded } from '../../src/io/xlsx-cells.js';
+import { cellText, timeOnly } from '../../src/io/xlsx-cells.js';
+import { numberText, zeroPadded } from '../../src/io/xlsx-number-format.js';
 import { createOutputWriter } from '../../src/io/write.js';
 import {
   formulaResultsAsText,
