@@ -7,8 +7,14 @@ import { readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { EnrichError } from '../../src/errors.js';
 import { processAlive } from '../../src/process-alive.js';
-import { acquireRunLock, identityOf, startTicks } from '../../src/pipeline/journal/run-lock.js';
+import {
+  acquireRunLock,
+  identityOf,
+  lockHolder,
+  startTicks,
+} from '../../src/pipeline/journal/run-lock.js';
 import { deadPid } from '../helpers/pids.js';
 
 /**
@@ -443,5 +449,17 @@ describe('the start time of a process', () => {
     } finally {
       child.kill();
     }
+  });
+});
+
+describe('lockHolder', () => {
+  it("names the holder's pid for a refusal built on the lock's, or a run in this process", () => {
+    const held = (details?: { pid: number }) =>
+      new EnrichError('RUN_IN_PROGRESS', 'held', details ? { details } : {});
+    expect(lockHolder(held({ pid: 4242 }))).toEqual({
+      who: 'another enrich process (pid 4242)',
+      details: { pid: 4242 },
+    });
+    expect(lockHolder(held())).toEqual({ who: 'another run in this process' });
   });
 });

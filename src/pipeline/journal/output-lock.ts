@@ -2,7 +2,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { checkOutputTarget } from '../../io/output-target.js';
-import { acquireRunLock } from './run-lock.js';
+import { acquireRunLock, lockHolder } from './run-lock.js';
 
 /** Beside a run's journal: the output file it writes (real path) and its input, as named. */
 const NOTE = 'output.json';
@@ -77,15 +77,13 @@ function writtenByAnother(
   err: EnrichError,
   input: string,
 ): EnrichError {
-  const pid = err.details?.pid;
-  const who =
-    typeof pid === 'number' ? `another enrich process (pid ${pid})` : 'another run in this process';
+  const { who, details } = lockHolder(err);
   return new EnrichError(
     'RUN_IN_PROGRESS',
     `${who} is writing ${o.target} from ${input === '-' ? 'stdin' : input}: nothing was sent, as whichever run ended last would replace the other's output`,
     {
       cause: err,
-      ...(typeof pid === 'number' ? { details: { pid } } : {}),
+      ...(details ? { details } : {}),
       hint: `Wait for it to finish and run again (${o.command}), or give this run an output of its own (${o.as} another file).`,
     },
   );

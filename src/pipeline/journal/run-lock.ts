@@ -267,3 +267,14 @@ async function readLock(path: string): Promise<LockFile | undefined> {
     await fh.close();
   }
 }
+
+/**
+ * Who holds a lock, as a refusal built on its RUN_IN_PROGRESS (`err`) names it, with the
+ * holder's pid as that refusal's details: another process, or a run in this one.
+ */
+export function lockHolder(err: EnrichError): { who: string; details?: { pid: number } } {
+  const pid = err.details?.pid;
+  return typeof pid === 'number'
+    ? { who: `another enrich process (pid ${pid})`, details: { pid } }
+    : { who: 'another run in this process' };
+}

@@ -6,6 +6,7 @@ import {
   type BatchState,
   type Journal,
 } from '../journal/journal.js';
+import { lockHolder } from '../journal/run-lock.js';
 import { spoolAnswer } from '../journal/spool.js';
 import type { BulkApi, BulkKind, ResultsCache } from '../types.js';
 import { echoedItems, fillCache } from './cache-use.js';
@@ -76,7 +77,7 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
   for (const header of earlier) {
     const sameFile = header.input.path === c.input.path && c.input.path !== '-';
     if (!sameFile) {
-      // Stryker disable next-line ConditionalExpression: past the budget the rest are left for the next start (a test would need a slow disk)
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: past the budget the rest are left for the next start (a test would need a slow disk; `>=` differs only at the very millisecond)
       if (!c.cache || performance.now() - started > OTHER_FILES_BUDGET_MS) continue;
       // Read without its lock first: most runs of other files left nothing to download. Whether
       // it wrote its output says nothing here: one stopped by --timeout did, its jobs running.
@@ -148,15 +149,13 @@ export function runningNow(
   c: Pick<EarlierRunsContext, 'input' | 'command'>,
   err: EnrichError,
 ): EnrichError {
-  const pid = err.details?.pid;
-  const who =
-    typeof pid === 'number' ? `another enrich process (pid ${pid})` : 'another run in this process';
+  const { who, details } = lockHolder(err);
   return new EnrichError(
     'RUN_IN_PROGRESS',
     `${who} is running ${c.input.path} as it was before it changed, with the same options: nothing was sent, so the rows it has in flight are not paid for twice`,
     {
       cause: err,
-      ...(typeof pid === 'number' ? { details: { pid } } : {}),
+      ...(details ? { details } : {}),
       hint: `Wait for it to finish, then run again (the rows it paid for come from the results cache): ${c.command}`,
     },
   );
