@@ -44,7 +44,32 @@ export const TARGETS = [
   {
     name: 'earlier-runs',
     file: 'src/pipeline/run/earlier-runs.ts',
-    tests: ['test/pipeline/earlier-runs.test.ts', 'test/integration/results-cache.test.ts'],
+    tests: [
+      'test/pipeline/earlier-runs.test.ts',
+      'test/integration/results-cache.test.ts',
+      'test/integration/run-identity.test.ts',
+    ],
+  },
+  {
+    // Whether a new key of the same account takes over another key's run (or pays again).
+    name: 'adopt-run',
+    coverage: 'perTest',
+    file: 'src/pipeline/run/adopt-run.ts',
+    tests: ['test/pipeline/adopt-run.test.ts', 'test/integration/run-identity.test.ts'],
+  },
+  {
+    // Whether a finished run is resumed or looked up (paid for) again.
+    name: 'renew',
+    coverage: 'perTest',
+    file: 'src/pipeline/journal/renew.ts',
+    tests: ['test/pipeline/renew.test.ts', 'test/integration/results-cache.test.ts'],
+  },
+  {
+    // Whether a second run writing one output file stops before it pays.
+    name: 'output-lock',
+    coverage: 'perTest',
+    file: 'src/pipeline/journal/output-lock.ts',
+    tests: ['test/pipeline/output-lock.test.ts', 'test/integration/run-identity.test.ts'],
   },
   {
     name: 'journal',

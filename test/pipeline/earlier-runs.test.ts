@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireRunLock } from '../../src/pipeline/journal/run-lock.js';
 import { openJournal } from '../../src/pipeline/journal/journal.js';
-import { settleEarlierRuns } from '../../src/pipeline/run/earlier-runs.js';
+import { runningNow, settleEarlierRuns } from '../../src/pipeline/run/earlier-runs.js';
 import type { BulkApi, CachedAnswer } from '../../src/pipeline/types.js';
 import { EnrichError } from '../../src/errors.js';
 import { ROW_FIELD } from '../../src/pipeline/join/join.js';
@@ -280,5 +280,120 @@ describe('jobs an earlier run of the file left not downloaded', () => {
       /"t":"expired","batch":"0"/,
     );
     expect(notFound.kept.size).toBe(0);
+  });
+});
+
+/** A runs directory holding one earlier run of `path`: a job per entry, `spooled` ones downloaded. */
+async function earlierRunOf(path: string, jobs: ('open' | 'spooled')[]) {
+  const runsDir = await mkdtemp(join(tmpdir(), 'enrich-earlier-'));
+  const h = header('a');
+  const j = await openJournal({
+    runsDir,
+    key: 'old',
+    header: { ...h, input: { ...h.input, path } },
+    restart: false,
+    now: () => 1,
+  });
+  for (const [i, kind] of jobs.entries()) {
+    const batch = String(i);
+    await j.append({ t: 'submit', batch, first: i, last: i, count: 1, idem: `i${i}` });
+    await j.append({
+      t: 'accepted',
+      batch,
+      job: `job-${i}`,
+      url: `http://x/r/${i}`,
+      expires: null,
+    });
+    if (kind === 'spooled')
+      await j.append({
+        t: 'spooled',
+        batch,
+        records: 1,
+        credits: 1,
+        remaining: 9,
+        creditError: false,
+      });
+  }
+  await j.close();
+  return runsDir;
+}
+
+/** Its lock cannot be taken: a directory stands where the lock goes. */
+const breakLock = (runsDir: string) =>
+  mkdir(join(runsDir, 'old', 'lock', 'x'), { recursive: true });
+
+describe('which earlier runs are opened', () => {
+  it('a run of stdin before this run of stdin is another input: one look, not waited for', async () => {
+    const runsDir = await earlierRunOf('-', ['open']);
+    const r = rig(5_000);
+    const ctx = r.context(runsDir, 3_600_000);
+    await settleEarlierRuns({ ...ctx, input: { ...ctx.input, path: '-' } });
+    expect(r.asked).toEqual(['job-0']);
+    expect(r.warnings[1]).toMatch(/^1 job\(s\) of an earlier run of - are still running/);
+  });
+
+  it('a run of another file that left nothing to download is not opened (its lock is not taken)', async () => {
+    const runsDir = await earlierRunOf('/data/leads-27.csv', ['spooled', 'spooled']);
+    await breakLock(runsDir);
+    const r = rig(0);
+    await settleEarlierRuns(r.context(runsDir, 60_000));
+    expect([r.asked, r.warnings]).toEqual([[], []]);
+  });
+
+  it('without the cache, a run of another file is not opened even with jobs to download', async () => {
+    const runsDir = await earlierRunOf('/data/leads-27.csv', ['open']);
+    await breakLock(runsDir);
+    const r = rig(0);
+    await settleEarlierRuns({ ...r.context(runsDir, 60_000), cache: undefined });
+    expect([r.asked, r.warnings]).toEqual([[], []]);
+  });
+
+  it("without the cache, the same file's earlier run is not downloaded (nowhere to keep it)", async () => {
+    const runsDir = await earlierRunOf('/data/leads.csv', ['open']);
+    const r = rig(0);
+    await settleEarlierRuns({ ...r.context(runsDir, 60_000), cache: undefined });
+    expect([r.asked, r.warnings]).toEqual([[], []]);
+  });
+
+  it('a run of another file with one job downloaded and one not: the one left is asked for', async () => {
+    const runsDir = await earlierRunOf('/data/leads-27.csv', ['spooled', 'open']);
+    const r = rig(0);
+    await settleEarlierRuns(r.context(runsDir, 60_000));
+    expect(r.asked).toEqual(['job-1']);
+  });
+
+  it('with no warning hook: a journal that cannot be opened, or jobs still running, are passed over quietly', async () => {
+    const broken = await earlierRunOf('/data/leads.csv', ['open']);
+    await breakLock(broken);
+    const a = rig(0);
+    await settleEarlierRuns({ ...a.context(broken, 60_000), onWarning: undefined });
+    expect(a.asked).toEqual([]);
+    const running = await earlierRunOf('/data/leads-27.csv', ['open']);
+    const b = rig(5_000);
+    await settleEarlierRuns({ ...b.context(running, 60_000), onWarning: undefined });
+    expect(b.asked).toEqual(['job-0']);
+  });
+});
+
+describe('runningNow', () => {
+  it("names another process's pid, in its message and its details", () => {
+    const lock = new EnrichError('RUN_IN_PROGRESS', 'held', { details: { pid: 4242 } });
+    const err = runningNow(
+      { input: { path: '/data/leads.csv', sha256: '' }, command: 'enrich x' },
+      lock,
+    );
+    expect(err).toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+      details: { pid: 4242 },
+      cause: lock,
+      message:
+        'another enrich process (pid 4242) is running /data/leads.csv as it was before it changed, with the same options: nothing was sent, so the rows it has in flight are not paid for twice',
+    });
+    const here = runningNow(
+      { input: { path: '-', sha256: '' }, command: 'x' },
+      new EnrichError('RUN_IN_PROGRESS', 'held'),
+    );
+    expect(here.details).toBeUndefined();
+    expect(here.message).toMatch(/^another run in this process is running - /);
   });
 });
