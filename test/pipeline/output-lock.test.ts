@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,5 +44,16 @@ describe('refuseOutputInUse: one live run per output file', () => {
     await live('run-c', '-', 'c.csv');
     await check('run-b', '/dev/null');
     await check('run-b', '-');
+  });
+
+  it('a directory reached through a symlink is the same output file', async () => {
+    // Regression: -o link-to-dir/report.csv read as another file than -o report.csv: both runs
+    // paid, and the last rename won.
+    const { dir, live, check } = await rig();
+    await symlink(dir, join(dir, 'via-link'));
+    await live('run-a', join(dir, 'report.csv'), 'leads-27.csv');
+    await expect(check('run-b', join(dir, 'via-link', 'report.csv'))).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+    });
   });
 });

@@ -1,5 +1,5 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { checkOutputTarget } from '../../io/output-target.js';
 import { acquireRunLock, lockHolder } from './run-lock.js';
@@ -12,10 +12,15 @@ interface OutputNote {
   input: string;
 }
 
-/** The real path of an output a rename replaces; undefined for stdout, a device or a pipe. */
+/**
+ * The real path of an output a rename replaces; undefined for stdout, a device or a pipe. Its
+ * directory is resolved too: `-o link-to-dir/report.csv` is the same file as `-o report.csv`.
+ */
 async function replacedFile(target: string): Promise<string | undefined> {
   const checked = await checkOutputTarget(target);
-  return checked.mode === 'atomic' ? checked.path : undefined;
+  if (checked.mode !== 'atomic') return undefined;
+  const dir = await realpath(dirname(checked.path)).catch(() => dirname(checked.path));
+  return join(dir, basename(checked.path));
 }
 
 /**
