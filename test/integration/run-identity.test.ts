@@ -1,4 +1,4 @@
-import { appendFile, writeFile } from 'node:fs/promises';
+import { appendFile, symlink, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -249,6 +249,30 @@ describe('earlier runs of other files, and runs going on now', () => {
       expect((await first).exitCode).toBe(0);
       // Once it is done, the same call runs.
       expect((await run(a, 'leads-28.csv', 'report.csv')).exitCode).toBe(0);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'two runs of other inputs started at the same moment writing one output file: exactly one runs and pays, the other stops before sending ($name)',
+    async ({ specOnly }) => {
+      // Regression: both passed the check (neither had noted its output yet), both paid, and
+      // whichever ended last replaced the other's output, with exit 0 for both (cron lines of
+      // one minute). Also through a symlinked directory, which read as another file.
+      const { s, dir, a, run } = await rig({ jobMs: 300, specOnly });
+      await writeCsv(dir, 'leads-27.csv', CONTACT_HEADER, contactRows(10));
+      const other = contactRows(10).map((r) => [...r.slice(0, 5), 'other']);
+      await writeCsv(dir, 'leads-28.csv', CONTACT_HEADER, other);
+      await symlink(dir, join(dir, 'via-link'));
+      const outcomes = await Promise.allSettled([
+        run(a, 'leads-27.csv', 'report.csv'),
+        run(a, 'leads-28.csv', join('via-link', 'report.csv')),
+      ]);
+      const done = outcomes.filter((o) => o.status === 'fulfilled');
+      const refused = outcomes.filter((o) => o.status === 'rejected');
+      expect(done).toHaveLength(1);
+      expect(refused.map((o) => (o.reason as { code?: string }).code)).toEqual(['RUN_IN_PROGRESS']);
+      expect(s.admin.stats().credits_charged).toBe(10);
+      expect(s.admin.stats().jobs_submitted).toBe(1);
     },
   );
 

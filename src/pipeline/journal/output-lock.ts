@@ -10,6 +10,8 @@ const NOTE = 'output.json';
 interface OutputNote {
   output: string;
   input: string;
+  /** When the run claimed the output (claimOutput): of two live claims, the earlier one runs. */
+  at?: number;
 }
 
 /**
@@ -29,7 +31,7 @@ async function replacedFile(target: string): Promise<string | undefined> {
  * cron jobs writing one report), stops this one (RUN_IN_PROGRESS, exit 2, naming its pid and
  * input): whichever ended last would replace the other's output (an older input's answers
  * over a newer's, with exit 0), and rows the two share would be paid for by both. Runs say
- * what they write in a note beside their journal (noteOutput); a run of this same key is left
+ * what they write in a note beside their journal (claimOutput); a run of this same key is left
  * to its own run lock. Reads one small note per run directory.
  */
 export async function refuseOutputInUse(o: {
@@ -42,10 +44,53 @@ export async function refuseOutputInUse(o: {
 }): Promise<void> {
   const output = await replacedFile(o.target);
   if (output === undefined) return;
+  await refuseLiveNotes(o, output, () => true);
+}
+
+/**
+ * Says, beside the run's journal (`dir`, its run lock held), which output file it writes, then
+ * looks again: refuseOutputInUse ran before this run's note was written, so two runs started
+ * at the same moment (two cron lines of one minute) both passed it. Of two live runs that both
+ * noted one output, the one that noted it first goes on (ties: the smaller run key); the other
+ * stops here, before it sends anything (RUN_IN_PROGRESS), as refuseOutputInUse would.
+ */
+export async function claimOutput(o: {
+  runsDir: string;
+  key: string;
+  target: string;
+  input: string;
+  command: string;
+  as: string;
+  now: () => number;
+}): Promise<void> {
+  const output = await replacedFile(o.target).catch(() => undefined);
+  if (output === undefined) return;
+  const at = o.now();
+  const note: OutputNote = { output, input: o.input, at };
+  // Best effort: a note not written only leaves this run's output unguarded.
+  const written = await writeFile(join(o.runsDir, o.key, NOTE), JSON.stringify(note), {
+    mode: 0o600,
+  }).then(
+    () => true,
+    () => false,
+  );
+  if (!written) return;
+  await refuseLiveNotes(o, output, (other, name) => {
+    const when = other.at ?? -Infinity; // a note of an earlier build: that run started first
+    return when < at || (when === at && name < o.key);
+  });
+}
+
+/** Throws when a live run other than `o.key` noted `output` and `first` says it goes first. */
+async function refuseLiveNotes(
+  o: { runsDir: string; key: string; target: string; command: string; as: string },
+  output: string,
+  first: (note: OutputNote, name: string) => boolean,
+): Promise<void> {
   for (const name of await readdir(o.runsDir).catch(() => [] as string[])) {
     if (name === o.key) continue;
     const note = await readNote(join(o.runsDir, name, NOTE));
-    if (note?.output !== output) continue;
+    if (note?.output !== output || !first(note, name)) continue;
     try {
       const unlock = await acquireRunLock(join(o.runsDir, name), o.command);
       await unlock();
@@ -57,21 +102,15 @@ export async function refuseOutputInUse(o: {
   }
 }
 
-/** Says, beside the run's journal (`dir`), which output file it writes (see refuseOutputInUse). */
-export async function noteOutput(dir: string, target: string, input: string): Promise<void> {
-  const output = await replacedFile(target).catch(() => undefined);
-  if (output === undefined) return;
-  const note: OutputNote = { output, input };
-  // Best effort: a note not written only leaves this run's output unguarded.
-  await writeFile(join(dir, NOTE), JSON.stringify(note), { mode: 0o600 }).catch(() => undefined);
-}
-
 async function readNote(path: string): Promise<OutputNote | undefined> {
   try {
     const note = JSON.parse(await readFile(path, 'utf8')) as Partial<OutputNote>;
-    return typeof note.output === 'string' && typeof note.input === 'string'
-      ? { output: note.output, input: note.input }
-      : undefined;
+    if (typeof note.output !== 'string' || typeof note.input !== 'string') return undefined;
+    return {
+      output: note.output,
+      input: note.input,
+      ...(typeof note.at === 'number' ? { at: note.at } : {}),
+    };
   } catch {
     return undefined; // no note: a run of an earlier build, or to stdout
   }

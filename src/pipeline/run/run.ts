@@ -7,7 +7,7 @@ import { SameRequests } from '../join/same-request.js';
 import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
 import { writeJoinedFrom, type JoinSource } from '../join/write-joined.js';
 import { journalAccount, openJournal, runKey, type Journal } from '../journal/journal.js';
-import { noteOutput, refuseOutputInUse } from '../journal/output-lock.js';
+import { claimOutput, refuseOutputInUse } from '../journal/output-lock.js';
 import { startsAfresh } from '../journal/renew.js';
 import { validateRow } from '../mapping/validate.js';
 import type {
@@ -143,7 +143,16 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
       startsAfresh(found, run.cache, { now: deps.env.now(), cache: deps.cache !== undefined }),
   });
   try {
-    await noteOutput(journal.dir, run.output.target, input.path);
+    // Two runs started at once both passed refuseOutputInUse: the later claim stops here.
+    await claimOutput({
+      runsDir: run.runsDir,
+      key: adopted ?? key,
+      target: run.output.target,
+      input: input.path,
+      command: run.command,
+      as: run.words.option('output'),
+      now: deps.env.now,
+    });
     if (adopted && deps.account && !journal.state.adopted?.includes(journalAccount(deps.account)))
       await journal.append(
         { t: 'adopted', account: journalAccount(deps.account) },

@@ -1,7 +1,7 @@
 import { EnrichError, ExitCode, exitCodeOfCode } from '../../errors.js';
 import { journalAccount, openJournal, runKey } from '../journal/journal.js';
 import { startsAfresh } from '../journal/renew.js';
-import { noteOutput, refuseOutputInUse } from '../journal/output-lock.js';
+import { claimOutput, refuseOutputInUse } from '../journal/output-lock.js';
 import { refuseRunOfChangedFile } from './running-now.js';
 import { addressOfCell } from './address.js';
 import { createFeed, type Feed } from './feed.js';
@@ -43,9 +43,9 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   const key = runKey(VERIFY_KIND, input, options);
   const header = { kind: VERIFY_KIND, input, options, command: run.command };
   await refuseRunOfChangedFile({ runsDir: run.runsDir, key, ...header });
-  const output = run.output.target;
   const as = run.words.option('output');
-  await refuseOutputInUse({ runsDir: run.runsDir, key, target: output, command: run.command, as });
+  const writes = { runsDir: run.runsDir, key, target: run.output.target, command: run.command, as };
+  await refuseOutputInUse(writes);
   const journal = await openJournal({
     runsDir: run.runsDir,
     key,
@@ -58,7 +58,8 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   });
   let progress: Progress | undefined;
   try {
-    await noteOutput(journal.dir, output, input.path);
+    // Two runs started at once both passed refuseOutputInUse: the later claim stops here.
+    await claimOutput({ ...writes, input: input.path, now });
     // Ctrl-C stops the output with the requests: rows after it would only say "not sent".
     const feed = createFeed(() => pool.stopReason()?.code === 'INTERRUPTED');
     const table = new Map<string, AddressEntry>();
