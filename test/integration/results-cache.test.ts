@@ -300,6 +300,48 @@ describe('the results cache: never pay twice for the same lookup', () => {
   );
 
   it.each(SANDBOX_MODES)(
+    'a run left with paid jobs not downloaded, then the same file under --refresh or --no-cache: it stops before sending, naming the command that downloads them; restart pays ($name)',
+    async ({ specOnly }) => {
+      // Regression: --refresh is another run (its identity says so), which neither resumed nor
+      // settled the killed one: it paid for the same 10 rows again, their paid answers unseen.
+      const { dir, run, charged } = await rig({ specOnly, jobMs: 300 });
+      const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
+      const submitted = await run(input, 'o1.csv', {
+        wait: false,
+        command: 'enrich contacts a.csv',
+      });
+      expect([submitted.written, charged()]).toEqual([false, 10]);
+      for (const more of [{ refresh: true }, { cache: false }])
+        await expect(run(input, 'o2.csv', more)).rejects.toMatchObject({
+          code: 'USAGE',
+          exitCode: 2,
+          message: expect.stringMatching(
+            /^an unfinished run of .*a\.csv with the cache as usual left 1 job\(s\) paid for and not downloaded: nothing was sent/,
+          ),
+          hint: expect.stringContaining(
+            'Finish that run first, whose answers are new: enrich contacts a.csv',
+          ),
+        });
+      expect(charged()).toBe(10);
+      // The same the other way round: an unfinished --refresh run, then the plain command.
+      const fresh = await run(input, 'o3.csv', { refresh: true, wait: false, restart: true });
+      expect([fresh.written, charged()]).toEqual([false, 20]);
+      const collected = await run(input, 'o1.csv');
+      expect([collected.resumed, collected.written, charged()]).toEqual([true, true, 20]);
+      await expect(run(input, 'o4.csv')).resolves.toMatchObject({ resumed: true });
+      await expect(run(input, 'o2.csv', { cache: false })).rejects.toMatchObject({
+        message: expect.stringMatching(/with refresh left 1 job/),
+      });
+      expect(charged()).toBe(20);
+      const done = await run(input, 'o3.csv', { refresh: true });
+      expect([done.resumed, done.written, charged()]).toEqual([true, true, 20]);
+      // Nothing left to download: --no-cache runs, and pays, as asked.
+      const own = await run(input, 'o2.csv', { cache: false });
+      expect([own.exitCode, charged()]).toEqual([0, 30]);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
     'a --refresh run that ran out of credits is resumed after a top-up: it pays only for the rows left ($name)',
     async ({ specOnly }) => {
       const { s, dir, run, charged } = await rig({ specOnly, credits: 6 });

@@ -40,7 +40,7 @@ export interface EarlierRunsContext {
 const OTHER_FILES_BUDGET_MS = 1_000;
 
 /** A batch accepted by the service and never downloaded, whose results may still be there at `now`. */
-function notDownloaded(b: BatchState, now: number): boolean {
+export function notDownloaded(b: BatchState, now: number): boolean {
   return (
     // Stryker disable next-line ConditionalExpression,LogicalOperator: `accepted` journals the job and its address together: either test alone is the same
     b.job !== undefined &&

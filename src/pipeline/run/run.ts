@@ -6,9 +6,16 @@ import { RowIndex } from '../join/row-index.js';
 import { SameRequests } from '../join/same-request.js';
 import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
 import { writeJoinedFrom, type JoinSource } from '../join/write-joined.js';
-import { journalAccount, openJournal, runKey, type Journal } from '../journal/journal.js';
+import {
+  journalAccount,
+  openJournal,
+  runKey,
+  type Journal,
+  type RunState,
+} from '../journal/journal.js';
 import { claimOutput, refuseOutputInUse } from '../journal/output-lock.js';
 import { startsAfresh } from '../journal/renew.js';
+import { refuseUnsettledSibling } from './cache-sibling.js';
 import { validateRow } from '../mapping/validate.js';
 import type {
   BulkApi,
@@ -101,6 +108,20 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     throw new EnrichError('USAGE', `baseUrl must be a URL, got ${JSON.stringify(deps.baseUrl)}`);
   const input = await run.source.identity();
   const { key, options } = runKeyOf(run, input, deps.baseUrl, deps.account);
+  const renews = (found: RunState) =>
+    startsAfresh(found, run.cache, { now: deps.env.now(), cache: deps.cache !== undefined });
+  // The same file's run with another cache setting (--refresh, --no-cache) left paid jobs.
+  await refuseUnsettledSibling({
+    runsDir: run.runsDir,
+    key,
+    kind: run.kind,
+    input,
+    options,
+    restart: run.restart,
+    resumes: (own) => !renews(own),
+    now: deps.env.now,
+    words: run.words,
+  });
   // Jobs an earlier run of this file (before it changed) or of another file left not
   // downloaded: their answers go to the cache first, so their rows are not paid for again.
   // A run of this file going on now (the file grew since it started) stops this one first.
@@ -139,8 +160,7 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     now: deps.env.now,
     header: { kind: run.kind, input, options, command: run.command },
     // A finished run is not resumed under --refresh, nor once past the max age.
-    renew: (found) =>
-      startsAfresh(found, run.cache, { now: deps.env.now(), cache: deps.cache !== undefined }),
+    renew: renews,
   });
   try {
     // Two runs started at once both passed refuseOutputInUse: the later claim stops here.
