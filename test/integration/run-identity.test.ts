@@ -1,4 +1,4 @@
-import { appendFile, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, symlink, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -135,6 +135,30 @@ describe("a run's journal belongs to its account", () => {
       ]);
     },
   );
+
+  it('a rotated key that takes over a run: the rows the old key took from the cache end failed saying the cache is per key, not that it was cleared', async () => {
+    // Regression: their error said the answers were gone (cache cleared or pruned): they are
+    // there, under the old key.
+    const { s, dir, a, run } = await rig({ jobMs: 150 });
+    await writeCsv(dir, 'base.csv', CONTACT_HEADER, contactRows(10));
+    await run(a, 'base.csv', 'base-out.csv');
+    const grown = [...contactRows(10), ...contactRows(20).slice(10)];
+    await writeCsv(dir, 'grown.csv', CONTACT_HEADER, grown);
+    const left = await run(a, 'grown.csv', 'g.jsonl', { wait: false });
+    expect([left.cacheHits, left.jobs.pending]).toEqual([10, 1]);
+    const rotated = s.admin.createKey({ account_id: s.accountId });
+    const c = createClient({ baseUrl: s.url, apiKey: rotated.api_key });
+    clients.push(c);
+    const taken = await run(c, 'grown.csv', 'g.jsonl');
+    expect([taken.exitCode, taken.statuses.failed, taken.statuses.enriched]).toEqual([3, 10, 10]);
+    const errors = (await readFile(join(dir, 'g.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { error: string | null }).error)
+      .filter((e) => e);
+    expect(errors).toHaveLength(10);
+    expect(errors[0]).toMatch(/another key of the account: the cache is per key/);
+  });
 
   it("verify-emails: a file verified with one key is verified again with another, never answered from the first key's journal", async () => {
     const { s, dir, a, b } = await rig();
