@@ -39,6 +39,8 @@ export function looksLikeXlsx(sample: Uint8Array): boolean {
 interface Pickable {
   name: string;
   hidden?: boolean;
+  /** A chart (or dialog) sheet: a tab with no cells, never the default and never read. */
+  chart?: boolean;
 }
 
 /**
@@ -76,10 +78,18 @@ function noSheet(choice: SheetChoice, sheets: Pickable[]): string {
   return `no sheet ${JSON.stringify(choice)}: expected one of ${listed}${hidden}`;
 }
 
-/** The hidden sheets before the first visible one: what the default choice passes over. */
+/** The default sheet: the first visible one that holds cells (a chart tab first is passed over). */
+export function firstDataSheet<S extends Pickable>(sheets: S[]): S | undefined {
+  return sheets.find((s) => !s.hidden && !s.chart);
+}
+
+/** The hidden sheets before the default one: what the default choice passes over. */
 export function hiddenBeforeFirst(sheets: Pickable[]): string[] {
-  const first = sheets.findIndex((s) => !s.hidden);
-  return sheets.slice(0, first === -1 ? sheets.length : first).map((s) => s.name);
+  const first = sheets.findIndex((s) => !s.hidden && !s.chart);
+  return sheets
+    .slice(0, first === -1 ? sheets.length : first)
+    .filter((s) => s.hidden)
+    .map((s) => s.name);
 }
 
 /**
@@ -140,8 +150,10 @@ export async function* readXlsxRows(
   let book: OpenWorkbook | undefined;
   try {
     book = await openWorkbook(filePath);
-    const sheet = pickSheet(book.sheets, o.sheet ?? 1);
+    const sheet =
+      o.sheet === undefined ? firstDataSheet(book.sheets) : pickSheet(book.sheets, o.sheet);
     if (!sheet) throw sheetNotFound(o.name, o.sheet, book.sheets);
+    if (sheet.chart) throw chartChosen(o.name, sheet.name);
     if (o.sheet === undefined) o.hiddenSkipped?.(hiddenBeforeFirst(book.sheets), sheet.name);
     for await (const row of sheet.rows()) yield shapeRow(row, book.date1904);
   } catch (err) {
@@ -152,13 +164,23 @@ export async function* readXlsxRows(
   }
 }
 
+/** A chart sheet named by --sheet: a tab with no cells. */
+function chartChosen(name: string, sheet: string) {
+  return new EnrichError(
+    'USAGE',
+    `${name}: sheet ${JSON.stringify(sheet)} is a chart sheet: it holds no cells to read`,
+    { location: { file: name }, hint: 'Name a worksheet with --sheet <name|number>.' },
+  );
+}
+
 /** A sheet asked for and not found; by default, a workbook without a visible sheet. */
 function sheetNotFound(name: string, choice: SheetChoice | undefined, sheets: Pickable[]) {
   const location = { file: name };
   if (choice === undefined) {
+    const charts = sheets.some((s) => s.chart && !s.hidden) ? 'chart sheets and ' : '';
     return new EnrichError(
       'INPUT_INVALID',
-      `${name} has no visible sheet: expected a tab to read, got only hidden ones (${sheets
+      `${name} has no visible sheet: expected a tab to read, got only ${charts}hidden ones (${sheets
         .map((s) => JSON.stringify(s.name))
         .join(', ')})`,
       { location, hint: 'Name the sheet to read with --sheet <name>.' },

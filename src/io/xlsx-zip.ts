@@ -29,6 +29,8 @@ export interface WorkbookSheet {
   position: number;
   /** Hidden from the user (`state="hidden"` or `"veryHidden"`): Excel shows no tab for it. */
   hidden: boolean;
+  /** A tab that holds no cells (a chart sheet, a dialog sheet): never a table to read. */
+  chart: boolean;
   rows(): AsyncIterable<ExcelRow>;
 }
 
@@ -336,20 +338,24 @@ function sheetParts(
   workbook: string,
   entryOf: (path: string) => Entry | undefined,
   entries: Iterable<Entry>,
-): { name: string; entry: Entry; hidden: boolean }[] {
+): { name: string; entry: Entry; hidden: boolean; chart: boolean }[] {
   // Stryker disable next-line ArrayDeclaration: a list without sheets is no list either
   const listed = (reader.model!.sheets ?? []).flatMap((sheet) => {
     const rel = reader.workbookRels!.find((r) => r.Id === sheet.rId);
     const entry = rel && entryOf(partPath(workbook, rel.Target));
     const hidden = sheet.state === 'hidden' || sheet.state === 'veryHidden';
-    return entry ? [{ name: sheet.name, entry, hidden }] : [];
+    // A chartsheet (or dialogsheet) relationship: a tab Excel shows, with no cells in it.
+    const chart = rel?.Type !== undefined && !rel.Type.endsWith('/worksheet');
+    return entry ? [{ name: sheet.name, entry, hidden, chart }] : [];
   });
   if (listed.length > 0) return listed;
   // No workbook part (or none of its sheets found): the sheets by their part numbers.
   return [...entries]
     .flatMap((entry) => {
       const no = SHEET_PART.exec(entry.fileName)?.[1];
-      return no === undefined ? [] : [{ name: `Sheet${no}`, entry, no: Number(no), hidden: false }];
+      return no === undefined
+        ? []
+        : [{ name: `Sheet${no}`, entry, no: Number(no), hidden: false, chart: false }];
     })
     .sort((a, b) => a.no - b.no);
 }
@@ -409,10 +415,11 @@ export async function openWorkbook(filePath: string): Promise<OpenWorkbook> {
     const styles = await part(related(rels, workbook, 'styles') ?? 'xl/styles.xml');
     if (styles) await reader._parseStyles(styles);
     const sheets = sheetParts(reader, workbook, entryOf, entries.values()).map(
-      ({ name, entry, hidden }, i) => ({
+      ({ name, entry, hidden, chart }, i) => ({
         name,
         position: i + 1,
         hidden,
+        chart,
         rows(): AsyncIterable<ExcelRow> {
           // The number only names the sheet inside exceljs, which this reader does not use.
           // Stryker disable next-line ArithmeticOperator: as said

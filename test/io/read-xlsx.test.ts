@@ -128,6 +128,37 @@ describe('XLSX input', () => {
     );
   });
 
+  it('a chart sheet first (a dashboard export) is passed over by default; --sheet counts it as a tab and, naming it, is told it is a chart (regression: "no header row" exit 2)', async () => {
+    const path = join(dir, 'chart-first.xlsx');
+    const wb = new ExcelJS.Workbook();
+    wb.addWorksheet('Chart1').addRow(['x']);
+    wb.addWorksheet('Leads').addRow(['tab Leads']);
+    const zip = await JSZip.loadAsync(await wb.xlsx.writeBuffer());
+    // The first tab made a chart sheet, as Excel writes one: its own part and relationship type.
+    const rels = 'xl/_rels/workbook.xml.rels';
+    const text = await zip.file(rels)!.async('string');
+    const chart = text.replace(
+      /Type="[^"]*\/worksheet" Target="(\/?xl\/)?worksheets\/sheet1\.xml"/,
+      'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/chartsheet" Target="chartsheets/sheet1.xml"',
+    );
+    expect(chart).not.toBe(text);
+    zip.file(rels, chart);
+    zip.remove('xl/worksheets/sheet1.xml');
+    zip.file(
+      'xl/chartsheets/sheet1.xml',
+      '<?xml version="1.0" encoding="UTF-8"?><chartsheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetViews><sheetView workbookViewId="0"/></sheetViews></chartsheet>',
+    );
+    await writeFile(path, await zip.generateAsync({ type: 'nodebuffer' }));
+    const { source } = await rowsOf(path);
+    expect([source.rawHeader[0], source.warnings]).toEqual(['tab Leads', []]);
+    expect((await rowsOf(path, { sheet: 2 })).source.rawHeader[0]).toBe('tab Leads');
+    for (const sheet of [1, 'Chart1'])
+      await expect(openInput(path, { sheet })).rejects.toMatchObject({
+        code: 'USAGE',
+        message: `${path}: sheet "Chart1" is a chart sheet: it holds no cells to read`,
+      });
+  });
+
   it('reads the first visible sheet by default, with a warning naming the hidden ones passed over; positions count visible tabs; a hidden sheet is read by name (regression: the hidden first tab was enriched)', async () => {
     const path = join(dir, 'hidden.xlsx');
     const wb = new ExcelJS.Workbook();
