@@ -136,6 +136,26 @@ describe("a run's journal belongs to its account", () => {
     },
   );
 
+  it('a rotated key whose question about the old run gets no answer (5xx) stops before sending, saying what to run next', async () => {
+    // Regression: exit 6 with no hint, where every other early stop names the command to run.
+    const { s, dir, a, run } = await rig({ jobMs: 150 });
+    await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(10));
+    await run(a, 'leads.csv', 'a.csv', { wait: false, command: 'enrich contacts leads.csv' });
+    const rotated = s.admin.createKey({ account_id: s.accountId });
+    const c = createClient({ baseUrl: s.url, apiKey: rotated.api_key, retry: { maxAttempts: 1 } });
+    clients.push(c);
+    s.admin.setFaults({ rates: { 500: 1 }, paths: ['/contacts/results'] });
+    await expect(
+      run(c, 'leads.csv', 'a.csv', { command: 'enrich contacts leads.csv' }),
+    ).rejects.toMatchObject({
+      exitCode: 6,
+      hint: expect.stringMatching(
+        /^Nothing was sent .*once it answers: enrich contacts leads\.csv$/,
+      ),
+    });
+    expect(s.admin.stats().jobs_submitted).toBe(1);
+  });
+
   it('a rotated key that takes over a run: the rows the old key took from the cache end failed saying the cache is per key, not that it was cleared', async () => {
     // Regression: their error said the answers were gone (cache cleared or pruned): they are
     // there, under the old key.

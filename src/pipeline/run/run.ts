@@ -202,6 +202,13 @@ function adoptedRun(
     account: deps.account,
     api: deps.api,
     now: deps.env.now,
+  }).catch((err: unknown) => {
+    // The service did not answer about the old key's job: this stop says what to run next too.
+    if (!(err instanceof EnrichError) || err.hint !== undefined) throw err;
+    throw new EnrichError(err.code, err.message, {
+      cause: err,
+      hint: `Nothing was sent (the service was asked whether this key may resume another key's run of this file, and did not answer); ${run.words.resume} once it answers: ${run.command}`,
+    });
   });
 }
 
