@@ -48,7 +48,7 @@ export async function refuseOutputInUse(o: {
 }
 
 /**
- * Says, beside the run's journal (`dir`, its run lock held), which output file it writes, then
+ * Says, beside the run's journal (its run lock held), which output file it writes, then
  * looks again: refuseOutputInUse ran before this run's note was written, so two runs started
  * at the same moment (two cron lines of one minute) both passed it. Of two live runs that both
  * noted one output, the one that noted it first goes on (ties: the smaller run key); the other
