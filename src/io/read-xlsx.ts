@@ -145,7 +145,13 @@ function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
  */
 export async function* readXlsxRows(
   filePath: string,
-  o: { name: string; sheet?: SheetChoice; hiddenSkipped?: (names: string[], read: string) => void },
+  o: {
+    name: string;
+    sheet?: SheetChoice;
+    hiddenSkipped?: (names: string[], read: string) => void;
+    /** The sheet read: its name and 1-based place in the workbook's list (hidden ones counted). */
+    onSheet?: (sheet: { name: string; position: number }) => void;
+  },
 ): AsyncGenerator<SheetRow> {
   let book: OpenWorkbook | undefined;
   try {
@@ -155,6 +161,7 @@ export async function* readXlsxRows(
     if (!sheet) throw sheetNotFound(o.name, o.sheet, book.sheets);
     if (sheet.chart) throw chartChosen(o.name, sheet.name);
     if (o.sheet === undefined) o.hiddenSkipped?.(hiddenBeforeFirst(book.sheets), sheet.name);
+    o.onSheet?.({ name: sheet.name, position: sheet.position });
     for await (const row of sheet.rows()) yield shapeRow(row, book.date1904);
   } catch (err) {
     if (err instanceof EnrichError) throw err;
@@ -201,17 +208,28 @@ export async function sheetSample(
   filePath: string,
   o: { name: string; sheet?: SheetChoice },
   maxRows = 60,
-): Promise<{ text: string; rows: SheetRow[]; hiddenSkipped: string[]; sheetName: string }> {
+): Promise<{
+  text: string;
+  rows: SheetRow[];
+  hiddenSkipped: string[];
+  sheetName: string;
+  /** 1-based place of the sheet read in the workbook's list of sheets (hidden ones counted). */
+  sheetPosition: number;
+}> {
   const lines: string[] = [];
   const rows: SheetRow[] = [];
   let hiddenSkipped: string[] = [];
   let sheetName = '';
+  let sheetPosition = 1;
   let taken = 0;
   for await (const row of readXlsxRows(filePath, {
     ...o,
-    hiddenSkipped: (names, read) => {
+    hiddenSkipped: (names) => {
       hiddenSkipped = names;
-      sheetName = read;
+    },
+    onSheet: (sheet) => {
+      sheetName = sheet.name;
+      sheetPosition = sheet.position;
     },
   })) {
     rows.push(row);
@@ -220,7 +238,7 @@ export async function sheetSample(
     lines.push(row.cells.map(quote).join(','));
     if (++taken >= maxRows) break;
   }
-  return { text: lines.join('\n'), rows, hiddenSkipped, sheetName };
+  return { text: lines.join('\n'), rows, hiddenSkipped, sheetName, sheetPosition };
 }
 
 /** A cell as a CSV field on one line: a line break inside a cell would shift the row numbers. */

@@ -72,6 +72,15 @@ export interface InputRow {
 }
 
 /** An opened input file: its layout, header, and rows that can be streamed any number of times. */
+/** What a run's input is, for its journal: the file's real path, size and SHA-256 (and sheet). */
+export interface InputIdentity {
+  path: string;
+  size: number;
+  sha256: string;
+  /** The worksheet read, when it is not the workbook's first sheet. */
+  sheet?: string;
+}
+
 export interface InputSource {
   name: string;
   filePath: string;
@@ -82,8 +91,11 @@ export interface InputSource {
   rows(): AsyncIterable<InputRow>;
   /** What the caller should tell the user about how the file was read (no action needed to go on). */
   warnings: string[];
-  /** For the resume journal: real path ('-' for stdin or a pipe), size and streamed SHA-256. */
-  identity(): Promise<{ path: string; size: number; sha256: string }>;
+  /**
+   * For the resume journal: real path ('-' for stdin or a pipe), size and streamed SHA-256; for
+   * a workbook, the sheet read when it is not the first one.
+   */
+  identity(): Promise<InputIdentity>;
   /** The file read (real path, device, inode); undefined for stdin or a pipe (read from a private copy). */
   file?: FileId;
   close(): Promise<void>;

@@ -65,8 +65,13 @@ export async function xlsxSource(
     }
     await verify();
   };
+  // Which sheet is part of the run's identity: two sheets of one workbook with the same header
+  // are two runs (a run of one is never resumed for the other). The first sheet says nothing,
+  // so the journals of earlier builds (which read it by default) still resume.
+  const sheet = sample.sheetPosition === 1 ? {} : { sheet: sample.sheetName };
   return {
     ...base,
+    identity: async () => ({ ...(await base.identity()), ...sheet }),
     dialect: { encoding: 'utf-8', bom: false, headerLine, sepLine: false },
     header: uniqueHeader(rawHeader),
     rawHeader,

@@ -1,6 +1,7 @@
 import { appendFile, readFile, symlink, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
+import ExcelJS from 'exceljs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
 import { verifyEmailsFile } from '../../src/bulk/verify-emails.js';
@@ -317,6 +318,47 @@ describe('earlier runs of other files, and runs going on now', () => {
       expect(refused.map((o) => (o.reason as { code?: string }).code)).toEqual(['RUN_IN_PROGRESS']);
       expect(s.admin.stats().credits_charged).toBe(10);
       expect(s.admin.stats().jobs_submitted).toBe(1);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    "two sheets of one workbook with the same header are two runs: the second is looked up and paid for, never answered with the first sheet's rows ($name)",
+    async ({ specOnly }) => {
+      // Regression: --sheet Feb resumed the run of the first sheet (same file, same mapping):
+      // nothing sent, exit 0, and every Feb row written with the Jan row's answer beside it.
+      const { s, dir, a, run } = await rig({ specOnly });
+      const wb = new ExcelJS.Workbook();
+      const months: [string, string[][]][] = [
+        ['Jan', contactRows(5)],
+        ['Feb', contactRows(10).slice(5)],
+      ];
+      for (const [name, rows] of months) {
+        const ws = wb.addWorksheet(name);
+        ws.addRow(CONTACT_HEADER);
+        for (const row of rows) ws.addRow(row);
+      }
+      await wb.xlsx.writeFile(join(dir, 'months.xlsx'));
+      const jan = await run(a, 'months.xlsx', 'jan.jsonl');
+      expect([jan.exitCode, s.admin.stats().credits_charged]).toEqual([0, 5]);
+      for (const sheet of ['Feb', 2]) {
+        const feb = await run(a, 'months.xlsx', `feb-${sheet}.jsonl`, { read: { sheet } });
+        expect(feb.exitCode).toBe(0);
+        expect(feb.runKey).not.toBe(jan.runKey);
+        const lines = (await readFile(join(dir, `feb-${sheet}.jsonl`), 'utf8')).trim().split('\n');
+        const asked = lines.map((l) => {
+          const { input, record } = JSON.parse(l) as {
+            input: Record<string, string>;
+            record: { email?: string } | null;
+          };
+          return [input[CONTACT_HEADER[3]!], record?.email];
+        });
+        expect(asked).toHaveLength(5);
+        for (const [sent, answered] of asked) expect(answered).toBe(sent);
+      }
+      // Feb paid once (the second spelling of it resumes its run); Jan's run still resumes.
+      expect(s.admin.stats().credits_charged).toBe(10);
+      const again = await run(a, 'months.xlsx', 'jan2.jsonl');
+      expect([again.resumed, again.runKey]).toEqual([true, jan.runKey]);
     },
   );
 

@@ -26,7 +26,8 @@ export type JournalEvent =
       run: string;
       nonce: string;
       kind: string;
-      input: { path: string; size: number; sha256: string };
+      /** `sheet`: a workbook's sheet read, when not its first (io/read.ts InputIdentity). */
+      input: { path: string; size: number; sha256: string; sheet?: string };
       options: Record<string, unknown>;
       command: string;
       at: number;
@@ -130,7 +131,7 @@ export function journalAccount(account: string): string {
 /** The identity of a run: input identity plus the options that change requests. */
 export function runKey(
   kind: string,
-  input: { path: string; size: number; sha256: string },
+  input: { path: string; size: number; sha256: string; sheet?: string },
   options: Record<string, unknown>,
 ): string {
   const canonical = JSON.stringify({ kind, input, options: sortKeys(options) });

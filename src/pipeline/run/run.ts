@@ -1,6 +1,6 @@
 import { join as joinPath } from 'node:path';
 import { EnrichError } from '../../errors.js';
-import type { InputRow } from '../../io/read.js';
+import type { InputIdentity, InputRow } from '../../io/read.js';
 import { openJoinWriter, type JoinWriter } from '../join/join-writer.js';
 import { RowIndex } from '../join/row-index.js';
 import { SameRequests } from '../join/same-request.js';
@@ -90,7 +90,7 @@ export interface RunDeps {
  */
 export function runKeyOf(
   run: Pick<ResolvedRun, 'kind' | 'identity'>,
-  input: { path: string; size: number; sha256: string },
+  input: InputIdentity,
   baseUrl: string,
   account?: string,
 ): { key: string; options: Record<string, unknown> } {
@@ -190,7 +190,7 @@ function adoptedRun(
   deps: RunDeps,
   own: {
     key: string;
-    input: { path: string; size: number; sha256: string };
+    input: InputIdentity;
     options: Record<string, unknown>;
   },
 ): Promise<string | undefined> {
