@@ -79,6 +79,8 @@ export interface InputIdentity {
   sha256: string;
   /** The worksheet read, when it is not the workbook's first sheet. */
   sheet?: string;
+  /** The text's encoding, when it is not UTF-8. */
+  encoding?: string;
 }
 
 export interface InputSource {
@@ -219,7 +221,13 @@ async function inspect(
     { stripBOM: false },
   );
   const format = options.format ?? formatOf(name, text);
-  const base = { name, filePath, format, warnings, identity: identify, ...(file ? { file } : {}) };
+  // How the bytes were decoded is part of the run's identity: a run read with the wrong
+  // --encoding is not resumed for the same file read right (its lookups were of garbled names).
+  // UTF-8 says nothing, so the journals of earlier builds still resume.
+  const encoding = enc.encoding.toLowerCase().replace(/[^a-z0-9]/g, ''); // UTF-8, utf8: one
+  const decoded = encoding === 'utf8' ? {} : { encoding };
+  const identity = async () => ({ ...(await identify()), ...decoded });
+  const base = { name, filePath, format, warnings, identity, ...(file ? { file } : {}) };
   const readOpts = {
     name,
     encoding: enc.encoding,

@@ -362,6 +362,35 @@ describe('earlier runs of other files, and runs going on now', () => {
     },
   );
 
+  it.each(SANDBOX_MODES)(
+    'a file read with the wrong --encoding, then read right, is a new run: its rows are looked up again, never answered with the garbled lookups ($name)',
+    async ({ specOnly }) => {
+      // Regression: the run read right resumed the garbled one (same file, same header): nothing
+      // sent, exit 0, every row written with the answer to its mis-decoded name ("MÃ¼ller").
+      const { s, dir, a, run } = await rig({ specOnly });
+      const rows = contactRows(4).map((r, i) => [
+        r[0]!,
+        'Zoë',
+        `Müller${i}`,
+        '',
+        'Bäckerei Groß',
+        '',
+      ]);
+      await writeCsv(dir, 'people.csv', CONTACT_HEADER, rows);
+      const wrong = await run(a, 'people.csv', 'wrong.jsonl', { read: { encoding: 'latin1' } });
+      expect([wrong.exitCode, s.admin.stats().credits_charged]).toEqual([0, 4]);
+      const right = await run(a, 'people.csv', 'right.jsonl');
+      expect([right.exitCode, right.resumed]).toEqual([0, false]);
+      expect(right.runKey).not.toBe(wrong.runKey);
+      const names = (await readFile(join(dir, 'right.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { record: { last_name?: string } | null }).record?.last_name);
+      expect(names).toEqual(['Müller0', 'Müller1', 'Müller2', 'Müller3']);
+      expect(s.admin.stats().credits_charged).toBe(8);
+    },
+  );
+
   it('verify-emails: a run writing the output file a live verification of another list writes stops before sending anything', async () => {
     const s = await sandbox({ faults: { latency_ms: 30 } });
     const dir = await tempDir();

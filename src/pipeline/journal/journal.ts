@@ -27,7 +27,7 @@ export type JournalEvent =
       nonce: string;
       kind: string;
       /** `sheet`: a workbook's sheet read, when not its first (io/read.ts InputIdentity). */
-      input: { path: string; size: number; sha256: string; sheet?: string };
+      input: { path: string; size: number; sha256: string; sheet?: string; encoding?: string };
       options: Record<string, unknown>;
       command: string;
       at: number;
@@ -131,7 +131,7 @@ export function journalAccount(account: string): string {
 /** The identity of a run: input identity plus the options that change requests. */
 export function runKey(
   kind: string,
-  input: { path: string; size: number; sha256: string; sheet?: string },
+  input: { path: string; size: number; sha256: string; sheet?: string; encoding?: string },
   options: Record<string, unknown>,
 ): string {
   const canonical = JSON.stringify({ kind, input, options: sortKeys(options) });

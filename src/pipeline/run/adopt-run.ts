@@ -15,7 +15,7 @@ export interface AdoptContext {
   /** This run's key (with this key's account): when it has a journal, it is resumed as it is. */
   key: string;
   kind: BulkKind;
-  input: { path: string; size: number; sha256: string; sheet?: string };
+  input: { path: string; size: number; sha256: string; sheet?: string; encoding?: string };
   /** This run's options, with its service and account. */
   options: Record<string, unknown>;
   /** The client's account (a hash of its key), as RunDeps gives it. */
@@ -80,6 +80,7 @@ function sameInput(a: AdoptContext['input'], b: AdoptContext['input']): boolean 
     a.size === b.size &&
     a.sha256 === b.sha256 &&
     a.sheet === b.sheet &&
+    a.encoding === b.encoding &&
     a.path !== '-'
   );
 }

@@ -9,7 +9,7 @@ export interface CacheSiblingContext {
   /** This run's key: never its own sibling. */
   key: string;
   kind: BulkKind;
-  input: { path: string; size: number; sha256: string; sheet?: string };
+  input: { path: string; size: number; sha256: string; sheet?: string; encoding?: string };
   /** This run's options, with its service and account (`cache`: refresh, off or absent). */
   options: Record<string, unknown>;
   restart: boolean;
@@ -45,6 +45,7 @@ export async function refuseUnsettledSibling(c: CacheSiblingContext): Promise<vo
       h.input.size === c.input.size &&
       h.input.sha256 === c.input.sha256 &&
       h.input.sheet === c.input.sheet &&
+      h.input.encoding === c.input.encoding &&
       setting(h.options) !== setting(c.options) &&
       withoutCache(h.options) === options,
   );
