@@ -42,7 +42,7 @@ const paddings = new Map<string, Padding | null>();
  * followed by `0`s (`00000`, Excel's "Zip Code"; `00000-0000`, `000-00-0000`, `"ID-"000000`,
  * `000.00`), that pads (two zeros or more before the point) or adds text; null for any other
  * format: `0` and `0.00` add nothing but rounding (the number reads as its digits), and `#`,
- * `?`, thousands, sections, colours, percent and dates are not read this way.
+ * `?`, thousands, colours, percent and dates are not read this way (sections: zeroPadded).
  */
 function paddingOf(numFmt: string): Padding | null {
   const int: Padding['int'] = [];
@@ -100,12 +100,53 @@ function roundedDigits(n: number, decimals: number): [string, string] {
  * `12345`). Digits beyond the placeholders go to the first run, as Excel puts them.
  */
 export function zeroPadded(n: number, numFmt: string): string | undefined {
+  if (!Number.isFinite(n)) return undefined;
+  // Sections (`00000;(00000)`, `00000;-00000;"none"`): positive; negative, shown without its
+  // sign; zero; the first serves a sign whose own section is missing, as in Excel.
+  const [positive = '', negative, zero] = formatSections(numFmt);
+  let section = positive;
+  if (n < 0 && negative !== undefined) section = negative;
+  else if (n === 0 && zero !== undefined) section = zero;
+  const own = section !== positive;
+  const shown = paddedBy(own && n < 0 ? -n : n, section);
+  if (shown === undefined && own) return literalOnly(section);
+  return shown === undefined || shown === plainDigits(n) ? undefined : shown;
+}
+
+/** The format's sections, split at each `;` outside quotes and escapes. */
+function formatSections(numFmt: string): string[] {
+  const sections = [''];
+  for (let i = 0; i < numFmt.length; i++) {
+    const ch = numFmt[i]!;
+    if (ch === ';') {
+      sections.push('');
+      continue;
+    }
+    let piece = ch;
+    if (ch === '"') {
+      const end = numFmt.indexOf('"', i + 1);
+      piece = end === -1 ? numFmt.slice(i) : numFmt.slice(i, end + 1);
+    } else if (ch === '\\') piece = numFmt.slice(i, i + 2);
+    sections[sections.length - 1] += piece;
+    i += piece.length - 1;
+  }
+  return sections;
+}
+
+/** A section of quoted text only (`"none"`), as Excel shows it; undefined for any other. */
+function literalOnly(section: string): string | undefined {
+  const m = /^"([^"]*)"$/.exec(section);
+  return m?.[1];
+}
+
+/** `n` as one zero-padding section shows it; undefined when the section is no such format. */
+function paddedBy(n: number, numFmt: string): string | undefined {
   let padding = paddings.get(numFmt);
   if (padding === undefined) {
     padding = paddingOf(numFmt);
     paddings.set(numFmt, padding);
   }
-  if (!padding || !Number.isFinite(n)) return undefined;
+  if (!padding) return undefined;
   const { int, decimals, after } = padding;
   const [whole, fraction] = roundedDigits(n, decimals);
   const width = int.reduce<number>((w, p) => (typeof p === 'number' ? w + p : w), 0);
@@ -125,8 +166,7 @@ export function zeroPadded(n: number, numFmt: string): string | undefined {
   }
   if (decimals > 0) shown += `.${fraction}`;
   shown += after;
-  if (n < 0) shown = `-${shown}`;
-  return shown === plainDigits(n) ? undefined : shown;
+  return n < 0 ? `-${shown}` : shown;
 }
 
 /**

@@ -856,7 +856,20 @@ describe('zero-padded number formats (ZIP codes, ids)', () => {
     [-42, '0000', '-0042'],
     [5, '\\#00', '#05'],
     [0, '00', '00'],
-    [5, '00;(00)', undefined], // sections: not read this way
+    // Sections (regression: read as the digits, 1234.5 where Excel shows 01235 and (01235)):
+    // positive; negative without its sign; zero; text only for a section of quoted text.
+    [5, '00;(00)', '05'],
+    [1234.5, '00000;(00000)', '01235'],
+    [-1234.5, '00000;(00000)', '(01235)'],
+    [-1234.5, '00000;-00000', '-01235'],
+    [-1234.5, '00000', '-01235'],
+    [-3, '00000', '-00003'],
+    [0, '00000;-00000;"none"', 'none'],
+    [0, '00000;(00000)', '00000'], // no zero section: the first serves
+    [-5, '00000;;"none"', undefined], // an empty section (Excel shows nothing): the digits, not lost
+    [7, '"a;b"000', 'a;b007'], // a ; in quotes is text
+    [5, '0;(0)', undefined], // nothing padded in the section used
+    [5, '[Red]00;00', undefined],
     [5, '0.00', undefined], // nothing padded: the number's digits
     [2134.4, '0', undefined],
     [2134.6, '00000', '02135'], // rounded as Excel shows it (regression: 2134.6)
