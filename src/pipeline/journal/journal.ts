@@ -4,6 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { fileSystemError } from '../../io/output-target.js';
+import type { InputIdentity } from '../../io/read.js';
 import { acquireRunLock } from './run-lock.js';
 import {
   applyVerifyEvent,
@@ -26,8 +27,7 @@ export type JournalEvent =
       run: string;
       nonce: string;
       kind: string;
-      /** `sheet`: a workbook's sheet read, when not its first (io/read.ts InputIdentity). */
-      input: { path: string; size: number; sha256: string; sheet?: string; encoding?: string };
+      input: InputIdentity;
       options: Record<string, unknown>;
       command: string;
       at: number;
@@ -131,7 +131,7 @@ export function journalAccount(account: string): string {
 /** The identity of a run: input identity plus the options that change requests. */
 export function runKey(
   kind: string,
-  input: { path: string; size: number; sha256: string; sheet?: string; encoding?: string },
+  input: InputIdentity,
   options: Record<string, unknown>,
 ): string {
   const canonical = JSON.stringify({ kind, input, options: sortKeys(options) });
@@ -143,6 +143,27 @@ function sortKeys(o: Record<string, unknown>): Record<string, unknown> {
     Object.keys(o)
       .sort()
       .map((k) => [k, o[k]]),
+  );
+}
+
+/** The options as a string (keys sorted) without `field`: runs that differ in that one alone. */
+export function optionsWithout(options: Record<string, unknown>, field: string): string {
+  const { [field]: _dropped, ...rest } = options;
+  return JSON.stringify(sortKeys(rest));
+}
+
+/**
+ * True when two runs read the same content the same way: one file (path, size, SHA-256), the
+ * same sheet of a workbook and the same encoding. Stdin is never the same content twice.
+ */
+export function sameInput(a: InputIdentity, b: InputIdentity): boolean {
+  return (
+    a.path === b.path &&
+    a.size === b.size &&
+    a.sha256 === b.sha256 &&
+    a.sheet === b.sheet &&
+    a.encoding === b.encoding &&
+    a.path !== '-'
   );
 }
 

@@ -2,11 +2,14 @@ import { ApiError } from '../../errors.js';
 import {
   hasJournal,
   journalAccount,
+  optionsWithout,
   peekRun,
   runsMatching,
+  sameInput,
   type BatchState,
   type RunState,
 } from '../journal/journal.js';
+import type { InputIdentity } from '../../io/read.js';
 import type { BulkApi, BulkKind } from '../types.js';
 
 /** What looking for a run to take over needs. */
@@ -15,7 +18,7 @@ export interface AdoptContext {
   /** This run's key (with this key's account): when it has a journal, it is resumed as it is. */
   key: string;
   kind: BulkKind;
-  input: { path: string; size: number; sha256: string; sheet?: string; encoding?: string };
+  input: InputIdentity;
   /** This run's options, with its service and account. */
   options: Record<string, unknown>;
   /** The client's account (a hash of its key), as RunDeps gives it. */
@@ -44,7 +47,7 @@ export interface AdoptContext {
 export async function adoptableRun(c: AdoptContext): Promise<string | undefined> {
   if (await hasJournal(c.runsDir, c.key)) return undefined;
   const mine = journalAccount(c.account);
-  const options = withoutAccount(c.options);
+  const options = optionsWithout(c.options, 'account');
   const candidates = await runsMatching(
     c.runsDir,
     c.key,
@@ -52,7 +55,7 @@ export async function adoptableRun(c: AdoptContext): Promise<string | undefined>
       h.kind === c.kind &&
       h.options.account !== mine &&
       sameInput(h.input, c.input) &&
-      withoutAccount(h.options) === options,
+      optionsWithout(h.options, 'account') === options,
   );
   for (const header of candidates) {
     const state = await peekRun(c.runsDir, header.run);
@@ -63,26 +66,6 @@ export async function adoptableRun(c: AdoptContext): Promise<string | undefined>
     if (job && (await readsJob(c, job))) return header.run;
   }
   return undefined;
-}
-
-/** The options as a string, without the account they were sent with. */
-function withoutAccount(options: Record<string, unknown>): string {
-  const { account: _account, ...rest } = options;
-  return JSON.stringify(
-    // Stryker disable next-line EqualityOperator: the keys are distinct (so <= sorts as <), and any one order serves: both sides are sorted alike
-    Object.fromEntries(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1))),
-  );
-}
-
-function sameInput(a: AdoptContext['input'], b: AdoptContext['input']): boolean {
-  return (
-    a.path === b.path &&
-    a.size === b.size &&
-    a.sha256 === b.sha256 &&
-    a.sheet === b.sheet &&
-    a.encoding === b.encoding &&
-    a.path !== '-'
-  );
 }
 
 const accepted = (b: BatchState): b is BatchState & { job: string; url: string } =>

@@ -1,5 +1,12 @@
 import { EnrichError } from '../../errors.js';
-import { peekRun, runsMatching, type RunState } from '../journal/journal.js';
+import type { InputIdentity } from '../../io/read.js';
+import {
+  optionsWithout,
+  peekRun,
+  runsMatching,
+  sameInput,
+  type RunState,
+} from '../journal/journal.js';
 import type { BulkKind, RunWords } from '../types.js';
 import { notDownloaded } from './earlier-runs.js';
 
@@ -9,7 +16,7 @@ export interface CacheSiblingContext {
   /** This run's key: never its own sibling. */
   key: string;
   kind: BulkKind;
-  input: { path: string; size: number; sha256: string; sheet?: string; encoding?: string };
+  input: InputIdentity;
   /** This run's options, with its service and account (`cache`: refresh, off or absent). */
   options: Record<string, unknown>;
   restart: boolean;
@@ -26,8 +33,9 @@ export interface CacheSiblingContext {
  * `--refresh`, paid for those rows again, and the paid jobs' answers were never seen. Such a
  * run stops this one before it sends anything (exit 2), naming the command that downloads
  * them; `restart` (pay for those rows again) goes on, and so does a run of this key that is
- * resumed (two unfinished runs would otherwise stop each other; a finished one sends nothing). Only this account's runs of this very
- * content are looked at (one header read per run directory; a journal read per match).
+ * resumed (two unfinished runs would otherwise stop each other; a finished one sends nothing).
+ * Only this account's runs of this very content are looked at (one header read per run
+ * directory; a journal read per match).
  */
 export async function refuseUnsettledSibling(c: CacheSiblingContext): Promise<void> {
   if (c.restart || c.input.path === '-') return;
@@ -35,19 +43,15 @@ export async function refuseUnsettledSibling(c: CacheSiblingContext): Promise<vo
   const own = await peekRun(c.runsDir, c.key);
   if (own && c.resumes(own)) return;
   const setting = (o: Record<string, unknown>) => (typeof o.cache === 'string' ? o.cache : '');
-  const options = withoutCache(c.options);
+  const options = optionsWithout(c.options, 'cache');
   const siblings = await runsMatching(
     c.runsDir,
     c.key,
     (h) =>
       h.kind === c.kind &&
-      h.input.path === c.input.path &&
-      h.input.size === c.input.size &&
-      h.input.sha256 === c.input.sha256 &&
-      h.input.sheet === c.input.sheet &&
-      h.input.encoding === c.input.encoding &&
+      sameInput(h.input, c.input) &&
       setting(h.options) !== setting(c.options) &&
-      withoutCache(h.options) === options,
+      optionsWithout(h.options, 'cache') === options,
   );
   for (const header of siblings) {
     const state = await peekRun(c.runsDir, header.run);
@@ -66,12 +70,4 @@ export async function refuseUnsettledSibling(c: CacheSiblingContext): Promise<vo
       },
     );
   }
-}
-
-/** The options as a string, without the cache setting. */
-function withoutCache(options: Record<string, unknown>): string {
-  const { cache: _cache, ...rest } = options;
-  return JSON.stringify(
-    Object.fromEntries(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1))),
-  );
 }
