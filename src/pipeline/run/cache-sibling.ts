@@ -35,13 +35,10 @@ export interface CacheSiblingContext {
  * them; `restart` (pay for those rows again) goes on, and so does a run of this key that is
  * resumed (two unfinished runs would otherwise stop each other; a finished one sends nothing).
  * Only this account's runs of this very content are looked at (one header read per run
- * directory; a journal read per match).
+ * directory; a journal read per match, and this run's own only when a match left jobs).
  */
 export async function refuseUnsettledSibling(c: CacheSiblingContext): Promise<void> {
   if (c.restart || c.input.path === '-') return;
-  // A run of this key that is resumed (unfinished, or finished and not renewed) goes on as it is.
-  const own = await peekRun(c.runsDir, c.key);
-  if (own && c.resumes(own)) return;
   const setting = (o: Record<string, unknown>) => (typeof o.cache === 'string' ? o.cache : '');
   const options = optionsWithout(c.options, 'cache');
   const siblings = await runsMatching(
@@ -58,6 +55,11 @@ export async function refuseUnsettledSibling(c: CacheSiblingContext): Promise<vo
     const now = c.now();
     const open = state ? [...state.batches.values()].filter((b) => notDownloaded(b, now)) : [];
     if (open.length === 0) continue;
+    // A run of this key that is resumed (unfinished, or finished and not renewed) goes on as it
+    // is. Its journal is read only here: most runs have no such sibling, and it is read again
+    // when opened.
+    const own = await peekRun(c.runsDir, c.key);
+    if (own && c.resumes(own)) return;
     const how = setting(header.options);
     const flag = how === 'refresh' ? 'refresh' : how === 'off' ? 'cache' : undefined;
     const other = flag ? `with ${c.words.option(flag)}` : 'with the cache as usual';
