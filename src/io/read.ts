@@ -71,7 +71,6 @@ export interface InputRow {
   error?: string;
 }
 
-/** An opened input file: its layout, header, and rows that can be streamed any number of times. */
 /** What a run's input is, for its journal: the file's real path, size and SHA-256 (and sheet). */
 export interface InputIdentity {
   path: string;
@@ -83,6 +82,7 @@ export interface InputIdentity {
   encoding?: string;
 }
 
+/** An opened input file: its layout, header, and rows that can be streamed any number of times. */
 export interface InputSource {
   name: string;
   filePath: string;
