@@ -279,15 +279,7 @@ describe('formula results: errors and booleans', () => {
       '<c r="C2" t="s"><v>0</v></c><c r="D2" t="inlineStr"><is><t>t="e" stays</t></is></c>' +
       '<c r="E2" t="b"/><c r="F2" t="b"><v>1</v></c><c r="G2" s="2" t="str"><f>A2&gt;5</f><v>TRUE</v></c>' +
       '<c r="H2" t="str"><f t="shared" si="0"/><v>FALSE</v></c><c r="I2" t="str" s="3">\n  <f>1</f><v>TRUE</v></c><cols/></row>';
-    for (let cut = 0; cut <= xml.length; cut++) {
-      const chunks = async function* () {
-        yield xml.slice(0, cut);
-        yield xml.slice(cut);
-      };
-      let out = '';
-      for await (const part of formulaResultsAsText(chunks())) out += part;
-      expect(out).toBe(want);
-    }
+    await expectAtEveryCut(formulaResultsAsText, xml, want);
     const all = async (...chunks: string[]) => {
       const parts: string[] = [];
       for await (const part of formulaResultsAsText(
@@ -691,19 +683,7 @@ describe('text as Excel shows it: phonetic guides and rich inline text', () => {
         '<row r="1"><c r="A1" t="inlineStr"><is><t>Acme</t></is></c><c r="B1"><v>1</v></c></row>',
       ],
     ];
-    for (const [rewrite, xml, want] of cases) {
-      for (let cut = 0; cut <= xml.length; cut++) {
-        let out = '';
-        for await (const part of rewrite(
-          (async function* () {
-            yield xml.slice(0, cut);
-            yield xml.slice(cut);
-          })(),
-        ))
-          out += part;
-        expect(out).toBe(want);
-      }
-    }
+    for (const [rewrite, xml, want] of cases) await expectAtEveryCut(rewrite, xml, want);
   });
 });
 
@@ -755,20 +735,29 @@ describe('namespace-prefixed SpreadsheetML (OpenXML SDK, .NET exporters)', () =>
       [xml, want],
       [plain, plain],
     ]) {
-      for (let cut = 0; cut <= from.length; cut++) {
-        let out = '';
-        for await (const part of namespacePrefixDropped(
-          (async function* () {
-            yield from.slice(0, cut);
-            yield from.slice(cut);
-          })(),
-        ))
-          out += part;
-        expect(out).toBe(to);
-      }
+      await expectAtEveryCut(namespacePrefixDropped, from, to);
     }
   });
 });
+
+/** A chunk rewrite gives `want` for `xml` cut in two at every place (a tag cut at a chunk's end). */
+async function expectAtEveryCut(
+  rewrite: (chunks: AsyncIterable<string>) => AsyncIterable<string>,
+  xml: string,
+  want: string,
+) {
+  for (let cut = 0; cut <= xml.length; cut++) {
+    let out = '';
+    for await (const part of rewrite(
+      (async function* () {
+        yield xml.slice(0, cut);
+        yield xml.slice(cut);
+      })(),
+    ))
+      out += part;
+    expect(out, `cut at ${cut}`).toBe(want);
+  }
+}
 
 /** A workbook of one row: `Email`, then a column per [header, value, number format]. */
 async function formatted(path: string, cols: [string, number, string][]) {
@@ -1008,16 +997,6 @@ describe('ISO 8601 date cells (t="d", as openpyxl writes them with iso_dates=Tru
     const want =
       '<row r="2"><c r="A2" t="e" s="1"><v>2024-03-01</v></c><c r="B2" t="e"><v>2023-12-31T10:00:00</v></c>' +
       '<c r="C2" t="str"><v>#N/A</v></c><c r="D2" t="d"/></row>';
-    for (let cut = 0; cut <= xml.length; cut++) {
-      let out = '';
-      for await (const part of formulaResultsAsText(
-        (async function* () {
-          yield xml.slice(0, cut);
-          yield xml.slice(cut);
-        })(),
-      ))
-        out += part;
-      expect(out).toBe(want);
-    }
+    await expectAtEveryCut(formulaResultsAsText, xml, want);
   });
 });
