@@ -6,11 +6,11 @@ import {
   peekRun,
   runsMatching,
   sameInput,
-  type BatchState,
   type RunState,
 } from '../journal/journal.js';
 import type { InputIdentity } from '../../io/read.js';
 import type { BulkApi, BulkKind } from '../types.js';
+import { keptJob } from './earlier-runs.js';
 
 /** What looking for a run to take over needs. */
 export interface AdoptContext {
@@ -68,15 +68,9 @@ export async function adoptableRun(c: AdoptContext): Promise<string | undefined>
   return undefined;
 }
 
-const accepted = (b: BatchState): b is BatchState & { job: string; url: string } =>
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: `accepted` journals the job and its address together: either test alone is the same
-  b.job !== undefined && b.url !== undefined;
-const live = (b: BatchState, now: number) =>
-  !b.expired && !(typeof b.expires === 'number' && b.expires <= now);
-
 /** A job of the run the service still keeps: one not downloaded first (the one at stake). */
 function jobToAsk(state: RunState, now: number) {
-  const jobs = [...state.batches.values()].filter(accepted).filter((b) => live(b, now));
+  const jobs = [...state.batches.values()].filter((b) => keptJob(b, now));
   return jobs.find((b) => !b.spooled) ?? jobs[0];
 }
 

@@ -39,19 +39,27 @@ export interface EarlierRunsContext {
 /** How long looking at the runs of other files may take at a run's start (their journals are read). */
 const OTHER_FILES_BUDGET_MS = 1_000;
 
-/** A batch accepted by the service and never downloaded, whose results may still be there at `now`. */
-export function notDownloaded(b: BatchState, now: number): boolean {
+/**
+ * A batch the service accepted (a job and its address) whose results it may still keep at
+ * `now`: not journaled expired, not past its expiry date.
+ */
+export function keptJob(
+  b: BatchState,
+  now: number,
+): b is BatchState & { job: string; url: string } {
   return (
     // Stryker disable next-line ConditionalExpression,LogicalOperator: `accepted` journals the job and its address together: either test alone is the same
     b.job !== undefined &&
     // Stryker disable next-line ConditionalExpression: (likewise)
     b.url !== undefined &&
-    !b.spooled &&
     !b.expired &&
-    !b.failed &&
-    b.splitSize === undefined &&
     !(typeof b.expires === 'number' && b.expires <= now)
   );
+}
+
+/** A batch accepted by the service and never downloaded, whose results may still be there at `now`. */
+export function notDownloaded(b: BatchState, now: number): boolean {
+  return keptJob(b, now) && !b.spooled && !b.failed && b.splitSize === undefined;
 }
 
 /**
