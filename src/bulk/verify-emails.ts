@@ -122,7 +122,14 @@ export async function verifyEmailsFile(
       });
       const deadline = Date.now() + run.timeoutMs;
       const api = 'api' in service ? service.api : toVerifyApi(service.client, deadline);
-      return await runVerify(run, { api, cache: cache?.cache, account, signal, onProgress });
+      return await runVerify(run, {
+        api,
+        cache: cache?.cache,
+        account,
+        signal,
+        onProgress,
+        onWaiting: onWarning,
+      });
     } finally {
       await cache?.close();
     }

@@ -1,8 +1,10 @@
 import { EnrichError, ExitCode, exitCodeOfCode } from '../../errors.js';
+import type { InputIdentity } from '../../io/read.js';
 import { journalAccount, openJournal, runKey } from '../journal/journal.js';
 import { startsAfresh } from '../journal/renew.js';
 import { claimOutput, refuseOutputInUse } from '../journal/output-lock.js';
 import { refuseRunOfChangedFile } from './running-now.js';
+import { takeSendingTurn } from './sending-turn.js';
 import { addressOfCell } from './address.js';
 import { createFeed, type Feed } from './feed.js';
 import { createVerifyProgress, PROGRESS_EVERY_ROWS } from './progress.js';
@@ -35,13 +37,9 @@ type Progress = ReturnType<typeof createVerifyProgress>;
  */
 export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<VerifySummary> {
   const now = deps.now ?? Date.now;
+  const deadline = now() + run.timeoutMs;
   const input = await run.source.identity();
-  // Another account's run is another run: its answers are never this one's.
-  const options = deps.account
-    ? { ...run.identity, account: journalAccount(deps.account) }
-    : run.identity;
-  const key = runKey(VERIFY_KIND, input, options);
-  const header = { kind: VERIFY_KIND, input, options, command: run.command };
+  const { key, header } = identityOf(run, deps, input);
   await refuseRunOfChangedFile({ runsDir: run.runsDir, key, ...header });
   const as = run.words.option('output');
   const writes = { runsDir: run.runsDir, key, target: run.output.target, command: run.command, as };
@@ -57,9 +55,11 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
       startsAfresh(found, run.cache, { now: now(), cache: deps.cache !== undefined }),
   });
   let progress: Progress | undefined;
+  let endTurn: (() => Promise<void>) | undefined;
   try {
     // Two runs started at once both passed refuseOutputInUse: the later claim stops here.
     await claimOutput({ ...writes, input: input.path, now });
+    endTurn = await turnToSend(run, deps, input.path, deadline);
     // Ctrl-C stops the output with the requests: rows after it would only say "not sent".
     const feed = createFeed(() => pool.stopReason()?.code === 'INTERRUPTED');
     const table = new Map<string, AddressEntry>();
@@ -70,7 +70,7 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
       policy: run.cache,
       concurrency: run.concurrency,
       maxCredits: run.maxCredits,
-      deadline: now() + run.timeoutMs,
+      deadline,
       resendUnconfirmed: run.resendUnconfirmed,
       now,
       signal: deps.signal,
@@ -116,8 +116,38 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
     return { ...summary, runKey: key, journal: journal.path, resumed: journal.resumed };
   } finally {
     await progress?.close();
+    await endTurn?.();
     await journal.close();
   }
+}
+
+/** The run's journal key and header. Another account's run is another run: its answers are never this one's. */
+function identityOf(run: VerifyRun, deps: VerifyDeps, input: InputIdentity) {
+  const options = deps.account
+    ? { ...run.identity, account: journalAccount(deps.account) }
+    : run.identity;
+  const key = runKey(VERIFY_KIND, input, options);
+  return { key, header: { kind: VERIFY_KIND, input, options, command: run.command } };
+}
+
+/**
+ * Another list of the account being verified now: its answers are waited for (sending-turn.ts),
+ * not paid for twice. A run that does not read the cache would send every address anyway.
+ */
+function turnToSend(run: VerifyRun, deps: VerifyDeps, input: string, deadline: number) {
+  if (!deps.cache || !run.cache.read) return undefined;
+  return takeSendingTurn({
+    runsDir: run.runsDir,
+    account: deps.account,
+    input,
+    command: run.command,
+    resume: run.words.resume,
+    deadline,
+    timeoutOption: run.words.option('timeoutMs'),
+    now: deps.now ?? Date.now,
+    signal: deps.signal,
+    onWaiting: deps.onWaiting,
+  });
 }
 
 /**

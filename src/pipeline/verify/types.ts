@@ -109,6 +109,8 @@ export interface VerifyDeps {
   now?: () => number;
   signal?: AbortSignal | undefined;
   onProgress?: ((p: VerifyProgress) => void) | undefined;
+  /** Told when the run waits for another verification run of the account to end (sending-turn.ts). */
+  onWaiting?: ((text: string) => void) | undefined;
 }
 
 /** What a verification run did. `exitCode` follows DESIGN.md section 4. */
