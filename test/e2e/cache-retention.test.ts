@@ -1,4 +1,5 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeFile } from 'node:fs/promises';
@@ -100,47 +101,116 @@ describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
     expect(await readdir(tmp)).toEqual([]); // its own copy removed at its end
   });
 
+  /** Day 1: rows 1, 3, 5 answered (and cached) by one run; the six-row file's run takes them from the cache and sends 0, 2, 4 (--no-wait). */
+  async function dayOne(specOnly: boolean) {
+    sb = await startSandbox({ port: 0, host: '127.0.0.1', jobMs: 1500, specOnly });
+    const env: Record<string, string> = {
+      ...(await tempEnv()),
+      ENRICH_BASE_URL: sb.url,
+      ENRICH_API_KEY: sb.apiKey,
+    };
+    const dir = await tempDir();
+    const rows = contactRows(6);
+    const odd = rows.filter((_, i) => i % 2 === 1);
+    const first = await writeCsv(dir, 'cq1.csv', CONTACT_HEADER, odd);
+    expect(
+      (await runCli(['contacts', first, '-o', join(dir, 'cq1.o.csv'), '-q'], { env })).code,
+    ).toBe(0);
+    const input = await writeCsv(dir, 'cq2.csv', CONTACT_HEADER, rows);
+    const out = join(dir, 'cq2.o.csv');
+    const args = ['contacts', input, '-o', out, '--no-progress'];
+    const submitted = await runCli([...args, '--no-wait', '-q'], { env });
+    expect(submitted.code).toBe(0);
+    expect(sb.admin.stats()).toMatchObject({ records_submitted: 6, credits_charged: 6 });
+    const cleared = await runCli(['cache', 'clear'], { env });
+    expect(cleared.code).toBe(0);
+    return { env, args, out, rows, sb };
+  }
+
+  /** Every row of the output in input order, answered (its id and its status). */
+  async function expectAllAnswered(out: string, rows: string[][]) {
+    const lines = (await readFile(out, 'utf8')).trim().split('\n').slice(1);
+    expect(lines.map((l) => l.split(',')[0])).toEqual(rows.map((r) => r[0]));
+    for (const l of lines) expect(l).toMatch(/,enriched,/);
+  }
+
   it.each(SANDBOX_MODES)(
-    '$name: a resumed run whose cache hits were pruned since exits 3 naming --restart, which sends only those rows (regression: exit 0, rows failed for ever)',
+    '$name: a resumed run whose cache hits were cleared since sends those rows itself, once, joined in input order (regression: exit 3 naming --restart)',
     async ({ specOnly }) => {
-      sb = await startSandbox({ port: 0, host: '127.0.0.1', jobMs: 1500, specOnly });
-      const env: Record<string, string> = {
-        ...(await tempEnv()),
-        ENRICH_BASE_URL: sb.url,
-        ENRICH_API_KEY: sb.apiKey,
-      };
-      const dir = await tempDir();
-      const rows = contactRows(6);
-      const first = await writeCsv(dir, 'cq1.csv', CONTACT_HEADER, rows.slice(0, 3));
-      expect(
-        (await runCli(['contacts', first, '-o', join(dir, 'cq1.o.csv'), '-q'], { env })).code,
-      ).toBe(0);
-      const input = await writeCsv(dir, 'cq2.csv', CONTACT_HEADER, rows);
-      const args = ['contacts', input, '-o', join(dir, 'cq2.o.csv'), '--no-progress'];
-      const submitted = await runCli([...args, '--no-wait', '-q'], { env });
-      expect(submitted.code).toBe(0);
-      expect(sb.admin.stats().records_submitted).toBe(6); // 3, then the 3 not cached
-      const pruned = await runCli(['cache', 'prune', '--older-than', '0s'], { env });
-      expect(pruned.code).toBe(0);
-
+      const { env, args, out, rows, sb } = await dayOne(specOnly);
       const resumed = await runCli([...args, '--json'], { env });
-      expect(resumed.code).toBe(3);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stderr).not.toMatch(/restart|not sent/);
       expect(JSON.parse(resumed.stdout)).toMatchObject({
-        statuses: { enriched: 3, failed: 3 },
-        cache: { hits: 0, gone: 3 },
-      });
-      expect(resumed.stderr).toContain('3 row(s) were not sent');
-      const hint = resumed.stderr.split('\n').find((l) => l.trim().endsWith('--restart'));
-      expect(hint?.trim()).toMatch(/^enrich contacts \S+cq2\.csv -o .* --restart$/);
-      expect(sb.admin.stats().records_submitted).toBe(6);
-
-      const restarted = await runCli([...args, '--restart', '--json'], { env });
-      expect(restarted.code).toBe(0);
-      expect(JSON.parse(restarted.stdout)).toMatchObject({
         statuses: { enriched: 6, failed: 0 },
-        cache: { hits: 3 },
+        cache: { hits: 0, gone: 0, resent: 3 },
+        // Run 1's job (downloaded now) and the batch of the three whose answers were gone.
+        credits_charged: 6,
       });
-      expect(sb.admin.stats().records_submitted).toBe(9); // only the 3 whose answers were gone
+      // The three whose answers were gone, once; the three run 1 sent, never again.
+      expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
+      await expectAllAnswered(out, rows);
+      const again = await runCli([...args, '--json'], { env });
+      expect(again.code).toBe(0);
+      expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    '$name: the rows whose cached answers were gone count against --max-credits; the next resume sends the rest, paying for each once',
+    async ({ specOnly }) => {
+      const { env, args, out, rows, sb } = await dayOne(specOnly);
+      const capped = await runCli([...args, '--max-credits', '1', '--json'], { env });
+      expect(capped.code).toBe(5);
+      expect(JSON.parse(capped.stdout)).toMatchObject({
+        statuses: { enriched: 4, failed: 2 },
+        cache: { gone: 0, resent: 1 },
+      });
+      expect(capped.stderr).toMatch(/--max-credits/);
+      expect(sb.admin.stats()).toMatchObject({ records_submitted: 7, credits_charged: 7 });
+      const rest = await runCli([...args, '--json'], { env });
+      expect(rest.code).toBe(0);
+      expect(JSON.parse(rest.stdout)).toMatchObject({ cache: { resent: 3 } });
+      expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
+      await expectAllAnswered(out, rows);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    '$name: a resume killed after journaling the batch of rows whose cached answers were gone, its POST not answered: the next resume pays for them once',
+    async ({ specOnly }) => {
+      const { env, args, out, rows, sb } = await dayOne(specOnly);
+      // The resume's first POST is that batch's: held until the process is gone.
+      sb.admin.setFaults({ next: [{ delay_ms: 30_000, path: '/contacts' }] });
+      const run = await spawnCli([...args, '-q'], { env });
+      const state = env.ENRICH_STATE_DIR as string;
+      for (let i = 0; i < 400 && !(await journaled(state, /"t":"submit","batch":"g1"/)); i++)
+        await new Promise((r) => setTimeout(r, 25));
+      expect(await journaled(state, /"t":"refill","batch":"g1","rows":\[1,3,5\]/)).toBe(true);
+      run.child.kill('SIGKILL');
+      await run.code;
+      sb.admin.setFaults({});
+      let resumed = await runCli([...args, '--json'], { env });
+      // Killed before any answer showed this service honours Idempotency-Key: sent again
+      // (with the journaled key) only when asked.
+      if (resumed.code === 3 && /never confirmed them/.test(resumed.stderr))
+        resumed = await runCli([...args, '--resend-unconfirmed', '--json'], { env });
+      expect(resumed.code).toBe(0);
+      expect(JSON.parse(resumed.stdout)).toMatchObject({ statuses: { enriched: 6 } });
+      expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
+      await expectAllAnswered(out, rows);
     },
   );
 });
+
+/** True when a journal line under the state dir matches. */
+async function journaled(dir: string, line: RegExp): Promise<boolean> {
+  const walk = (d: string): string[] =>
+    readdirSync(d).flatMap((f) => {
+      const p = join(d, f);
+      return statSync(p).isDirectory() ? walk(p) : [p];
+    });
+  return walk(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .some((f) => line.test(readFileSync(f, 'utf8')));
+}

@@ -47,8 +47,11 @@ export interface JoinSource {
  * The records of one leaf batch, indexed for the join: those handed over in memory
  * (`fresh`, taken out of it) or else read back from the spool, plus its credit retries.
  */
+/** What joining a leaf's rows reads of the source: `reps` only to tell the leaf's own rows. */
+type LeafSource = Omit<JoinSource, 'reps'> & { reps: Pick<RowIndex, 'get'> };
+
 async function loadLookup(
-  s: JoinSource,
+  s: LeafSource,
   leaf: LeafResult,
   fresh?: Map<string, AnyRecord[]>,
 ): Promise<BatchLookup> {
@@ -70,7 +73,7 @@ async function loadLookup(
 
 /** The outcome of a sent row from its leaf batch's state and (when spooled) its records. */
 function outcomeOfLeafRow(
-  s: JoinSource,
+  s: LeafSource,
   leaf: LeafResult | undefined,
   lookup: BatchLookup | undefined,
   row: InputRow,
@@ -119,7 +122,7 @@ function outcomeOfLeafRow(
  * whose answers cannot be told apart); none when that cannot be known.
  */
 function echoedFor(
-  s: JoinSource,
+  s: LeafSource,
   leaf: LeafResult,
   lookup: BatchLookup,
   row: number,
@@ -137,7 +140,7 @@ function echoedFor(
  * The outcome of a sent row given its leaf batch, keeping the lookup of the last leaf
  * (rows come in order, so each leaf's records are loaded and indexed once).
  */
-export function leafJoiner(s: JoinSource, fresh?: Map<string, AnyRecord[]>) {
+export function leafJoiner(s: LeafSource, fresh?: Map<string, AnyRecord[]>) {
   let lookup: { leaf: LeafResult; data: BatchLookup } | undefined;
   return async (leaf: LeafResult | undefined, row: InputRow, notSent: string) => {
     if (leaf?.state === 'spooled' && leaf.first <= row.index && lookup?.leaf !== leaf)

@@ -64,6 +64,12 @@ export type JournalEvent =
   /** Rows up to `upTo` are classified; those in `ranges` (inclusive) came from the results cache. */
   | { t: 'hits'; upTo: number; ranges: [number, number][]; at: number }
   /**
+   * Batch `batch` sends the rows `rows` (ascending) again: an earlier attempt took them from
+   * the results cache, and their answers are gone since (refill.ts). Journaled before the
+   * batch's `submit`: a resume rebuilds it from this list, as the cache changes between resumes.
+   */
+  | { t: 'refill'; batch: string; rows: number[]; at: number }
+  /**
    * The output was written; `exit` is the run's exit code (0: every row settled, nothing a
    * resume would send). Absent in journals of earlier builds: not known.
    */
@@ -110,6 +116,8 @@ export interface RunState {
   done?: { at: number; output: string; exit?: number };
   /** The rows an earlier attempt of the run took from the results cache (a resumed run takes them again). */
   hits?: { upTo: number; ranges: [number, number][] };
+  /** The refill batches, in the order they were journaled (see the `refill` event). */
+  refills?: { batch: string; rows: number[] }[];
   /** `verify-emails`: what became of each address (verify-events.ts). */
   verify?: Map<string, VerifyState>;
   /** The account hashes (journalAccount) of the keys that took the run over since it began. */
@@ -185,6 +193,10 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
     // Ranges arrive in row order; a resumed attempt journals only rows past `upTo`.
     for (const r of e.ranges) if (r[0] > hits.upTo) hits.ranges.push(r);
     hits.upTo = Math.max(hits.upTo, e.upTo);
+    return;
+  }
+  if (e.t === 'refill') {
+    (state.refills ??= []).push({ batch: e.batch, rows: e.rows });
     return;
   }
   if (e.t === 'submit') {

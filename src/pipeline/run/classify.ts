@@ -16,7 +16,7 @@ import { createDeduper } from './dedupe.js';
 export type RowClass =
   | { t: 'invalid'; row: InputRow; invalid: InvalidRow }
   | { t: 'duplicate'; row: InputRow; of: number }
-  | { t: 'cached'; row: InputRow; answer?: CachedAnswer }
+  | { t: 'cached'; row: InputRow; key: string; answer?: CachedAnswer }
   | { t: 'over-budget'; row: InputRow }
   | { t: 'send'; row: InputRow; batch: number };
 
@@ -91,7 +91,7 @@ export async function* classifyRows(
     }
     const cached = hits.check(row.index, v.key);
     if (cached.hit) {
-      yield { t: 'cached', row, answer: cached.answer };
+      yield { t: 'cached', row, key: v.key, answer: cached.answer };
       continue;
     }
     // A batch an earlier run journaled takes its credits before its POST, not here.
@@ -114,8 +114,8 @@ export async function* classifyRows(
 }
 
 /** The request element of a row: its fields and the row id (and the user's id) to join back by. */
-function elementOf(
-  run: Classifiable,
+export function elementOf(
+  run: Pick<Classifiable, 'idColumn'>,
   row: InputRow,
   fields: Record<string, unknown>,
 ): Record<string, unknown> {

@@ -9,6 +9,7 @@ import { cachedOutcome, creditsSaved } from './cache-use.js';
 import { classifyRows } from './classify.js';
 import type { FlightGate } from './flight-gate.js';
 import { CACHED_ANSWER_GONE } from './messages.js';
+import type { Resent } from './refill.js';
 
 /** What the first pass over the input leaves for the rest of the run. */
 export interface Driven {
@@ -23,6 +24,8 @@ export interface Driven {
   creditsSaved: number;
   /** Rows an earlier attempt of the run took from the cache, whose answer is gone since (written failed). */
   cacheGone: number;
+  /** Rows an earlier attempt took from the cache, whose answer was gone, sent again by this run (refill.ts). */
+  cacheResent: number;
   overBudget: number;
   /** One per batch, in order: its leaves once it ends. */
   tasks: Promise<LeafResult[]>[];
@@ -54,6 +57,8 @@ export async function driveBatches(
     cache?: CacheLookup;
     /** Without dedupe: told each batch's items, so the join knows the rows that sent one request. */
     sameRequests?: SameRequests | undefined;
+    /** By request key: the outcomes of rows whose cached answer was gone, sent again (refill.ts). */
+    resent?: Resent;
   },
 ): Promise<Driven> {
   const d: Driven = {
@@ -64,6 +69,7 @@ export async function driveBatches(
     cacheHits: 0,
     creditsSaved: 0,
     cacheGone: 0,
+    cacheResent: 0,
     overBudget: 0,
     tasks: [],
   };
@@ -120,6 +126,14 @@ async function classifyInto(
     d.valid++;
     if (c.t === 'cached') {
       d.reps.push(CACHED_ROW);
+      // Looked up first: the resent rows' answers went into the cache too.
+      const resent = to.resent?.outcomes.size ? to.resent.outcomes.get(c.key) : undefined;
+      if (resent) {
+        if (to.resent?.over.has(c.key)) d.overBudget++;
+        else d.cacheResent++;
+        join?.cached(c.row, resent);
+        continue;
+      }
       if (c.answer) d.cacheHits++;
       else d.cacheGone++;
       d.creditsSaved += creditsSaved(c.answer);

@@ -12,7 +12,7 @@ export { LIBRARY_WORDS } from '../words.js';
 
 /** A row an earlier attempt of the run took from the results cache, whose answer is no longer there. */
 export const CACHED_ANSWER_GONE =
-  'not sent: an earlier attempt of this run took this row from the results cache, and the answer is not there for this key (the cache was cleared or pruned, or the row was taken with another key of the account: the cache is per key); running the same command again will not send it: a new run of the file (restart) does';
+  'not sent: an earlier attempt of this run took this row from the results cache, and the answer went while this run ran (the cache was cleared or pruned meanwhile); running the same command again sends it (and pays for it)';
 
 /** The spending limit is reached: the stop reason, and the tail of unsent rows' errors. */
 export function budgetReached(words: RunWords, limit: number | undefined): string {

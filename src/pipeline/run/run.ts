@@ -35,6 +35,7 @@ import { adoptableRun } from './adopt-run.js';
 import { settleEarlierRuns } from './earlier-runs.js';
 import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
 import type { CacheLookup } from './cache-hits.js';
+import { refillGone, type Resent } from './refill.js';
 import { CACHED_ANSWER_GONE, INTERRUPTED_NOT_SENT, leftOutByFilter, notSent } from './messages.js';
 import type { PollEnv } from './poll.js';
 import { flightGate, REQUESTS_IN_FLIGHT, windowRows, type FlightGate } from './flight-gate.js';
@@ -316,6 +317,7 @@ async function runWithJournal(
     const { ctx, stopReason } = batchContext(run, deps, journal, join, gate);
     ctx.remember = use.remember;
     ctx.onJob = sink.onJob;
+    const resent = await resendGone(run, ctx, use, { store, gate, sink, stopReason });
     const driven = await driveBatches(run, ctx, {
       join,
       sink,
@@ -323,6 +325,7 @@ async function runWithJournal(
       gate,
       cache: use.lookup,
       sameRequests,
+      resent: use.resent,
     });
     if (driven.overBudget > 0) stopAtBudget(ctx);
     sink.progress.phase = 'waiting';
@@ -332,7 +335,8 @@ async function runWithJournal(
       .sort((a, b) => a.first - b.first);
     if (deps.env.signal?.aborted)
       throw new EnrichError('INTERRUPTED', 'interrupted; the journal is saved');
-    const base = summaryBase(journal, key, driven, leaves, stopReason(), ctx.balance);
+    const all = resent.length > 0 ? [...leaves, ...resent] : leaves;
+    const base = summaryBase(journal, key, driven, all, stopReason(), ctx.balance);
     // Not waiting: finish only when every job is already done; else report the jobs.
     if (!run.wait && base.jobs.pending > 0)
       return { ...base, ...emptyStats(), written: false, secondPassFrom: null, exitCode: 0 };
@@ -355,6 +359,38 @@ async function runWithJournal(
     await out?.abort().catch(() => undefined);
     throw err;
   }
+}
+
+/**
+ * A resumed run's rows an earlier attempt took from the cache whose answers are gone since:
+ * sent again before the other batches (refill.ts); their outcomes go to `use.resent`, their
+ * leaves (for the summary, never the join: their rows lie inside other batches' ranges) back.
+ */
+async function resendGone(
+  run: ResolvedRun,
+  ctx: BatchContext,
+  use: ReturnType<typeof cacheUse>,
+  to: {
+    store: Omit<JoinSource, keyof ResolvedRun>;
+    gate: FlightGate;
+    sink: ProgressSink;
+    stopReason: () => StopReason | undefined;
+  },
+): Promise<LeafResult[]> {
+  if (!use.lookup || !use.resent || !ctx.journal.state.hits) return [];
+  const { progress } = to.sink;
+  const done = await refillGone(run, ctx, {
+    lookup: use.lookup,
+    store: { ...run, ...to.store },
+    gate: to.gate,
+    notSent: () => notSent(to.stopReason()),
+  });
+  for (const [k, outcome] of done.outcomes) use.resent.outcomes.set(k, outcome);
+  for (const k of done.over) use.resent.over.add(k);
+  progress.jobsTotal += done.leaves.length;
+  progress.jobsDone += done.leaves.filter((l) => l.state === 'spooled').length;
+  for (const l of done.leaves) progress.creditsCharged += l.credits;
+  return done.leaves;
 }
 
 /**
@@ -415,12 +451,15 @@ function cacheUse(run: ResolvedRun, deps: RunDeps, journal: Journal) {
         await cache.settled?.();
       }
     : undefined;
+  // Rows whose cached answer was gone, sent again by this run (refill.ts), by request key.
+  const resent: Resent = { outcomes: new Map(), over: new Set() };
   // The second pass reads a cached row's answer again (the first pass held it only briefly).
   const cachedOutcomeOf = (row: InputRow) => {
     const v = validateRow(run.kind, run.mapping, row, run.validate);
-    return cachedOutcome(v.ok ? lookup.any(v.key) : undefined, CACHED_ANSWER_GONE);
+    if (!v.ok) return cachedOutcome(undefined, CACHED_ANSWER_GONE);
+    return resent.outcomes.get(v.key) ?? cachedOutcome(lookup.any(v.key), CACHED_ANSWER_GONE);
   };
-  return { lookup, remember, cachedOutcomeOf };
+  return { lookup, remember, cachedOutcomeOf, resent };
 }
 
 /** A run that did not wait, with every job done: the whole output in one pass over the input. */
@@ -455,6 +494,7 @@ function summaryBase(
     cacheHits: driven.cacheHits,
     creditsSaved: driven.creditsSaved,
     cacheGone: driven.cacheGone,
+    cacheResent: driven.cacheResent,
     jobs: countJobs(leaves, (b) => journal.state.batches.get(b)?.expires),
     requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
     creditsCharged: sum(leaves, (l) => l.credits) - earlier,

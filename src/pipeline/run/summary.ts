@@ -17,11 +17,17 @@ export interface RunSummary extends Omit<JoinStats, 'missingSent'> {
   /** What those answers cost when the service gave them: credits this run did not spend. */
   creditsSaved: number;
   /**
-   * Rows an earlier attempt of this run took from the results cache whose answer is gone
-   * since (cache cleared or pruned): written `failed`, not sent; the run exits 3, and a new
-   * run of the file (`--restart`) sends them.
+   * Rows an earlier attempt of this run took from the results cache whose answer went while
+   * this run ran (cache cleared or pruned meanwhile; a resume sends the rows whose answers
+   * were gone when it started, `cacheResent`): written `failed`, not sent; the run exits 3,
+   * and the same command sends them.
    */
   cacheGone: number;
+  /**
+   * Rows an earlier attempt of this run took from the results cache whose answer was gone
+   * since, sent again (and paid for) by this run, once (refill.ts).
+   */
+  cacheResent: number;
   jobs: {
     total: number;
     spooled: number;

@@ -10,7 +10,12 @@ export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, un
     rows: s.rows,
     statuses: s.statuses,
     duplicates: s.duplicates,
-    cache: { hits: s.cacheHits, credits_saved: s.creditsSaved, gone: s.cacheGone },
+    cache: {
+      hits: s.cacheHits,
+      credits_saved: s.creditsSaved,
+      gone: s.cacheGone,
+      resent: s.cacheResent,
+    },
     jobs: {
       total: s.jobs.total,
       done: s.jobs.spooled,
@@ -120,14 +125,13 @@ function partialHints(s: RunSummary, command: string, by: string): string {
   let text = '';
   // Only jobs that failed, are still running or were never sent come back on a re-run:
   // expired results are gone, and running the same command again would not change them.
-  if (s.jobs.failed + s.jobs.pending + s.jobs.unsent > 0)
-    text += `enrich: some rows are not done; resume${by} with:\n  ${command}\n`;
+  const resume = s.jobs.failed + s.jobs.pending + s.jobs.unsent > 0;
+  if (resume) text += `enrich: some rows are not done; resume${by} with:\n  ${command}\n`;
   if (s.unconfirmedRows > 0)
     text += `enrich: ${s.unconfirmedRows} row(s) in ${s.jobs.unconfirmed} batch(es) were sent, but the service never confirmed them: it may have received and charged them, and it does not show that it honours idempotency keys, so they are not sent again by themselves. To send them again (which may charge them twice):\n  ${command} --resend-unconfirmed\n`;
-  if (s.cacheGone > 0) {
-    const first = text === '' ? '' : 'once the command above has finished the rest, ';
-    text += `enrich: ${s.cacheGone} row(s) were not sent: an earlier attempt of this run took them from the results cache, and their answers are not there for this key (the cache was cleared or pruned, or they were taken with another key of the account: the cache is per key), so running the same command again will not send them. ${first}--restart runs the file as a new run: rows whose answers are in the results cache (this run's own included) are taken from there, the others are sent and paid for:\n  ${command} --restart\n`;
-  }
+  // Only an answer that went while the run ran (a resume sends the others itself, refill.ts).
+  if (s.cacheGone > 0 && !resume)
+    text += `enrich: ${s.cacheGone} row(s) were not sent: an earlier attempt of this run took them from the results cache, and their answers went while this run ran (the cache was cleared or pruned meanwhile); running the same command again sends them (and pays for them):\n  ${command}\n`;
   if (s.statuses.expired > 0)
     text += `enrich: ${s.statuses.expired} row(s) expired: their results were deleted before they were downloaded, and running the same command again will not bring them back; --restart runs the whole file again (paying for every row again)\n`;
   return text;

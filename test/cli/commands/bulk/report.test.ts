@@ -12,6 +12,7 @@ const summary: RunSummary = {
   cacheHits: 0,
   creditsSaved: 0,
   cacheGone: 0,
+  cacheResent: 0,
   jobs: {
     total: 2,
     spooled: 2,

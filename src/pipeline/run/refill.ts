@@ -1,0 +1,190 @@
+import type { InputRow } from '../../io/read.js';
+import { noRecords, type RowOutcome } from '../join/join.js';
+import { leafHolding, leafJoiner, type JoinSource } from '../join/write-joined.js';
+import { validateRow } from '../mapping/validate.js';
+import type { BatchItem, LeafResult, ResolvedRun } from '../types.js';
+import type { BatchContext } from './batch-context.js';
+import { startBatch, stopAtBudget } from './batch-task.js';
+import { affordableRows } from './budget.js';
+import type { CacheLookup } from './cache-hits.js';
+import { elementOf } from './classify.js';
+import type { FlightGate } from './flight-gate.js';
+
+type AnyRecord = Record<string, unknown>;
+
+/** The id of the n-th refill batch of a run (never a number: it is no batch of the classification). */
+export function refillId(n: number): string {
+  return `g${n}`;
+}
+
+/** By request key: the outcomes of the rows sent again, and the keys of those --max-credits left unsent. */
+export interface Resent {
+  outcomes: Map<string, RowOutcome<AnyRecord>>;
+  over: Set<string>;
+}
+
+/** A row to send again, with the input row it came from (its outcome is joined from it). */
+export interface RefillRow {
+  row: InputRow;
+  item: BatchItem;
+}
+
+/** The refill batches of a resume: the journaled ones rebuilt from their rows, then new ones. */
+export interface RefillPlan {
+  /** Journaled by an earlier attempt (`journaled`) or to be journaled now. */
+  batches: { id: string; rows: RefillRow[]; journaled: boolean }[];
+  /** Rows whose answers are gone that --max-credits leaves unsent now. */
+  over: RefillRow[];
+}
+
+/**
+ * Plans the refill batches of a resume (pure): the batches an earlier attempt journaled are
+ * rebuilt from the rows they list, whatever the cache holds now; rows gone from the cache and
+ * in none of those are cut into new batches of `batchSize`, as many rows as `fit` allows
+ * (the rest are `over`). One request per request key (identical rows share the answer, as
+ * they shared the cached one).
+ */
+export function planRefill(
+  journaled: readonly { batch: string; rows: readonly number[] }[],
+  listed: ReadonlyMap<number, RefillRow>,
+  gone: readonly RefillRow[],
+  limits: { batchSize: number; fit: number },
+): RefillPlan {
+  const batches: RefillPlan['batches'] = journaled.map((b) => ({
+    id: b.batch,
+    rows: b.rows.flatMap((i) => {
+      const r = listed.get(i);
+      return r ? [r] : [];
+    }),
+    journaled: true,
+  }));
+  const send = gone.slice(0, Math.max(0, limits.fit));
+  for (let at = 0; at < send.length; at += limits.batchSize)
+    batches.push({
+      id: refillId(batches.length + 1),
+      rows: send.slice(at, at + limits.batchSize),
+      journaled: false,
+    });
+  return { batches, over: gone.slice(send.length) };
+}
+
+/** The rows of journaled refills, and the rows whose cached answer is gone, of an earlier attempt's hits. */
+export async function findGone(
+  run: Pick<ResolvedRun, 'kind' | 'mapping' | 'validate' | 'idColumn'> & {
+    source: Pick<ResolvedRun['source'], 'rows'>;
+  },
+  hits: { upTo: number; ranges: readonly (readonly [number, number])[] },
+  listedRows: ReadonlySet<number>,
+  lookup: Pick<CacheLookup, 'any'>,
+): Promise<{ listed: Map<number, RefillRow>; gone: RefillRow[] }> {
+  const listed = new Map<number, RefillRow>();
+  const gone: RefillRow[] = [];
+  const keys = new Set<string>();
+  let at = 0;
+  for await (const row of run.source.rows()) {
+    if (row.index > hits.upTo) break;
+    while (at < hits.ranges.length && (hits.ranges[at] as readonly [number, number])[1] < row.index)
+      at++;
+    const range = hits.ranges[at];
+    if (!range || range[0] > row.index) continue;
+    const v = validateRow(run.kind, run.mapping, row, run.validate);
+    // Stryker disable next-line ConditionalExpression: a row the cache answered was valid
+    if (!v.ok) continue;
+    const r = {
+      row,
+      item: { index: row.index, element: elementOf(run, row, v.fields), key: v.key },
+    };
+    if (listedRows.has(row.index)) {
+      listed.set(row.index, r);
+      keys.add(v.key);
+    } else if (!keys.has(v.key) && lookup.any(v.key) === undefined) {
+      keys.add(v.key);
+      gone.push(r);
+    }
+  }
+  return { listed, gone };
+}
+
+/**
+ * A resumed run's rows an earlier attempt took from the results cache whose answer is gone
+ * since (the cache was cleared or pruned, or the run was taken over by another key of the
+ * account: the cache is per key): sent again, before the run's other batches, as refill
+ * batches (`g1`, `g2`...). Each is journaled with the rows it sends (`refill`) before its
+ * POST, so a later resume rebuilds it exactly and the usual path applies (its idempotency
+ * key, its job adopted once accepted, downloaded once spooled): it is never paid twice. The
+ * new rows count against --max-credits. Returns the outcome of each such row by request key
+ * (held in memory: as many as the rows whose answers were gone), and the batches' leaves.
+ * Costs a read of the input up to the last row the earlier attempts classified, on resumes
+ * with cache hits only.
+ */
+export async function refillGone(
+  run: Pick<ResolvedRun, 'kind' | 'mapping' | 'validate' | 'idColumn' | 'source' | 'batchSize'>,
+  ctx: BatchContext,
+  to: {
+    lookup: Pick<CacheLookup, 'any'>;
+    store: JoinSource;
+    gate: FlightGate;
+    notSent: () => string;
+  },
+): Promise<Resent & { leaves: LeafResult[] }> {
+  const outcomes = new Map<string, RowOutcome<AnyRecord>>();
+  const over = new Set<string>();
+  const { hits, refills = [] } = ctx.journal.state;
+  if (!hits || hits.ranges.length === 0) return { outcomes, over, leaves: [] };
+  const listedRows = new Set(refills.flatMap((b) => b.rows));
+  const { listed, gone } = await findGone(run, hits, listedRows, to.lookup);
+  // Journaled batches not sent yet take their credits at their POST: the new ones fit in the rest.
+  const posts = refills.filter((b) => {
+    const state = ctx.journal.state.batches.get(b.batch);
+    return !state?.job && !state?.spooled && !state?.splitSize;
+  });
+  const plan = planRefill(refills, listed, gone, {
+    batchSize: run.batchSize,
+    fit: affordableRows(ctx.budget) - posts.reduce((n, b) => n + b.rows.length, 0),
+  });
+  for (const b of plan.batches)
+    if (!b.journaled && b.rows.length > 0)
+      await ctx.journal.append(
+        { t: 'refill', batch: b.id, rows: b.rows.map((r) => r.item.index) },
+        { durable: true },
+      );
+  // Their records are read back from the spool (the stream join never holds them).
+  const { spooled: _toJoin, ...own } = ctx;
+  const settled = await Promise.allSettled(
+    plan.batches
+      .filter((b) => b.rows.length > 0)
+      .map(async (b) => {
+        const release = await to.gate.acquire();
+        const items = b.rows.map((r) => r.item);
+        const task = startBatch(own, b.id, items, false);
+        void task.done.then(release, release);
+        return { rows: b.rows, leaves: await task.done };
+      }),
+  );
+  // Every batch ended first (a POST sent gets its answer journaled), then the run fails.
+  const results = settled.map((r) => {
+    if (r.status === 'rejected') throw r.reason;
+    return r.value;
+  });
+  // Stopped only now: a stop before their POSTs would have kept the batches above unsent.
+  if (plan.over.length > 0) {
+    const message = `not sent: ${stopAtBudget(ctx)}`;
+    for (const r of plan.over) {
+      outcomes.set(r.item.key, noRecords('failed', message));
+      over.add(r.item.key);
+    }
+  }
+  // Each batch's records belong to the rows it sent (they lie inside other batches' ranges).
+  const members = new Set(results.flatMap((b) => b.rows.map((r) => r.item.index)));
+  const joinLeaf = leafJoiner({
+    ...to.store,
+    reps: { get: (i: number) => (members.has(i) ? i : undefined) },
+  });
+  for (const { rows, leaves } of results)
+    for (const r of rows)
+      outcomes.set(
+        r.item.key,
+        await joinLeaf(leafHolding(leaves, r.item.index), r.row, to.notSent()),
+      );
+  return { outcomes, over, leaves: results.flatMap((b) => b.leaves) };
+}
