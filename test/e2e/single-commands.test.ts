@@ -315,3 +315,39 @@ describe('single lookups and the results cache, against a sandbox started here',
     expect(credits().verification_credits).toBe(99);
   });
 });
+
+describe.each([{ specOnly: false }, { specOnly: true }])(
+  'enrich company: --top 1 is the default, one lookup (spec-only: $specOnly)',
+  ({ specOnly }) => {
+    let sandbox: SandboxHandle;
+    beforeAll(async () => {
+      sandbox = await startSandbox({ port: 0, host: '127.0.0.1', specOnly });
+    });
+    afterAll(async () => {
+      await sandbox?.close();
+    });
+
+    it('charges once for a company asked without --top and with --top 1, in either order (regression: paid twice)', async () => {
+      const { account_id, api_key } = sandbox.admin.createAccount({ credits: 100 });
+      const env = { ...(await tempEnv()), ENRICH_BASE_URL: sandbox.url, ENRICH_API_KEY: api_key };
+      const credits = () => sandbox.admin.getAccount(account_id)!.credits;
+      const plain = await runCli(['company', '--website', 'acme.com'], { env });
+      expect([plain.code, plain.stderr]).toEqual([0, '']);
+      expect(credits()).toBe(99);
+      const one = await runCli(['company', '--website', 'acme.com', '--top', '1'], { env });
+      expect(one.code).toBe(0);
+      expect(one.stdout).toBe(plain.stdout);
+      expect(one.stderr).toMatch(/answered from the results cache/);
+      const other = await runCli(['company', '--name', 'Globex', '--top', '1'], { env });
+      expect([other.code, other.stderr]).toEqual([0, '']);
+      expect(credits()).toBe(98);
+      const again = await runCli(['company', '--name', 'Globex'], { env });
+      expect(again.stdout).toBe(other.stdout);
+      expect(again.stderr).toMatch(/answered from the results cache/);
+      // Two matches are another lookup.
+      await runCli(['company', '--name', 'Globex', '--top', '2'], { env });
+      expect(credits()).toBeLessThan(98);
+      expect(credits()).toBe(100 - sandbox.admin.stats().credits_charged);
+    });
+  },
+);

@@ -188,7 +188,8 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
           endpoint: 'company',
           request,
           key: keyOfFields('companies', request),
-          metadata: meta,
+          // `--top 1` is the spec's default (top_matches_returned 1): the same lookup as none.
+          metadata: top === Limits.topMatchesDefault ? undefined : meta,
           keep: (r) => !r.companies.some((c) => isCreditExhausted(c, r.remaining_credits)),
           noMatch: (r) => r.companies.every((c) => hasNoData(c)),
           charged: (r) => r.companies.some((c) => c.credit_charged === true),
