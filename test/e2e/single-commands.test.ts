@@ -212,6 +212,16 @@ describe('local validation, before any request', () => {
     [['company'], /needs at least one of: --website; --name/],
     [['verify-email', 'not-an-email'], /<email>: /],
     [['contact', '--colour', 'red'], /unknown option '--colour'/],
+    // What a bulk run leaves out as no site is refused, not paid for (regression: sent, charged).
+    [
+      ['contact', '--first-name', 'A', '--last-name', 'B', '--company-domain', 'not a domain'],
+      /--company-domain: not a domain name \(it contains a space\)/,
+    ],
+    [['company', '--website', 'n/a'], /--website: not a website \(it is not a web address/],
+    [
+      ['contact', '--prof-network-url', 'jane@acme.com'],
+      /--prof-network-url: not a profile URL \(it is an email address\)/,
+    ],
   ])('exits 2 for %j', async (args, message) => {
     const r = await runCli(args, { env: await tempEnv() });
     expect(r.code).toBe(2);
@@ -317,7 +327,7 @@ describe('single lookups and the results cache, against a sandbox started here',
 });
 
 describe.each([{ specOnly: false }, { specOnly: true }])(
-  'enrich company: --top 1 is the default, one lookup (spec-only: $specOnly)',
+  'single lookups pay once, and only for a lookup that can be right (spec-only: $specOnly)',
   ({ specOnly }) => {
     let sandbox: SandboxHandle;
     beforeAll(async () => {
@@ -348,6 +358,37 @@ describe.each([{ specOnly: false }, { specOnly: true }])(
       await runCli(['company', '--name', 'Globex', '--top', '2'], { env });
       expect(credits()).toBeLessThan(98);
       expect(credits()).toBe(100 - sandbox.admin.stats().credits_charged);
+    });
+
+    it('sends nothing for a --company-domain, --website or --prof-network-url that is no site, and still looks up a URL-shaped one (regression: charged)', async () => {
+      const { account_id, api_key } = sandbox.admin.createAccount({ credits: 100 });
+      const env = { ...(await tempEnv()), ENRICH_BASE_URL: sandbox.url, ENRICH_API_KEY: api_key };
+      const before = sandbox.admin.stats().requests_by_path;
+      for (const args of [
+        ['contact', '--first-name', 'Ann', '--last-name', 'Lee', '--company-domain', 'acme .com'],
+        ['company', '--website', 'n/a'],
+        ['contact', '--prof-network-url', 'not a url'],
+      ]) {
+        const r = await runCli(args, { env });
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toMatch(/: not a (domain name|website|profile URL) \(/);
+      }
+      expect(sandbox.admin.stats().requests_by_path).toEqual(before);
+      expect(sandbox.admin.getAccount(account_id)!.credits).toBe(100);
+      const ok = await runCli(
+        [
+          'contact',
+          '--first-name',
+          'Ann',
+          '--last-name',
+          'Lee',
+          '--company-domain',
+          'https://www.acme.com/',
+        ],
+        { env },
+      );
+      expect([ok.code, ok.stderr]).toEqual([0, '']);
+      expect(sandbox.admin.getAccount(account_id)!.credits).toBe(99);
     });
   },
 );

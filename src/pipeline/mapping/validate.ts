@@ -178,6 +178,19 @@ export function leftOutNote(
   return notes && notes.length > 0 ? notes.join('; ') : undefined;
 }
 
+/**
+ * Why one value of `field` is plainly not what the field takes (`not a domain name: it contains
+ * a space`), by the rule a bulk row is sent without it; undefined when it passes. The single
+ * lookups refuse such a flag, as a lookup by it would still be charged.
+ */
+export function fieldValueProblem(field: ApiField, raw: string): string | undefined {
+  const check = LEFT_OUT.find(([f]) => f === field);
+  if (!check) return undefined;
+  const value = NORMALIZERS[field](raw);
+  const why = value === '' ? undefined : check[2](value);
+  return why && `${check[1]} (${why})`;
+}
+
 /** `company_domain left out (not a domain name: it contains a space); sent without it`, when so. */
 function badFieldNote(
   mapping: ColumnMapping,

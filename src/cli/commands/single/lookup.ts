@@ -17,7 +17,8 @@ import { parseIntegerFlag } from '../../flags.js';
 import { checkRequest, compact } from './request-flags.js';
 import { cachedLookup, sayCached, type CacheFlags } from './lookup-cache.js';
 import { canonicalAddress } from '../../../pipeline/verify/address.js';
-import { keyOfFields } from '../../../pipeline/mapping/validate.js';
+import { fieldValueProblem, keyOfFields } from '../../../pipeline/mapping/validate.js';
+import type { ApiField } from '../../../pipeline/mapping/mapping-types.js';
 
 /** Flags of `enrich contact`. */
 export interface ContactFlags extends CacheFlags {
@@ -99,12 +100,30 @@ async function withService<T>(
   }
 }
 
+/**
+ * Refuses a site flag (`--company-domain`, `--website`, `--prof-network-url`) that a bulk run
+ * would leave out as plainly no site (`n/a`, `acme .com`): a lookup by it would be charged.
+ */
+function refuseNoSites(
+  values: Partial<Record<ApiField, string | undefined>>,
+  names: Readonly<Record<string, string>>,
+): void {
+  for (const [field, value] of Object.entries(values) as [ApiField, string | undefined][]) {
+    const problem = value === undefined ? undefined : fieldValueProblem(field, value);
+    if (problem) throw usageError(`${names[field] ?? field}: ${problem}`);
+  }
+}
+
 /** `enrich contact`: validates the flags, enriches one contact and prints it. */
 export async function runContact(flags: ContactFlags, globals: GlobalOptions): Promise<number> {
   // The one email rule (contract/email.ts), as a bulk run applies it: a lookup it could not
   // answer would still be charged. The wire itself takes any string.
   const badEmail = flags.email === undefined ? undefined : emailProblem(flags.email.trim());
   if (badEmail) throw usageError(`--email: not an email address (${badEmail})`);
+  refuseNoSites(
+    { company_domain: flags.companyDomain, prof_network_url: flags.profNetworkUrl },
+    CONTACT_FLAGS,
+  );
   const metadata = {
     ...(flags.requireEmail ? { business_email_exists: true } : {}),
     ...(flags.mobile ? { mobile_phone_enrichment: true } : {}),
@@ -167,6 +186,7 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
     flags.top === undefined
       ? undefined
       : parseIntegerFlag('--top', flags.top, Limits.topMatchesMin, Limits.topMatchesMax);
+  refuseNoSites({ company_website: flags.website }, COMPANY_FLAGS);
   const body = checkRequest(
     'company',
     companyRequestSchema,
