@@ -43,6 +43,20 @@ export async function missingBaseUrl(profile: string) {
   });
 }
 
+/** AUTH_MISSING for a saved key that is not sent to this base URL's origin (settings.keyWithheld). */
+async function keyNotForHere(settings: ResolvedSettings) {
+  const { EnrichError } = await import('../errors.js');
+  const { savedFor, origin } = settings.keyWithheld!;
+  const by = settings.sources.baseUrl === 'flag' ? '--base-url' : 'ENRICH_BASE_URL';
+  return new EnrichError(
+    'AUTH_MISSING',
+    `the key of profile "${settings.profile}" was saved for ${savedFor}; it is not sent to ${origin} (${by})`,
+    {
+      hint: `to use that service, run \`enrich auth login --base-url ${origin}\` (with --profile NAME to keep both keys), or set ENRICH_API_KEY`,
+    },
+  );
+}
+
 /**
  * Opens the service for a command: with --sandbox, an embedded sandbox on 127.0.0.1:0
  * and its key; otherwise the resolved base URL and key (AUTH_MISSING, exit 4, without one).
@@ -95,6 +109,7 @@ export async function openService(
       },
     };
   }
+  if (!settings.apiKey && settings.keyWithheld) throw await keyNotForHere(settings);
   if (!settings.apiKey) {
     throw new EnrichError('AUTH_MISSING', `no API key for profile "${settings.profile}"`, {
       hint: 'run `enrich auth login` (or set ENRICH_API_KEY), or try the command offline with --sandbox',

@@ -17,6 +17,12 @@ export interface ResolvedSettings extends Readonly<Settings> {
   /** Never print or log this. */
   readonly apiKey: string | undefined;
   readonly apiKeySource: 'env' | 'file' | 'none';
+  /**
+   * Set when the profile holds a key saved with another service (its base_url's origin) than
+   * the one a flag or env var points at now: that key is not used (apiKey stays unset), as a
+   * key is sent only to the origin it was saved for.
+   */
+  readonly keyWithheld?: { savedFor: string; origin: string };
   readonly configPath: string;
   readonly sources: Readonly<Record<SettingName, SettingSource>>;
   /** Config file/directory mode repairs made while reading. */
@@ -57,6 +63,31 @@ function checkStored(profile: StoredProfile, name: string, path: string): void {
       },
     );
   }
+}
+
+/** The origin of a URL, or undefined for one that does not parse. */
+function originOf(url: unknown): string | undefined {
+  try {
+    return typeof url === 'string' ? new URL(url).origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The saved key's origin and the one asked for, when the profile's key was saved with a
+ * base_url on another origin than the flag's or env var's: DESIGN.md 5, the key goes only to
+ * its service's origin (a typo'd or left-over ENRICH_BASE_URL must not receive it).
+ */
+function withheldKey(
+  stored: StoredProfile,
+  baseUrl: unknown,
+  source: SettingSource | undefined,
+): { savedFor: string; origin: string } | undefined {
+  if (typeof stored.api_key !== 'string' || source === 'file') return undefined;
+  const savedFor = originOf(stored.base_url);
+  const origin = originOf(baseUrl);
+  return savedFor && origin && savedFor !== origin ? { savedFor, origin } : undefined;
 }
 
 /**
@@ -119,7 +150,8 @@ export function resolveSettings(input: {
   }
 
   const envKey = env.ENRICH_API_KEY?.trim();
-  const fileKey = typeof stored.api_key === 'string' ? stored.api_key : undefined;
+  const keyWithheld = envKey ? undefined : withheldKey(stored, values.baseUrl, sources.baseUrl);
+  const fileKey = typeof stored.api_key === 'string' && !keyWithheld ? stored.api_key : undefined;
   const apiKey = envKey ? envKey : fileKey;
   const apiKeySource = envKey ? 'env' : fileKey ? 'file' : 'none';
   sources.apiKey = envKey ? 'env' : fileKey ? 'file' : 'default';
@@ -129,6 +161,7 @@ export function resolveSettings(input: {
     profile,
     apiKey,
     apiKeySource,
+    ...(keyWithheld ? { keyWithheld } : {}),
     configPath: store.path,
     sources: Object.freeze(sources as Record<SettingName, SettingSource>),
     repairs: store.repairs,

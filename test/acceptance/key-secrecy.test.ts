@@ -163,6 +163,34 @@ describe('the API key stays secret (acceptance)', () => {
     });
   });
 
+  it('a key saved for one service is not sent to a --base-url or ENRICH_BASE_URL on another origin (regression: sent)', async () => {
+    // The first test saved the key with --base-url sb.url.
+    const foreign = await startRecorder();
+    servers.push(foreign);
+    const dir = await tempDir('enrich-saved-origin-');
+    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(3));
+    const runs: { args: string[]; env: Record<string, string> }[] = [
+      { args: ['contact', '--email', 'jane@acme.com', '--base-url', foreign.url], env: {} },
+      { args: ['verify-email', 'jane@acme.com'], env: { ENRICH_BASE_URL: foreign.url } },
+      {
+        args: ['contacts', file, '-o', join(dir, 'out.csv')],
+        env: { ENRICH_BASE_URL: foreign.url },
+      },
+      { args: ['auth', 'status'], env: { ENRICH_BASE_URL: foreign.url } },
+    ];
+    for (const run of runs) {
+      const r = await cli([...run.args, '--debug'], { env: run.env });
+      expect(r.code).toBe(4);
+      // auth status says it in its check line, the others in the error.
+      expect(`${r.stdout}${r.stderr}`).toMatch(/saved (one is )?for http:\/\/127\.0\.0\.1:\d+/);
+      expect(`${r.stdout}${r.stderr}`).toContain(new URL(sb.url).origin);
+    }
+    expect(foreign.seen).toEqual([]);
+    // The origin it was saved for, another path or a trailing slash aside, still gets it.
+    const same = await cli(['verify-email', 'jane@acme.com', '--base-url', `${sb.url}/`]);
+    expect([same.code, same.stdout.split('\n')[0]]).toEqual([0, 'valid']);
+  });
+
   it('the key appears nowhere: stdout, stderr, --debug logs, journal, spools, outputs, mappings, error messages', () => {
     const secrets = [key.api_key, key.api_key.slice('sk_sbx_'.length)];
     expect(outputs.length).toBeGreaterThanOrEqual(18);

@@ -153,7 +153,11 @@ export async function runStatus(globals: GlobalOptions): Promise<number> {
   let check: string;
   let exitCode = 0;
   let hint: string | undefined;
-  if (!s.apiKey) {
+  if (!s.apiKey && s.keyWithheld) {
+    check = `no key for ${s.keyWithheld.origin} (the saved one is for ${s.keyWithheld.savedFor}, and only sent there)`;
+    exitCode = 4;
+    hint = `run \`enrich auth login --base-url ${s.keyWithheld.origin}\` (with --profile NAME to keep both keys), or set ENRICH_API_KEY`;
+  } else if (!s.apiKey) {
     check = 'no key';
     exitCode = 4;
     hint = 'run `enrich auth login`, or set ENRICH_API_KEY';
