@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { EnrichError } from '../errors.js';
 import { JsonArrayScanner, JsonScanError } from './json-array-scanner.js';
-import { jsonNestingDepth, MAX_JSON_DEPTH } from './json-depth.js';
+import { duplicateTopLevelKey, jsonNestingDepth, MAX_JSON_DEPTH } from './json-depth.js';
 import { JsonNumber, parseExact, stringifyExact } from './json-exact.js';
 import { MAX_RECORD_CHARS, nulError } from './limits.js';
 import { openTextStream } from './text-stream.js';
@@ -50,6 +50,13 @@ function parseObject(
       `${what}: expected a JSON object ({...}), got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`,
     );
   }
+  const twice = duplicateTopLevelKey(text, Object.keys(value).length);
+  if (twice !== undefined)
+    throw invalid(
+      file,
+      line,
+      `${what} has the key ${JSON.stringify(twice)} twice: expected each key once (one of its values would be lost)`,
+    );
   return value as Record<string, unknown>;
 }
 

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { jsonNestingDepth, MAX_JSON_DEPTH } from '../../src/io/json-depth.js';
+import { duplicateTopLevelKey, jsonNestingDepth, MAX_JSON_DEPTH } from '../../src/io/json-depth.js';
 import { jsonCell, readJsonArray, readJsonLines } from '../../src/io/read-json.js';
 
 const nested = (n: number) => '['.repeat(n) + ']'.repeat(n);
@@ -38,6 +38,44 @@ describe('deeply nested JSON input (regression: 100,000 levels ended in "Maximum
         code: 'INPUT_INVALID',
         exitCode: 2,
         message: expect.stringMatching(/expected at most 1000 levels of nesting, got 100001/),
+        location: { line },
+      });
+    }
+  });
+});
+
+describe('a JSON record with a key given twice (regression: the first value was dropped without a word)', () => {
+  it('finds a repeated top-level key, escapes and nesting aside', () => {
+    const dup = (t: string) => duplicateTopLevelKey(t, Object.keys(JSON.parse(t) as object).length);
+    expect(dup('{"email": "a@x.com", "id": 1, "email": "b@x.com"}')).toBe('email');
+    expect(dup('{"e\\u006dail": 1, "email": 2}')).toBe('email');
+    expect(
+      dup(
+        '{"url": "https://a.com/x:y", "s": "\\"a\\":", "a": {"a": 1}, "b": [{"a": 1}, {"a": 2}]}',
+      ),
+    ).toBe(undefined);
+    expect(dup('{"n": {"a": 1, "a": 2}, "a": 3}')).toBe(undefined); // only the columns' level
+    expect(dup('{"a": 1, "b": {"x": 1}, "a": 2}')).toBe('a');
+  });
+
+  it('an array element or a JSON Lines line with a key twice is INPUT_INVALID naming the key and the line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-dupkey-'));
+    const twice = '{"id": 7, "email": "jane@acme.com", "email": "bob@acme.com"}';
+    await writeFile(join(dir, 'a.json'), `[\n{"email": "x@acme.com"},\n${twice}\n]`);
+    await writeFile(join(dir, 'a.jsonl'), `{"email": "x@acme.com"}\n${twice}\n`);
+    const opts = { name: 'a', encoding: 'utf-8', bomLength: 0 };
+    const drain = async (it: AsyncIterable<unknown>) => {
+      for await (const _ of it) void _;
+    };
+    for (const [read, line] of [
+      [readJsonArray, 3],
+      [readJsonLines, 2],
+    ] as const) {
+      const file = join(dir, read === readJsonArray ? 'a.json' : 'a.jsonl');
+      await expect(drain(read(file, opts))).rejects.toMatchObject({
+        code: 'INPUT_INVALID',
+        exitCode: 2,
+        message: expect.stringMatching(/has the key "email" twice/),
         location: { line },
       });
     }
