@@ -84,7 +84,19 @@ export async function* readJsonArray(
     }
     scanner.finish();
   } catch (err) {
-    if (err instanceof JsonScanError) throw invalid(options.name, err.line, err.message, err);
+    if (err instanceof JsonScanError) {
+      // An object where the array should open: most often JSON Lines under a .json name.
+      const lines = /^expected a JSON array of objects .*, got "\{"$/.test(err.message);
+      throw new EnrichError('INPUT_INVALID', err.message, {
+        location: { file: options.name, line: err.line },
+        cause: err,
+        ...(lines
+          ? {
+              hint: 'If it holds one object per line (JSON Lines), name it .jsonl or pass --input-format jsonl.',
+            }
+          : {}),
+      });
+    }
     throw wrapRead(err, options.name);
   } finally {
     text.destroy();

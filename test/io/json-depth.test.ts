@@ -81,3 +81,23 @@ describe('a JSON record with a key given twice (regression: the first value was 
     }
   });
 });
+
+describe('JSON Lines under a .json name', () => {
+  it('is INPUT_INVALID with a hint to name it .jsonl or pass --input-format jsonl; another bad start gets none', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-jsonl-name-'));
+    await writeFile(join(dir, 'a.json'), '{"email": "a@acme.com"}\n{"email": "b@acme.com"}\n');
+    await writeFile(join(dir, 'b.json'), '"email"\n');
+    const opts = { name: 'a.json', encoding: 'utf-8', bomLength: 0 };
+    const first = async (file: string) => {
+      for await (const _ of readJsonArray(join(dir, file), opts)) void _;
+    };
+    await expect(first('a.json')).rejects.toMatchObject({
+      code: 'INPUT_INVALID',
+      hint: expect.stringMatching(/\.jsonl or pass --input-format jsonl/),
+      location: { line: 1 },
+    });
+    const other = await first('b.json').catch((e: unknown) => e);
+    expect(other).toMatchObject({ code: 'INPUT_INVALID' });
+    expect((other as { hint?: string }).hint).toBeUndefined();
+  });
+});
