@@ -492,7 +492,7 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(again.code).toBe(0);
     expect(again.stdout.trim()).toBe(submitted.jobs[0]);
     expect(again.stderr).toContain(
-      `run the same command again before ${new Date(expiry).toISOString().replace(/\.000Z$/, 'Z')}, when the first job's results expire`,
+      `to fetch the results, run the same command again before ${new Date(expiry).toISOString().replace(/\.000Z$/, 'Z')}, when the first job's results expire:\n`,
     );
     expect(existsSync(out)).toBe(false);
     s.admin.advanceClock(60_000);

@@ -229,7 +229,7 @@ function report(
       process.stdout.write(s.jobs.ids.map((id) => `${id}\n`).join(''));
       if (!globals.quiet) {
         process.stderr.write(
-          `enrich: ${s.jobs.pending} job(s) submitted and still running; run the same command again${by} to fetch the results:\n  ${command}\n`,
+          `enrich: ${s.jobs.pending} job(s) submitted and still running; to fetch the results, run the same command again${by}:\n  ${command}\n`,
         );
       }
     }
