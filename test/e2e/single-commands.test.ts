@@ -212,6 +212,12 @@ describe('local validation, before any request', () => {
     [['company'], /needs at least one of: --website; --name/],
     [['verify-email', 'not-an-email'], /<email>: /],
     [['contact', '--colour', 'red'], /unknown option '--colour'/],
+    // A flag given twice is refused (regression: the last one was looked up, paid, no word).
+    [
+      ['contact', '--email', 'a@acme.com', '--email', 'b@acme.com'],
+      /'--email <address>' argument 'b@acme\.com' is invalid\. given twice \(also "a@acme\.com"\)/,
+    ],
+    [['company', '--website', 'acme.com', '--top', '2', '--top', '3'], /--top <n>.*given twice/],
     // What a bulk run leaves out as no site is refused, not paid for (regression: sent, charged).
     [
       ['contact', '--first-name', 'A', '--last-name', 'B', '--company-domain', 'not a domain'],

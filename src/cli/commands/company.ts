@@ -1,15 +1,15 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { addCacheOptions } from './single/cache-flags.js';
+import { addCacheOptions, once } from './single/cache-flags.js';
 import type { CompanyFlags } from './single/lookup.js';
 
 /** Registers `enrich company`: one company (its best matches), enriched synchronously. */
 export function registerCompany(program: Command): void {
   addCacheOptions(program.command('company'))
     .description('enrich one company by name and/or website')
-    .option('--name <name>', 'company name (company_name)')
-    .option('--website <url>', 'company website or domain (company_website)')
-    .option('--top <n>', 'number of best matches to return, 1 to 10 (default 1)')
+    .option('--name <name>', 'company name (company_name)', once)
+    .option('--website <url>', 'company website or domain (company_website)', once)
+    .option('--top <n>', 'number of best matches to return, 1 to 10 (default 1)', once)
     .addHelpText(
       'after',
       `

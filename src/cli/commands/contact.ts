@@ -1,18 +1,18 @@
 import type { Command } from 'commander';
 import { action } from '../action.js';
-import { addCacheOptions } from './single/cache-flags.js';
+import { addCacheOptions, once } from './single/cache-flags.js';
 import type { ContactFlags } from './single/lookup.js';
 
 /** Registers `enrich contact`: one contact, enriched synchronously. */
 export function registerContact(program: Command): void {
   addCacheOptions(program.command('contact'))
     .description('enrich one contact (charged when the service finds an email or phone)')
-    .option('--email <address>', 'work email (business_email)')
-    .option('--prof-network-url <url>', 'professional-network profile URL (prof_network_url)')
-    .option('--first-name <name>', 'first name (with --last-name and a company)')
-    .option('--last-name <name>', 'last name (with --first-name and a company)')
-    .option('--company-domain <domain>', "employer's domain, e.g. acme.com")
-    .option('--company-name <name>', "employer's name")
+    .option('--email <address>', 'work email (business_email)', once)
+    .option('--prof-network-url <url>', 'professional-network profile URL (prof_network_url)', once)
+    .option('--first-name <name>', 'first name (with --last-name and a company)', once)
+    .option('--last-name <name>', 'last name (with --first-name and a company)', once)
+    .option('--company-domain <domain>', "employer's domain, e.g. acme.com", once)
+    .option('--company-name <name>', "employer's name", once)
     .option('--mobile', 'add mobile phone numbers when available')
     .option('--require-email', 'return the contact only when it has a work email')
     .option(

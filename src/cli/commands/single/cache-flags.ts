@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 
 /** The results-cache flags of the single commands (the bulk commands' own, same meaning). */
 export interface CacheFlags {
@@ -17,4 +17,14 @@ export function addCacheOptions(cmd: Command): Command {
     )
     .option('--refresh', 'look it up again (paying again) and keep the new answer')
     .option('--no-cache', 'neither read nor write the results cache');
+}
+
+/**
+ * Option parser of a flag that names the one record to look up: given twice, the lookup is
+ * refused rather than paying for the last value only, without a word.
+ */
+export function once(value: string, previous: string | undefined): string {
+  if (previous !== undefined)
+    throw new InvalidArgumentError(`given twice (also "${previous}"): give it once`);
+  return value;
 }
