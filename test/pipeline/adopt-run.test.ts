@@ -216,7 +216,7 @@ describe('adoptableRun', () => {
     expect(none.asked).toEqual([]);
   });
 
-  it('a 400 leaves the run alone; a 429, a 500 or a failure that is no answer of the service stops before deciding', async () => {
+  it('a 400 leaves the run alone; a 429, a 500, a network failure, an unreadable answer or a failure that is no answer of the service stops before deciding', async () => {
     const bad = service(httpError(400, 'API_VALIDATION'));
     expect(await adopt(await oldRun(), bad.api)).toBeUndefined();
     for (const [answer, code] of [
@@ -224,6 +224,14 @@ describe('adoptableRun', () => {
       [httpError(500, 'SERVER_ERROR'), 'SERVER_ERROR'],
     ] as const) {
       const { api } = service(answer);
+      await expect(adopt(await oldRun(), api)).rejects.toMatchObject({ code });
+    }
+    // The client's own failures carry no HTTP status (0) or a 2xx it could not read: no answer.
+    for (const [status, code] of [
+      [0, 'NETWORK'],
+      [200, 'MALFORMED_RESPONSE'],
+    ] as const) {
+      const { api } = service(httpError(status, code));
       await expect(adopt(await oldRun(), api)).rejects.toMatchObject({ code });
     }
     const odd = Object.assign(new Error('socket hang up'), { status: 404 });
