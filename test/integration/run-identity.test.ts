@@ -1,3 +1,4 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { appendFile, readFile, symlink, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import ExcelJS from 'exceljs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
 import { verifyEmailsFile } from '../../src/bulk/verify-emails.js';
+import { acquireRunLock } from '../../src/pipeline/journal/run-lock.js';
 import {
   CONTACT_HEADER,
   contactRows,
@@ -317,6 +319,40 @@ describe('earlier runs of other files, and runs going on now', () => {
       expect(s.admin.stats().jobs_submitted).toBe(1);
     },
   );
+
+  it('a run the output claim refuses leaves no journal: its next run is a new run, not "(resumed)"', async () => {
+    // Regression: the refused run had opened its journal (header only, nothing sent), so its
+    // next run found it and said "(resumed)". Here another live run notes the same output
+    // between this run's first check and its claim, as a run started at the same moment does.
+    const { s, dir, a, run } = await rig();
+    await writeCsv(dir, 'leads-28.csv', CONTACT_HEADER, contactRows(5));
+    const runsDir = join(dir, 'runs');
+    const other = join(runsDir, 'other-run');
+    mkdirSync(other, { recursive: true });
+    const release = await acquireRunLock(other, 'enrich contacts leads-27.csv');
+    const journals = () =>
+      readdirSync(runsDir).filter((k) => existsSync(join(runsDir, k, 'journal.jsonl')));
+    let noted = false;
+    const now = () => {
+      // This run's journal is open (its header written): the other run notes the output now.
+      if (!noted && journals().length > 0) {
+        noted = true;
+        const note = { output: join(dir, 'report.csv'), input: 'leads-27.csv', at: 1 };
+        writeFileSync(join(other, 'output.json'), JSON.stringify(note));
+      }
+      return Date.now();
+    };
+    await expect(run(a, 'leads-28.csv', 'report.csv', { env: { now } })).rejects.toMatchObject({
+      code: 'RUN_IN_PROGRESS',
+      message: expect.stringMatching(/is writing .*report\.csv from leads-27\.csv/),
+    });
+    expect(noted).toBe(true);
+    expect(journals()).toEqual([]);
+    expect(s.admin.stats().jobs_submitted).toBe(0);
+    await release();
+    const next = await run(a, 'leads-28.csv', 'report.csv');
+    expect([next.exitCode, next.resumed, next.creditsCharged]).toEqual([0, false, 5]);
+  });
 
   it.each(SANDBOX_MODES)(
     "two sheets of one workbook with the same header are two runs: the second is looked up and paid for, never answered with the first sheet's rows ($name)",

@@ -39,6 +39,35 @@ describe('runKey', () => {
 });
 
 describe('journal', () => {
+  it('discardNew removes a run this open began with nothing appended (and what lies beside it); never a run found, nor one written to', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const open = (key: string) => openJournal({ runsDir, key, header, restart: false, now });
+    const fresh = await open('new');
+    await writeFile(join(fresh.dir, 'output.json'), '{}');
+    await fresh.discardNew();
+    await fresh.close();
+    expect(await readdir(fresh.dir)).toEqual([]);
+    const next = await open('new');
+    expect(next.resumed).toBe(false);
+    await next.close();
+    // Found on disk: kept, though nothing is appended this time.
+    const found = await open('new');
+    expect(found.resumed).toBe(true);
+    await found.discardNew();
+    await found.close();
+    const kept = await open('new');
+    expect(kept.resumed).toBe(true);
+    await kept.close();
+    // Written to: kept (it may hold a batch the service accepted).
+    const written = await open('sent');
+    await written.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i' });
+    await written.discardNew();
+    await written.close();
+    const again = await open('sent');
+    expect([again.resumed, again.state.batches.has('0')]).toEqual([true, true]);
+    await again.close();
+  });
+
   it('persists batch events and resumes them in a new process', async () => {
     const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
     const j = await openJournal({ runsDir, key: 'k1', header, restart: false, now });

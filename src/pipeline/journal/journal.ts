@@ -266,6 +266,12 @@ export interface Journal {
   readonly state: RunState;
   readonly resumed: boolean;
   append(event: NewEvent, options?: { durable?: boolean }): Promise<void>;
+  /**
+   * Removes the run this open began, when it began it and nothing was appended since: a run
+   * stopped before it sent anything (another run writes its output) leaves no run for the next
+   * one to resume. A run found on disk is kept. Call it before close (its lock still held).
+   */
+  discardNew(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -321,12 +327,14 @@ export async function openJournal(opts: {
     },
   );
   let tail: Promise<void> = Promise.resolve();
+  let appended = false;
   return {
     path,
     dir,
     state: live,
     resumed,
     append(event, options) {
+      appended = true;
       const full = { ...event, at: opts.now() } as JournalEvent;
       applyEvent(live, full);
       // Lines are written in order, never interleaved; durable ones wait for the disk.
@@ -339,12 +347,31 @@ export async function openJournal(opts: {
         throw isErrno(err) ? fsStateError(path, err) : journalError(path, err);
       });
     },
+    async discardNew() {
+      if (resumed || appended) return;
+      await clearRun(dir).catch((err: unknown) => {
+        throw stateWriteError(dir, err);
+      });
+    },
     async close() {
       await tail.catch(() => undefined);
       await handle.close();
       await unlock();
     },
   };
+}
+
+/**
+ * Awaits `step` (a check before anything is sent); when it throws, the run this open began is
+ * discarded first (Journal.discardNew, best effort: the step's error is the news).
+ */
+export async function discardNewIfThrows<T>(journal: Journal, step: Promise<T>): Promise<T> {
+  try {
+    return await step;
+  } catch (err) {
+    await journal.discardNew().catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Empties a run's directory to start it over, keeping the lock this process holds (and the start file beside it). */

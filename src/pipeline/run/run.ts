@@ -7,6 +7,7 @@ import { SameRequests } from '../join/same-request.js';
 import { createStreamJoin, type StreamJoin, type StreamJoinOptions } from '../join/stream-join.js';
 import { writeJoinedFrom, type JoinSource } from '../join/write-joined.js';
 import {
+  discardNewIfThrows,
   journalAccount,
   openJournal,
   runKey,
@@ -164,16 +165,20 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     renew: renews,
   });
   try {
-    // Two runs started at once both passed refuseOutputInUse: the later claim stops here.
-    await claimOutput({
-      runsDir: run.runsDir,
-      key: adopted ?? key,
-      target: run.output.target,
-      input: input.path,
-      command: run.command,
-      as: run.words.option('output'),
-      now: deps.env.now,
-    });
+    // Two runs started at once both passed refuseOutputInUse: the later claim stops here,
+    // leaving no journal behind (its next run is a new run, not a resumed one).
+    await discardNewIfThrows(
+      journal,
+      claimOutput({
+        runsDir: run.runsDir,
+        key: adopted ?? key,
+        target: run.output.target,
+        input: input.path,
+        command: run.command,
+        as: run.words.option('output'),
+        now: deps.env.now,
+      }),
+    );
     if (adopted && deps.account && !journal.state.adopted?.includes(journalAccount(deps.account)))
       await journal.append(
         { t: 'adopted', account: journalAccount(deps.account) },

@@ -1,6 +1,6 @@
 import { EnrichError, ExitCode, exitCodeOfCode } from '../../errors.js';
 import type { InputIdentity } from '../../io/read.js';
-import { journalAccount, openJournal, runKey } from '../journal/journal.js';
+import { discardNewIfThrows, journalAccount, openJournal, runKey } from '../journal/journal.js';
 import { startsAfresh } from '../journal/renew.js';
 import { claimOutput, refuseOutputInUse } from '../journal/output-lock.js';
 import { refuseRunOfChangedFile } from './running-now.js';
@@ -57,9 +57,11 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   let progress: Progress | undefined;
   let endTurn: (() => Promise<void>) | undefined;
   try {
-    // Two runs started at once both passed refuseOutputInUse: the later claim stops here.
-    await claimOutput({ ...writes, input: input.path, now });
-    endTurn = await turnToSend(run, deps, input.path, deadline);
+    // Two runs started at once both passed refuseOutputInUse: the later claim stops here,
+    // leaving no journal behind (its next run is a new run, not a resumed one).
+    await discardNewIfThrows(journal, claimOutput({ ...writes, input: input.path, now }));
+    // A run that waited for its turn until its time was up sent nothing: no journal left either.
+    endTurn = await discardNewIfThrows(journal, turnToSend(run, deps, input.path, deadline));
     // Ctrl-C stops the output with the requests: rows after it would only say "not sent".
     const feed = createFeed(() => pool.stopReason()?.code === 'INTERRUPTED');
     const table = new Map<string, AddressEntry>();
@@ -134,7 +136,7 @@ function identityOf(run: VerifyRun, deps: VerifyDeps, input: InputIdentity) {
  * Another list of the account being verified now: its answers are waited for (sending-turn.ts),
  * not paid for twice. A run that does not read the cache would send every address anyway.
  */
-function turnToSend(run: VerifyRun, deps: VerifyDeps, input: string, deadline: number) {
+async function turnToSend(run: VerifyRun, deps: VerifyDeps, input: string, deadline: number) {
   if (!deps.cache || !run.cache.read) return undefined;
   return takeSendingTurn({
     runsDir: run.runsDir,
