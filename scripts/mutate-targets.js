@@ -89,6 +89,7 @@ export const TARGETS = [
     tests: ['test/pipeline/run-lock.test.ts', 'test/pipeline/journal.test.ts'],
   },
   {
+    // Not test/io/read-xlsx-repeat.test.ts (200 reads of one workbook, seconds per mutant).
     name: 'xlsx-zip',
     file: 'src/io/xlsx-zip.ts',
     tests: ['test/io/read-xlsx.test.ts', 'test/integration/excel-run.test.ts'],

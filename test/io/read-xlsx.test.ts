@@ -554,17 +554,6 @@ describe('the workbook read through its central directory', () => {
     expect((await rowsOf(path)).rows[0]?.cells ?? []).toEqual([]); // "Notes": its one cell is the header
   });
 
-  it('reads the second sheet of a small exceljs workbook every time (its workbook part comes last)', async () => {
-    // exceljs's front-to-back reader lost the last parts at random: about 1 read in 100 failed
-    // with "Cannot read properties of undefined (reading 'sheets')" (more under load).
-    const path = join(dir, 'small.xlsx');
-    await writeContactsWorkbook(path, 3, { notesFirst: true });
-    for (let i = 0; i < 200; i++) {
-      const { rows } = await rowsOf(path, { sheet: 2 });
-      expect(rows.map((r) => r.cells[1])).toEqual(['First0', 'First1', 'First2']);
-    }
-  });
-
   it('closes the file when a read stops early or fails', async () => {
     const path = join(dir, 'fds.xlsx');
     await writeContactsWorkbook(path, 5000); // a sheet far longer than what is read of it
