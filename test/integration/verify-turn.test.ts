@@ -67,7 +67,7 @@ describe('verify-emails: one run of an account sends at a time', () => {
   );
 
   it('a run still waiting when its time is up stops having sent nothing (exit 2, naming the list it waited for)', async () => {
-    const { paid, list, verify } = await rig();
+    const { dir, paid, list, verify } = await rig();
     const first = verify(await list('monday.csv', 0, 40));
     while (paid() < 2) await delay(5);
     await expect(verify(await list('other.csv', 100, 5), { timeoutMs: 400 })).rejects.toMatchObject(
@@ -81,6 +81,9 @@ describe('verify-emails: one run of an account sends at a time', () => {
     );
     expect((await first).exitCode).toBe(0);
     expect(paid()).toBe(40); // other.csv sent nothing
+    // It left no journal either: its next run is a new run, not a resumed one.
+    const next = await verify(join(dir, 'other.csv'));
+    expect([next.exitCode, next.resumed, next.sent, paid()]).toEqual([0, false, 5, 45]);
   });
 
   it('a turn left by a process that died is taken over at once, and the run ends giving it back', async () => {
