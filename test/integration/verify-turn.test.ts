@@ -98,14 +98,26 @@ describe('verify-emails: one run of an account sends at a time', () => {
     expect(await readdir(turn)).toEqual([]);
   });
 
-  it('a run that does not read the cache (--refresh, --no-cache) does not wait: it has nothing to gain', async () => {
+  it('a run that neither reads nor fills the cache (--no-cache) does not wait: no run could take its answers', async () => {
     const { paid, warnings, list, verify } = await rig();
-    const monday = await list('monday.csv', 0, 30);
-    const first = verify(monday);
+    const first = verify(await list('monday.csv', 0, 30));
     while (paid() < 2) await delay(5);
-    const second = await verify(await list('tuesday.csv', 0, 3), { refresh: true });
+    const second = await verify(await list('tuesday.csv', 0, 3), { cache: false });
     expect([second.exitCode, second.sent]).toEqual([0, 3]);
     expect(warnings).toEqual([]);
     expect((await first).exitCode).toBe(0);
   });
+
+  it.each(SANDBOX_MODES)(
+    'a --refresh run takes part too: a run of another list started beside it waits, then pays only for its own new addresses ($name)',
+    async ({ specOnly }) => {
+      const { paid, warnings, list, verify } = await rig(specOnly);
+      const first = verify(await list('monday.csv', 0, 20), { refresh: true });
+      while (paid() < 2) await delay(5);
+      const second = await verify(await list('tuesday.csv', 0, 25));
+      expect((await first).sent).toBe(20);
+      expect([second.exitCode, second.cacheHits, second.sent, paid()]).toEqual([0, 20, 5, 25]);
+      expect(warnings).toHaveLength(1);
+    },
+  );
 });

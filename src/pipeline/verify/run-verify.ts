@@ -134,10 +134,12 @@ function identityOf(run: VerifyRun, deps: VerifyDeps, input: InputIdentity) {
 
 /**
  * Another list of the account being verified now: its answers are waited for (sending-turn.ts),
- * not paid for twice. A run that does not read the cache would send every address anyway.
+ * not paid for twice. A run that neither reads nor fills the cache (--no-cache) stays out: no
+ * other run could take its answers, and it sends every address anyway. A --refresh run takes part:
+ * the runs after it take its answers.
  */
 async function turnToSend(run: VerifyRun, deps: VerifyDeps, input: string, deadline: number) {
-  if (!deps.cache || !run.cache.read) return undefined;
+  if (!deps.cache || (!run.cache.read && !run.cache.write)) return undefined;
   return takeSendingTurn({
     runsDir: run.runsDir,
     account: deps.account,

@@ -11,8 +11,8 @@ import { acquireRunLock, lockHolder } from '../journal/run-lock.js';
  * otherwise both send, and pay for, every address the lists share: neither sees the other's
  * answers before it has sent its own. A run that finds another one sending waits for it to end,
  * then takes the addresses that run verified from the results cache. The same list twice is
- * refused before this (the run's own lock); a run that does not read the cache has nothing to
- * gain from waiting and does not take part.
+ * refused before this (the run's own lock); a run that neither reads nor fills the cache
+ * (`--no-cache`) does not take part.
  *
  * The turn is a lock (run-lock.ts: exactly one holder, a holder that died is taken over, a
  * reused pid told apart on Linux) in a directory of its own under the runs directory, which the
