@@ -7,6 +7,32 @@ import { jsonCell, readJsonArray, readJsonLines } from '../../src/io/read-json.j
 
 const nested = (n: number) => '['.repeat(n) + ']'.repeat(n);
 
+/**
+ * Writes `bad` as the second record of a JSON array (line 3) and of a JSON Lines file (line 2),
+ * and expects each reader to refuse it: INPUT_INVALID, exit 2, `message`, at its line.
+ */
+async function expectBothReadersRefuse(prefix: string, bad: string, message: RegExp) {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await writeFile(join(dir, 'a.json'), `[\n{"email": "x@acme.com"},\n${bad}\n]`);
+  await writeFile(join(dir, 'a.jsonl'), `{"email": "x@acme.com"}\n${bad}\n`);
+  const opts = { name: 'a', encoding: 'utf-8', bomLength: 0 };
+  const drain = async (it: AsyncIterable<unknown>) => {
+    for await (const _ of it) void _;
+  };
+  for (const [read, line] of [
+    [readJsonArray, 3],
+    [readJsonLines, 2],
+  ] as const) {
+    const file = join(dir, read === readJsonArray ? 'a.json' : 'a.jsonl');
+    await expect(drain(read(file, opts))).rejects.toMatchObject({
+      code: 'INPUT_INVALID',
+      exitCode: 2,
+      message: expect.stringMatching(message),
+      location: { line },
+    });
+  }
+}
+
 describe('deeply nested JSON input (regression: 100,000 levels ended in "Maximum call stack size exceeded", exit 1)', () => {
   it('measures nesting outside strings only, and skips short texts', () => {
     expect(jsonNestingDepth(`{"a": ${nested(5)}}`, 2)).toBe(6);
@@ -21,26 +47,12 @@ describe('deeply nested JSON input (regression: 100,000 levels ended in "Maximum
   });
 
   it('a JSON array element or a JSON Lines line nested too deeply is INPUT_INVALID with its line', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'enrich-deep-'));
     const deep = `{"email": "jane@acme.com", "x": ${nested(100_000)}}`;
-    await writeFile(join(dir, 'a.json'), `[\n{"email": "bob@acme.com"},\n${deep}\n]`);
-    await writeFile(join(dir, 'a.jsonl'), `{"email": "bob@acme.com"}\n${deep}\n`);
-    const opts = { name: 'a', encoding: 'utf-8', bomLength: 0 };
-    const drain = async (it: AsyncIterable<unknown>) => {
-      for await (const _ of it) void _;
-    };
-    for (const [read, line] of [
-      [readJsonArray, 3],
-      [readJsonLines, 2],
-    ] as const) {
-      const file = join(dir, read === readJsonArray ? 'a.json' : 'a.jsonl');
-      await expect(drain(read(file, opts))).rejects.toMatchObject({
-        code: 'INPUT_INVALID',
-        exitCode: 2,
-        message: expect.stringMatching(/expected at most 1000 levels of nesting, got 100001/),
-        location: { line },
-      });
-    }
+    await expectBothReadersRefuse(
+      'enrich-deep-',
+      deep,
+      /expected at most 1000 levels of nesting, got 100001/,
+    );
   });
 });
 
@@ -59,26 +71,8 @@ describe('a JSON record with a key given twice (regression: the first value was 
   });
 
   it('an array element or a JSON Lines line with a key twice is INPUT_INVALID naming the key and the line', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'enrich-dupkey-'));
     const twice = '{"id": 7, "email": "jane@acme.com", "email": "bob@acme.com"}';
-    await writeFile(join(dir, 'a.json'), `[\n{"email": "x@acme.com"},\n${twice}\n]`);
-    await writeFile(join(dir, 'a.jsonl'), `{"email": "x@acme.com"}\n${twice}\n`);
-    const opts = { name: 'a', encoding: 'utf-8', bomLength: 0 };
-    const drain = async (it: AsyncIterable<unknown>) => {
-      for await (const _ of it) void _;
-    };
-    for (const [read, line] of [
-      [readJsonArray, 3],
-      [readJsonLines, 2],
-    ] as const) {
-      const file = join(dir, read === readJsonArray ? 'a.json' : 'a.jsonl');
-      await expect(drain(read(file, opts))).rejects.toMatchObject({
-        code: 'INPUT_INVALID',
-        exitCode: 2,
-        message: expect.stringMatching(/has the key "email" twice/),
-        location: { line },
-      });
-    }
+    await expectBothReadersRefuse('enrich-dupkey-', twice, /has the key "email" twice/);
   });
 });
 
