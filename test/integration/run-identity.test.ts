@@ -206,7 +206,9 @@ describe('earlier runs of other files, and runs going on now', () => {
     async ({ specOnly }) => {
       // Regression: leads-28.csv (leads-27.csv plus 5 rows) paid again for the 40 rows of
       // leads-27.csv's --no-wait jobs, which were paid and done on the service.
-      const { s, dir, a, b, run, warnings } = await rig({ jobMs: 100, specOnly });
+      // Jobs of 600 ms: a --no-wait run on a loaded machine must leave both its jobs running
+      // (with 100 ms the first could be done, and downloaded, before the run ended).
+      const { s, dir, a, b, run, warnings } = await rig({ jobMs: 600, specOnly });
       const day1 = contactRows(40);
       const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
       await writeCsv(dir, 'leads-26.csv', CONTACT_HEADER, contactRows(60).slice(40));
@@ -214,7 +216,7 @@ describe('earlier runs of other files, and runs going on now', () => {
       await writeCsv(dir, 'leads-27.csv', CONTACT_HEADER, day1);
       expect((await run(a, 'leads-27.csv', 'o27.csv', { wait: false })).jobs.pending).toBe(2);
       await writeCsv(dir, 'leads-28.csv', CONTACT_HEADER, [...day1, extra]);
-      await delay(400); // the jobs are done on the service
+      await delay(700); // the jobs are done on the service
       const charged = s.admin.stats().credits_charged;
       const next = await run(a, 'leads-28.csv', 'o28.csv');
       expect(next.exitCode).toBe(0);
