@@ -4,12 +4,14 @@ const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000,
 
 /**
  * Parses a duration such as `500ms`, `30s`, `5m`, `2h`, `1d` (or a bare number of
- * milliseconds) into milliseconds. `what` names the option in the error message.
+ * milliseconds) into milliseconds. `what` names the option in the error message; without it the
+ * message names nothing, for a caller that says itself which flag, variable or setting it read.
  */
-export function parseDuration(text: string, what = 'duration'): number {
+export function parseDuration(text: string, what?: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
   if (!m) {
-    throw usageError(`${what}: expected a duration such as 500ms, 30s, 5m or 2h, got "${text}"`);
+    const prefix = what === undefined ? '' : `${what}: `;
+    throw usageError(`${prefix}expected a duration such as 500ms, 30s, 5m or 2h, got "${text}"`);
   }
   const unit = (m[2] ?? 'ms').toLowerCase();
   return Math.round(Number(m[1]) * (UNITS[unit] ?? 1));

@@ -118,7 +118,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     default: 2 * 3_600_000,
     description: 'how long a bulk run waits for its jobs (500ms, 30s, 5m, 2h)',
     parse: (v) => {
-      const ms = typeof v === 'number' ? v : parseDuration(String(v), 'timeout');
+      const ms = typeof v === 'number' ? v : parseDuration(String(v));
       if (!Number.isFinite(ms) || ms <= 0)
         throw new Error(`expected a positive duration, got ${String(v)}`);
       return ms;
@@ -132,7 +132,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     default: 30 * 86_400_000,
     description:
       'answers older than this are looked up again instead of taken from the results cache (0s: always)',
-    parse: durationAtLeast(0, 'cache_max_age'),
+    parse: durationAtLeast(0),
     format: (v) => formatDays(Number(v)),
   },
   {
@@ -141,7 +141,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ENRICH_RUN_RETENTION',
     default: 7 * 86_400_000,
     description: 'how long journals and results of finished runs are kept (7d)',
-    parse: durationAtLeast(0, 'run_retention'),
+    parse: durationAtLeast(0),
     format: (v) => formatDays(Number(v)),
   },
   {
@@ -185,9 +185,9 @@ export const SETTINGS: readonly SettingSpec[] = [
 ] as SettingSpec[];
 
 /** A duration parser (text or ms) that refuses values below `min` ms. */
-function durationAtLeast(min: number, what: string): (v: unknown) => number {
+function durationAtLeast(min: number): (v: unknown) => number {
   return (v) => {
-    const ms = typeof v === 'number' ? v : parseDuration(String(v), what);
+    const ms = typeof v === 'number' ? v : parseDuration(String(v));
     if (!Number.isFinite(ms) || ms < min) throw new Error(`expected a duration, got ${String(v)}`);
     return ms;
   };

@@ -35,11 +35,12 @@ const STORED_EXTRAS = new Set(['api_key']);
 /** `--batch-size` for `batchSize`. */
 export function flagName(prop: string): string {
   if (prop === 'timeoutMs') return '--timeout';
+  if (prop === 'cacheMaxAgeMs') return '--max-age';
   return `--${prop.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
 function message(err: unknown): string {
-  return err instanceof Error ? err.message.replace(/^timeout: /, '') : String(err);
+  return err instanceof Error ? err.message : String(err);
 }
 
 /** Checks a stored profile for unknown keys and a well-formed key. */

@@ -139,4 +139,30 @@ describe('resolveSettings', () => {
       expect.objectContaining({ code: 'CONFIG_INVALID', exitCode: 2 }),
     );
   });
+
+  it('names a bad duration by where it was read, once, whether flag, variable or file', async () => {
+    const { env, store } = setup();
+    const threw = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'no error';
+    };
+    const bad = 'expected a duration such as 500ms, 30s, 5m or 2h, got "abc"';
+    expect(
+      threw(() =>
+        resolveSettings({ globals: globals(), env, flags: { cacheMaxAgeMs: 'abc' as never } }),
+      ),
+    ).toBe(`--max-age: ${bad}`);
+    const envBad = { ...env, ENRICH_CACHE_MAX_AGE: 'abc', ENRICH_TIMEOUT: '2h' };
+    expect(threw(() => resolveSettings({ globals: globals(), env: envBad }))).toBe(
+      `ENRICH_CACHE_MAX_AGE: ${bad}`,
+    );
+    await store.setValue('default', 'run_retention', 'abc');
+    expect(threw(() => resolveSettings({ globals: globals(), env }))).toBe(
+      `config file: run_retention: ${bad}`,
+    );
+  });
 });

@@ -61,6 +61,11 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
 
     const stats = await runCli(['cache', 'stats', '--json'], { env });
     expect(JSON.parse(stats.stdout)).toMatchObject({ answers: 9, charged: 9 });
+    const typo = await runCli(['cache', 'prune', '--older-than', 'abc'], { env });
+    expect([typo.code, typo.stderr.trim()]).toEqual([
+      2,
+      'enrich: --older-than: expected a duration such as 500ms, 30s, 5m or 2h, got "abc" [USAGE]',
+    ]);
     const pruned = await runCli(['cache', 'prune', '--older-than', '0s', '--json'], { env });
     expect(JSON.parse(pruned.stdout)).toMatchObject({ answers_removed: 9 });
     await runCli(['contacts', day2, '-o', join(dir, 'o3.csv'), '--restart', '-q'], { env });
