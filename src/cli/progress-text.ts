@@ -1,4 +1,5 @@
 import { formatDuration } from '../config/duration.js';
+import { isoSecond } from '../pipeline/run/poll.js';
 import type { JobEvent, RunProgress } from '../pipeline/types.js';
 import type { VerifyProgress } from '../pipeline/verify/types.js';
 
@@ -71,7 +72,9 @@ export function describe(p: RunProgress, elapsedMs: number, est: Estimate = {}):
         : `writing: ${n(p.rowsWritten)} of ${n(p.rowsRead)} rows`;
   const parts = [what];
   if (p.phase !== 'writing' && p.rowsWritten > 0) parts.push(`${n(p.rowsWritten)} written`);
-  parts.push(`jobs ${n(p.jobsDone)}/${n(p.jobsTotal)}`, `credits ${n(p.creditsCharged)}`);
+  parts.push(`jobs ${n(p.jobsDone)}/${n(p.jobsTotal)}`);
+  if (p.jobsNotFound) parts.push(`${n(p.jobsNotFound)} not found yet (404)`);
+  parts.push(`credits ${n(p.creditsCharged)}`);
   return withTime(parts, elapsedMs, est);
 }
 
@@ -146,6 +149,8 @@ export function jobLine(e: JobEvent): string | undefined {
       if (e.reason === 'refused')
         return `enrich: batch ${e.batch}: the service refused its ${n(e.rows)} rows (400) without saying which; sending them again in two halves`;
       return `enrich: batch ${e.batch}: sending ${n(e.rows)} rows again that came back out of credits`;
+    case 'not-found':
+      return `enrich: batch ${e.batch}: job ${e.job} answered 404 (not found); asked again until ${isoSecond(e.until)}`;
     case 'ended':
       return `enrich: batch ${e.batch}: job ${e.job} not downloaded: ${ENDED[e.state]}`;
     default:

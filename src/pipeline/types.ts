@@ -156,6 +156,12 @@ export interface RunProgress {
    * Absent when no running job reported any.
    */
   jobsRunning?: number;
+  /**
+   * Jobs whose last poll answered 404 before their results were due to expire: polled again
+   * like a running job (a service may not know a job yet; api-spec.md lists 404 without saying
+   * when), counted here so a run that shows no progress says why. Absent when none.
+   */
+  jobsNotFound?: number;
 }
 
 /**
@@ -166,6 +172,11 @@ export interface RunProgress {
 export type JobEvent =
   | { t: 'submitted'; batch: string; job: string; rows: number }
   | { t: 'pending'; batch: string; job: string; processed?: number; total?: number }
+  /**
+   * The job's poll answered 404 before its results were due to expire: it is polled again, and
+   * its results count as expired only if 404s go on until `until` (epoch ms).
+   */
+  | { t: 'not-found'; batch: string; job: string; since: number; until: number }
   | { t: 'done'; batch: string; job: string; records: number; credits: number }
   /** Polling stopped without the results: still running at the deadline, expired, or a failed download. */
   | { t: 'ended'; batch: string; job: string; state: 'timeout' | 'expired' | 'failed' }

@@ -131,6 +131,12 @@ describe('share done and time left', () => {
     );
   });
 
+  it('says how many jobs answer 404 while they are polled again (a run with no progress says why)', () => {
+    expect(line({ ...waiting, jobsDone: 1, jobsNotFound: 2 }, 4_000)).toBe(
+      'waiting for results: 200,000 rows, jobs 1/200, 2 not found yet (404), credits 0, 4.0s',
+    );
+  });
+
   it('never goes back within a phase (a job counted done just before its running share is dropped)', () => {
     const estimate = createEstimator();
     expect(estimate({ ...waiting, jobsDone: 10, jobsRunning: 0.9 }, 0).share).toBeCloseTo(0.0545);
@@ -157,6 +163,10 @@ describe('-v: a line per job', () => {
     );
     expect(jobLine({ t: 'ended', batch: '3', job: 'j-1', state: 'timeout' })).toBe(
       'enrich: batch 3: job j-1 not downloaded: still running at the deadline (--timeout)',
+    );
+    const until = Date.UTC(2026, 11, 2, 20, 49, 1);
+    expect(jobLine({ t: 'not-found', batch: '3', job: 'j-1', since: 0, until })).toBe(
+      'enrich: batch 3: job j-1 answered 404 (not found); asked again until 2026-12-02T20:49:01Z',
     );
     expect(jobLine({ t: 'pending', batch: '3', job: 'j-1', processed: 5, total: 10 })).toBe(
       undefined,

@@ -6,7 +6,7 @@ import { balanceLog } from '../../src/pipeline/run/balance.js';
 import type { BatchContext } from '../../src/pipeline/run/batch-context.js';
 import { startBatch } from '../../src/pipeline/run/batch-task.js';
 import { createBudget } from '../../src/pipeline/run/budget.js';
-import type { BulkApi } from '../../src/pipeline/types.js';
+import type { BulkApi, RunProgress } from '../../src/pipeline/types.js';
 import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
 import { openJournal } from '../../src/pipeline/journal/journal.js';
 import type { PollEnv } from '../../src/pipeline/run/poll.js';
@@ -80,11 +80,18 @@ async function run(
   dir: string,
   api: BulkApi,
   env: PollEnv,
-  o: { wait?: boolean; timeoutMs?: number } = {},
+  o: {
+    wait?: boolean;
+    timeoutMs?: number;
+    onWarning?: (w: string) => void;
+    onProgress?: (p: RunProgress) => void;
+  } = {},
 ) {
   const file = join(dir, 'in.csv');
   await writeFile(file, 'Email,Note\na@x.io,1\nb@x.io,2\n,3\nc@x.io,4\n');
   const { summary, output } = await runFile(undefined, file, {
+    ...(o.onWarning ? { onWarning: o.onWarning } : {}),
+    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
     runsDir: join(dir, 'runs'),
     outputPath: join(dir, 'out.jsonl'),
     output: { format: 'jsonl', formulaEscape: 'never' },
@@ -142,10 +149,44 @@ describe('polls scheduled by the results expiry', () => {
         return service.api.results(kind, jobId, url);
       },
     };
-    const { summary, rows } = await run(await tempDir('enrich-expiry-'), flaky, env);
+    const warnings: string[] = [];
+    const counted: (number | undefined)[] = [];
+    const { summary, rows } = await run(await tempDir('enrich-expiry-'), flaky, env, {
+      onWarning: (w) => warnings.push(w),
+      onProgress: (p) => counted.push(p.jobsNotFound),
+    });
     expect(rows).toEqual(clean.rows);
     expect(summary.statuses.expired).toBe(0);
     expect(summary.exitCode).toBe(0);
+    // Said once (the run shows no progress meanwhile), with when the 404s would mean expiry:
+    // the journaled expiry (1 h after the submission at 0) plus the 5 minutes' skew margin.
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^job job-0 answered 404 \(not found\) before its results were due to expire; it is asked again, and its results count as expired only if it still answers 404 at 2026-11-21T20:05:00Z /,
+      ),
+    ]);
+    // The progress counts the job as not found while it is, and no longer once it answers.
+    expect(counted).toContain(1);
+    expect(counted.at(-1)).toBeUndefined();
+  });
+
+  it('a job answering 404 until --timeout: its rows say so, not that it was still running', async () => {
+    const env = fakeClock();
+    const service = expiringService(env.now, { readyMs: 5000, ttlMs: 3_600_000, retryAfterMs: 0 });
+    const gone: BulkApi = {
+      submit: service.api.submit,
+      async results(kind, jobId) {
+        const path = `/${kind}/results/${jobId}.json`;
+        throw new ApiError('API_NOT_FOUND', { status: 404, method: 'GET', path, message: '' });
+      },
+    };
+    const { summary, rows } = await run(await tempDir('enrich-expiry-'), gone, env, {
+      timeoutMs: 60_000,
+    });
+    expect(summary.exitCode).toBe(3);
+    expect(rows[0]?.error).toBe(
+      "job job-0 answered 404 (not found) at every poll since 2026-11-21T19:00:00Z, before its results were due to expire; run the same command again to ask again before 2026-11-21T20:00:00Z, when the job's results expire",
+    );
   });
 
   it('a re-run after --no-wait schedules by the journaled expiry', async () => {

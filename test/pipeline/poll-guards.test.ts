@@ -3,6 +3,7 @@ import { ApiError } from '../../src/errors.js';
 import {
   nextPollDelay,
   pollJob,
+  isoSecond,
   resumeBy,
   type ResultsAnswer,
 } from '../../src/pipeline/run/poll.js';
@@ -37,9 +38,11 @@ describe('the poll loop', () => {
     expect(resumeBy(at, at)).toBe(
       " (the job's results were due to expire at 2026-11-21T19:00:00Z)",
     );
-    expect(resumeBy(at + 500, at, 'its results')).toBe(
-      ' before 2026-11-21T19:00:00.500Z, when its results expire',
+    // To the second, rounded down: "before" an earlier moment is still in time.
+    expect(resumeBy(at + 999, at, 'its results')).toBe(
+      ' before 2026-11-21T19:00:00Z, when its results expire',
     );
+    expect(isoSecond(at + 59_999)).toBe('2026-11-21T19:00:59Z');
     expect(resumeBy(undefined, at)).toBe('');
     expect(resumeBy(null, at)).toBe('');
   });

@@ -159,8 +159,16 @@ describe('pollJob', () => {
       if (n % 2 === 0) return { state: 'pending', retryAfterMs: 60_000 };
       throw gone;
     };
-    const out = await pollJob(fetch, { deadline: 3 * NOT_FOUND_PERSIST_MS, env });
+    const starts: number[] = [];
+    const onNotFound = (since: number, until: number) => {
+      expect(until).toBe(since + NOT_FOUND_PERSIST_MS);
+      starts.push(since);
+    };
+    const out = await pollJob(fetch, { deadline: 3 * NOT_FOUND_PERSIST_MS, env, onNotFound });
     expect(out.state).toBe('timeout');
+    // Every 404 after a 202 begins a new run of them, told anew.
+    expect(starts.length).toBe(Math.ceil(n / 2));
+    expect(new Set(starts).size).toBe(starts.length);
   });
 
   it('lets other errors through', async () => {
@@ -306,12 +314,17 @@ describe('pollJob with an expiry', () => {
         });
       return { state: 'done', records: [1], remainingCredits: 5 };
     };
-    expect(await pollJob(fetch, { deadline: 1e12, env, expires })).toMatchObject({
+    const told: [number, number][] = [];
+    const onNotFound = (since: number, until: number) => told.push([since, until]);
+    expect(await pollJob(fetch, { deadline: 1e12, env, expires, onNotFound })).toMatchObject({
       state: 'done',
       records: [1],
       polls: 4,
     });
-    // Under --no-wait (deadline passed) the same 404 leaves the job pending for the next run.
+    // Told once, at the first 404 of the three, when 404s would mean the results are gone.
+    expect(told).toEqual([[0, expires + NOT_FOUND_SKEW_MS]]);
+    // Under --no-wait (deadline passed) the same 404 leaves the job pending for the next run,
+    // saying since when it answers 404.
     const once = fakeEnv();
     const stillGone = async (): Promise<ResultsAnswer<number>> => {
       throw new ApiError('API_NOT_FOUND', { status: 404, method: 'GET', path: '/x', message: '' });
@@ -319,6 +332,7 @@ describe('pollJob with an expiry', () => {
     expect(await pollJob(stillGone, { deadline: 0, env: once.env, expires })).toEqual({
       state: 'timeout',
       polls: 1,
+      notFoundSince: 0,
     });
   });
 

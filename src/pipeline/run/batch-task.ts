@@ -331,11 +331,14 @@ async function pollAndSpool(
     // The job time other jobs as large showed times the polls (a service that sends no Retry-After).
     const times = ctx.flight?.jobTimes;
     const jobTime = times && { ms: () => times.fastest(batch.items.length), watch: times.watch };
+    const onNotFound = (since: number, until: number) =>
+      ctx.onJob?.({ t: 'not-found', batch: base.id, job: jobId, since, until });
     outcome = await pollJob(fetch, {
       deadline,
       env: ctx.env,
       expires,
       ...(jobTime ? { jobTime } : {}),
+      onNotFound,
     });
     ctx.flight?.ended(base.id, outcome.state === 'done');
   } catch (err) {
@@ -354,7 +357,8 @@ async function pollAndSpool(
     return { leaf: { ...leaf, state: 'expired', error, polls: outcome.polls }, unsure: false };
   }
   if (outcome.state === 'timeout') {
-    const error = stillRunning(ctx.words, jobId, ctx.wait, expires, ctx.env.now());
+    const { notFoundSince } = outcome;
+    const error = stillRunning(ctx.words, jobId, ctx.wait, expires, ctx.env.now(), notFoundSince);
     ctx.onJob?.({ t: 'ended', batch: base.id, job: jobId, state: 'timeout' });
     const polls = outcome.polls;
     return { leaf: { ...leaf, state: 'pending', code: 'TIMEOUT', error, polls }, unsure: false };

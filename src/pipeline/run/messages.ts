@@ -1,5 +1,5 @@
 import type { RunWords } from '../types.js';
-import { resumeBy } from './poll.js';
+import { isoSecond, resumeBy } from './poll.js';
 
 /**
  * The one table of what a run says about its rows and its stops: the texts of the
@@ -42,8 +42,13 @@ export function stillRunning(
   wait: boolean,
   expires: number | null | undefined,
   now: number,
+  notFoundSince?: number,
 ): string {
   const by = resumeBy(expires, now);
+  if (notFoundSince !== undefined) {
+    const since = isoSecond(notFoundSince);
+    return `job ${jobId} answered 404 (not found) at every poll since ${since}, before its results were due to expire; ${words.resume} to ask again${by}`;
+  }
   return wait
     ? `job ${jobId} was still running at ${words.option('timeoutMs')}; ${words.resume} to resume${by}`
     : `job ${jobId} is still running; ${words.resume} to fetch its results${by}`;
@@ -100,4 +105,12 @@ export const OUT_OF_CREDITS = 'the account ran out of credits';
 /** Before a new run of a file that changed since an earlier run with the same options. */
 export function inputChanged(name: string, at: number): string {
   return `${name} changed since a run of it started ${new Date(at).toISOString()}: this is a new run, and every valid row is sent and paid for again, also those that run enriched. To pay only for new rows, put them in a file of their own; to finish that run, run it on the file as it was.`;
+}
+
+/**
+ * A job answered 404 before its results were due to expire (said once a run): it is polled again
+ * until `until` (epoch ms), and only a 404 then makes its results count as expired.
+ */
+export function notFoundYet(jobId: string, until: number): string {
+  return `job ${jobId} answered 404 (not found) before its results were due to expire; it is asked again, and its results count as expired only if it still answers 404 at ${isoSecond(until)} (api-spec.md lists 404 without saying when it comes: a service may not know a new job yet)`;
 }

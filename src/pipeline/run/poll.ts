@@ -10,7 +10,8 @@ export type ResultsAnswer<R> =
 export type PollOutcome<R> =
   | { state: 'done'; records: R[]; remainingCredits: number; polls: number; body?: Uint8Array }
   | { state: 'expired'; polls: number }
-  | { state: 'timeout'; polls: number };
+  /** `notFoundSince`: every poll since then (epoch ms) answered 404. */
+  | { state: 'timeout'; polls: number; notFoundSince?: number };
 
 export const POLL_MIN_MS = 1000;
 export const POLL_MAX_MS = 30_000;
@@ -100,11 +101,16 @@ export function resumeBy(
   whose = "the job's results",
 ): string {
   if (!isDateTime(expires)) return '';
-  // Stryker disable next-line Regex: an ISO string has `.000Z` only at its end
-  const at = new Date(expires).toISOString().replace(/\.000Z$/, 'Z');
+  const at = isoSecond(expires);
   return expires > now
     ? ` before ${at}, when ${whose} expire`
     : ` (${whose} were due to expire at ${at})`;
+}
+
+/** A moment (epoch ms) as an ISO time to the second: `2026-12-02T20:44:01Z`. */
+export function isoSecond(ms: number): string {
+  // Stryker disable next-line Regex: an ISO string has its milliseconds only at its end
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** Environment of a poll loop: injected clock, sleep and randomness. */
@@ -133,8 +139,13 @@ export function notFoundMeansExpired(
   expires: number | null | undefined,
   firstNotFoundAt: number,
 ): boolean {
-  if (isDateTime(expires)) return now >= expires + NOT_FOUND_SKEW_MS;
-  return now - firstNotFoundAt >= NOT_FOUND_PERSIST_MS;
+  const until = notFoundUntil(expires, firstNotFoundAt);
+  return now >= until;
+}
+
+/** When 404s that began at `firstNotFoundAt` come to mean the results expired (notFoundMeansExpired). */
+export function notFoundUntil(expires: number | null | undefined, firstNotFoundAt: number): number {
+  return isDateTime(expires) ? expires + NOT_FOUND_SKEW_MS : firstNotFoundAt + NOT_FOUND_PERSIST_MS;
 }
 
 const isNotFound = (err: unknown) => isEnrichError(err) && err.code === 'API_NOT_FOUND';
@@ -153,6 +164,8 @@ export async function pollJob<R>(
     expires?: number | null | undefined;
     /** How long a job takes, as other jobs of the run have shown, when they have. */
     jobTime?: JobTime;
+    /** Told at the first 404 of a run of them that does not yet mean the results expired. */
+    onNotFound?: (since: number, until: number) => void;
   },
 ): Promise<PollOutcome<R>> {
   const { env } = opts;
@@ -167,10 +180,12 @@ export async function pollJob<R>(
       firstNotFoundAt = undefined;
     } catch (err) {
       if (!isNotFound(err)) throw err;
+      const first = firstNotFoundAt === undefined;
       firstNotFoundAt ??= env.now();
       if (notFoundMeansExpired(env.now(), opts.expires, firstNotFoundAt)) {
         return { state: 'expired', polls: attempt + 1 };
       }
+      if (first) opts.onNotFound?.(firstNotFoundAt, notFoundUntil(opts.expires, firstNotFoundAt));
       // Stryker disable next-line ObjectLiteral,StringLiteral: any answer other than 'done' is polled again alike
       answer = { state: 'pending' };
     }
@@ -184,7 +199,12 @@ export async function pollJob<R>(
       };
     }
     const polled = env.now();
-    if (polled >= opts.deadline) return { state: 'timeout', polls: attempt + 1 };
+    if (polled >= opts.deadline) {
+      const polls = attempt + 1;
+      return firstNotFoundAt === undefined
+        ? { state: 'timeout', polls }
+        : { state: 'timeout', polls, notFoundSince: firstNotFoundAt };
+    }
     const { retryAfterMs } = answer;
     // The next poll's moment, planned from this poll with the job time known now.
     const plan = () =>

@@ -37,7 +37,13 @@ import { settleEarlierRuns } from './earlier-runs.js';
 import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
 import type { CacheLookup } from './cache-hits.js';
 import { refillGone, type Resent } from './refill.js';
-import { CACHED_ANSWER_GONE, INTERRUPTED_NOT_SENT, leftOutByFilter, notSent } from './messages.js';
+import {
+  CACHED_ANSWER_GONE,
+  INTERRUPTED_NOT_SENT,
+  leftOutByFilter,
+  notFoundYet,
+  notSent,
+} from './messages.js';
 import type { PollEnv } from './poll.js';
 import { flightGate, REQUESTS_IN_FLIGHT, windowRows, type FlightGate } from './flight-gate.js';
 import { createLimiter } from './submit.js';
@@ -233,15 +239,25 @@ function progressSink(deps: RunDeps): ProgressSink & { onJob: (e: JobEvent) => v
   };
   const emit = () => deps.onProgress?.({ ...progress });
   const running = new Map<string, number>();
+  const notFound = new Set<string>();
+  let saidNotFound = false;
   const onJob = (e: JobEvent) => {
     if (e.t === 'pending' && e.total)
       running.set(e.batch, Math.min(1, (e.processed ?? 0) / e.total));
     else if (e.t === 'done' || e.t === 'ended') running.delete(e.batch);
     if (running.size > 0) progress.jobsRunning = [...running.values()].reduce((a, b) => a + b, 0);
     else delete progress.jobsRunning;
+    if (e.t === 'not-found') {
+      // Said once a run: the progress line counts the jobs that answer 404 from then on.
+      if (!saidNotFound) deps.onWarning?.(notFoundYet(e.job, e.until));
+      saidNotFound = true;
+      notFound.add(e.batch);
+    } else notFound.delete(e.batch);
+    if (notFound.size > 0) progress.jobsNotFound = notFound.size;
+    else delete progress.jobsNotFound;
     deps.onJob?.(e);
     // A job's end is reported once it is counted done (drive.ts).
-    if (e.t === 'pending') emit();
+    if (e.t === 'pending' || e.t === 'not-found') emit();
   };
   return { progress, emit, onJob };
 }
