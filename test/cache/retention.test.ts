@@ -65,6 +65,8 @@ describe('pruneFinishedRuns', () => {
       failed: [header, submit, { t: 'failed', batch: '0', code: 'X', message: 'm', at: NOW }, done],
       notDone: [header],
     });
+    // Hidden entries are locks (of output files, of sending turns), no runs: neither counted nor removed.
+    await mkdir(join(runsDir, '.outputs', 'ab12'), { recursive: true });
     const report = await pruneFinishedRuns(runsDir, {
       olderThanMs: 0,
       now: NOW + 60_000,
@@ -72,6 +74,7 @@ describe('pruneFinishedRuns', () => {
     });
     expect(report).toMatchObject({ removed: 3, kept: 4 });
     expect((await readdir(runsDir)).sort()).toEqual([
+      '.outputs',
       'notDone',
       'submitting',
       'timedOut',

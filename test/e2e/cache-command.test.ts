@@ -82,7 +82,8 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
     const ran = await runCli(['contacts', day2, '-o', join(dir, 'o4.csv'), '-q'], { env });
     expect(ran.code).toBe(0);
     const runsDir = join(state, 'runs');
-    const [runDir] = await readdir(runsDir);
+    // The one run: hidden entries beside it are locks (of its output file).
+    const [runDir] = (await readdir(runsDir)).filter((n) => !n.startsWith('.'));
     const journal = join(runsDir, runDir as string, 'journal.jsonl');
     const lines = (await readFile(journal, 'utf8')).trimEnd().split('\n');
     expect(lines.at(-1)).toMatch(/^\{"t":"done"/);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { appendFile, readFile, symlink, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
@@ -6,7 +6,7 @@ import ExcelJS from 'exceljs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
 import { verifyEmailsFile } from '../../src/bulk/verify-emails.js';
-import { acquireRunLock } from '../../src/pipeline/journal/run-lock.js';
+import { outputLockDir } from '../../src/pipeline/journal/output-lock.js';
 import {
   CONTACT_HEADER,
   contactRows,
@@ -329,18 +329,20 @@ describe('earlier runs of other files, and runs going on now', () => {
     const { s, dir, a, run } = await rig();
     await writeCsv(dir, 'leads-28.csv', CONTACT_HEADER, contactRows(5));
     const runsDir = join(dir, 'runs');
-    const other = join(runsDir, 'other-run');
-    mkdirSync(other, { recursive: true });
-    const release = await acquireRunLock(other, 'enrich contacts leads-27.csv');
+    mkdirSync(runsDir, { recursive: true });
     const journals = () =>
       readdirSync(runsDir).filter((k) => existsSync(join(runsDir, k, 'journal.jsonl')));
+    // Another process (a live pid: this one's parent) takes the output's lock.
+    const lockDir = outputLockDir(runsDir, join(realpathSync(dir), 'report.csv'));
     let noted = false;
     const now = () => {
-      // This run's journal is open (its header written): the other run notes the output now.
+      // This run's journal is open (its header written): the other run claims the output now.
       if (!noted && journals().length > 0) {
         noted = true;
-        const note = { output: join(dir, 'report.csv'), input: 'leads-27.csv', at: 1 };
-        writeFileSync(join(other, 'output.json'), JSON.stringify(note));
+        mkdirSync(lockDir, { recursive: true });
+        writeFileSync(join(lockDir, 'lock'), String(process.ppid));
+        const note = { pid: process.ppid, key: 'other-run', input: 'leads-27.csv' };
+        writeFileSync(join(lockDir, 'holder.json'), JSON.stringify(note));
       }
       return Date.now();
     };
@@ -351,7 +353,7 @@ describe('earlier runs of other files, and runs going on now', () => {
     expect(noted).toBe(true);
     expect(journals()).toEqual([]);
     expect(s.admin.stats().jobs_submitted).toBe(0);
-    await release();
+    rmSync(join(lockDir, 'lock'));
     const next = await run(a, 'leads-28.csv', 'report.csv');
     expect([next.exitCode, next.resumed, next.creditsCharged]).toEqual([0, false, 5]);
   });

@@ -1,17 +1,26 @@
-import { readdir, readFile, realpath, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, realpath, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { checkOutputTarget } from '../../io/output-target.js';
-import { acquireRunLock, lockHolder } from './run-lock.js';
+import { acquireRunLock, lockHolder, runLockInUse } from './run-lock.js';
 
-/** Beside a run's journal: the output file it writes (real path) and its input, as named. */
-const NOTE = 'output.json';
+/** In an output's lock directory: who holds it (pid), its run's key and the input it writes from. */
+const HOLDER = 'holder.json';
 
-interface OutputNote {
-  output: string;
+interface HolderNote {
+  pid: number;
+  key: string;
   input: string;
-  /** When the run claimed the output (claimOutput): of two live claims, the earlier one runs. */
-  at?: number;
+}
+
+/** What the output checks are told: the runs directory, the output, and how to name things. */
+interface OutputCheck {
+  runsDir: string;
+  target: string;
+  command: string;
+  /** How the caller names the output option (`-o`, `output`). */
+  as: string;
 }
 
 /**
@@ -26,103 +35,109 @@ async function replacedFile(target: string): Promise<string | undefined> {
   return join(dir, basename(checked.path));
 }
 
+/** The lock directory of one output file: `<runs>/.outputs/<hash of its real path>`. */
+export function outputLockDir(runsDir: string, output: string): string {
+  const id = createHash('sha256').update(output).digest('hex').slice(0, 32);
+  return join(runsDir, '.outputs', id);
+}
+
 /**
- * One live run per output file: before a run sends anything, another run going on now (its
- * run lock held) that writes the same file, from another input or with other options (two
- * cron jobs writing one report), stops this one (RUN_IN_PROGRESS, exit 2, naming its pid and
- * input): whichever ended last would replace the other's output (an older input's answers
- * over a newer's, with exit 0), and rows the two share would be paid for by both. Runs say
- * what they write in a note beside their journal (claimOutput); a run of this same key is left
- * to its own run lock. Reads one small note per run directory.
+ * One live run per output file, checked before a run sends anything (or asks the service
+ * anything): another run going on now that writes the same file, from another input or with
+ * other options (two cron jobs writing one report), stops this one (RUN_IN_PROGRESS, exit 2,
+ * naming its pid and input): whichever ended last would replace the other's output (an older
+ * input's answers over a newer's, with exit 0), and rows the two share would be paid for by
+ * both. Only looks: claimOutput takes the file's lock.
  */
-export async function refuseOutputInUse(o: {
-  runsDir: string;
-  key: string;
-  target: string;
-  command: string;
-  /** How the caller names the output option (`-o`, `output`). */
-  as: string;
-}): Promise<void> {
+export async function refuseOutputInUse(o: OutputCheck & { key: string }): Promise<void> {
   const output = await replacedFile(o.target);
   if (output === undefined) return;
-  await refuseLiveNotes(o, output, () => true);
+  const dir = outputLockDir(o.runsDir, output);
+  const held = await runLockInUse(dir, o.command);
+  if (!held) return;
+  const holder = await holderOf(dir, held);
+  // A run of this same key is left to its own run lock (its message: the same job).
+  if (holder?.key === o.key) return;
+  throw writtenByAnother(o, held, holder?.input);
 }
 
 /**
- * Says, beside the run's journal (its run lock held), which output file it writes, then
- * looks again: refuseOutputInUse ran before this run's note was written, so two runs started
- * at the same moment (two cron lines of one minute) both passed it. Of two live runs that both
- * noted one output, the one that noted it first goes on (ties: the smaller run key); the other
- * stops here, before it sends anything (RUN_IN_PROGRESS), as refuseOutputInUse would.
+ * Takes the output file's lock for the rest of the run (its journal open, its run lock held):
+ * of runs started at the same moment (two cron lines of one minute), which all passed
+ * refuseOutputInUse, exactly one takes it; the others stop here, before they send anything
+ * (RUN_IN_PROGRESS). A lock is a mutual exclusion no clock can tie (an order of notes by time
+ * could: two in one millisecond). Resolves to its release. A lock that cannot be made (a runs
+ * directory not ours to write) leaves the output unguarded, as a run of an earlier build did.
  */
-export async function claimOutput(o: {
-  runsDir: string;
-  key: string;
-  target: string;
-  input: string;
-  command: string;
-  as: string;
-  now: () => number;
-}): Promise<void> {
+export async function claimOutput(
+  o: OutputCheck & { key: string; input: string },
+): Promise<() => Promise<void>> {
+  const unguarded = async () => undefined;
   const output = await replacedFile(o.target).catch(() => undefined);
-  if (output === undefined) return;
-  const at = o.now();
-  const note: OutputNote = { output, input: o.input, at };
-  try {
-    await writeFile(join(o.runsDir, o.key, NOTE), JSON.stringify(note), { mode: 0o600 });
-  } catch {
-    return; // best effort: a note not written only leaves this run's output unguarded
-  }
-  await refuseLiveNotes(o, output, (other, name) => {
-    const when = other.at ?? -Infinity; // a note of an earlier build: that run started first
-    return when < at || (when === at && name < o.key);
-  });
+  if (output === undefined) return unguarded;
+  const dir = outputLockDir(o.runsDir, output);
+  const release = await takeLock(dir, o);
+  if (!release) return unguarded;
+  const holder = join(dir, HOLDER);
+  const note: HolderNote = { pid: process.pid, key: o.key, input: o.input };
+  // Best effort: without it, a run refused names the holder by its pid alone.
+  await writeFile(holder, JSON.stringify(note), { mode: 0o600 }).catch(() => undefined);
+  return async () => {
+    await rm(holder, { force: true });
+    await release();
+    // Emptied, the directories go (one per output file ever written would pile up); one that
+    // another run just took is not empty, and stays.
+    await rmdir(dir).catch(() => undefined);
+    await rmdir(dirname(dir)).catch(() => undefined);
+  };
 }
 
-/** Throws when a live run other than `o.key` noted `output` and `first` says it goes first. */
-async function refuseLiveNotes(
-  o: { runsDir: string; key: string; target: string; command: string; as: string },
-  output: string,
-  first: (note: OutputNote, name: string) => boolean,
-): Promise<void> {
-  for (const name of await readdir(o.runsDir).catch(() => [] as string[])) {
-    if (name === o.key) continue;
-    const note = await readNote(join(o.runsDir, name, NOTE));
-    if (note?.output !== output || !first(note, name)) continue;
+/**
+ * Takes the lock in `dir` (made first); undefined when it cannot be made (not ours to write).
+ * A directory another run's release removed meanwhile is made again.
+ */
+async function takeLock(dir: string, o: OutputCheck): Promise<(() => Promise<void>) | undefined> {
+  for (let attempt = 0; ; attempt++) {
     try {
-      const unlock = await acquireRunLock(join(o.runsDir, name), o.command);
-      await unlock();
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      return await acquireRunLock(dir, o.command);
     } catch (err) {
       if (err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS')
-        throw writtenByAnother(o, err, note.input);
-      // A run directory removed meanwhile, or not ours to write: nothing of it goes on here.
+        throw writtenByAnother(o, err, (await holderOf(dir, err))?.input);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
+      return undefined;
     }
   }
 }
 
-async function readNote(path: string): Promise<OutputNote | undefined> {
+/**
+ * The holder of an output's lock as its note says; undefined when the note is not there yet, is
+ * damaged, or is a note of an earlier holder (another pid than the lock's).
+ */
+async function holderOf(dir: string, held: EnrichError): Promise<HolderNote | undefined> {
+  let note: Partial<HolderNote>;
   try {
-    const note = JSON.parse(await readFile(path, 'utf8')) as Partial<OutputNote>;
-    if (typeof note.output !== 'string' || typeof note.input !== 'string') return undefined;
-    return {
-      output: note.output,
-      input: note.input,
-      ...(typeof note.at === 'number' ? { at: note.at } : {}),
-    };
+    note = JSON.parse(await readFile(join(dir, HOLDER), 'utf8')) as Partial<HolderNote>;
   } catch {
-    return undefined; // no note: a run of an earlier build, or to stdout
+    return undefined;
   }
+  const named = held.details?.pid;
+  const pid = typeof named === 'number' ? named : process.pid;
+  return note.pid === pid && typeof note.input === 'string' && typeof note.key === 'string'
+    ? { pid, key: note.key, input: note.input }
+    : undefined;
 }
 
 function writtenByAnother(
-  o: { target: string; command: string; as: string },
+  o: OutputCheck,
   err: EnrichError,
-  input: string,
+  input: string | undefined,
 ): EnrichError {
   const { who, details } = lockHolder(err);
+  const from = input === undefined ? '' : ` from ${input === '-' ? 'stdin' : input}`;
   return new EnrichError(
     'RUN_IN_PROGRESS',
-    `${who} is writing ${o.target} from ${input === '-' ? 'stdin' : input}: nothing was sent, as whichever run ended last would replace the other's output`,
+    `${who} is writing ${o.target}${from}: nothing was sent, as whichever run ended last would replace the other's output`,
     {
       cause: err,
       ...(details ? { details } : {}),

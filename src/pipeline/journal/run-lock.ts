@@ -35,11 +35,7 @@ export async function acquireRunLock(dir: string, command: string): Promise<() =
   // A lock naming this very process reads as a leftover (a reused pid): two runs of one job
   // inside one process (a library calling enrichFile twice at once) are told apart here,
   // taken before the first await so the second caller sees it.
-  if (heldHere.has(mine)) {
-    throw new EnrichError('RUN_IN_PROGRESS', 'this process is already running this same job', {
-      hint: `wait for that run to finish; then run again: ${command}`,
-    });
-  }
+  if (heldHere.has(mine)) throw heldInThisProcess(command);
   heldHere.add(mine);
   const me = process.pid;
   const identity = identityOf(me);
@@ -266,6 +262,26 @@ async function readLock(path: string): Promise<LockFile | undefined> {
   } finally {
     await fh.close();
   }
+}
+
+function heldInThisProcess(command: string): EnrichError {
+  return new EnrichError('RUN_IN_PROGRESS', 'this process is already running this same job', {
+    hint: `wait for that run to finish; then run again: ${command}`,
+  });
+}
+
+/**
+ * Without taking it: the refusal acquireRunLock would give now, as the lock in `dir` is held by
+ * a live process (or a run in this one); undefined when it is free or left by a process gone.
+ * A lock that cannot be read (an error, not a live run) holds nothing back.
+ */
+export async function runLockInUse(dir: string, command: string): Promise<EnrichError | undefined> {
+  const path = join(dir, 'lock');
+  if (heldHere.has(`${process.pid}:${path}`)) return heldInThisProcess(command);
+  const seen = await readLock(path).catch(() => undefined);
+  if (seen === undefined) return undefined;
+  const holder = liveHolder(seen.pid, path);
+  return holder ? inProgress(seen.pid, command, path, holder) : undefined;
 }
 
 /**

@@ -170,10 +170,11 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     // A finished run is not resumed under --refresh, nor once past the max age.
     renew: renews,
   });
+  let releaseOutput: (() => Promise<void>) | undefined;
   try {
-    // Two runs started at once both passed refuseOutputInUse: the later claim stops here,
-    // leaving no journal behind (its next run is a new run, not a resumed one).
-    await discardNewIfThrows(
+    // Two runs started at once both passed refuseOutputInUse: one takes the output's lock, the
+    // other stops here, leaving no journal behind (its next run is a new run, not a resumed one).
+    releaseOutput = await discardNewIfThrows(
       journal,
       claimOutput({
         runsDir: run.runsDir,
@@ -182,7 +183,6 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
         input: input.path,
         command: run.command,
         as: run.words.option('output'),
-        now: deps.env.now,
       }),
     );
     if (adopted && deps.account && !journal.state.adopted?.includes(journalAccount(deps.account)))
@@ -193,6 +193,7 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     return await runWithJournal(run, deps, journal, adopted ?? key);
   } finally {
     await journal.close();
+    await releaseOutput?.();
   }
 }
 

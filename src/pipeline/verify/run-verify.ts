@@ -55,13 +55,11 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
       startsAfresh(found, run.cache, { now: now(), cache: deps.cache !== undefined }),
   });
   let progress: Progress | undefined;
-  let endTurn: (() => Promise<void>) | undefined;
+  let release: (() => Promise<void>) | undefined;
   try {
-    // Two runs started at once both passed refuseOutputInUse: the later claim stops here,
-    // leaving no journal behind (its next run is a new run, not a resumed one).
-    await discardNewIfThrows(journal, claimOutput({ ...writes, input: input.path, now }));
-    // A run that waited for its turn until its time was up sent nothing: no journal left either.
-    endTurn = await discardNewIfThrows(journal, turnToSend(run, deps, input.path, deadline));
+    // Refused by either, a run leaves no journal (its next run is a new run, not a resumed one).
+    const claim = outputAndTurn(run, deps, { ...writes, input: input.path }, deadline);
+    release = await discardNewIfThrows(journal, claim);
     // Ctrl-C stops the output with the requests: rows after it would only say "not sent".
     const feed = createFeed(() => pool.stopReason()?.code === 'INTERRUPTED');
     const table = new Map<string, AddressEntry>();
@@ -118,8 +116,32 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
     return { ...summary, runKey: key, journal: journal.path, resumed: journal.resumed };
   } finally {
     await progress?.close();
-    await endTurn?.();
     await journal.close();
+    await release?.();
+  }
+}
+
+/**
+ * Before anything is sent: the output's lock (two runs started at once both passed
+ * refuseOutputInUse: one takes it, the other stops), then the account's turn to send (a run
+ * that waited for it until its time was up sent nothing). Resolves to the release of both.
+ */
+async function outputAndTurn(
+  run: VerifyRun,
+  deps: VerifyDeps,
+  writes: Parameters<typeof claimOutput>[0],
+  deadline: number,
+): Promise<() => Promise<void>> {
+  const releaseOutput = await claimOutput(writes);
+  try {
+    const endTurn = await turnToSend(run, deps, writes.input, deadline);
+    return async () => {
+      await endTurn?.();
+      await releaseOutput();
+    };
+  } catch (err) {
+    await releaseOutput();
+    throw err;
   }
 }
 
