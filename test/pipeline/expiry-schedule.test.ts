@@ -162,7 +162,7 @@ describe('polls scheduled by the results expiry', () => {
     // the journaled expiry (1 h after the submission at 0) plus the 5 minutes' skew margin.
     expect(warnings).toEqual([
       expect.stringMatching(
-        /^job job-0 answered 404 \(not found\) before its results were due to expire; it is asked again, and its results count as expired only if it still answers 404 at 2026-11-21T20:05:00Z /,
+        /^job job-0 answered 404 \(not found\) before its results were due to expire: it is taken as still running, and its results count as expired only if it still answers 404 at 2026-11-21T20:05:00Z /,
       ),
     ]);
     // The progress counts the job as not found while it is, and no longer once it answers.

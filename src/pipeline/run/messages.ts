@@ -112,5 +112,5 @@ export function inputChanged(name: string, at: number): string {
  * until `until` (epoch ms), and only a 404 then makes its results count as expired.
  */
 export function notFoundYet(jobId: string, until: number): string {
-  return `job ${jobId} answered 404 (not found) before its results were due to expire; it is asked again, and its results count as expired only if it still answers 404 at ${isoSecond(until)} (api-spec.md lists 404 without saying when it comes: a service may not know a new job yet)`;
+  return `job ${jobId} answered 404 (not found) before its results were due to expire: it is taken as still running, and its results count as expired only if it still answers 404 at ${isoSecond(until)} (api-spec.md lists 404 without saying when it comes: a service may not know a new job yet)`;
 }
