@@ -32,7 +32,7 @@ export async function pruneFinishedRuns(
   const cutoff = (o.now ?? started) - o.olderThanMs;
   const report: PruneReport = { removed: 0, kept: 0, partial: false };
   const names = await readdir(runsDir).catch(() => [] as string[]);
-  // Hidden entries are no runs: the locks of output files and of sending turns.
+  // Hidden entries are no runs: the locks of output files and of addresses in flight.
   for (const name of names.filter((n) => !n.startsWith('.'))) {
     if (o.budgetMs !== undefined && Date.now() - started > o.budgetMs) {
       report.partial = true;

@@ -65,7 +65,7 @@ describe('pruneFinishedRuns', () => {
       failed: [header, submit, { t: 'failed', batch: '0', code: 'X', message: 'm', at: NOW }, done],
       notDone: [header],
     });
-    // Hidden entries are locks (of output files, of sending turns), no runs: neither counted nor removed.
+    // Hidden entries are locks (of output files, of addresses in flight), no runs: neither counted nor removed.
     await mkdir(join(runsDir, '.outputs', 'ab12'), { recursive: true });
     const report = await pruneFinishedRuns(runsDir, {
       olderThanMs: 0,

@@ -1,16 +1,19 @@
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type EnrichClient } from '../../src/index.js';
 import { verifyEmailsFile } from '../../src/bulk/verify-emails.js';
-import { turnDir } from '../../src/pipeline/verify/sending-turn.js';
+import { claimDir, claimsDir } from '../../src/pipeline/verify/address-claims.js';
 import { deadPid } from '../helpers/pids.js';
 import { SANDBOX_MODES, sandboxPerTest, tempDir } from './bulk-harness.js';
 
 // Two verification runs of different lists of one account at once (a copy of a list that grew,
-// a cron job beside a run by hand): the later one waits for the earlier to end, then takes the
-// addresses both hold from the results cache (sending-turn.ts). Before, both sent them.
+// a cron job beside a run by hand): an address one of them is sending is waited for by the
+// other, which then takes its answer from the results cache (address-claims.ts). Before session
+// 20 both sent it; in session 20 the later run waited for the whole earlier run, even when the
+// lists shared nothing.
 
 const sandbox = sandboxPerTest();
 const clients: EnrichClient[] = [];
@@ -18,106 +21,149 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
-async function rig(specOnly = false) {
-  const s = await sandbox({ specOnly, faults: { latency_ms: 30 } });
+async function rig(specOnly = false, latencyMs = 30) {
+  const s = await sandbox({ specOnly, faults: { latency_ms: latencyMs } });
   const dir = await tempDir();
+  const runsDir = join(dir, 'runs');
   const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
   clients.push(client);
   const paid = () => s.admin.stats().verification_credits_charged;
   const warnings: string[] = [];
-  const list = async (name: string, from: number, count: number) => {
-    const emails = Array.from({ length: count }, (_, i) => `lead${from + i}@firm${i % 5}.com`);
+  const list = async (name: string, emails: string[]) => {
     await writeFile(join(dir, name), `email\n${emails.join('\n')}\n`);
     return join(dir, name);
   };
+  const leads = (from: number, count: number) =>
+    Array.from({ length: count }, (_, i) => `lead${from + i}@firm${i % 5}.com`);
   const verify = (input: string, more: Record<string, unknown> = {}) =>
     verifyEmailsFile({
       input,
       output: `${input}.out.csv`,
       service: { client, baseUrl: s.url },
-      runsDir: join(dir, 'runs'),
+      runsDir,
       cacheDir: join(dir, 'cache'),
       concurrency: 2,
       onWarning: (w) => warnings.push(w),
       ...more,
     });
-  return { s, dir, client, paid, warnings, list, verify };
+  /** Another live process (this one's parent) holds the claim of `address`. */
+  const heldElsewhere = async (address: string) => {
+    const claim = claimDir(runsDir, client.account, address);
+    await mkdir(claim, { recursive: true });
+    await writeFile(join(claim, 'lock'), String(process.ppid));
+    return claim;
+  };
+  return { s, dir, runsDir, client, paid, warnings, list, leads, verify, heldElsewhere };
 }
 
-describe('verify-emails: one run of an account sends at a time', () => {
+describe('verify-emails: one request per address at a time across runs of an account', () => {
   it.each(SANDBOX_MODES)(
-    'a run of a list that shares addresses with a run going on waits for it, then pays only for its own new addresses ($name)',
+    'two runs of lists sharing 20 addresses, side by side: each address is paid for once ($name)',
     async ({ specOnly }) => {
-      const { paid, warnings, list, verify } = await rig(specOnly);
-      const monday = await list('monday.csv', 0, 20);
-      const tuesday = await list('tuesday.csv', 0, 25); // monday's 20 and 5 more
+      const { paid, list, leads, verify } = await rig(specOnly);
+      const monday = await list('monday.csv', leads(0, 20));
+      const tuesday = await list('tuesday.csv', leads(0, 25)); // monday's 20 and 5 more
       const first = verify(monday);
       while (paid() < 2) await delay(5);
       const second = await verify(tuesday);
       const done = await first;
-      expect([done.exitCode, done.sent]).toEqual([0, 20]);
-      expect([second.exitCode, second.cacheHits, second.sent]).toEqual([0, 20, 5]);
+      expect([done.exitCode, second.exitCode]).toEqual([0, 0]);
       expect(paid()).toBe(25); // each address once
-      expect(warnings).toEqual([
-        expect.stringMatching(
-          /^waiting for another run in this process \(verifying .*monday\.csv\) to finish: addresses both lists hold are then taken from the results cache/,
-        ),
-      ]);
+      // Every shared address was sent by one run and taken from the cache by the other.
+      expect(done.sent + second.sent).toBe(25);
+      expect(done.cacheHits + second.cacheHits).toBe(20);
     },
   );
 
-  it('a run still waiting when its time is up stops having sent nothing (exit 2, naming the list it waited for)', async () => {
-    const { dir, paid, list, verify } = await rig();
-    const first = verify(await list('monday.csv', 0, 40));
+  it('a run of a list that shares no address with a run going on does not wait for it', async () => {
+    const { paid, warnings, list, leads, verify } = await rig();
+    let firstDone = false;
+    const first = verify(await list('monday.csv', leads(0, 40))).finally(() => {
+      firstDone = true;
+    });
     while (paid() < 2) await delay(5);
-    await expect(verify(await list('other.csv', 100, 5), { timeoutMs: 400 })).rejects.toMatchObject(
-      {
-        code: 'RUN_IN_PROGRESS',
-        exitCode: 2,
-        message: expect.stringMatching(
-          /^another run in this process \(verifying .*monday\.csv\) was still verifying addresses of this account when this run's time was up \(timeoutMs\): nothing was sent/,
-        ),
-      },
-    );
-    expect((await first).exitCode).toBe(0);
-    expect(paid()).toBe(40); // other.csv sent nothing
-    // It left no journal either: its next run is a new run, not a resumed one.
-    const next = await verify(join(dir, 'other.csv'));
-    expect([next.exitCode, next.resumed, next.sent, paid()]).toEqual([0, false, 5, 45]);
-  });
-
-  it('a turn left by a process that died is taken over at once, and the run ends giving it back', async () => {
-    const { dir, client, paid, warnings, list, verify } = await rig();
-    const turn = turnDir(join(dir, 'runs'), client.account);
-    await mkdir(turn, { recursive: true });
-    await writeFile(join(turn, 'lock'), String(deadPid()));
-    await writeFile(join(turn, 'holder.json'), JSON.stringify({ pid: 1, input: 'gone.csv' }));
-    const done = await verify(await list('list.csv', 0, 6));
-    expect([done.exitCode, done.sent, paid()]).toEqual([0, 6, 6]);
-    expect(warnings).toEqual([]);
-    expect(await readdir(turn)).toEqual([]);
-  });
-
-  it('a run that neither reads nor fills the cache (--no-cache) does not wait: no run could take its answers', async () => {
-    const { paid, warnings, list, verify } = await rig();
-    const first = verify(await list('monday.csv', 0, 30));
-    while (paid() < 2) await delay(5);
-    const second = await verify(await list('tuesday.csv', 0, 3), { cache: false });
-    expect([second.exitCode, second.sent]).toEqual([0, 3]);
+    const other = await verify(await list('other.csv', leads(100, 5)));
+    // 40 requests of 30 ms two at a time take 600 ms at least; the 5 others were done first.
+    expect([other.exitCode, other.sent, firstDone]).toEqual([0, 5, false]);
     expect(warnings).toEqual([]);
     expect((await first).exitCode).toBe(0);
+    expect(paid()).toBe(45);
   });
 
   it.each(SANDBOX_MODES)(
-    'a --refresh run takes part too: a run of another list started beside it waits, then pays only for its own new addresses ($name)',
+    'an address another run is sending is waited for, then taken from the cache: never paid twice ($name)',
     async ({ specOnly }) => {
-      const { paid, warnings, list, verify } = await rig(specOnly);
-      const first = verify(await list('monday.csv', 0, 20), { refresh: true });
+      // Requests of 400 ms: the second run reaches the address while the first still sends it.
+      const { runsDir, client, paid, warnings, list, verify } = await rig(specOnly, 400);
+      const first = verify(await list('one.csv', ['shared@firm.com']));
+      const claim = claimDir(runsDir, client.account, 'shared@firm.com');
+      while (!existsSync(join(claim, 'lock'))) await delay(2);
+      const second = await verify(await list('two.csv', ['shared@firm.com', 'own@firm.com']));
+      expect([(await first).sent, second.sent, second.cacheHits, paid()]).toEqual([1, 1, 1, 2]);
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^waiting for another run in this process, which is verifying an address this list holds too: its answer is then taken from the results cache/,
+        ),
+      ]);
+      expect(await readdir(claimsDir(runsDir, client.account))).toEqual([]);
+    },
+  );
+
+  it('an address another process still sends when the time is up is not sent (its row says so, exit 3); the rest are', async () => {
+    const { paid, warnings, list, verify, heldElsewhere } = await rig();
+    const claim = await heldElsewhere('stuck@firm.com');
+    const input = await list('list.csv', ['a@firm.com', 'b@firm.com', 'stuck@firm.com']);
+    const done = await verify(input, { timeoutMs: 1500 });
+    expect([done.exitCode, done.sent, paid()]).toEqual([3, 2, 2]);
+    const out = await readFile(`${input}.out.csv`, 'utf8');
+    expect(out).toContain(
+      `not sent: another enrich process (pid ${process.ppid}) was still verifying this address when this run's time was up (timeoutMs)`,
+    );
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(`^waiting for another enrich process \\(pid ${process.ppid}\\)`),
+      ),
+    ]);
+    // Once that process is done, the same run sends it, and only it.
+    await writeFile(join(claim, 'lock'), String(deadPid()));
+    const next = await verify(input);
+    expect([next.exitCode, next.resumed, next.sent, paid()]).toEqual([0, true, 1, 3]);
+  });
+
+  it('a claim left by a process that died is taken over at once, and given back', async () => {
+    const { runsDir, client, paid, warnings, list, verify } = await rig();
+    const claim = claimDir(runsDir, client.account, 'lead0@firm0.com');
+    await mkdir(claim, { recursive: true });
+    await writeFile(join(claim, 'lock'), String(deadPid()));
+    const done = await verify(await list('list.csv', ['lead0@firm0.com', 'lead1@firm1.com']));
+    expect([done.exitCode, done.sent, paid()]).toEqual([0, 2, 2]);
+    expect(warnings).toEqual([]);
+    expect(await readdir(claimsDir(runsDir, client.account))).toEqual([]);
+  });
+
+  it('a run that neither reads nor fills the cache (--no-cache) claims nothing and waits for nothing', async () => {
+    const { runsDir, client, paid, warnings, list, verify, heldElsewhere } = await rig();
+    await heldElsewhere('lead0@firm0.com');
+    const done = await verify(await list('list.csv', ['lead0@firm0.com']), { cache: false });
+    expect([done.exitCode, done.sent, paid()]).toEqual([0, 1, 1]);
+    expect(warnings).toEqual([]);
+    expect(await readdir(claimsDir(runsDir, client.account))).toHaveLength(1); // the other's, only
+  });
+
+  it.each(SANDBOX_MODES)(
+    'a --refresh run takes part too: a run of another list beside it pays only for what the refresh did not send ($name)',
+    async ({ specOnly }) => {
+      const { paid, list, leads, verify } = await rig(specOnly);
+      const first = verify(await list('monday.csv', leads(0, 20)), { refresh: true });
       while (paid() < 2) await delay(5);
-      const second = await verify(await list('tuesday.csv', 0, 25));
-      expect((await first).sent).toBe(20);
-      expect([second.exitCode, second.cacheHits, second.sent, paid()]).toEqual([0, 20, 5, 25]);
-      expect(warnings).toHaveLength(1);
+      const second = await verify(await list('tuesday.csv', leads(0, 25)));
+      const done = await first;
+      expect(done.sent).toBe(20); // --refresh sends every address of its list
+      expect(second.exitCode).toBe(0);
+      // Tuesday sent only addresses the refresh had not answered yet: 5 of its own, and at most
+      // the shared ones it reached first (those the refresh then sent again, as --refresh asks).
+      expect(second.sent + second.cacheHits).toBe(25);
+      expect(paid()).toBe(20 + second.sent);
     },
   );
 });

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, realpath, rm, rmdir, writeFile } from 'node:fs/promises';
+import { readFile, realpath, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { checkOutputTarget } from '../../io/output-target.js';
-import { acquireRunLock, lockHolder, runLockInUse } from './run-lock.js';
+import { acquireLockDir, lockHolder, runLockInUse } from './run-lock.js';
 
 /** In an output's lock directory: who holds it (pid), its run's key and the input it writes from. */
 const HOLDER = 'holder.json';
@@ -85,28 +85,18 @@ export async function claimOutput(
   return async () => {
     await rm(holder, { force: true });
     await release();
-    // Emptied, the directories go (one per output file ever written would pile up); one that
-    // another run just took is not empty, and stays.
-    await rmdir(dir).catch(() => undefined);
-    await rmdir(dirname(dir)).catch(() => undefined);
+    await rmdir(dirname(dir)).catch(() => undefined); // `.outputs` too, once empty
   };
 }
 
-/**
- * Takes the lock in `dir` (made first); undefined when it cannot be made (not ours to write).
- * A directory another run's release removed meanwhile is made again.
- */
+/** Takes the lock of `dir`; undefined when it cannot be made (a runs directory not ours to write). */
 async function takeLock(dir: string, o: OutputCheck): Promise<(() => Promise<void>) | undefined> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      return await acquireRunLock(dir, o.command);
-    } catch (err) {
-      if (err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS')
-        throw writtenByAnother(o, err, (await holderOf(dir, err))?.input);
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
-      return undefined;
-    }
+  try {
+    return await acquireLockDir(dir, o.command);
+  } catch (err) {
+    if (err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS')
+      throw writtenByAnother(o, err, (await holderOf(dir, err))?.input);
+    return undefined;
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { link, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { tempNameFor } from '../../io/stale-temps.js';
@@ -68,6 +68,30 @@ export async function acquireRunLock(dir: string, command: string): Promise<() =
     heldHere.delete(mine);
     await rm(startFile(path, me), { force: true });
     throw err;
+  }
+}
+
+/**
+ * A lock in a directory of its own that comes and goes with it (an output file's, an address's):
+ * makes `dir` (0700) and takes its lock, making it again if a holder's release removed it
+ * meanwhile. The release removes the directory once empty (one left by every file or address
+ * ever locked would pile up); a directory another run just took is not empty, and stays.
+ * Throws as acquireRunLock does (RUN_IN_PROGRESS while a live process holds it).
+ */
+export async function acquireLockDir(dir: string, command: string): Promise<() => Promise<void>> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const release = await acquireRunLock(dir, command);
+      return async () => {
+        await release();
+        await rmdir(dir).catch(() => undefined);
+      };
+    } catch (err) {
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: the directory removed between the mkdir and the lock (a release at that moment) is made again, three times at most
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
+      throw err;
+    }
   }
 }
 

@@ -4,7 +4,7 @@ import { discardNewIfThrows, journalAccount, openJournal, runKey } from '../jour
 import { startsAfresh } from '../journal/renew.js';
 import { claimOutput, refuseOutputInUse } from '../journal/output-lock.js';
 import { refuseRunOfChangedFile } from './running-now.js';
-import { takeSendingTurn } from './sending-turn.js';
+import { addressClaims, type AddressClaims } from './address-claims.js';
 import { addressOfCell } from './address.js';
 import { createFeed, type Feed } from './feed.js';
 import { createVerifyProgress, PROGRESS_EVERY_ROWS } from './progress.js';
@@ -57,9 +57,9 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   let progress: Progress | undefined;
   let release: (() => Promise<void>) | undefined;
   try {
-    // Refused by either, a run leaves no journal (its next run is a new run, not a resumed one).
-    const claim = outputAndTurn(run, deps, { ...writes, input: input.path }, deadline);
-    release = await discardNewIfThrows(journal, claim);
+    // Two runs started at once both passed refuseOutputInUse: one takes the output's lock, the
+    // other stops here, leaving no journal behind (its next run is a new run, not a resumed one).
+    release = await discardNewIfThrows(journal, claimOutput({ ...writes, input: input.path }));
     // Ctrl-C stops the output with the requests: rows after it would only say "not sent".
     const feed = createFeed(() => pool.stopReason()?.code === 'INTERRUPTED');
     const table = new Map<string, AddressEntry>();
@@ -75,6 +75,7 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
       now,
       signal: deps.signal,
       words: run.words,
+      claims: claimsOf(run, deps, deadline),
       onSettled: () => {
         feed.notify();
         progress?.emit();
@@ -121,30 +122,6 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   }
 }
 
-/**
- * Before anything is sent: the output's lock (two runs started at once both passed
- * refuseOutputInUse: one takes it, the other stops), then the account's turn to send (a run
- * that waited for it until its time was up sent nothing). Resolves to the release of both.
- */
-async function outputAndTurn(
-  run: VerifyRun,
-  deps: VerifyDeps,
-  writes: Parameters<typeof claimOutput>[0],
-  deadline: number,
-): Promise<() => Promise<void>> {
-  const releaseOutput = await claimOutput(writes);
-  try {
-    const endTurn = await turnToSend(run, deps, writes.input, deadline);
-    return async () => {
-      await endTurn?.();
-      await releaseOutput();
-    };
-  } catch (err) {
-    await releaseOutput();
-    throw err;
-  }
-}
-
 /** The run's journal key and header. Another account's run is another run: its answers are never this one's. */
 function identityOf(run: VerifyRun, deps: VerifyDeps, input: InputIdentity) {
   const options = deps.account
@@ -155,21 +132,18 @@ function identityOf(run: VerifyRun, deps: VerifyDeps, input: InputIdentity) {
 }
 
 /**
- * Another list of the account being verified now: its answers are waited for (sending-turn.ts),
- * not paid for twice. A run that neither reads nor fills the cache (--no-cache) stays out: no
- * other run could take its answers, and it sends every address anyway. A --refresh run takes part:
- * the runs after it take its answers.
+ * Another list of the account being verified now: an address it is sending is waited for
+ * (address-claims.ts), then taken from the cache, not paid for twice. A run that neither reads
+ * nor fills the cache (--no-cache) stays out: no other run could take its answers, and it sends
+ * every address anyway. A --refresh run takes part: the runs after it take its answers.
  */
-async function turnToSend(run: VerifyRun, deps: VerifyDeps, input: string, deadline: number) {
+function claimsOf(run: VerifyRun, deps: VerifyDeps, deadline: number): AddressClaims | undefined {
   if (!deps.cache || (!run.cache.read && !run.cache.write)) return undefined;
-  return takeSendingTurn({
+  return addressClaims({
     runsDir: run.runsDir,
     account: deps.account,
-    input,
     command: run.command,
-    resume: run.words.resume,
     deadline,
-    timeoutOption: run.words.option('timeoutMs'),
     now: deps.now ?? Date.now,
     signal: deps.signal,
     onWaiting: deps.onWaiting,

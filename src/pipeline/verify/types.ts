@@ -109,7 +109,7 @@ export interface VerifyDeps {
   now?: () => number;
   signal?: AbortSignal | undefined;
   onProgress?: ((p: VerifyProgress) => void) | undefined;
-  /** Told when the run waits for another verification run of the account to end (sending-turn.ts). */
+  /** Told when the run first waits for another verification run of the account to answer an address both lists hold (address-claims.ts). */
   onWaiting?: ((text: string) => void) | undefined;
 }
 

@@ -10,6 +10,7 @@ import {
   settleFailed,
   type OutcomeContext,
 } from './outcomes.js';
+import type { AddressClaims, Claim } from './address-claims.js';
 import type { AddressEntry, VerifyAnswer, VerifyApi } from './types.js';
 
 export type { PoolStats } from './outcomes.js';
@@ -29,6 +30,8 @@ export interface PoolContext {
   words: RunWords;
   /** Told each time a request started has its outcome (the output follows the answers). */
   onSettled?: (() => void) | undefined;
+  /** Claims each address before it is sent (absent: no cache, nothing to take from another run). */
+  claims?: AddressClaims | undefined;
 }
 
 /** Why the next address may not be sent, if it may not. */
@@ -51,6 +54,8 @@ function stopBeforeSend(ctx: PoolContext, sent: number): StopReason | undefined 
  * never runs far ahead. After a stop (credits, budget, auth, deadline), addresses are no
  * longer sent: they end `failed`, "not sent", and the next run sends them.
  */
+const noRelease = async () => undefined;
+
 export function createVerifyPool(ctx: PoolContext) {
   let stop: StopReason | undefined;
   // A bug in a request's task (never an API error: those are outcomes), rethrown by drain.
@@ -69,6 +74,17 @@ export function createVerifyPool(ctx: PoolContext) {
     emptied: () => void (emptied = true),
   };
   const { stats } = out;
+  const stopNow = () =>
+    (stop ??=
+      stopBeforeSend(ctx, stats.sent) ??
+      (emptied ? { code: 'CREDITS_EXHAUSTED', message: OUT_OF_VERIFICATION_CREDITS } : undefined));
+  const notSent = (entry: AddressEntry, why: string) => {
+    entry.outcome = { kind: 'failed', message: `not sent: ${why}`, charge: null };
+    stats.notSent++;
+  };
+  const claimOf = (address: string): Promise<Claim> | undefined => ctx.claims?.take(address);
+  const heldElsewhere = (who: string) =>
+    `${who} was still verifying this address when this run's time was up (${ctx.words.option('timeoutMs')})`;
 
   const send = async (address: string, entry: AddressEntry) => {
     // On disk before the request: a run killed from here on knows it may have been charged.
@@ -81,13 +97,15 @@ export function createVerifyPool(ctx: PoolContext) {
       return settleFailed(out, address, entry, err);
     }
     await settleAnswered(out, address, entry, answer);
+    // In the cache for good before the claim is given back: a run waiting for it reads it there.
     await ctx.cache?.settled?.();
   };
 
-  const start = (address: string, entry: AddressEntry) => {
+  const start = (address: string, entry: AddressEntry, release: () => Promise<void>) => {
     inFlight++;
     stats.sent++;
     const task = send(address, entry)
+      .finally(release)
       .catch((error: unknown) => {
         bug ??= { error };
         out.halt('INTERNAL', 'internal error');
@@ -111,13 +129,15 @@ export function createVerifyPool(ctx: PoolContext) {
       if (settleBefore(out, address, entry)) return;
       waiting++;
       while (inFlight >= ctx.concurrency) await new Promise<void>((r) => waiters.push(r));
+      let claim: Claim | undefined;
+      if (!stopNow()) claim = await claimOf(address);
       waiting--;
-      stop ??=
-        stopBeforeSend(ctx, stats.sent) ??
-        (emptied ? { code: 'CREDITS_EXHAUSTED', message: OUT_OF_VERIFICATION_CREDITS } : undefined);
-      if (!stop) return start(address, entry);
-      entry.outcome = { kind: 'failed', message: `not sent: ${stop.message}`, charge: null };
-      stats.notSent++;
+      if (claim && 'heldBy' in claim) return notSent(entry, heldElsewhere(claim.heldBy));
+      // Another run's answer, cached while this one waited for its claim (or just before).
+      if (claim && settleBefore(out, address, entry)) return claim.release();
+      if (!stopNow()) return start(address, entry, claim?.release ?? noRelease);
+      await claim?.release();
+      notSent(entry, (stop as StopReason).message);
     },
     /** Resolves once every request started has its outcome (rejects on a bug only). */
     async drain(): Promise<void> {

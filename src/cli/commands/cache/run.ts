@@ -148,7 +148,7 @@ async function removeUnfinishedRuns(runsDir: string): Promise<number> {
   let kept = 0;
   const entries = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
-    // Hidden entries are no runs: the locks of output files and of sending turns (a live run's
+    // Hidden entries are no runs: the locks of output files and of addresses in flight (a live run's
     // lock there is its own, taken and released with it).
     if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
     const dir = join(runsDir, entry.name);
