@@ -86,7 +86,19 @@ export const TARGETS = [
   {
     name: 'run-lock',
     file: 'src/pipeline/journal/run-lock.ts',
-    tests: ['test/pipeline/run-lock.test.ts', 'test/pipeline/journal.test.ts'],
+    tests: [
+      'test/pipeline/run-lock.test.ts',
+      'test/pipeline/journal.test.ts',
+      'test/pipeline/output-lock.test.ts',
+      'test/pipeline/address-claims.test.ts',
+    ],
+  },
+  {
+    // Whether two verification runs of one account pay twice for an address they share.
+    name: 'address-claims',
+    coverage: 'perTest',
+    file: 'src/pipeline/verify/address-claims.ts',
+    tests: ['test/pipeline/address-claims.test.ts', 'test/integration/verify-turn.test.ts'],
   },
   {
     // Not test/io/read-xlsx-repeat.test.ts (200 reads of one workbook, seconds per mutant).
