@@ -130,6 +130,18 @@ describe('verify-emails: one request per address at a time across runs of an acc
     expect([next.exitCode, next.resumed, next.sent, paid()]).toEqual([0, true, 1, 3]);
   });
 
+  it('Ctrl-C while waiting for an address another process sends: the run stops as interrupted, the address not sent', async () => {
+    const { paid, warnings, list, verify, heldElsewhere } = await rig();
+    await heldElsewhere('stuck@firm.com');
+    const stop = new AbortController();
+    const input = await list('list.csv', ['a@firm.com', 'stuck@firm.com']);
+    const running = verify(input, { signal: stop.signal });
+    while (warnings.length === 0) await delay(5);
+    stop.abort();
+    await expect(running).rejects.toMatchObject({ code: 'INTERRUPTED', exitCode: 130 });
+    expect(paid()).toBe(1);
+  });
+
   it('a claim left by a process that died is taken over at once, and given back', async () => {
     const { runsDir, client, paid, warnings, list, verify } = await rig();
     const claim = claimDir(runsDir, client.account, 'lead0@firm0.com');

@@ -132,7 +132,11 @@ export function createVerifyPool(ctx: PoolContext) {
       let claim: Claim | undefined;
       if (!stopNow()) claim = await claimOf(address);
       waiting--;
-      if (claim && 'heldBy' in claim) return notSent(entry, heldElsewhere(claim.heldBy));
+      if (claim && 'heldBy' in claim) {
+        // Interrupted while waiting: the run stops (INTERRUPTED); else its time is up.
+        const interrupted = ctx.signal?.aborted ? stopNow()?.message : undefined;
+        return notSent(entry, interrupted ?? heldElsewhere(claim.heldBy));
+      }
       // Another run's answer, cached while this one waited for its claim (or just before).
       if (claim && settleBefore(out, address, entry)) return claim.release();
       if (!stopNow()) return start(address, entry, claim?.release ?? noRelease);
