@@ -56,6 +56,10 @@ function stopBeforeSend(ctx: PoolContext, sent: number): StopReason | undefined 
  */
 const noRelease = async () => undefined;
 
+/** Why an address another run still sent when this run's time was up is not sent. */
+const heldElsewhere = (ctx: PoolContext, who: string) =>
+  `${who} was still verifying this address when this run's time was up (${ctx.words.option('timeoutMs')})`;
+
 export function createVerifyPool(ctx: PoolContext) {
   let stop: StopReason | undefined;
   // A bug in a request's task (never an API error: those are outcomes), rethrown by drain.
@@ -83,8 +87,6 @@ export function createVerifyPool(ctx: PoolContext) {
     stats.notSent++;
   };
   const claimOf = (address: string): Promise<Claim> | undefined => ctx.claims?.take(address);
-  const heldElsewhere = (who: string) =>
-    `${who} was still verifying this address when this run's time was up (${ctx.words.option('timeoutMs')})`;
 
   const send = async (address: string, entry: AddressEntry) => {
     // On disk before the request: a run killed from here on knows it may have been charged.
@@ -135,7 +137,7 @@ export function createVerifyPool(ctx: PoolContext) {
       if (claim && 'heldBy' in claim) {
         // Interrupted while waiting: the run stops (INTERRUPTED); else its time is up.
         const interrupted = ctx.signal?.aborted ? stopNow()?.message : undefined;
-        return notSent(entry, interrupted ?? heldElsewhere(claim.heldBy));
+        return notSent(entry, interrupted ?? heldElsewhere(ctx, claim.heldBy));
       }
       // Another run's answer, cached while this one waited for its claim (or just before).
       if (claim && settleBefore(out, address, entry)) return claim.release();
