@@ -8,6 +8,7 @@ import { openResultsCache } from '../../src/cache/results-cache.js';
 import { CACHE_FILE } from '../../src/cache/lmdb-file.js';
 import { rootTest } from '../helpers/root.js';
 import { withTmpfs } from '../helpers/tmpfs.js';
+import { deadPid } from '../helpers/pids.js';
 
 let sb: SandboxHandle;
 beforeAll(async () => {
@@ -138,6 +139,25 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
     const fresh = await runCli(['cache', 'stats', '--json'], { env });
     expect(fresh.code).toBe(0);
     expect(JSON.parse(fresh.stdout)).toMatchObject({ answers: 0 });
+  });
+
+  it('cache clear removes the lock directories runs that were killed left (an address claim is named for a hash of the address); a held one stays', async () => {
+    const env = await tempEnv();
+    const runs = join(env.ENRICH_STATE_DIR as string, 'runs');
+    const lock = async (dir: string, pid: number) => {
+      await mkdir(join(runs, dir), { recursive: true });
+      await writeFile(join(runs, dir, 'lock'), String(pid));
+    };
+    await lock('.verify-claims-acct/5f0c1a', deadPid());
+    await lock('.verify-claims-acct/9e2b7d', process.ppid); // a run going on now
+    await lock('.outputs/3a4b5c', deadPid());
+    await writeFile(join(runs, '.outputs/3a4b5c/holder.json'), '{"input":"leads.csv"}');
+    await lock('.verify-turn-acct', deadPid()); // an earlier build's sending turn
+    const cleared = await runCli(['cache', 'clear', '--json'], { env });
+    expect(cleared.code).toBe(0);
+    expect(JSON.parse(cleared.stdout)).toMatchObject({ runs_removed: 0, runs_kept: 0 });
+    expect((await readdir(runs)).sort()).toEqual(['.verify-claims-acct']);
+    expect(await readdir(join(runs, '.verify-claims-acct'))).toEqual(['9e2b7d']);
   });
 
   rootTest(

@@ -16,7 +16,7 @@ import { fileSystemError } from '../../../io/output-target.js';
 import { removeStaleSpools } from '../../../io/spool-stdin.js';
 import { runsDirOf } from '../../../pipeline/run/run.js';
 import { holdsUndownloadedJobs } from '../../../pipeline/run/undownloaded.js';
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GlobalOptions } from '../../globals.js';
 import { printJson, printKeyValues, say, warningLine } from '../../output.js';
@@ -128,6 +128,7 @@ export async function cacheClear(
     holdsJobs: holdsUndownloadedJobs,
   });
   const left = o.unfinished ? await removeUnfinishedRuns(runsDir) : finished.kept;
+  await removeFreeLocks(runsDir);
   const removed = finished.removed + (o.unfinished ? finished.kept - left : 0);
   if (globals.json) printJson({ cleared: cacheDir, runs_removed: removed, runs_kept: left });
   else
@@ -141,6 +142,31 @@ export async function cacheClear(
         ? `kept ${left} run(s) in ${runsDir} that are going on now: run enrich cache clear --unfinished again once they end`
         : `kept ${left} unfinished run(s) in ${runsDir}: their jobs are paid for, and their results (contact data) wait to be downloaded or written; run their command again to finish them, or erase them too with enrich cache clear --unfinished (their rows are then paid for again)`,
     );
+}
+
+/**
+ * Removes the lock directories no run holds now (left by runs that were killed): an address's
+ * claim is named for a hash of the address, which is contact data too. Held ones are left.
+ */
+async function removeFreeLocks(runsDir: string): Promise<void> {
+  const hidden = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
+  for (const group of hidden) {
+    if (!group.isDirectory() || !group.name.startsWith('.')) continue;
+    const groupDir = join(runsDir, group.name);
+    // A session-20 build's sending turn is one lock directory itself; the others hold one each.
+    const dirs = group.name.startsWith('.verify-turn-')
+      ? [groupDir]
+      : (await readdir(groupDir).catch(() => [])).map((name) => join(groupDir, name));
+    for (const dir of dirs) {
+      const release = await acquireRunLock(dir, 'enrich cache clear').catch(() => undefined);
+      if (!release) continue; // held by a run going on now (or not ours to remove)
+      await release();
+      await rm(dir, { recursive: true, force: true }).catch((err: unknown) => {
+        throw fileSystemError('write', dir, err);
+      });
+    }
+    await rmdir(groupDir).catch(() => undefined);
+  }
 }
 
 /** Removes every run directory whose lock can be taken (no run going on now); resolves to those kept. */
