@@ -71,6 +71,7 @@ export function openVerifyCache(o: {
       get: (address) => scoped.get(key(address)),
       put: (address, answer) => scoped.put(key(address), answer),
       settled: () => scoped.settled?.() ?? Promise.resolve(),
+      committed: () => scoped.committed?.() ?? Promise.resolve(),
     },
     close: async () => {
       await store.flushed();

@@ -367,6 +367,8 @@ function wrap(
           }),
         // Waits for the writes queued so far once more than a batch or two of them pile up.
         settled: () => (pending > MAX_PENDING_PUTS ? last : Promise.resolve()),
+        // The commit of the puts so far (not flushed to the disk: other processes read it).
+        committed: () => last,
       };
     },
     flushed,

@@ -61,6 +61,11 @@ export interface ResultsCache {
    * holds more answers in memory than the store writes (a cold 1M-row run held 3 GB without).
    */
   settled?(): Promise<void>;
+  /**
+   * Resolves once the puts so far are committed, so that another process reads them (another
+   * run waiting for this one's answer to an address both lists hold).
+   */
+  committed?(): Promise<void>;
 }
 
 /** How a run uses the results cache. */

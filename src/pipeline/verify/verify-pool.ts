@@ -99,8 +99,9 @@ export function createVerifyPool(ctx: PoolContext) {
       return settleFailed(out, address, entry, err);
     }
     await settleAnswered(out, address, entry, answer);
-    // In the cache for good before the claim is given back: a run waiting for it reads it there.
     await ctx.cache?.settled?.();
+    // Committed before the claim is given back: a run waiting for it reads the answer there.
+    if (ctx.claims) await ctx.cache?.committed?.();
   };
 
   const start = (address: string, entry: AddressEntry, release: () => Promise<void>) => {
