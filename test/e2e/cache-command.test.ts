@@ -148,8 +148,9 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
       await mkdir(join(runs, dir), { recursive: true });
       await writeFile(join(runs, dir, 'lock'), String(pid));
     };
-    await lock('.verify-claims-acct/5f0c1a', deadPid());
-    await lock('.verify-claims-acct/9e2b7d', process.ppid); // a run going on now
+    await mkdir(join(runs, '.verify-claims-acct'), { recursive: true });
+    await writeFile(join(runs, '.verify-claims-acct/5f0c1a'), String(deadPid()));
+    await writeFile(join(runs, '.verify-claims-acct/9e2b7d'), String(process.ppid)); // going on now
     await lock('.outputs/3a4b5c', deadPid());
     await writeFile(join(runs, '.outputs/3a4b5c/holder.json'), '{"input":"leads.csv"}');
     await lock('.verify-turn-acct', deadPid()); // an earlier build's sending turn

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type EnrichClient } from '../../src/index.js';
 import { verifyEmailsFile } from '../../src/bulk/verify-emails.js';
-import { claimDir, claimsDir } from '../../src/pipeline/verify/address-claims.js';
+import { claimPath, claimsDir } from '../../src/pipeline/verify/address-claims.js';
 import { deadPid } from '../helpers/pids.js';
 import { SANDBOX_MODES, sandboxPerTest, tempDir } from './bulk-harness.js';
 
@@ -48,9 +48,9 @@ async function rig(specOnly = false, latencyMs = 30) {
     });
   /** Another live process (this one's parent) holds the claim of `address`. */
   const heldElsewhere = async (address: string) => {
-    const claim = claimDir(runsDir, client.account, address);
-    await mkdir(claim, { recursive: true });
-    await writeFile(join(claim, 'lock'), String(process.ppid));
+    const claim = claimPath(runsDir, client.account, address);
+    await mkdir(claimsDir(runsDir, client.account), { recursive: true });
+    await writeFile(claim, String(process.ppid));
     return claim;
   };
   return { s, dir, runsDir, client, paid, warnings, list, leads, verify, heldElsewhere };
@@ -96,8 +96,8 @@ describe('verify-emails: one request per address at a time across runs of an acc
       // Requests of 400 ms: the second run reaches the address while the first still sends it.
       const { runsDir, client, paid, warnings, list, verify } = await rig(specOnly, 400);
       const first = verify(await list('one.csv', ['shared@firm.com']));
-      const claim = claimDir(runsDir, client.account, 'shared@firm.com');
-      while (!existsSync(join(claim, 'lock'))) await delay(2);
+      const claim = claimPath(runsDir, client.account, 'shared@firm.com');
+      while (!existsSync(claim)) await delay(2);
       const second = await verify(await list('two.csv', ['shared@firm.com', 'own@firm.com']));
       expect([(await first).sent, second.sent, second.cacheHits, paid()]).toEqual([1, 1, 1, 2]);
       expect(warnings).toEqual([
@@ -125,7 +125,7 @@ describe('verify-emails: one request per address at a time across runs of an acc
       ),
     ]);
     // Once that process is done, the same run sends it, and only it.
-    await writeFile(join(claim, 'lock'), String(deadPid()));
+    await writeFile(claim, String(deadPid()));
     const next = await verify(input);
     expect([next.exitCode, next.resumed, next.sent, paid()]).toEqual([0, true, 1, 3]);
   });
@@ -144,9 +144,9 @@ describe('verify-emails: one request per address at a time across runs of an acc
 
   it('a claim left by a process that died is taken over at once, and given back', async () => {
     const { runsDir, client, paid, warnings, list, verify } = await rig();
-    const claim = claimDir(runsDir, client.account, 'lead0@firm0.com');
-    await mkdir(claim, { recursive: true });
-    await writeFile(join(claim, 'lock'), String(deadPid()));
+    const claim = claimPath(runsDir, client.account, 'lead0@firm0.com');
+    await mkdir(claimsDir(runsDir, client.account), { recursive: true });
+    await writeFile(claim, String(deadPid()));
     const done = await verify(await list('list.csv', ['lead0@firm0.com', 'lead1@firm1.com']));
     expect([done.exitCode, done.sent, paid()]).toEqual([0, 2, 2]);
     expect(warnings).toEqual([]);

@@ -720,9 +720,13 @@ describe('namespace-prefixed SpreadsheetML (OpenXML SDK, .NET exporters)', () =>
       '<sheetData><row r="1"><c r="A1" t="s"><v>0</v></c></row></sheetData>' +
       '<mc:AlternateContent/><xy:z/></worksheet>';
     const plain = `<worksheet xmlns="${MAIN}"><sheetData/></worksheet>`;
+    // The namespace declared in single quotes (XML allows either) binds the prefix too.
+    const single = `<x:worksheet xmlns:x='${MAIN}'><x:sheetData/></x:worksheet>`;
+    const singleWant = `<worksheet xmlns:x='${MAIN}'><sheetData/></worksheet>`;
     for (const [from, to] of <[string, string][]>[
       [xml, want],
       [plain, plain],
+      [single, singleWant],
     ]) {
       await expectAtEveryCut(namespacePrefixDropped, from, to);
     }

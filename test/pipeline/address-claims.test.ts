@@ -1,10 +1,10 @@
-import { mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   addressClaims,
-  claimDir,
+  claimPath,
   claimsDir,
   CLAIM_POLL_MS,
   type ClaimContext,
@@ -17,7 +17,6 @@ async function rig(over: Partial<ClaimContext> = {}) {
   const ctx: ClaimContext = {
     runsDir,
     account: 'acct-1',
-    command: 'enrich verify-emails list.csv',
     deadline: 10_000,
     now: () => 0,
     onWaiting: (t) => told.push(t),
@@ -25,10 +24,10 @@ async function rig(over: Partial<ClaimContext> = {}) {
   };
   /** Another live process (this one's parent) holds `address`; returns what frees it. */
   const heldElsewhere = async (address: string, pid = process.ppid) => {
-    const dir = claimDir(runsDir, 'acct-1', address);
-    await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, 'lock'), String(pid));
-    return () => writeFile(join(dir, 'lock'), String(deadPid()));
+    const path = claimPath(runsDir, 'acct-1', address);
+    await mkdir(claimsDir(runsDir, 'acct-1'), { recursive: true });
+    await writeFile(path, String(pid));
+    return () => rm(path);
   };
   return { runsDir, ctx, told, heldElsewhere };
 }
@@ -36,10 +35,15 @@ async function rig(over: Partial<ClaimContext> = {}) {
 describe('address claims', () => {
   it('a free address is claimed at once, and its release leaves nothing behind', async () => {
     const { runsDir, ctx, told } = await rig();
-    const claim = await addressClaims(ctx).take('a@x.io');
+    const claims = addressClaims(ctx);
+    const claim = await claims.take('a@x.io');
     expect(claim).toEqual({ release: expect.any(Function), waited: false });
-    expect(await readdir(claimsDir(runsDir, 'acct-1'))).toHaveLength(1);
+    const holder = `holder-${process.pid}`;
+    const id = basename(claimPath(runsDir, 'acct-1', 'a@x.io'));
+    expect((await readdir(claimsDir(runsDir, 'acct-1'))).sort()).toEqual([holder, id].sort());
     if ('release' in claim) await claim.release();
+    expect(await readdir(claimsDir(runsDir, 'acct-1'))).toEqual([holder]);
+    await claims.close();
     expect(await readdir(claimsDir(runsDir, 'acct-1'))).toEqual([]);
     expect(told).toEqual([]);
   });
@@ -109,7 +113,27 @@ describe('address claims', () => {
   it('claims are per account', async () => {
     const { runsDir } = await rig();
     expect(claimsDir(runsDir, undefined)).toBe(join(runsDir, '.verify-claims-any'));
-    expect(claimDir(runsDir, 'acct-1', 'a@x.io')).not.toBe(claimDir(runsDir, 'acct-2', 'a@x.io'));
-    expect(claimDir(runsDir, 'acct-1', 'a@x.io')).not.toBe(claimDir(runsDir, 'acct-1', 'b@x.io'));
+    expect(claimPath(runsDir, 'acct-1', 'a@x.io')).not.toBe(claimPath(runsDir, 'acct-2', 'a@x.io'));
+    expect(claimPath(runsDir, 'acct-1', 'a@x.io')).not.toBe(claimPath(runsDir, 'acct-1', 'b@x.io'));
+  });
+
+  it('of many contenders for a stale claim, exactly one takes it over', async () => {
+    const { runsDir, ctx, heldElsewhere } = await rig();
+    await heldElsewhere('a@x.io', deadPid());
+    // Three runs of this process, and the marks another process that died left: one claim.
+    const stale = await readdir(claimsDir(runsDir, 'acct-1'));
+    expect(stale).toHaveLength(1);
+    let holding = 0;
+    let most = 0;
+    const turn = async () => {
+      const claim = await addressClaims(ctx).take('a@x.io');
+      if (!('release' in claim)) throw new Error('gave up');
+      most = Math.max(most, ++holding);
+      await new Promise((r) => setTimeout(r, 20));
+      holding--;
+      await claim.release();
+    };
+    await Promise.all([turn(), turn(), turn()]);
+    expect(most).toBe(1); // one at a time; each took it in turn
   });
 });

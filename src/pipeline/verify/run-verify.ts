@@ -56,6 +56,7 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   });
   let progress: Progress | undefined;
   let release: (() => Promise<void>) | undefined;
+  const claims = claimsOf(run, deps, deadline);
   try {
     // Two runs started at once both passed refuseOutputInUse: one takes the output's lock, the
     // other stops here, leaving no journal behind (its next run is a new run, not a resumed one).
@@ -75,7 +76,7 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
       now,
       signal: deps.signal,
       words: run.words,
-      claims: claimsOf(run, deps, deadline),
+      claims,
       onSettled: () => {
         feed.notify();
         progress?.emit();
@@ -118,7 +119,7 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   } finally {
     await progress?.close();
     await journal.close();
-    await release?.();
+    await Promise.all([release?.(), claims?.close()]);
   }
 }
 
@@ -142,7 +143,6 @@ function claimsOf(run: VerifyRun, deps: VerifyDeps, deadline: number): AddressCl
   return addressClaims({
     runsDir: run.runsDir,
     account: deps.account,
-    command: run.command,
     deadline,
     now: deps.now ?? Date.now,
     signal: deps.signal,

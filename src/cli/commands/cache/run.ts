@@ -15,6 +15,7 @@ import { acquireRunLock } from '../../../pipeline/journal/run-lock.js';
 import { fileSystemError } from '../../../io/output-target.js';
 import { removeStaleSpools } from '../../../io/spool-stdin.js';
 import { runsDirOf } from '../../../pipeline/run/run.js';
+import { removeFreeClaims } from '../../../pipeline/verify/address-claims.js';
 import { holdsUndownloadedJobs } from '../../../pipeline/run/undownloaded.js';
 import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -145,14 +146,18 @@ export async function cacheClear(
 }
 
 /**
- * Removes the lock directories no run holds now (left by runs that were killed): an address's
- * claim is named for a hash of the address, which is contact data too. Held ones are left.
+ * Removes the locks no run holds now (left by runs that were killed): an address's claim is
+ * named for a hash of the address, which is contact data too. Held ones are left.
  */
 async function removeFreeLocks(runsDir: string): Promise<void> {
   const hidden = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
   for (const group of hidden) {
     if (!group.isDirectory() || !group.name.startsWith('.')) continue;
     const groupDir = join(runsDir, group.name);
+    if (group.name.startsWith('.verify-claims-')) {
+      await removeFreeClaims(groupDir);
+      continue;
+    }
     // A session-20 build's sending turn is one lock directory itself; the others hold one each.
     const dirs = group.name.startsWith('.verify-turn-')
       ? [groupDir]
