@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -7,8 +7,10 @@ import {
   claimPath,
   claimsDir,
   CLAIM_POLL_MS,
+  removeFreeClaims,
   type ClaimContext,
 } from '../../src/pipeline/verify/address-claims.js';
+import { identityOf } from '../../src/pipeline/journal/run-lock.js';
 import { deadPid } from '../helpers/pids.js';
 
 async function rig(over: Partial<ClaimContext> = {}) {
@@ -135,5 +137,84 @@ describe('address claims', () => {
     };
     await Promise.all([turn(), turn(), turn()]);
     expect(most).toBe(1); // one at a time; each took it in turn
+  });
+
+  it('a claim names its process (pid, and its identity where /proc tells it); one naming a pid reused since, or no pid, is stale', async () => {
+    const { runsDir, ctx } = await rig();
+    const claims = addressClaims(ctx);
+    const claim = await claims.take('a@x.io');
+    const [pid, identity] = (await readFile(claimPath(runsDir, 'acct-1', 'a@x.io'), 'utf8')).split(
+      '\n',
+    );
+    expect([Number(pid), identity]).toEqual([process.pid, identityOf(process.pid) ?? '']);
+    if ('release' in claim) await claim.release();
+    for (const [address, text] of [
+      ['b@x.io', `${process.ppid}\nanother boot 12345`], // the parent's pid, another process's identity
+      ['c@x.io', '0'],
+      ['d@x.io', '-5'],
+      ['e@x.io', 'not a pid'],
+    ]) {
+      await writeFile(claimPath(runsDir, 'acct-1', address!), text!);
+      expect(await claims.take(address!)).toMatchObject({ waited: false });
+    }
+    // With the identity its process has, the parent's claim is held.
+    const parent = identityOf(process.ppid);
+    if (parent !== undefined) {
+      await writeFile(claimPath(runsDir, 'acct-1', 'f@x.io'), `${process.ppid}\n${parent}`);
+      const soon = addressClaims({ ...ctx, now: Date.now, deadline: Date.now() + 150 });
+      expect(await soon.take('f@x.io')).toMatchObject({
+        heldBy: `another enrich process (pid ${process.ppid})`,
+      });
+    }
+  });
+
+  it('a stale claim another contender is replacing is left to it; a mark its contender left when it died is removed', async () => {
+    const { runsDir, ctx, heldElsewhere } = await rig();
+    await heldElsewhere('a@x.io', deadPid());
+    const path = claimPath(runsDir, 'acct-1', 'a@x.io');
+    const { ino } = await stat(path, { bigint: true });
+    // A live contender's mark: this run waits for it.
+    await writeFile(`${path}.stale-${ino}`, String(process.ppid));
+    let got: unknown;
+    const taking = addressClaims(ctx)
+      .take('a@x.io')
+      .then((c) => (got = c));
+    await new Promise((r) => setTimeout(r, 60));
+    expect(got).toBeUndefined();
+    // It died before replacing the claim: its mark is removed, and the claim taken over.
+    await writeFile(`${path}.stale-${ino}`, String(deadPid()));
+    await taking;
+    expect(got).toMatchObject({ waited: false });
+    expect(await readFile(path, 'utf8')).toMatch(new RegExp(`^${process.pid}\n`));
+    expect(
+      (await readdir(claimsDir(runsDir, 'acct-1'))).filter((n) => n.includes('.stale-')),
+    ).toEqual([]);
+  });
+
+  it('the claims directory removed between two claims is made again', async () => {
+    const { runsDir, ctx } = await rig();
+    const claims = addressClaims(ctx);
+    const first = await claims.take('a@x.io');
+    if ('release' in first) await first.release();
+    await rm(claimsDir(runsDir, 'acct-1'), { recursive: true });
+    const second = await claims.take('b@x.io');
+    expect(second).toMatchObject({ waited: false });
+    expect(await readdir(claimsDir(runsDir, 'acct-1'))).toHaveLength(2); // the holder and the claim
+  });
+
+  it('removeFreeClaims removes the claims, marks and holder files of processes gone, and the directory once empty', async () => {
+    const { runsDir } = await rig();
+    const dir = claimsDir(runsDir, 'acct-1');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'dead-claim'), String(deadPid()));
+    await writeFile(join(dir, 'holder-1'), `${deadPid()}\nx`);
+    await writeFile(join(dir, 'dead-claim.stale-7'), String(deadPid()));
+    await writeFile(join(dir, 'live-claim'), String(process.ppid));
+    await removeFreeClaims(dir);
+    expect(await readdir(dir)).toEqual(['live-claim']);
+    await writeFile(join(dir, 'live-claim'), String(deadPid()));
+    await removeFreeClaims(dir);
+    await expect(readdir(dir)).rejects.toMatchObject({ code: 'ENOENT' });
+    await removeFreeClaims(dir); // no directory: nothing to do
   });
 });
