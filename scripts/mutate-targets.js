@@ -90,7 +90,6 @@ export const TARGETS = [
       'test/pipeline/run-lock.test.ts',
       'test/pipeline/journal.test.ts',
       'test/pipeline/output-lock.test.ts',
-      'test/pipeline/address-claims.test.ts',
     ],
   },
   {

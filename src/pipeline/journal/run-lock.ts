@@ -72,9 +72,9 @@ export async function acquireRunLock(dir: string, command: string): Promise<() =
 }
 
 /**
- * A lock in a directory of its own that comes and goes with it (an output file's, an address's):
+ * A lock in a directory of its own that comes and goes with it (an output file's):
  * makes `dir` (0700) and takes its lock, making it again if a holder's release removed it
- * meanwhile. The release removes the directory once empty (one left by every file or address
+ * meanwhile. The release removes the directory once empty (one left by every output file
  * ever locked would pile up); a directory another run just took is not empty, and stays.
  * Throws as acquireRunLock does (RUN_IN_PROGRESS while a live process holds it).
  */

@@ -47,6 +47,10 @@ function stopBeforeSend(ctx: PoolContext, sent: number): StopReason | undefined 
   return undefined;
 }
 
+/** Why an address another run still sent when this run's time was up is not sent. */
+const heldElsewhere = (ctx: PoolContext, who: string) =>
+  `${who} was still verifying this address when this run's time was up (${ctx.words.option('timeoutMs')})`;
+
 /**
  * Verifies addresses, at most `concurrency` at once: each distinct address is settled once,
  * from the journal (an earlier attempt), the results cache, or one request journaled before
@@ -54,12 +58,6 @@ function stopBeforeSend(ctx: PoolContext, sent: number): StopReason | undefined 
  * never runs far ahead. After a stop (credits, budget, auth, deadline), addresses are no
  * longer sent: they end `failed`, "not sent", and the next run sends them.
  */
-const noRelease = async () => undefined;
-
-/** Why an address another run still sent when this run's time was up is not sent. */
-const heldElsewhere = (ctx: PoolContext, who: string) =>
-  `${who} was still verifying this address when this run's time was up (${ctx.words.option('timeoutMs')})`;
-
 export function createVerifyPool(ctx: PoolContext) {
   let stop: StopReason | undefined;
   // A bug in a request's task (never an API error: those are outcomes), rethrown by drain.
@@ -86,7 +84,6 @@ export function createVerifyPool(ctx: PoolContext) {
     entry.outcome = { kind: 'failed', message: `not sent: ${why}`, charge: null };
     stats.notSent++;
   };
-  const claimOf = (address: string): Promise<Claim> | undefined => ctx.claims?.take(address);
 
   const send = async (address: string, entry: AddressEntry) => {
     // On disk before the request: a run killed from here on knows it may have been charged.
@@ -104,11 +101,11 @@ export function createVerifyPool(ctx: PoolContext) {
     if (ctx.claims) await ctx.cache?.committed?.();
   };
 
-  const start = (address: string, entry: AddressEntry, release: () => Promise<void>) => {
+  const start = (address: string, entry: AddressEntry, release?: () => Promise<void>) => {
     inFlight++;
     stats.sent++;
     const task = send(address, entry)
-      .finally(release)
+      .finally(() => release?.())
       .catch((error: unknown) => {
         bug ??= { error };
         out.halt('INTERNAL', 'internal error');
@@ -133,7 +130,7 @@ export function createVerifyPool(ctx: PoolContext) {
       waiting++;
       while (inFlight >= ctx.concurrency) await new Promise<void>((r) => waiters.push(r));
       let claim: Claim | undefined;
-      if (!stopNow()) claim = await claimOf(address);
+      if (!stopNow()) claim = await ctx.claims?.take(address);
       waiting--;
       if (claim && 'heldBy' in claim) {
         // Interrupted while waiting: the run stops (INTERRUPTED); else its time is up.
@@ -142,7 +139,7 @@ export function createVerifyPool(ctx: PoolContext) {
       }
       // Another run's answer, cached while this one waited for its claim (or just before).
       if (claim && settleBefore(out, address, entry)) return claim.release();
-      if (!stopNow()) return start(address, entry, claim?.release ?? noRelease);
+      if (!stopNow()) return start(address, entry, claim?.release);
       await claim?.release();
       notSent(entry, (stop as StopReason).message);
     },
