@@ -155,7 +155,9 @@ async function removeFreeLocks(runsDir: string): Promise<void> {
     if (!group.isDirectory() || !group.name.startsWith('.')) continue;
     const groupDir = join(runsDir, group.name);
     if (group.name.startsWith('.verify-claims-')) {
-      await removeFreeClaims(groupDir);
+      await removeFreeClaims(groupDir).catch((err: unknown) => {
+        throw fileSystemError('write', groupDir, err);
+      });
       continue;
     }
     // A session-20 build's sending turn is one lock directory itself; the others hold one each.
