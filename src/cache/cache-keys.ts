@@ -27,6 +27,8 @@ export function createKeyMemo(scope: string) {
       if (missed.size >= MISSED_KEYS) missed.clear();
       missed.set(requestKey, key);
     },
+    /** The key of a request, from the memo when it missed (kept there for its put). */
+    known: (requestKey: string) => missed.get(requestKey) ?? keyOf(scope, requestKey),
     taken(requestKey: string): string {
       const key = missed.get(requestKey);
       if (key === undefined) return keyOf(scope, requestKey);

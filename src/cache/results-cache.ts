@@ -42,6 +42,9 @@ export interface CacheScope {
 export interface ScopedCache {
   get(requestKey: string): CachedAnswer | undefined;
   put(requestKey: string, answer: CachedAnswer): void;
+  settled(): Promise<void>;
+  committed(): Promise<void>;
+  claimKey(requestKey: string): string;
 }
 
 /** The opened cache. Every method degrades (warns once, then does nothing) instead of failing. */
@@ -369,6 +372,9 @@ function wrap(
         settled: () => (pending > MAX_PENDING_PUTS ? last : Promise.resolve()),
         // The commit of the puts so far (not flushed to the disk: other processes read it).
         committed: () => last,
+        // The request's key in the store: unique to the scope, so it names the request for the
+        // claims of runs that would fill the same entry (row-claims.ts).
+        claimKey: (requestKey) => keys.known(requestKey),
       };
     },
     flushed,

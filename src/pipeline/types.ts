@@ -66,6 +66,11 @@ export interface ResultsCache {
    * run waiting for this one's answer to an address both lists hold).
    */
   committed?(): Promise<void>;
+  /**
+   * A short name of a request's entry, the same in every process (a hash of the cache's scope
+   * and the request): what runs claim before they send a row (row-claims.ts). None: no claims.
+   */
+  claimKey?(requestKey: string): string;
 }
 
 /** How a run uses the results cache. */

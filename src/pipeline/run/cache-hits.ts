@@ -24,8 +24,8 @@ export interface CacheLookup {
  * journaled, so rows an earlier attempt decided are decided the same way (from the journal),
  * however the cache changed since (this run's own answers went into it meanwhile).
  */
-export function createHitTracker(lookup: CacheLookup | undefined) {
-  const journaled = lookup?.journaled ?? { upTo: -1, ranges: [] };
+export function createHitTracker(source: CacheLookup | undefined) {
+  const journaled = source?.journaled ?? { upTo: -1, ranges: [] };
   let at = 0;
   let open: [number, number] | undefined;
   let ranges: HitRanges = [];
@@ -35,25 +35,40 @@ export function createHitTracker(lookup: CacheLookup | undefined) {
     while (at < r.length && (r[at] as readonly [number, number])[1] < index) at++;
     return at < r.length && (r[at] as readonly [number, number])[0] <= index;
   };
+  /** The cache's answer for a valid first-occurrence row (nothing noted: see `note`). */
+  const lookup = (
+    index: number,
+    key: string,
+  ): { hit: false } | { hit: true; answer?: CachedAnswer } => {
+    if (!source) return { hit: false };
+    if (index <= journaled.upTo)
+      return wasHit(index) ? { hit: true, answer: source.any(key) } : { hit: false };
+    const answer = source.fresh(key);
+    return answer ? { hit: true, answer } : { hit: false };
+  };
+  /** Notes the decision of a row after those noted before (rows an earlier attempt decided are not). */
+  const note = (index: number, hit: boolean): void => {
+    if (!source || index <= journaled.upTo) return;
+    if (!hit) {
+      if (open) ranges.push(open);
+      open = undefined;
+    } else if (open) open[1] = index;
+    else open = [index, index];
+  };
   return {
+    lookup,
+    note,
+    /** True for rows an earlier attempt of the run decided (their decisions come from its journal). */
+    decided: (index: number): boolean => index <= journaled.upTo,
     /** The cache's answer for a valid first-occurrence row: a hit (with its answer, if still there) or a miss. */
     check(index: number, key: string): { hit: false } | { hit: true; answer?: CachedAnswer } {
-      if (!lookup) return { hit: false };
-      if (index <= journaled.upTo)
-        return wasHit(index) ? { hit: true, answer: lookup.any(key) } : { hit: false };
-      const answer = lookup.fresh(key);
-      if (!answer) {
-        if (open) ranges.push(open);
-        open = undefined;
-        return { hit: false };
-      }
-      if (open) open[1] = index;
-      else open = [index, index];
-      return { hit: true, answer };
+      const found = lookup(index, key);
+      note(index, found.hit);
+      return found;
     },
     /** The decisions since the last call, for the journal, once rows up to `index` are classified. */
     span(index: number): { upTo: number; ranges: HitRanges } | undefined {
-      if (!lookup || index <= upTo) return undefined;
+      if (!source || index <= upTo) return undefined;
       if (open) ranges.push(open);
       open = undefined;
       const out = { upTo: index, ranges };

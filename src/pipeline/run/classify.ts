@@ -45,7 +45,7 @@ export interface ClassifyState {
   cache?: CacheLookup;
 }
 
-type Classifiable = Pick<
+export type Classifiable = Pick<
   ResolvedRun,
   'kind' | 'mapping' | 'validate' | 'dedupe' | 'idColumn' | 'batchSize'
 >;
@@ -53,65 +53,91 @@ type Classifiable = Pick<
 /**
  * Classifies every row of `rows`, in order, and hands out each batch as it fills (right
  * after the row that filled it) and the last one at the end. Lazy: the consumer's pace
- * (a free submission slot, room in the join) is the reader's pace.
+ * (a free submission slot, room in the join) is the reader's pace. classifyClaimed is the
+ * same with rows claimed before they are sent (row-claims.ts).
  */
 export async function* classifyRows(
   run: Classifiable,
   rows: AsyncIterable<InputRow>,
   state: ClassifyState = {},
 ): AsyncGenerator<RowClass | BatchReady | HitsSpan> {
+  const k = classifier(run, state);
+  let last = -1;
+  for await (const row of rows) {
+    last = row.index;
+    const c = k.one(row, true);
+    yield c;
+    if (c.t === 'send' && k.full()) {
+      yield* k.span(row.index);
+      yield k.ready();
+    }
+  }
+  yield* k.span(last);
+  if (k.items.length > 0) yield k.ready();
+}
+
+/**
+ * What classification keeps across rows: duplicates seen, the cache decisions, the spending
+ * limit and the batch being filled.
+ */
+export function classifier(run: Classifiable, state: ClassifyState) {
   const deduper = run.dedupe ? createDeduper() : undefined;
   const { budget, journaledCount = () => undefined } = state;
   const hits = createHitTracker(state.cache);
-  const span = (index: number): HitsSpan[] => {
-    const s = hits.span(index);
-    return s ? [{ t: 'hits', ...s }] : [];
-  };
-  let last = -1;
   let no = 0;
   let journaled = journaledCount(0);
   let items: BatchItem[] = [];
-  const ready = (): BatchReady => {
-    const batch: BatchReady = { t: 'batch', no, items, paid: journaled === undefined };
-    items = [];
-    journaled = journaledCount(++no);
-    return batch;
-  };
-  for await (const row of rows) {
-    last = row.index;
-    const v = validateRow(run.kind, run.mapping, row, run.validate);
-    if (!v.ok) {
-      yield { t: 'invalid', row, invalid: v };
-      continue;
-    }
-    const first = deduper?.check(v.key, row.index);
-    if (first !== undefined) {
-      yield { t: 'duplicate', row, of: first };
-      continue;
-    }
-    const cached = hits.check(row.index, v.key);
-    if (cached.hit) {
-      yield { t: 'cached', row, key: v.key, answer: cached.answer };
-      continue;
-    }
-    // A batch an earlier run journaled takes its credits before its POST, not here.
-    if (budget && journaled === undefined) {
-      if (affordableRows(budget) === 0) {
-        yield { t: 'over-budget', row };
-        continue;
+  return {
+    hits,
+    get items(): readonly BatchItem[] {
+      return items;
+    },
+    /** Whether the batch being filled is one an earlier run journaled (rebuilt alike, never held back). */
+    get journaled(): boolean {
+      return journaled !== undefined;
+    },
+    full: () => items.length >= (journaled ?? run.batchSize),
+    /**
+     * What becomes of `row`; a row to send joins the batch being filled. `note`: its cache
+     * decision is noted now (else by the caller, in order, once final).
+     */
+    one(row: InputRow, note: boolean): RowClass {
+      const v = validateRow(run.kind, run.mapping, row, run.validate);
+      if (!v.ok) return { t: 'invalid', row, invalid: v };
+      const first = deduper?.check(v.key, row.index);
+      if (first !== undefined) return { t: 'duplicate', row, of: first };
+      const cached = note ? hits.check(row.index, v.key) : hits.lookup(row.index, v.key);
+      if (cached.hit) return { t: 'cached', row, key: v.key, answer: cached.answer };
+      // A batch an earlier run journaled takes its credits before its POST, not here.
+      if (budget && journaled === undefined) {
+        if (affordableRows(budget) === 0) return { t: 'over-budget', row };
+        budget.left -= budget.perRow;
       }
-      budget.left -= budget.perRow;
-    }
-    yield { t: 'send', row, batch: no };
-    items.push({ index: row.index, element: elementOf(run, row, v.fields), key: v.key });
-    if (items.length >= (journaled ?? run.batchSize)) {
-      yield* span(row.index);
-      yield ready();
-    }
-  }
-  yield* span(last);
-  if (items.length > 0) yield ready();
+      items.push({ index: row.index, element: elementOf(run, row, v.fields), key: v.key });
+      return { t: 'send', row, batch: no };
+    },
+    /** Takes rows out of the batch being filled (held back: another run sends them), their credits back. */
+    drop(indexes: ReadonlySet<number>): void {
+      const before = items.length;
+      items = items.filter((i) => !indexes.has(i.index));
+      if (budget && journaled === undefined) budget.left += (before - items.length) * budget.perRow;
+    },
+    /** The journal's record of the cache decisions up to `index` (before a batch is sent). */
+    span(index: number): HitsSpan[] {
+      const s = hits.span(index);
+      return s ? [{ t: 'hits', ...s }] : [];
+    },
+    /** The batch being filled, handed out; the next one starts. */
+    ready(): BatchReady {
+      const batch: BatchReady = { t: 'batch', no, items, paid: journaled === undefined };
+      items = [];
+      journaled = journaledCount(++no);
+      return batch;
+    },
+  };
 }
+
+export type Classifier = ReturnType<typeof classifier>;
 
 /** The request element of a row: its fields and the row id (and the user's id) to join back by. */
 export function elementOf(

@@ -1,15 +1,17 @@
 import { CACHED_ROW, type RowIndex } from '../join/row-index.js';
 import type { SameRequests } from '../join/same-request.js';
 import type { StreamJoin } from '../join/stream-join.js';
-import type { LeafResult, ResolvedRun, RunProgress } from '../types.js';
+import type { BatchItem, LeafResult, ResolvedRun, RunProgress } from '../types.js';
 import type { BatchContext } from './batch-context.js';
 import { startBatch } from './batch-task.js';
 import type { CacheLookup } from './cache-hits.js';
 import { cachedOutcome, creditsSaved } from './cache-use.js';
 import { classifyRows } from './classify.js';
 import type { FlightGate } from './flight-gate.js';
-import { CACHED_ANSWER_GONE } from './messages.js';
-import type { Resent } from './refill.js';
+import { CACHED_ANSWER_GONE, heldAtTimeout } from './messages.js';
+import { noRecords } from '../join/join.js';
+import { classifyClaimed, type ClaimsUse, type HeldEvent } from './classify-claimed.js';
+import type { RefillRow, Resent } from './refill.js';
 
 /** What the first pass over the input leaves for the rest of the run. */
 export interface Driven {
@@ -26,6 +28,8 @@ export interface Driven {
   cacheGone: number;
   /** Rows an earlier attempt took from the cache, whose answer was gone, sent again by this run (refill.ts). */
   cacheResent: number;
+  /** Rows another run was still sending at --timeout (written failed, not sent). */
+  heldOut: number;
   overBudget: number;
   /** One per batch, in order: its leaves once it ends. */
   tasks: Promise<LeafResult[]>[];
@@ -59,6 +63,8 @@ export async function driveBatches(
     sameRequests?: SameRequests | undefined;
     /** By request key: the outcomes of rows whose cached answer was gone, sent again (refill.ts). */
     resent?: Resent;
+    /** Rows are claimed before they are sent, and held back while another run sends them. */
+    claims?: DriveClaims;
   },
 ): Promise<Driven> {
   const d: Driven = {
@@ -70,6 +76,7 @@ export async function driveBatches(
     creditsSaved: 0,
     cacheGone: 0,
     cacheResent: 0,
+    heldOut: 0,
     overBudget: 0,
     tasks: [],
   };
@@ -94,14 +101,19 @@ async function classifyInto(
   const { join, sink } = to;
   const { progress } = sink;
   const journaledCount = (no: number) => ctx.journal.state.batches.get(String(no))?.count;
-  for await (const c of classifyRows(run, run.source.rows(), {
-    budget: ctx.budget,
-    journaledCount,
-    ...(to.cache ? { cache: to.cache } : {}),
-  })) {
+  const state = { budget: ctx.budget, journaledCount, ...(to.cache ? { cache: to.cache } : {}) };
+  const rows = run.source.rows();
+  for await (const c of to.claims
+    ? classifyClaimed(run, rows, state, to.claims.use)
+    : classifyRows(run, rows, state)) {
     if (c.t === 'hits') {
       // Before the batch it precedes is sent: a resumed run must rebuild that batch alike.
       await ctx.journal.append({ t: 'hits', upTo: c.upTo, ranges: c.ranges });
+      continue;
+    }
+    if (c.t === 'resend') {
+      // Their outcomes (in `resent`) before the rows they answer are handed out.
+      await to.claims?.resend(c.rows);
       continue;
     }
     if (c.t !== 'batch') {
@@ -115,6 +127,7 @@ async function classifyInto(
       const release = await to.gate.acquire();
       const task = startBatch(ctx, String(c.no), c.items, c.paid);
       void task.done.then(release, release);
+      to.claims?.releaseAfter(task.done, c.items);
       d.tasks.push(settleBatch(c.no, task.done, join, sink));
       continue;
     }
@@ -124,6 +137,11 @@ async function classifyInto(
       continue;
     }
     d.valid++;
+    if (c.t === 'held') {
+      d.reps.push(CACHED_ROW);
+      heldRow(d, c, to, run.words.option('timeoutMs'));
+      continue;
+    }
     if (c.t === 'cached') {
       d.reps.push(CACHED_ROW);
       // Looked up first: the resent rows' answers went into the cache too.
@@ -151,6 +169,41 @@ async function classifyInto(
     if (c.t === 'over-budget') d.overBudget++;
     join?.sent(c.row, c.t === 'send' ? c.batch : -1);
   }
+}
+
+/** How a run claims its rows (row-claims.ts), sends those whose claim ended unanswered, and gives claims back. */
+export interface DriveClaims {
+  use: ClaimsUse;
+  /** Sends rows another run held and left unanswered; their outcomes go to `resent`. */
+  resend(rows: RefillRow[]): Promise<void>;
+  /** Gives the claims of a batch's rows back once it ended and its answers are committed to the cache. */
+  releaseAfter(done: Promise<unknown>, items: readonly BatchItem[]): void;
+}
+
+/** A row another run was sending when this one read it: its outcome to the join, counted. */
+function heldRow(
+  d: Driven,
+  c: Extract<HeldEvent, { t: 'held' }>,
+  to: Parameters<typeof driveBatches>[2],
+  timeout: string,
+): void {
+  if (c.answer) {
+    d.cacheHits++;
+    d.creditsSaved += creditsSaved(c.answer);
+    to.join?.cached(c.row, cachedOutcome(c.answer, CACHED_ANSWER_GONE));
+    return;
+  }
+  if (c.heldBy) {
+    d.heldOut++;
+    const outcome = noRecords('failed', heldAtTimeout(c.heldBy.pid, timeout));
+    // The second pass reads it from there too (as a cached row's).
+    to.resent?.outcomes.set(c.key, outcome);
+    to.join?.cached(c.row, outcome);
+    return;
+  }
+  if (to.resent?.over.has(c.key)) d.overBudget++;
+  const sent = to.resent?.outcomes.get(c.key);
+  to.join?.cached(c.row, sent ?? noRecords('failed', CACHED_ANSWER_GONE));
 }
 
 /** Counts a batch's end into the progress and hands its leaves to the join. */

@@ -114,3 +114,16 @@ export function inputChanged(name: string, at: number): string {
 export function notFoundYet(jobId: string, until: number): string {
   return `job ${jobId} answered 404 (not found) before its results were due to expire: it is taken as still running, and its results count as expired only if it still answers 404 at ${isoSecond(until)} (api-spec.md lists 404 without saying when it comes: a service may not know a new job yet)`;
 }
+
+/**
+ * A row another enrich process was still sending when this run's time was up: not sent by this
+ * one (its answer goes to the results cache, where the next run takes it).
+ */
+export function heldAtTimeout(pid: number, timeout: string): string {
+  return `not sent: another enrich process (pid ${pid}) was still looking this row up when this run's time was up (${timeout}); run again to take its answer from the results cache`;
+}
+
+/** Said when a run first waits for rows another run is sending. */
+export function waitingForRows(pid: number): string {
+  return `waiting for another enrich process (pid ${pid}), which is sending rows this file holds too: their answers are then taken from the results cache instead of being paid for twice`;
+}

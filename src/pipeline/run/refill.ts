@@ -2,7 +2,7 @@ import type { InputRow } from '../../io/read.js';
 import { noRecords, type RowOutcome } from '../join/join.js';
 import { leafHolding, leafJoiner, type JoinSource } from '../join/write-joined.js';
 import { validateRow } from '../mapping/validate.js';
-import type { BatchItem, LeafResult, ResolvedRun } from '../types.js';
+import type { BatchItem, LeafResult, ResolvedRun, RunProgress } from '../types.js';
 import type { BatchContext } from './batch-context.js';
 import { startBatch, stopAtBudget } from './batch-task.js';
 import { affordableRows } from './budget.js';
@@ -148,10 +148,26 @@ export async function refillGone(
         { t: 'refill', batch: b.id, rows: b.rows.map((r) => r.item.index) },
         { durable: true },
       );
+  const sent = await sendRefills(ctx, plan.batches, to);
+  for (const [k, outcome] of sent.outcomes) outcomes.set(k, outcome);
+  leftOver(ctx, plan.over, outcomes, over);
+  return { outcomes, over, leaves: sent.leaves };
+}
+
+/**
+ * Sends refill batches (each journaled with its rows before, by the caller) and joins each row
+ * to its records: the outcome of each row by request key, and the batches' leaves.
+ */
+export async function sendRefills(
+  ctx: BatchContext,
+  batches: readonly { id: string; rows: RefillRow[] }[],
+  to: { store: JoinSource; gate: FlightGate; notSent: () => string },
+): Promise<{ outcomes: Map<string, RowOutcome<AnyRecord>>; leaves: LeafResult[] }> {
+  const outcomes = new Map<string, RowOutcome<AnyRecord>>();
   // Their records are read back from the spool (the stream join never holds them).
   const { spooled: _toJoin, ...own } = ctx;
   const settled = await Promise.allSettled(
-    plan.batches
+    batches
       .filter((b) => b.rows.length > 0)
       .map(async (b) => {
         const release = await to.gate.acquire();
@@ -166,14 +182,6 @@ export async function refillGone(
     if (r.status === 'rejected') throw r.reason;
     return r.value;
   });
-  // Stopped only now: a stop before their POSTs would have kept the batches above unsent.
-  if (plan.over.length > 0) {
-    const message = `not sent: ${stopAtBudget(ctx)}`;
-    for (const r of plan.over) {
-      outcomes.set(r.item.key, noRecords('failed', message));
-      over.add(r.item.key);
-    }
-  }
   // Each batch's records belong to the rows it sent (they lie inside other batches' ranges).
   const members = new Set(results.flatMap((b) => b.rows.map((r) => r.item.index)));
   const joinLeaf = leafJoiner({
@@ -186,5 +194,64 @@ export async function refillGone(
         r.item.key,
         await joinLeaf(leafHolding(leaves, r.item.index), r.row, to.notSent()),
       );
-  return { outcomes, over, leaves: results.flatMap((b) => b.leaves) };
+  return { outcomes, leaves: results.flatMap((b) => b.leaves) };
+}
+
+/**
+ * Rows another run held while this one classified them, whose claim ended with no answer in the
+ * cache (its job failed, or its process died): sent now as refill batches (journaled with their
+ * rows, like a resume's, so a later resume rebuilds them), as many as --max-credits allows.
+ */
+export async function resendHeld(
+  run: Pick<ResolvedRun, 'batchSize'>,
+  ctx: BatchContext,
+  rows: readonly RefillRow[],
+  to: { store: JoinSource; gate: FlightGate; notSent: () => string },
+): Promise<Resent & { leaves: LeafResult[] }> {
+  const first = (ctx.journal.state.refills?.length ?? 0) + 1;
+  const plan = planRefill([], new Map(), [...rows], {
+    batchSize: run.batchSize,
+    fit: affordableRows(ctx.budget),
+  });
+  const batches = plan.batches.map((b, i) => ({ ...b, id: refillId(first + i) }));
+  for (const b of batches)
+    await ctx.journal.append(
+      { t: 'refill', batch: b.id, rows: b.rows.map((r) => r.item.index) },
+      { durable: true },
+    );
+  const sent = await sendRefills(ctx, batches, to);
+  const over = new Set<string>();
+  leftOver(ctx, plan.over, sent.outcomes, over);
+  return { outcomes: sent.outcomes, over, leaves: sent.leaves };
+}
+
+/**
+ * Rows --max-credits left unsent: failed, saying why, and the run stopped at its budget (only
+ * after the refill batches' POSTs: a stop before them would have kept those unsent too).
+ */
+function leftOver(
+  ctx: BatchContext,
+  rows: readonly RefillRow[],
+  outcomes: Map<string, RowOutcome<AnyRecord>>,
+  over: Set<string>,
+): void {
+  if (rows.length === 0) return;
+  const message = `not sent: ${stopAtBudget(ctx)}`;
+  for (const r of rows) {
+    outcomes.set(r.item.key, noRecords('failed', message));
+    over.add(r.item.key);
+  }
+}
+
+/** Takes the outcomes of rows sent again into `into`, and counts their batches into the progress. */
+export function takeResent(
+  into: Resent,
+  done: Resent & { leaves: readonly LeafResult[] },
+  progress: RunProgress,
+): void {
+  for (const [k, outcome] of done.outcomes) into.outcomes.set(k, outcome);
+  for (const k of done.over) into.over.add(k);
+  progress.jobsTotal += done.leaves.length;
+  progress.jobsDone += done.leaves.filter((l) => l.state === 'spooled').length;
+  for (const l of done.leaves) progress.creditsCharged += l.credits;
 }

@@ -36,7 +36,8 @@ import { adoptableRun } from './adopt-run.js';
 import { settleEarlierRuns } from './earlier-runs.js';
 import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
 import type { CacheLookup } from './cache-hits.js';
-import { refillGone, type Resent } from './refill.js';
+import { refillGone, takeResent, type Resent } from './refill.js';
+import { runClaims } from './run-claims.js';
 import {
   CACHED_ANSWER_GONE,
   INTERRUPTED_NOT_SENT,
@@ -310,18 +311,13 @@ async function runWithJournal(
   key: string,
 ): Promise<RunSummary> {
   const sink = progressSink(deps);
-  const openOutput = () =>
-    openJoinWriter({
-      ...run,
-      onRow: () => {
-        if (++sink.progress.rowsWritten % 10_000 === 0) sink.emit();
-      },
-    });
+  const openOutput = outputOpener(run, sink);
   // Waiting for the results, rows are written as their batches come back (the one-pass
   // join, see stream-join.ts); without waiting, the output is written only if every job
   // is done at the end.
   let out = run.wait ? await openOutput() : undefined;
   let join: StreamJoin | undefined;
+  let claimed: ReturnType<typeof runClaims>;
   try {
     const reps = new RowIndex();
     const use = cacheUse(run, deps, journal);
@@ -340,6 +336,9 @@ async function runWithJournal(
     ctx.remember = use.remember;
     ctx.onJob = sink.onJob;
     const resent = await resendGone(run, ctx, use, { store, gate, sink, stopReason });
+    const notSentNow = () => notSent(stopReason());
+    const to = { resent: use.resent, store: { ...run, ...store }, gate, sink, notSent: notSentNow };
+    claimed = runClaims(run, ctx, deps, to);
     const driven = await driveBatches(run, ctx, {
       join,
       sink,
@@ -348,6 +347,7 @@ async function runWithJournal(
       cache: use.lookup,
       sameRequests,
       resent: use.resent,
+      ...(claimed ? { claims: claimed.drive } : {}),
     });
     if (driven.overBudget > 0) stopAtBudget(ctx);
     sink.progress.phase = 'waiting';
@@ -357,7 +357,8 @@ async function runWithJournal(
       .sort((a, b) => a.first - b.first);
     if (deps.env.signal?.aborted)
       throw new EnrichError('INTERRUPTED', 'interrupted; the journal is saved');
-    const all = resent.length > 0 ? [...leaves, ...resent] : leaves;
+    const again = claimed ? [...resent, ...claimed.leaves] : resent;
+    const all = again.length > 0 ? [...leaves, ...again] : leaves;
     const base = summaryBase(journal, key, driven, all, stopReason(), ctx.balance);
     // Not waiting: finish only when every job is already done; else report the jobs.
     if (!run.wait && base.jobs.pending > 0)
@@ -370,7 +371,7 @@ async function runWithJournal(
       ? await join.finish(final)
       : await writeAllAtOnce({ ...run, ...store }, driven, final, out);
     out = undefined; // closed: nothing to abort any more
-    const exitCode = exitCodeFor(stats, base.jobs, base.stopReason, base.cacheGone);
+    const exitCode = exitCodeFor(stats, base.jobs, base.stopReason, base.cacheGone + base.heldOut);
     await journal.append({ t: 'done', output: run.output.target, exit: exitCode });
     // Rows an answer left out were sent too: their charge is as unknown as a lost answer's.
     const { missingSent, ...written } = stats;
@@ -380,7 +381,20 @@ async function runWithJournal(
     join?.cancel(); // a second pass still waiting for jobs stops reading the input
     await out?.abort().catch(() => undefined);
     throw err;
+  } finally {
+    await claimed?.close();
   }
+}
+
+/** Opens the run's output; each row written counts into the progress. */
+function outputOpener(run: ResolvedRun, sink: ProgressSink) {
+  return () =>
+    openJoinWriter({
+      ...run,
+      onRow: () => {
+        if (++sink.progress.rowsWritten % 10_000 === 0) sink.emit();
+      },
+    });
 }
 
 /**
@@ -407,11 +421,7 @@ async function resendGone(
     gate: to.gate,
     notSent: () => notSent(to.stopReason()),
   });
-  for (const [k, outcome] of done.outcomes) use.resent.outcomes.set(k, outcome);
-  for (const k of done.over) use.resent.over.add(k);
-  progress.jobsTotal += done.leaves.length;
-  progress.jobsDone += done.leaves.filter((l) => l.state === 'spooled').length;
-  for (const l of done.leaves) progress.creditsCharged += l.credits;
+  takeResent(use.resent, done, progress);
   return done.leaves;
 }
 
@@ -517,6 +527,7 @@ function summaryBase(
     creditsSaved: driven.creditsSaved,
     cacheGone: driven.cacheGone,
     cacheResent: driven.cacheResent,
+    heldOut: driven.heldOut,
     jobs: countJobs(leaves, (b) => journal.state.batches.get(b)?.expires),
     requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
     creditsCharged: sum(leaves, (l) => l.credits) - earlier,

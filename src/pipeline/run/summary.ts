@@ -28,6 +28,12 @@ export interface RunSummary extends Omit<JoinStats, 'missingSent'> {
    * since, sent again (and paid for) by this run, once (refill.ts).
    */
   cacheResent: number;
+  /**
+   * Rows another enrich process was still sending when this run's time was up (row-claims.ts):
+   * written `failed`, not sent; the run exits 3, and the same command takes their answers from
+   * the cache (or sends them, if none came).
+   */
+  heldOut: number;
   jobs: {
     total: number;
     spooled: number;

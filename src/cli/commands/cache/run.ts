@@ -16,6 +16,7 @@ import { fileSystemError } from '../../../io/output-target.js';
 import { removeStaleSpools } from '../../../io/spool-stdin.js';
 import { runsDirOf } from '../../../pipeline/run/run.js';
 import { removeFreeClaims } from '../../../pipeline/verify/address-claims.js';
+import { removeFreeRowClaims, ROW_CLAIMS_DIR } from '../../../pipeline/run/row-claims.js';
 import { holdsUndownloadedJobs } from '../../../pipeline/run/undownloaded.js';
 import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -147,15 +148,18 @@ export async function cacheClear(
 
 /**
  * Removes the locks no run holds now (left by runs that were killed): an address's claim is
- * named for a hash of the address, which is contact data too. Held ones are left.
+ * named for a hash of the address, and a row's claim is a hash of its request, contact data
+ * too. Held ones are left.
  */
 async function removeFreeLocks(runsDir: string): Promise<void> {
   const hidden = await readdir(runsDir, { withFileTypes: true }).catch(() => []);
   for (const group of hidden) {
     if (!group.isDirectory() || !group.name.startsWith('.')) continue;
     const groupDir = join(runsDir, group.name);
-    if (group.name.startsWith('.verify-claims-')) {
-      await removeFreeClaims(groupDir).catch((err: unknown) => {
+    if (group.name.startsWith('.verify-claims-') || group.name === ROW_CLAIMS_DIR) {
+      const remove =
+        group.name === ROW_CLAIMS_DIR ? removeFreeRowClaims(runsDir) : removeFreeClaims(groupDir);
+      await remove.catch((err: unknown) => {
         throw fileSystemError('write', groupDir, err);
       });
       continue;

@@ -13,6 +13,7 @@ const summary: RunSummary = {
   creditsSaved: 0,
   cacheGone: 0,
   cacheResent: 0,
+  heldOut: 0,
   jobs: {
     total: 2,
     spooled: 2,

@@ -1,0 +1,178 @@
+import type { InputRow } from '../../io/read.js';
+import type { BatchItem, CachedAnswer } from '../types.js';
+import type { CacheLookup } from './cache-hits.js';
+import {
+  classifier,
+  type BatchReady,
+  type Classifiable,
+  type Classifier,
+  type ClassifyState,
+  type HitsSpan,
+  type RowClass,
+} from './classify.js';
+import type { RefillRow } from './refill.js';
+import type { Holder, RowClaims } from './row-claims.js';
+
+/** How the classification claims rows before they are sent (row-claims.ts). */
+export interface ClaimsUse {
+  claims: RowClaims;
+  /** The claim key of a request key (the results cache's key of the request). */
+  keyOf(requestKey: string): string;
+  /** When to stop waiting for another run's rows (the run's --timeout). */
+  deadline: number;
+  /** Told when the run waits for rows another run is sending (each time it does). */
+  onWaiting?: (holder: Holder) => void;
+}
+
+/**
+ * What claims add to the classification:
+ * - `held`: a row another run was sending when this one read it, never sent by this one as
+ *   part of a batch: answered from the cache once that run's answer is in (`answer`), or sent
+ *   again by this run (no `answer`: the consumer has its outcome from the `resend` before), or
+ *   still held by that run at the deadline (`heldBy`: not sent).
+ * - `resend`: rows whose claim ended with no answer in the cache: to send now, one per request,
+ *   before the rows of their group are handed out.
+ */
+export type HeldEvent =
+  | { t: 'held'; row: InputRow; key: string; answer?: CachedAnswer; heldBy?: Holder }
+  | { t: 'resend'; rows: RefillRow[] };
+
+/** Rows read between two claims at most (without a batch filling up). */
+export const GROUP_ROWS = 1024;
+
+/** One row of a group: its class, and for a row to send, its item and whether it may be held back. */
+interface Entry {
+  c: RowClass | Extract<HeldEvent, { t: 'held' }>;
+  item?: BatchItem;
+  fresh?: boolean;
+}
+
+/**
+ * classifyRows with claims: rows are classified as they are read, and handed out a group at a
+ * time (up to the row that fills a batch, or GROUP_ROWS rows), once the group's rows to send are
+ * claimed. Rows another live run claimed first are taken out of the batch and noted as cache hits
+ * (journaled so, before any batch: a resume rebuilds its batches alike and sends such a row again
+ * if its answer never came); the batch being filled is sent at once, and only then does the run
+ * wait for those rows (see row-claims.ts: never waiting while holding claims it has not sent).
+ * Rows of a batch an earlier attempt journaled, and rows it decided, are claimed, never held back.
+ */
+export async function* classifyClaimed(
+  run: Classifiable,
+  rows: AsyncIterable<InputRow>,
+  state: ClassifyState,
+  use: ClaimsUse,
+): AsyncGenerator<RowClass | BatchReady | HitsSpan | HeldEvent> {
+  const k = classifier(run, state);
+  let group: Entry[] = [];
+  let last = -1;
+  for await (const row of rows) {
+    last = row.index;
+    const c = k.one(row, false);
+    const e: Entry = { c };
+    if (c.t === 'send') {
+      e.item = k.items[k.items.length - 1] as BatchItem;
+      e.fresh = !k.journaled && !k.hits.decided(row.index);
+    }
+    group.push(e);
+    const full = c.t === 'send' && k.full();
+    if (full || group.length >= GROUP_ROWS) {
+      yield* handOut(k, group, use, state.cache, full);
+      group = [];
+    }
+  }
+  yield* handOut(k, group, use, state.cache, false);
+  yield* k.span(last);
+  if (k.items.length > 0) yield k.ready();
+}
+
+/** Claims a group's rows to send, settles those another run holds, and hands the group out. */
+async function* handOut(
+  k: Classifier,
+  group: Entry[],
+  use: ClaimsUse,
+  cache: CacheLookup | undefined,
+  full: boolean,
+): AsyncGenerator<RowClass | BatchReady | HitsSpan | HeldEvent> {
+  const fresh = new Map<string, Entry[]>();
+  const forced: string[] = [];
+  for (const e of group) {
+    if (!e.item) continue;
+    const key = use.keyOf(e.item.key);
+    if (!e.fresh) forced.push(key);
+    else fresh.set(key, [...(fresh.get(key) ?? []), e]);
+  }
+  if (forced.length > 0) await use.claims.claim(forced, true);
+  const held = fresh.size > 0 ? await use.claims.claim([...fresh.keys()]) : new Map();
+  const waiting = new Map<string, Entry[]>();
+  for (const [key, entries] of fresh) if (held.has(key)) waiting.set(key, entries);
+  if (waiting.size > 0) {
+    const out = new Set<number>();
+    for (const entries of waiting.values())
+      for (const e of entries) {
+        out.add(e.c.row.index);
+        e.c = { t: 'held', row: e.c.row, key: (e.item as BatchItem).key };
+      }
+    k.drop(out);
+  }
+  // The cache decisions, in order: a row held back is a hit (its answer is taken from the cache).
+  for (const e of group)
+    if (e.c.t === 'cached' || e.c.t === 'held') k.hits.note(e.c.row.index, true);
+    else if (e.c.t === 'send' || e.c.t === 'over-budget') k.hits.note(e.c.row.index, false);
+  const lastRow = group[group.length - 1]?.c.row.index ?? -1;
+  if (waiting.size > 0) {
+    // Journaled before anything is sent; then what this run holds is sent before it waits.
+    yield* k.span(lastRow);
+    if (k.items.length > 0) yield k.ready();
+    use.onWaiting?.([...held.values()][0] as Holder);
+    yield* settleHeld(waiting, use, cache);
+  }
+  for (const e of group) yield e.c;
+  if (full && waiting.size === 0) {
+    yield* k.span(lastRow);
+    yield k.ready();
+  }
+}
+
+/**
+ * Waits for the rows other runs hold: each is answered from the cache once its answer is in,
+ * sent by this run when its claim ended without one (claimed first: a third run may have taken
+ * it meanwhile, and is waited for in turn), or left with its holder at the deadline.
+ */
+async function* settleHeld(
+  waiting: Map<string, Entry[]>,
+  use: ClaimsUse,
+  cache: CacheLookup | undefined,
+): AsyncGenerator<HeldEvent> {
+  const requestOf = (key: string) => ((waiting.get(key) as Entry[])[0]?.item as BatchItem).key;
+  const answerOf = (key: string) => cache?.fresh(requestOf(key));
+  let pending = [...waiting.keys()];
+  while (pending.length > 0) {
+    const still = await use.claims.settle(pending, use.deadline, (key) => !!answerOf(key));
+    const unanswered: string[] = [];
+    for (const key of pending) {
+      const answer = answerOf(key);
+      const heldBy = answer ? undefined : still.get(key);
+      if (!answer && !heldBy) {
+        unanswered.push(key);
+        continue;
+      }
+      for (const e of waiting.get(key) as Entry[])
+        e.c = {
+          ...(e.c as Extract<HeldEvent, { t: 'held' }>),
+          ...(answer ? { answer } : { heldBy }),
+        };
+    }
+    if (unanswered.length === 0) return;
+    const reheld = await use.claims.claim(unanswered);
+    const send = unanswered.filter((key) => !reheld.has(key));
+    if (send.length > 0)
+      yield {
+        t: 'resend',
+        rows: send.map((key) => {
+          const e = (waiting.get(key) as Entry[])[0] as Entry;
+          return { row: e.c.row, item: e.item as BatchItem };
+        }),
+      };
+    pending = unanswered.filter((key) => reheld.has(key));
+  }
+}

@@ -1,0 +1,302 @@
+import { randomBytes } from 'node:crypto';
+import { appendFile, mkdir, open, readdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { EnrichError } from '../../errors.js';
+import { processAlive } from '../../process-alive.js';
+import { acquireLockDir, identityOf } from '../journal/run-lock.js';
+
+/**
+ * One request per row at a time across the bulk runs of a state directory. Two runs of different
+ * files at once (a dated export beside yesterday's still running, a cron job beside a run by
+ * hand) would otherwise both send, and pay for, the rows the files share: neither finds the
+ * other's answer in the results cache before it has sent its own.
+ *
+ * Each run that reads and fills the cache keeps a claims file in `runs/.row-claims/`: a line
+ * naming its process, then `+<key>` for each row it is about to send and `-<key>` once that
+ * row's answer is committed to the cache (or will never be: its job failed). A key is the
+ * cache's own key of the request (a hash of the service, account, kind, request options and the
+ * normalised row), so runs only ever wait for runs that would fill the same cache entry.
+ *
+ * Claiming is checking every other live run's claims and appending one's own, as one step
+ * under a lock (`.mutex`): of two runs about to send the same row, exactly one does. A run
+ * takes that lock once per group of rows (a batch, or 1,024 rows read), not once per row: a
+ * claim costs a hash already made for the cache lookup, a line appended, and the lock's few
+ * file operations per group. A claims file whose process is gone is ignored and removed.
+ *
+ * A run that finds rows claimed leaves them out of its batches, sends what it has first (so it
+ * never waits while holding claims it has not sent: two runs waiting for each other's unsent
+ * rows would wait forever), then waits for those claims to end and takes the answers from the
+ * cache. Rows whose claim ended without an answer are sent then.
+ */
+
+/** The directory of the row claims under a runs directory (hidden: no run of its own). */
+export const ROW_CLAIMS_DIR = '.row-claims';
+
+/** How often a waiting run looks at the claims it waits for again. */
+export const SETTLE_POLL_MS = 100;
+
+/** How long a run tries for the claims lock before it sends its rows unclaimed (a stuck holder). */
+const MUTEX_PATIENCE_MS = 30_000;
+
+export interface RowClaimsContext {
+  runsDir: string;
+  now: () => number;
+  signal?: AbortSignal | undefined;
+  /** Told once when the claims cannot be kept (the runs directory not writable, a full disk). */
+  onUnclaimed?: ((why: string) => void) | undefined;
+}
+
+/** Who holds a claim another run waits for. */
+export interface Holder {
+  pid: number;
+}
+
+export interface RowClaims {
+  /**
+   * Claims `keys` for this run, as one step: returns those another live run holds now (not
+   * claimed). `force`: claimed whoever else holds them (rows of a batch a resumed run must send
+   * as journaled).
+   */
+  claim(keys: readonly string[], force?: boolean): Promise<Map<string, Holder>>;
+  /** Gives back claims (their answers are committed to the cache, or will never be). */
+  release(keys: readonly string[]): Promise<void>;
+  /**
+   * Waits while another live run holds any of `keys` and `answered` says no answer is in the
+   * cache yet; returns those still held at `deadline` (or when the run is interrupted).
+   */
+  settle(
+    keys: readonly string[],
+    deadline: number,
+    answered: (key: string) => boolean,
+  ): Promise<Map<string, Holder>>;
+  /** Removes this run's claims file (at the run's end). */
+  close(): Promise<void>;
+}
+
+/** Another run's claims file as read so far. */
+interface Other {
+  offset: number;
+  rest: string;
+  pid: number | undefined;
+  identity: string | undefined;
+  keys: Set<string>;
+}
+
+/** The pid and identity of a claims file's first line (`<pid> <identity>`). */
+function headerOf(line: string): { pid: number; identity: string | undefined } {
+  const at = line.indexOf(' ');
+  const pid = Number(at < 0 ? line : line.slice(0, at));
+  const identity = at < 0 ? '' : line.slice(at + 1);
+  return { pid, identity: identity === '' ? undefined : identity };
+}
+
+/** Whether the process a claims file names still runs (the same process, when its identity is known). */
+function alive(pid: number | undefined, identity: string | undefined): boolean {
+  if (pid === undefined || !Number.isSafeInteger(pid) || pid <= 0 || !processAlive(pid))
+    return false;
+  return identity === undefined || identityOf(pid) === identity;
+}
+
+/** Reads what `path` gained since `o.offset` into `o` (complete lines only). */
+async function readNew(path: string, o: Other): Promise<boolean> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch {
+    return false; // removed: its run ended
+  }
+  try {
+    const { size } = await fh.stat();
+    if (size <= o.offset) return true;
+    const buf = Buffer.alloc(size - o.offset);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, o.offset);
+    o.offset += bytesRead;
+    const lines = (o.rest + buf.toString('utf8', 0, bytesRead)).split('\n');
+    o.rest = lines.pop() as string;
+    for (const line of lines) {
+      if (o.pid === undefined) {
+        ({ pid: o.pid, identity: o.identity } = headerOf(line));
+        continue;
+      }
+      const key = line.slice(1);
+      if (line.startsWith('+')) o.keys.add(key);
+      else if (line.startsWith('-')) o.keys.delete(key);
+    }
+    return true;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The claims of the other runs in `dir` (all but `own`), as far as read. */
+function otherRuns(dir: string, own: string) {
+  const others = new Map<string, Other>();
+  return {
+    /** Brings every other run's claims up to date; removes the files of runs gone. */
+    async refresh(): Promise<void> {
+      const names = new Set(await readdir(dir).catch(() => [] as string[]));
+      for (const n of others.keys()) if (!names.has(n)) others.delete(n);
+      for (const n of names) {
+        if (n === own || !n.endsWith('.claims')) continue;
+        let o = others.get(n);
+        if (!o) {
+          o = { offset: 0, rest: '', pid: undefined, identity: undefined, keys: new Set() };
+          others.set(n, o);
+        }
+        if (!(await readNew(join(dir, n), o))) others.delete(n);
+        else if (o.pid !== undefined && !alive(o.pid, o.identity)) {
+          others.delete(n);
+          await rm(join(dir, n), { force: true });
+        }
+      }
+    },
+    /** The live run that holds `key`, if any. */
+    holderOf(key: string): Holder | undefined {
+      for (const o of others.values()) if (o.keys.has(key)) return { pid: o.pid as number };
+      return undefined;
+    },
+  };
+}
+
+/**
+ * Runs `step` under the claims lock of `dir`; undefined (`unclaimed` told why) when the lock
+ * cannot be had: the directory not writable, or held longer than MUTEX_PATIENCE_MS.
+ */
+async function underLock<T>(
+  dir: string,
+  c: RowClaimsContext,
+  unclaimed: (err: unknown) => void,
+  step: () => Promise<T>,
+): Promise<T | undefined> {
+  const giveUp = c.now() + MUTEX_PATIENCE_MS;
+  for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
+    let release: () => Promise<void>;
+    try {
+      release = await acquireLockDir(join(dir, '.mutex'), 'enrich (row claims)');
+    } catch (err) {
+      const held = err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS';
+      if (!held) return void unclaimed(err);
+      if (c.signal?.aborted || c.now() >= giveUp)
+        return void unclaimed(new Error('the row claims lock stayed held'));
+      await delay(wait);
+      continue;
+    }
+    try {
+      return await step();
+    } finally {
+      await release().catch(() => undefined);
+    }
+  }
+}
+
+/** Opens this run's row claims (nothing is written before its first claim). */
+export function rowClaims(c: RowClaimsContext): RowClaims {
+  const dir = join(c.runsDir, ROW_CLAIMS_DIR);
+  const name = `${process.pid}-${randomBytes(6).toString('hex')}.claims`;
+  const path = join(dir, name);
+  const others = otherRuns(dir, name);
+  const mine = new Set<string>();
+  let made = false;
+  let broken = false;
+
+  const unclaimed = (err: unknown) => {
+    if (!broken) c.onUnclaimed?.((err as Error).message);
+    broken = true;
+  };
+
+  const append = async (sign: '+' | '-', keys: readonly string[]) => {
+    if (keys.length === 0) return;
+    const text = keys.map((k) => `${sign}${k}\n`).join('');
+    if (made) return appendFile(path, text);
+    const identity = identityOf(process.pid) ?? '';
+    for (let attempt = 0; ; attempt++) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      try {
+        await writeFile(path, `${process.pid} ${identity}\n${text}`, { mode: 0o600, flag: 'wx' });
+        made = true;
+        return;
+      } catch (err) {
+        // The directory removed by the last run's close between the mkdir and the write: made again.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+      }
+    }
+  };
+
+  return {
+    async claim(keys, force = false) {
+      const held = new Map<string, Holder>();
+      if (broken || keys.length === 0) return held;
+      try {
+        await underLock(dir, c, unclaimed, async () => {
+          await others.refresh();
+          const take: string[] = [];
+          for (const k of keys) {
+            const h = force || mine.has(k) ? undefined : others.holderOf(k);
+            if (h) held.set(k, h);
+            else if (!mine.has(k)) take.push(k);
+          }
+          await append('+', take);
+          for (const k of take) mine.add(k);
+        });
+      } catch (err) {
+        // Not kept: the rows are sent unclaimed (as by an earlier build), said once.
+        unclaimed(err);
+        held.clear();
+      }
+      return held;
+    },
+
+    async release(keys) {
+      const gone = keys.filter((k) => mine.delete(k));
+      if (broken || gone.length === 0) return;
+      await append('-', gone).catch(unclaimed);
+    },
+
+    async settle(keys, deadline, answered) {
+      for (;;) {
+        await others.refresh();
+        const held = new Map<string, Holder>();
+        for (const k of keys) {
+          const h = others.holderOf(k);
+          if (h && !answered(k)) held.set(k, h);
+        }
+        if (held.size === 0 || c.signal?.aborted || c.now() + SETTLE_POLL_MS >= deadline)
+          return held;
+        await delay(SETTLE_POLL_MS, undefined, { signal: c.signal }).catch(() => undefined);
+      }
+    },
+
+    async close() {
+      mine.clear();
+      if (!made) return;
+      made = false;
+      await rm(path, { force: true });
+      // The directory goes with the last run's file (a run writing its first claim makes it again).
+      await rmdir(dir).catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Removes the claims files of runs whose process is gone (left by killed runs: a claim is a
+ * hash of a row's request, contact data too) and the lock of one, then the directory once
+ * empty. Those of runs going on now stay.
+ */
+export async function removeFreeRowClaims(runsDir: string): Promise<void> {
+  const dir = join(runsDir, ROW_CLAIMS_DIR);
+  for (const n of await readdir(dir).catch(() => [] as string[])) {
+    if (!n.endsWith('.claims')) continue;
+    const o: Other = { offset: 0, rest: '', pid: undefined, identity: undefined, keys: new Set() };
+    if (!(await readNew(join(dir, n), o))) continue;
+    // No first line yet: a run writing it now (a file a run killed then left holds no key).
+    if (o.pid === undefined || alive(o.pid, o.identity)) continue;
+    await rm(join(dir, n), { force: true });
+  }
+  // The lock of a run killed while it held it (a run holding it now keeps it).
+  const release = await acquireLockDir(join(dir, '.mutex'), 'enrich cache clear').catch(
+    () => undefined,
+  );
+  await release?.();
+  await rmdir(dir).catch(() => undefined);
+}

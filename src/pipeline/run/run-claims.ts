@@ -1,0 +1,97 @@
+import type { JoinSource } from '../join/write-joined.js';
+import type { LeafResult, ResolvedRun, ResultsCache } from '../types.js';
+import type { BatchContext } from './batch-context.js';
+import type { DriveClaims, ProgressSink } from './drive.js';
+import type { FlightGate } from './flight-gate.js';
+import { waitingForRows } from './messages.js';
+import { resendHeld, takeResent, type Resent } from './refill.js';
+import { rowClaims } from './row-claims.js';
+
+/** Where the rows a run sends again go: their outcomes (`resent`), the join's source, the gate, the progress. */
+export interface ResendTo {
+  resent: Resent | undefined;
+  store: JoinSource;
+  gate: FlightGate;
+  sink: ProgressSink;
+  notSent: () => string;
+}
+
+/**
+ * The row claims of a bulk run (row-claims.ts), when it reads and fills a results cache that
+ * names its entries: none otherwise (a `--refresh` run sends its rows whoever else does; a
+ * `--no-cache` one could take no other run's answer). `leaves`: those of the rows it sent again
+ * after another run held them (for the summary); `close` once every batch has ended.
+ */
+export function runClaims(
+  run: Pick<ResolvedRun, 'runsDir' | 'batchSize' | 'cache'>,
+  ctx: BatchContext,
+  deps: { cache?: ResultsCache | undefined; onWarning?: ((message: string) => void) | undefined },
+  to: ResendTo,
+):
+  | {
+      drive: DriveClaims;
+      leaves: LeafResult[];
+      close: () => Promise<void>;
+    }
+  | undefined {
+  const { cache, onWarning } = deps;
+  const { resent } = to;
+  const keyOf = cache?.claimKey?.bind(cache);
+  if (!cache || !keyOf || !resent || !run.cache.read || !run.cache.write) return undefined;
+  const claims = rowClaims({
+    runsDir: run.runsDir,
+    now: ctx.env.now,
+    signal: ctx.env.signal,
+    onUnclaimed: (why) =>
+      onWarning?.(
+        `rows cannot be claimed in ${run.runsDir} (${why}): a row another enrich run sends at the same time may be paid for twice`,
+      ),
+  });
+  const leaves: LeafResult[] = [];
+  const releases = new Set<Promise<void>>();
+  let saidWaiting = false;
+  const releaseAfter = (done: Promise<unknown>, keys: readonly string[]) => {
+    const p = done
+      .catch(() => undefined)
+      // Given back once the answers are where the waiting run looks: committed to the cache.
+      .then(() => cache.committed?.())
+      .then(() => claims.release(keys))
+      .catch(() => undefined)
+      .finally(() => releases.delete(p));
+    releases.add(p);
+  };
+  const drive: DriveClaims = {
+    use: {
+      claims,
+      keyOf,
+      deadline: ctx.deadline,
+      onWaiting: (holder) => {
+        if (!saidWaiting) onWarning?.(waitingForRows(holder.pid));
+        saidWaiting = true;
+      },
+    },
+    async resend(rows) {
+      const done = resendHeld(run, ctx, rows, to);
+      releaseAfter(
+        done,
+        rows.map((r) => keyOf(r.item.key)),
+      );
+      const sent = await done;
+      takeResent(resent, sent, to.sink.progress);
+      leaves.push(...sent.leaves);
+    },
+    releaseAfter: (done, items) =>
+      releaseAfter(
+        done,
+        items.map((i) => keyOf(i.key)),
+      ),
+  };
+  return {
+    drive,
+    leaves,
+    async close() {
+      while (releases.size > 0) await Promise.allSettled([...releases]);
+      await claims.close();
+    },
+  };
+}

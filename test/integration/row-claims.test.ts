@@ -1,0 +1,83 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
+import { ROW_CLAIMS_DIR } from '../../src/pipeline/run/row-claims.js';
+import type { JobEvent } from '../../src/pipeline/types.js';
+import {
+  CONTACT_HEADER,
+  contactRows,
+  parseCsv,
+  SANDBOX_MODES,
+  sandboxPerTest,
+  tempDir,
+  writeCsv,
+} from './bulk-harness.js';
+
+const sandbox = sandboxPerTest();
+const clients: EnrichClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+const CACHED_AT = CONTACT_HEADER.length + 3;
+
+/** A sandbox whose jobs take `jobMs`, and two files that share 20 rows (the second has 2 more). */
+async function rig(jobMs: number, specOnly: boolean) {
+  const s = await sandbox({ jobMs, specOnly });
+  const dir = await tempDir();
+  const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+  clients.push(client);
+  const rows = contactRows(22);
+  const d27 = await writeCsv(dir, 'd27.csv', CONTACT_HEADER, rows.slice(0, 20));
+  const d28 = await writeCsv(dir, 'd28.csv', CONTACT_HEADER, rows);
+  const warnings: string[][] = [[], []];
+  const run = (who: 0 | 1, more: Record<string, unknown> = {}) =>
+    enrichFile({
+      kind: 'contacts',
+      input: who === 0 ? d27 : d28,
+      output: join(dir, who === 0 ? 'out27.csv' : 'out28.csv'),
+      service: { client, baseUrl: s.url },
+      runsDir: join(dir, 'runs'),
+      cacheDir: join(dir, 'cache'),
+      batchSize: 50,
+      onWarning: (w) => warnings[who]?.push(w),
+      ...more,
+    });
+  return { s, dir, run, warnings };
+}
+
+describe('two bulk runs at once pay once for the rows their files share', () => {
+  it.each(SANDBOX_MODES)(
+    'a run started while another sends the same rows waits for its answers and takes them from the cache ($name)',
+    async ({ specOnly }) => {
+      // Regression: d28 (d27 plus 2 rows), started while d27's job ran, paid for all 22 rows:
+      // 42 credits for 22 distinct rows.
+      const { s, dir, run, warnings } = await rig(600, specOnly);
+      let submitted!: () => void;
+      const accepted = new Promise<void>((go) => (submitted = go));
+      const first = run(0, { onJob: (e: JobEvent) => e.t === 'submitted' && submitted() });
+      await accepted; // its job runs now
+      const second = await run(1);
+      const earlier = await first;
+      expect(earlier.exitCode).toBe(0);
+      expect(second.exitCode).toBe(0);
+      expect(s.admin.stats().credits_charged).toBe(22);
+      expect(earlier.creditsCharged).toBe(20);
+      expect(second).toMatchObject({ creditsCharged: 2, cacheHits: 20, creditsSaved: 20 });
+      expect(warnings[1]).toContainEqual(
+        expect.stringMatching(
+          /^waiting for another enrich process \(pid \d+\), which is sending rows this file holds too/,
+        ),
+      );
+      const out = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8'));
+      expect(out).toHaveLength(23);
+      const fromCache = out.slice(1).filter((r) => r[CACHED_AT] !== '');
+      expect(fromCache).toHaveLength(20);
+      // Both runs' claims are gone with them.
+      expect(await readdir(join(dir, 'runs', ROW_CLAIMS_DIR)).catch(() => [])).not.toContainEqual(
+        expect.stringMatching(/\.claims$/),
+      );
+    },
+  );
+});

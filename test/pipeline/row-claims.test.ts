@@ -1,0 +1,153 @@
+import { spawnSync } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile, appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { acquireLockDir, identityOf } from '../../src/pipeline/journal/run-lock.js';
+import {
+  removeFreeRowClaims,
+  ROW_CLAIMS_DIR,
+  rowClaims,
+  SETTLE_POLL_MS,
+} from '../../src/pipeline/run/row-claims.js';
+import { tempDir } from '../integration/bulk-harness.js';
+
+const never = () => false;
+
+/** Two runs' claims in one runs directory (one process: each has its own claims file). */
+async function two() {
+  const runsDir = await tempDir('enrich-row-claims-');
+  const open = () => rowClaims({ runsDir, now: Date.now });
+  return { runsDir, dir: join(runsDir, ROW_CLAIMS_DIR), a: open(), b: open() };
+}
+
+/** The pid of a process that has ended. */
+function deadPid(): number {
+  return spawnSync(process.execPath, ['-e', '0']).pid as number;
+}
+
+describe('row claims: one request per row at a time across runs', () => {
+  it('of two runs claiming the same rows, the second is told who holds them; once given back they are its', async () => {
+    const { a, b } = await two();
+    expect([...(await a.claim(['k1', 'k2'])).keys()]).toEqual([]);
+    const held = await b.claim(['k2', 'k3']);
+    expect([...held.entries()]).toEqual([['k2', { pid: process.pid }]]);
+    // k3 was free: b holds it now, and a is told so.
+    expect([...(await a.claim(['k3'])).keys()]).toEqual(['k3']);
+    await a.release(['k2']);
+    expect([...(await b.claim(['k2'])).keys()]).toEqual([]);
+    expect([...(await a.claim(['k2'])).keys()]).toEqual(['k2']);
+  });
+
+  it("a run's own claims never hold it back, and a forced claim is taken whoever holds the row", async () => {
+    const { a, b } = await two();
+    await a.claim(['k1']);
+    expect((await a.claim(['k1'])).size).toBe(0);
+    expect((await b.claim(['k1'], true)).size).toBe(0);
+    // Both hold it now: once a gives it back, b still does.
+    await a.release(['k1']);
+    expect([...(await a.claim(['k1'])).keys()]).toEqual(['k1']);
+  });
+
+  it('settle waits until the holder gives the row back, or its answer is in the cache, or the deadline', async () => {
+    const { a, b } = await two();
+    await a.claim(['k1', 'k2']);
+    const t0 = Date.now();
+    setTimeout(() => void a.release(['k1', 'k2']), 150);
+    expect((await b.settle(['k1', 'k2'], Date.now() + 10_000, never)).size).toBe(0);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+
+    await a.claim(['k3']);
+    const answered = await b.settle(['k3'], Date.now() + 10_000, (k) => k === 'k3');
+    expect(answered.size).toBe(0);
+    const t1 = Date.now();
+    const late = await b.settle(['k3'], Date.now() + 2 * SETTLE_POLL_MS, never);
+    expect([...late.entries()]).toEqual([['k3', { pid: process.pid }]]);
+    expect(Date.now() - t1).toBeLessThan(5_000);
+  });
+
+  it('settle stops waiting when the run is interrupted', async () => {
+    const runsDir = await tempDir('enrich-row-claims-');
+    const a = rowClaims({ runsDir, now: Date.now });
+    const stop = new AbortController();
+    const b = rowClaims({ runsDir, now: Date.now, signal: stop.signal });
+    await a.claim(['k1']);
+    setTimeout(() => stop.abort(), 50);
+    const held = await b.settle(['k1'], Date.now() + 60_000, never);
+    expect([...held.keys()]).toEqual(['k1']);
+  });
+
+  it('claims of a process that is gone, or of a reused pid, hold nothing and their file is removed', async () => {
+    const { dir, a } = await two();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `${deadPid()}-dead.claims`), `${deadPid()} \n+k1\n`);
+    // Our own pid, started at another time: a reused pid.
+    await writeFile(join(dir, `${process.pid}-reused.claims`), `${process.pid} boot 1\n+k2\n`);
+    expect(identityOf(process.pid)).not.toBe('boot 1');
+    expect((await a.claim(['k1', 'k2'])).size).toBe(0);
+    const left = await readdir(dir);
+    expect(left.filter((n) => n.endsWith('.claims'))).toHaveLength(1); // a's own
+  });
+
+  it('a line still being written holds nothing until it is whole; a file with no first line yet stays', async () => {
+    const { dir, a } = await two();
+    await mkdir(dir, { recursive: true });
+    const other = join(dir, `${process.pid}-other.claims`);
+    await writeFile(other, `${process.pid} ${identityOf(process.pid) ?? ''}\n+k1\n+k`);
+    expect([...(await a.claim(['k1', 'k2'])).keys()]).toEqual(['k1']);
+    await appendFile(other, '3\n');
+    expect([...(await a.claim(['k3'])).keys()]).toEqual(['k3']);
+    const empty = join(dir, `${process.pid}-new.claims`);
+    await writeFile(empty, '');
+    await a.claim(['k4']);
+    expect(await readdir(dir)).toContain(`${process.pid}-new.claims`);
+  });
+
+  it('waits for the lock another run holds, then claims', async () => {
+    const { dir, a } = await two();
+    const release = await acquireLockDir(join(dir, '.mutex'), 'test');
+    setTimeout(() => void release(), 80);
+    const t0 = Date.now();
+    expect((await a.claim(['k1'])).size).toBe(0);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(70);
+  });
+
+  it('claims that cannot be kept are said once, and the rows go unclaimed', async () => {
+    const base = await tempDir('enrich-row-claims-');
+    const runsDir = join(base, 'a-file');
+    await writeFile(runsDir, 'not a directory');
+    const told: string[] = [];
+    const c = rowClaims({ runsDir, now: Date.now, onUnclaimed: (why) => told.push(why) });
+    expect((await c.claim(['k1'])).size).toBe(0);
+    expect((await c.claim(['k2'])).size).toBe(0);
+    await c.release(['k1']);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/ENOTDIR|not a directory/);
+  });
+
+  it('close removes the run’s claims file; a release after it writes nothing', async () => {
+    const { dir, a, b } = await two();
+    await a.claim(['k1']);
+    const file = (await readdir(dir)).find((n) => n.endsWith('.claims')) as string;
+    expect(await readFile(join(dir, file), 'utf8')).toMatch(
+      new RegExp(`^${process.pid} .*\\n\\+k1\\n$`),
+    );
+    await a.close();
+    await a.release(['k1']);
+    // The directory went with the last claims file (the lock's is gone with its release).
+    await expect(readdir(dir)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect((await b.claim(['k1'])).size).toBe(0);
+  });
+
+  it('removeFreeRowClaims removes what runs gone left (claims, their lock) and keeps a live run’s', async () => {
+    const { runsDir, dir, a } = await two();
+    await a.claim(['k1']);
+    await writeFile(join(dir, `${deadPid()}-dead.claims`), `${deadPid()} \n+k2\n`);
+    await removeFreeRowClaims(runsDir);
+    expect((await readdir(dir)).filter((n) => n.endsWith('.claims'))).toHaveLength(1);
+    await a.close();
+    await mkdir(join(dir, '.mutex'), { recursive: true });
+    await writeFile(join(dir, '.mutex', 'lock'), String(deadPid()));
+    await removeFreeRowClaims(runsDir);
+    expect(await readdir(runsDir)).toEqual([]);
+  });
+});
