@@ -141,7 +141,7 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
     expect(JSON.parse(fresh.stdout)).toMatchObject({ answers: 0 });
   });
 
-  it('cache clear removes the lock directories runs that were killed left (an address claim is named for a hash of the address); a held one stays', async () => {
+  it('cache clear removes the lock directories and claims runs that were killed left (an address claim is named for a hash of the address, a row claim is a hash of its request); a held one stays', async () => {
     const env = await tempEnv();
     const runs = join(env.ENRICH_STATE_DIR as string, 'runs');
     const lock = async (dir: string, pid: number) => {
@@ -154,11 +154,17 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
     await lock('.outputs/3a4b5c', deadPid());
     await writeFile(join(runs, '.outputs/3a4b5c/holder.json'), '{"input":"leads.csv"}');
     await lock('.verify-turn-acct', deadPid()); // an earlier build's sending turn
+    // A bulk run's row claims (hashes of its requests): a killed run's, and one going on now.
+    await mkdir(join(runs, '.row-claims'), { recursive: true });
+    await writeFile(join(runs, '.row-claims/1-a.claims'), `${deadPid()} \n+AbC\n`);
+    await writeFile(join(runs, '.row-claims/2-b.claims'), `${process.ppid} \n+DeF\n`);
+    await lock('.row-claims/.mutex', deadPid());
     const cleared = await runCli(['cache', 'clear', '--json'], { env });
     expect(cleared.code).toBe(0);
     expect(JSON.parse(cleared.stdout)).toMatchObject({ runs_removed: 0, runs_kept: 0 });
-    expect((await readdir(runs)).sort()).toEqual(['.verify-claims-acct']);
+    expect((await readdir(runs)).sort()).toEqual(['.row-claims', '.verify-claims-acct']);
     expect(await readdir(join(runs, '.verify-claims-acct'))).toEqual(['9e2b7d']);
+    expect(await readdir(join(runs, '.row-claims'))).toEqual(['2-b.claims']);
   });
 
   rootTest(

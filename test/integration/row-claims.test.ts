@@ -80,4 +80,74 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
       );
     },
   );
+
+  it.each(SANDBOX_MODES)(
+    'two runs started at the same moment pay once for the rows they share, whichever claims first ($name)',
+    async ({ specOnly }) => {
+      const { s, run } = await rig(300, specOnly);
+      const [a, b] = await Promise.all([run(0), run(1)]);
+      expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
+      expect(s.admin.stats().credits_charged).toBe(22);
+      expect(a.creditsCharged + b.creditsCharged).toBe(22);
+      expect(a.cacheHits + b.cacheHits).toBe(20);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'rows another run still sends when this run’s time is up are not sent (exit 3); the same call then takes their answers from the cache ($name)',
+    async ({ specOnly }) => {
+      const { s, dir, run, warnings } = await rig(2_000, specOnly);
+      let submitted!: () => void;
+      const accepted = new Promise<void>((go) => (submitted = go));
+      const first = run(0, { onJob: (e: JobEvent) => e.t === 'submitted' && submitted() });
+      await accepted;
+      const second = await run(1, { timeoutMs: 500 });
+      expect(second.exitCode).toBe(3);
+      expect(second).toMatchObject({ heldOut: 20, cacheHits: 0 });
+      const out = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8'));
+      // Its own 2 rows' job was still running too (exit 3 either way): the 20 say why they were not sent.
+      const failed = out.slice(1).filter((r) => r.join(',').includes('another enrich process'));
+      expect(failed).toHaveLength(20);
+      expect(failed.every((r) => r[CONTACT_HEADER.length] === 'failed')).toBe(true);
+      expect(failed[0]?.join(',')).toMatch(
+        /not sent: another enrich process \(pid \d+\) was still looking this row up when this run's time was up \(timeoutMs\); run again to take its answer from the results cache/,
+      );
+      expect(warnings[1]?.some((w) => w.startsWith('waiting for another enrich process'))).toBe(
+        true,
+      );
+      expect((await first).exitCode).toBe(0);
+      const again = await run(1);
+      expect(again.exitCode).toBe(0);
+      expect(again.cacheHits).toBe(20); // its own 2 rows' job, still running before, is downloaded now
+      expect(s.admin.stats().credits_charged).toBe(22);
+      const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+      expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'failed')).toEqual([]);
+    },
+  );
+
+  it('rows whose holder stopped without their answers (its time was up) are sent by the run that waited for them', async () => {
+    const { s, dir, run } = await rig(1_500, false);
+    let submitted!: () => void;
+    const accepted = new Promise<void>((go) => (submitted = go));
+    const first = run(0, {
+      timeoutMs: 300,
+      onJob: (e: JobEvent) => e.t === 'submitted' && submitted(),
+    });
+    await accepted;
+    const second = await run(1);
+    expect((await first).exitCode).toBe(3); // its job was still running at its --timeout
+    expect(second.exitCode).toBe(0);
+    expect(second).toMatchObject({ creditsCharged: 22, cacheHits: 0, heldOut: 0 });
+    const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+    expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+    // The rows it sent again were journaled as a refill batch before their POST (a resume rebuilds it).
+    const journals = await readdir(join(dir, 'runs'));
+    const texts = await Promise.all(
+      journals
+        .filter((n) => !n.startsWith('.'))
+        .map((n) => readFile(join(dir, 'runs', n, 'journal.jsonl'), 'utf8').catch(() => '')),
+    );
+    expect(texts.some((t) => t.includes('"t":"refill"'))).toBe(true);
+    expect(s.admin.stats().credits_charged).toBe(42); // the first run's job was paid too
+  });
 });
