@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
 import { ROW_CLAIMS_DIR } from '../../src/pipeline/run/row-claims.js';
@@ -125,29 +126,62 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
     },
   );
 
-  it('rows whose holder stopped without their answers (its time was up) are sent by the run that waited for them', async () => {
-    const { s, dir, run } = await rig(1_500, false);
-    let submitted!: () => void;
-    const accepted = new Promise<void>((go) => (submitted = go));
-    const first = run(0, {
-      timeoutMs: 300,
-      onJob: (e: JobEvent) => e.t === 'submitted' && submitted(),
-    });
-    await accepted;
-    const second = await run(1);
-    expect((await first).exitCode).toBe(3); // its job was still running at its --timeout
-    expect(second.exitCode).toBe(0);
-    expect(second).toMatchObject({ creditsCharged: 22, cacheHits: 0, heldOut: 0 });
-    const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
-    expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
-    // The rows it sent again were journaled as a refill batch before their POST (a resume rebuilds it).
-    const journals = await readdir(join(dir, 'runs'));
-    const texts = await Promise.all(
-      journals
-        .filter((n) => !n.startsWith('.'))
-        .map((n) => readFile(join(dir, 'runs', n, 'journal.jsonl'), 'utf8').catch(() => '')),
-    );
-    expect(texts.some((t) => t.includes('"t":"refill"'))).toBe(true);
-    expect(s.admin.stats().credits_charged).toBe(42); // the first run's job was paid too
-  });
+  it.each(SANDBOX_MODES)(
+    'a run whose time was up with the rows’ job still running keeps them claimed; the run waiting for them then downloads that job, paying nothing more ($name)',
+    async ({ specOnly }) => {
+      // Regression (first version): the holder gave its rows back at its --timeout, and the
+      // run waiting for them sent them again: 42 credits for 22 distinct rows.
+      const { s, dir, run, warnings } = await rig(1_500, specOnly);
+      let submitted!: () => void;
+      const accepted = new Promise<void>((go) => (submitted = go));
+      const first = run(0, {
+        timeoutMs: 300,
+        onJob: (e: JobEvent) => e.t === 'submitted' && submitted(),
+      });
+      await accepted;
+      const second = await run(1);
+      expect((await first).exitCode).toBe(3); // its job was still running at its --timeout
+      expect(second.exitCode).toBe(0);
+      expect(second).toMatchObject({ cacheHits: 20, heldOut: 0 });
+      expect(s.admin.stats().credits_charged).toBe(22);
+      expect(warnings[1]).toContainEqual(
+        expect.stringMatching(
+          /^the run of .*d27\.csv that held rows of this file left 1 job\(s\) not downloaded: downloading them first/,
+        ),
+      );
+      const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+      expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'rows whose holder gave them back unanswered (its batch was refused) are sent by the run that waited, as a journaled refill batch ($name)',
+    async ({ specOnly }) => {
+      const { s, dir, run } = await rig(0, specOnly);
+      // The first run's POST is answered late, with a 401: it sends nothing, and stops.
+      s.admin.setFaults({ next: [{ status: 401, delay_ms: 700, path: '/contacts' }] });
+      const first = run(0);
+      for (;;) {
+        const names = await readdir(join(dir, 'runs', ROW_CLAIMS_DIR)).catch(() => []);
+        if (names.some((n) => n.endsWith('.claims'))) break; // it has claimed its rows
+        await delay(5);
+      }
+      const second = run(1);
+      expect(await first).toMatchObject({ exitCode: 4, creditsCharged: 0 });
+      const done = await second;
+      expect(done.exitCode).toBe(0);
+      expect(done).toMatchObject({ creditsCharged: 22, cacheHits: 0, heldOut: 0 });
+      expect(s.admin.stats().credits_charged).toBe(22);
+      const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+      expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+      // The rows it sent after waiting were journaled as a refill batch before their POST.
+      const journals = await readdir(join(dir, 'runs'));
+      const texts = await Promise.all(
+        journals
+          .filter((n) => !n.startsWith('.'))
+          .map((n) => readFile(join(dir, 'runs', n, 'journal.jsonl'), 'utf8').catch(() => '')),
+      );
+      expect(texts.filter((t) => t.includes('"t":"refill"'))).toHaveLength(1);
+    },
+  );
 });

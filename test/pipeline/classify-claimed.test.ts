@@ -80,6 +80,7 @@ async function classify(
     claims: claims.claims,
     keyOf,
     deadline: Date.now() + 60_000,
+    now: Date.now,
   })) {
     events.push(c);
     if (c.t === 'batch') claims.log.push(`batch ${c.items.map((i) => i.index).join(',')}`);
@@ -205,6 +206,7 @@ describe('classifyClaimed: rows claimed before they are sent', () => {
         claims: fakeClaims(new Map()).claims,
         keyOf,
         deadline: Date.now() + 60_000,
+        now: Date.now,
       },
     );
     const first = await gen.next();

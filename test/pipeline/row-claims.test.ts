@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +9,7 @@ import {
   SETTLE_POLL_MS,
 } from '../../src/pipeline/run/row-claims.js';
 import { tempDir } from '../integration/bulk-harness.js';
+import { deadPid } from '../helpers/pids.js';
 
 const never = () => false;
 
@@ -18,11 +18,6 @@ async function two() {
   const runsDir = await tempDir('enrich-row-claims-');
   const open = () => rowClaims({ runsDir, now: Date.now });
   return { runsDir, dir: join(runsDir, ROW_CLAIMS_DIR), a: open(), b: open() };
-}
-
-/** The pid of a process that has ended. */
-function deadPid(): number {
-  return spawnSync(process.execPath, ['-e', '0']).pid as number;
 }
 
 describe('row claims: one request per row at a time across runs', () => {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EnrichError } from '../../src/errors.js';
 import { processAlive } from '../../src/process-alive.js';
 import {
+  acquireLockDir,
   acquireRunLock,
   identityOf,
   lockHolder,
@@ -461,5 +462,31 @@ describe('lockHolder', () => {
       details: { pid: 4242 },
     });
     expect(lockHolder(held())).toEqual({ who: 'another run in this process' });
+  });
+});
+
+describe('acquireLockDir', () => {
+  it('a holder killed while it made its lock file left its temp: the next holder removes it, and the directory goes with the release', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'enrich-lockdir-'));
+    const dir = join(root, 'locked');
+    const first = await acquireLockDir(dir, 'test');
+    await first();
+    // What a SIGKILL between writing the temp and linking it leaves (the pid in its name is gone).
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(dir);
+    const dead = `.lock.${deadPid().toString(16).padStart(8, '0')}0badcafe.tmp`;
+    const live = `.lock.${process.pid.toString(16).padStart(8, '0')}0badcafe.tmp`;
+    await writeFile(join(dir, dead), '1');
+    const release = await acquireLockDir(dir, 'test');
+    expect(await readdir(dir)).not.toContain(dead);
+    await release();
+    expect(await readdir(root)).toEqual([]);
+    // A live writer's temp is never touched (the directory stays until it is gone).
+    await mkdir(dir);
+    await writeFile(join(dir, live), '1');
+    await (
+      await acquireLockDir(dir, 'test')
+    )();
+    expect(await readdir(dir)).toEqual([live]);
   });
 });

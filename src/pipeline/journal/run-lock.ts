@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { link, mkdir, open, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { EnrichError } from '../../errors.js';
-import { tempNameFor } from '../../io/stale-temps.js';
+import { removeStaleTemps, tempNameFor } from '../../io/stale-temps.js';
 import { processAlive } from '../../process-alive.js';
 
 /** A lock (or claim) file as read: the pid it names (NaN when none) and which file it is. */
@@ -83,6 +83,9 @@ export async function acquireLockDir(dir: string, command: string): Promise<() =
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       const release = await acquireRunLock(dir, command);
+      // A holder killed while it made its lock file left the temp file: it would keep the
+      // directory from going with the release.
+      await removeStaleTemps(dir, 'lock');
       return async () => {
         await release();
         await rmdir(dir).catch(() => undefined);

@@ -18,8 +18,14 @@ export interface ClaimsUse {
   claims: RowClaims;
   /** The claim key of a request key (the results cache's key of the request). */
   keyOf(requestKey: string): string;
-  /** When to stop waiting for another run's rows (the run's --timeout). */
+  /** When to stop waiting for another run's rows (the run's --timeout), and the clock. */
   deadline: number;
+  now: () => number;
+  /**
+   * Settles the jobs of runs that ended (or died) holding rows this one waited for: their
+   * answers go to the cache (waited for until the deadline). None: such rows are sent again.
+   */
+  settleRuns?: (runs: string[]) => Promise<void>;
   /** Told when the run waits for rows another run is sending (each time it does). */
   onWaiting?: (holder: Holder) => void;
 }
@@ -124,7 +130,7 @@ async function* handOut(
     yield* k.span(lastRow);
     if (k.items.length > 0) yield k.ready();
     use.onWaiting?.([...held.values()][0] as Holder);
-    yield* settleHeld(waiting, use, cache);
+    yield* settleHeld(waiting, held, use, cache);
   }
   for (const e of group) yield e.c;
   if (full && waiting.size === 0) {
@@ -136,34 +142,44 @@ async function* handOut(
 /**
  * Waits for the rows other runs hold: each is answered from the cache once its answer is in,
  * sent by this run when its claim ended without one (claimed first: a third run may have taken
- * it meanwhile, and is waited for in turn), or left with its holder at the deadline.
+ * it meanwhile, and is waited for in turn), or left with its holder at the deadline. A holder
+ * that ended without the answers has its jobs settled first (`settleRuns`).
  */
 async function* settleHeld(
   waiting: Map<string, Entry[]>,
+  holders: Map<string, Holder>,
   use: ClaimsUse,
   cache: CacheLookup | undefined,
 ): AsyncGenerator<HeldEvent> {
   const requestOf = (key: string) => ((waiting.get(key) as Entry[])[0]?.item as BatchItem).key;
   const answerOf = (key: string) => cache?.fresh(requestOf(key));
+  const settle = (key: string, to: { answer?: CachedAnswer; heldBy?: Holder }) => {
+    for (const e of waiting.get(key) as Entry[])
+      e.c = { ...(e.c as Extract<HeldEvent, { t: 'held' }>), ...to };
+  };
+  const settledRuns = new Set<string>();
   let pending = [...waiting.keys()];
   while (pending.length > 0) {
     const still = await use.claims.settle(pending, use.deadline, (key) => !!answerOf(key));
-    const unanswered: string[] = [];
-    for (const key of pending) {
-      const answer = answerOf(key);
-      const heldBy = answer ? undefined : still.get(key);
-      if (!answer && !heldBy) {
-        unanswered.push(key);
-        continue;
-      }
-      for (const e of waiting.get(key) as Entry[])
-        e.c = {
-          ...(e.c as Extract<HeldEvent, { t: 'held' }>),
-          ...(answer ? { answer } : { heldBy }),
-        };
-    }
+    for (const [key, h] of still) holders.set(key, h);
+    let unanswered = answeredOrHeld(pending, answerOf, still, settle);
     if (unanswered.length === 0) return;
+    // Their holders ended without their answers: those runs' jobs are downloaded first.
+    const ended = new Set(unanswered.flatMap((k) => holders.get(k)?.run ?? []));
+    for (const r of settledRuns) ended.delete(r);
+    if (ended.size > 0 && use.settleRuns) {
+      for (const r of ended) settledRuns.add(r);
+      await use.settleRuns([...ended]);
+      unanswered = answeredOrHeld(unanswered, answerOf, new Map(), settle);
+      if (unanswered.length === 0) return;
+    }
+    if (use.now() >= use.deadline) {
+      // Time is up: left with the run that held them (not sent now; the next run takes them).
+      for (const key of unanswered) settle(key, { heldBy: holders.get(key) as Holder });
+      return;
+    }
     const reheld = await use.claims.claim(unanswered);
+    for (const [key, h] of reheld) holders.set(key, h);
     const send = unanswered.filter((key) => !reheld.has(key));
     if (send.length > 0)
       yield {
@@ -175,4 +191,22 @@ async function* settleHeld(
       };
     pending = unanswered.filter((key) => reheld.has(key));
   }
+}
+
+/** Settles the keys answered (or held at the deadline, in `still`); returns the others. */
+function answeredOrHeld(
+  keys: readonly string[],
+  answerOf: (key: string) => CachedAnswer | undefined,
+  still: ReadonlyMap<string, Holder>,
+  settle: (key: string, to: { answer?: CachedAnswer; heldBy?: Holder }) => void,
+): string[] {
+  const left: string[] = [];
+  for (const key of keys) {
+    const answer = answerOf(key);
+    const heldBy = answer ? undefined : still.get(key);
+    if (answer) settle(key, { answer });
+    else if (heldBy) settle(key, { heldBy });
+    else left.push(key);
+  }
+  return left;
 }

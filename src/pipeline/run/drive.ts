@@ -177,7 +177,7 @@ export interface DriveClaims {
   /** Sends rows another run held and left unanswered; their outcomes go to `resent`. */
   resend(rows: RefillRow[]): Promise<void>;
   /** Gives the claims of a batch's rows back once it ended and its answers are committed to the cache. */
-  releaseAfter(done: Promise<unknown>, items: readonly BatchItem[]): void;
+  releaseAfter(done: Promise<readonly LeafResult[]>, items: readonly BatchItem[]): void;
 }
 
 /** A row another run was sending when this one read it: its outcome to the join, counted. */

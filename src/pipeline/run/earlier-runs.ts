@@ -34,6 +34,11 @@ export interface EarlierRunsContext {
    */
   cache?: ResultsCache | undefined;
   onWarning?: ((message: string) => void) | undefined;
+  /**
+   * Only these runs (by key), and their jobs still running waited for until `deadline`,
+   * whatever file they read: runs that ended holding rows this run waited for (row-claims.ts).
+   */
+  only?: ReadonlySet<string> | undefined;
 }
 
 /** How long looking at the runs of other files may take at a run's start (their journals are read). */
@@ -80,11 +85,13 @@ export function notDownloaded(b: BatchState, now: number): boolean {
  */
 export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
   const started = performance.now();
-  const earlier = await earlierRunsOf(c.runsDir, c.key, c);
+  const earlier = (await earlierRunsOf(c.runsDir, c.key, c)).filter(
+    (h) => !c.only || c.only.has(h.run),
+  );
   let waiting = 0;
   for (const header of earlier) {
     const sameFile = header.input.path === c.input.path && c.input.path !== '-';
-    if (!sameFile) {
+    if (!sameFile && !c.only) {
       // Stryker disable next-line ConditionalExpression,EqualityOperator: past the budget the rest are left for the next start (a test would need a slow disk; `>=` differs only at the very millisecond)
       if (!c.cache || performance.now() - started > OTHER_FILES_BUDGET_MS) continue;
       // Read without its lock first: most runs of other files left nothing to download. Whether
@@ -93,9 +100,11 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
       const now = c.env.now();
       if (!peeked || ![...peeked.batches.values()].some((b) => notDownloaded(b, now))) continue;
     }
-    const what = sameFile
-      ? `an earlier run of ${c.input.path} (before the file changed)`
-      : `an earlier run of ${header.input.path}`;
+    const what = c.only
+      ? `the run of ${header.input.path} that held rows of this file`
+      : sameFile
+        ? `an earlier run of ${c.input.path} (before the file changed)`
+        : `an earlier run of ${header.input.path}`;
     let journal: Journal;
     try {
       journal = await openJournal({
@@ -113,7 +122,7 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
       });
     } catch (err) {
       if (err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS') {
-        if (sameFile) throw runningNow(c, err);
+        if (sameFile && !c.only) throw runningNow(c, err);
         continue; // another file's run going on now: left to it
       }
       c.onWarning?.(
@@ -129,10 +138,10 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
       c.onWarning?.(
         `${what} left ${open.length} job(s) not downloaded: downloading them first, so the rows they paid for are not paid for again`,
       );
-      const deadline = sameFile ? c.deadline : now;
+      const deadline = sameFile || c.only ? c.deadline : now;
       const left = await Promise.all(open.map((b) => settleJob(c, c.cache!, journal, b, deadline)));
       const running = left.filter((l) => l).length;
-      if (sameFile) waiting += running;
+      if (sameFile && !c.only) waiting += running;
       else if (running > 0)
         c.onWarning?.(
           `${running} job(s) of ${what} are still running: rows of this file they hold may be paid for again (to avoid it, wait for them to end, or run: ${header.command})`,

@@ -13,8 +13,9 @@ import { acquireLockDir, identityOf } from '../journal/run-lock.js';
  * other's answer in the results cache before it has sent its own.
  *
  * Each run that reads and fills the cache keeps a claims file in `runs/.row-claims/`: a line
- * naming its process, then `+<key>` for each row it is about to send and `-<key>` once that
- * row's answer is committed to the cache (or will never be: its job failed). A key is the
+ * naming its process, one naming its run (`=<run key>`), then `+<key>` for each row it is about
+ * to send and `-<key>` once that row's answer is committed to the cache (or will never be: its
+ * job failed). Rows of a job still running when the run ends stay claimed until it does. A key is the
  * cache's own key of the request (a hash of the service, account, kind, request options and the
  * normalised row), so runs only ever wait for runs that would fill the same cache entry.
  *
@@ -27,7 +28,9 @@ import { acquireLockDir, identityOf } from '../journal/run-lock.js';
  * A run that finds rows claimed leaves them out of its batches, sends what it has first (so it
  * never waits while holding claims it has not sent: two runs waiting for each other's unsent
  * rows would wait forever), then waits for those claims to end and takes the answers from the
- * cache. Rows whose claim ended without an answer are sent then.
+ * cache. When the run holding them ended without their answers (its --timeout came first, or
+ * it was killed), its jobs are settled first, as an earlier run's are (earlier-runs.ts): their
+ * answers go to the cache. Rows still without an answer are sent then.
  */
 
 /** The directory of the row claims under a runs directory (hidden: no run of its own). */
@@ -41,15 +44,18 @@ const MUTEX_PATIENCE_MS = 30_000;
 
 export interface RowClaimsContext {
   runsDir: string;
+  /** This run's key (its directory under `runsDir`): a run waiting for its rows may settle its jobs once it ends. */
+  run?: string | undefined;
   now: () => number;
   signal?: AbortSignal | undefined;
   /** Told once when the claims cannot be kept (the runs directory not writable, a full disk). */
   onUnclaimed?: ((why: string) => void) | undefined;
 }
 
-/** Who holds a claim another run waits for. */
+/** Who holds a claim another run waits for: its process, and its run when it says. */
 export interface Holder {
   pid: number;
+  run?: string;
 }
 
 export interface RowClaims {
@@ -80,6 +86,7 @@ interface Other {
   rest: string;
   pid: number | undefined;
   identity: string | undefined;
+  run?: string;
   keys: Set<string>;
 }
 
@@ -122,6 +129,7 @@ async function readNew(path: string, o: Other): Promise<boolean> {
       const key = line.slice(1);
       if (line.startsWith('+')) o.keys.add(key);
       else if (line.startsWith('-')) o.keys.delete(key);
+      else if (line.startsWith('=')) o.run = key;
     }
     return true;
   } finally {
@@ -153,7 +161,8 @@ function otherRuns(dir: string, own: string) {
     },
     /** The live run that holds `key`, if any. */
     holderOf(key: string): Holder | undefined {
-      for (const o of others.values()) if (o.keys.has(key)) return { pid: o.pid as number };
+      for (const o of others.values())
+        if (o.keys.has(key)) return { pid: o.pid as number, ...(o.run ? { run: o.run } : {}) };
       return undefined;
     },
   };
@@ -190,6 +199,37 @@ async function underLock<T>(
   }
 }
 
+/** This run's claims file: made with its first lines (process, run) at the first append. */
+function ownFile(dir: string, path: string, run: string | undefined) {
+  let made = false;
+  return {
+    async append(sign: '+' | '-', keys: readonly string[]): Promise<void> {
+      if (keys.length === 0) return;
+      const text = keys.map((k) => `${sign}${k}\n`).join('');
+      if (made) return appendFile(path, text);
+      const head = `${process.pid} ${identityOf(process.pid) ?? ''}\n${run ? `=${run}\n` : ''}`;
+      for (let attempt = 0; ; attempt++) {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        try {
+          await writeFile(path, head + text, { mode: 0o600, flag: 'wx' });
+          made = true;
+          return;
+        } catch (err) {
+          // The directory removed by the last run's close between the mkdir and the write: made again.
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+        }
+      }
+    },
+    async remove(): Promise<void> {
+      if (!made) return;
+      made = false;
+      await rm(path, { force: true });
+      // The directory goes with the last run's file (a run writing its first claim makes it again).
+      await rmdir(dir).catch(() => undefined);
+    },
+  };
+}
+
 /** Opens this run's row claims (nothing is written before its first claim). */
 export function rowClaims(c: RowClaimsContext): RowClaims {
   const dir = join(c.runsDir, ROW_CLAIMS_DIR);
@@ -197,7 +237,6 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
   const path = join(dir, name);
   const others = otherRuns(dir, name);
   const mine = new Set<string>();
-  let made = false;
   let broken = false;
 
   const unclaimed = (err: unknown) => {
@@ -205,23 +244,8 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
     broken = true;
   };
 
-  const append = async (sign: '+' | '-', keys: readonly string[]) => {
-    if (keys.length === 0) return;
-    const text = keys.map((k) => `${sign}${k}\n`).join('');
-    if (made) return appendFile(path, text);
-    const identity = identityOf(process.pid) ?? '';
-    for (let attempt = 0; ; attempt++) {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      try {
-        await writeFile(path, `${process.pid} ${identity}\n${text}`, { mode: 0o600, flag: 'wx' });
-        made = true;
-        return;
-      } catch (err) {
-        // The directory removed by the last run's close between the mkdir and the write: made again.
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
-      }
-    }
-  };
+  const file = ownFile(dir, path, c.run);
+  const append = file.append;
 
   return {
     async claim(keys, force = false) {
@@ -269,11 +293,7 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
 
     async close() {
       mine.clear();
-      if (!made) return;
-      made = false;
-      await rm(path, { force: true });
-      // The directory goes with the last run's file (a run writing its first claim makes it again).
-      await rmdir(dir).catch(() => undefined);
+      await file.remove();
     },
   };
 }

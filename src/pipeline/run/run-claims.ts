@@ -5,7 +5,7 @@ import type { DriveClaims, ProgressSink } from './drive.js';
 import type { FlightGate } from './flight-gate.js';
 import { waitingForRows } from './messages.js';
 import { resendHeld, takeResent, type Resent } from './refill.js';
-import { rowClaims } from './row-claims.js';
+import { rowClaims, type RowClaims } from './row-claims.js';
 
 /** Where the rows a run sends again go: their outcomes (`resent`), the join's source, the gate, the progress. */
 export interface ResendTo {
@@ -25,7 +25,13 @@ export interface ResendTo {
 export function runClaims(
   run: Pick<ResolvedRun, 'runsDir' | 'batchSize' | 'cache'>,
   ctx: BatchContext,
-  deps: { cache?: ResultsCache | undefined; onWarning?: ((message: string) => void) | undefined },
+  deps: {
+    cache?: ResultsCache | undefined;
+    onWarning?: ((message: string) => void) | undefined;
+    /** The run's key (named in its claims file). */
+    run: string;
+    settleRuns: (runs: string[], deadline: number) => Promise<void>;
+  },
   to: ResendTo,
 ):
   | {
@@ -40,6 +46,7 @@ export function runClaims(
   if (!cache || !keyOf || !resent || !run.cache.read || !run.cache.write) return undefined;
   const claims = rowClaims({
     runsDir: run.runsDir,
+    run: deps.run,
     now: ctx.env.now,
     signal: ctx.env.signal,
     onUnclaimed: (why) =>
@@ -48,23 +55,15 @@ export function runClaims(
       ),
   });
   const leaves: LeafResult[] = [];
-  const releases = new Set<Promise<void>>();
+  const { releaseAfter, drain } = releaser(cache, claims);
   let saidWaiting = false;
-  const releaseAfter = (done: Promise<unknown>, keys: readonly string[]) => {
-    const p = done
-      .catch(() => undefined)
-      // Given back once the answers are where the waiting run looks: committed to the cache.
-      .then(() => cache.committed?.())
-      .then(() => claims.release(keys))
-      .catch(() => undefined)
-      .finally(() => releases.delete(p));
-    releases.add(p);
-  };
   const drive: DriveClaims = {
     use: {
       claims,
       keyOf,
       deadline: ctx.deadline,
+      now: ctx.env.now,
+      settleRuns: (runs) => deps.settleRuns(runs, ctx.deadline),
       onWaiting: (holder) => {
         if (!saidWaiting) onWarning?.(waitingForRows(holder.pid));
         saidWaiting = true;
@@ -73,7 +72,7 @@ export function runClaims(
     async resend(rows) {
       const done = resendHeld(run, ctx, rows, to);
       releaseAfter(
-        done,
+        done.then((d) => d.leaves),
         rows.map((r) => keyOf(r.item.key)),
       );
       const sent = await done;
@@ -90,8 +89,35 @@ export function runClaims(
     drive,
     leaves,
     async close() {
-      while (releases.size > 0) await Promise.allSettled([...releases]);
+      await drain();
       await claims.close();
+    },
+  };
+}
+
+/**
+ * Gives claims back once their batch ended and its answers are committed to the cache, where
+ * the run waiting for them looks. Those of a job still running stay claimed until the run ends:
+ * the run waiting for them then downloads that job (settleRuns) rather than paying again.
+ * `drain` waits for the releases under way.
+ */
+function releaser(cache: ResultsCache, claims: RowClaims) {
+  const releases = new Set<Promise<void>>();
+  return {
+    releaseAfter(done: Promise<readonly LeafResult[]>, keys: readonly string[]): void {
+      const p = done
+        .catch(() => [])
+        .then(async (leaves) => {
+          if (leaves.some((l) => l.state === 'pending')) return;
+          await cache.committed?.();
+          await claims.release(keys);
+        })
+        .catch(() => undefined)
+        .finally(() => releases.delete(p));
+      releases.add(p);
+    },
+    async drain(): Promise<void> {
+      while (releases.size > 0) await Promise.allSettled([...releases]);
     },
   };
 }

@@ -134,7 +134,7 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
   // Jobs an earlier run of this file (before it changed) or of another file left not
   // downloaded: their answers go to the cache first, so their rows are not paid for again.
   // A run of this file going on now (the file grew since it started) stops this one first.
-  await settleEarlierRuns({
+  const earlier = {
     runsDir: run.runsDir,
     key,
     kind: run.kind,
@@ -146,7 +146,8 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     deadline: deps.env.now() + run.timeoutMs,
     cache: run.cache.read && run.cache.write ? deps.cache : undefined,
     onWarning: deps.onWarning,
-  });
+  };
+  await settleEarlierRuns(earlier);
   // So does another run going on now that writes the same output file.
   await refuseOutputInUse({
     runsDir: run.runsDir,
@@ -172,6 +173,9 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     renew: renews,
   });
   let releaseOutput: (() => Promise<void>) | undefined;
+  // Closed after the journal: a run waiting for this one's rows settles its jobs once its
+  // claims are gone, and needs its journal's lock free by then.
+  const closeClaims: (() => Promise<void>)[] = [];
   try {
     // Two runs started at once both passed refuseOutputInUse: one takes the output's lock, the
     // other stops here, leaving no journal behind (its next run is a new run, not a resumed one).
@@ -191,9 +195,16 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
         { t: 'adopted', account: journalAccount(deps.account) },
         { durable: true },
       );
-    return await runWithJournal(run, deps, journal, adopted ?? key);
+    const settleRuns = (runs: string[], deadline: number) =>
+      settleEarlierRuns({ ...earlier, key: adopted ?? key, only: new Set(runs), deadline });
+    return await runWithJournal(run, deps, journal, {
+      key: adopted ?? key,
+      settleRuns,
+      onClose: (f) => closeClaims.push(f),
+    });
   } finally {
     await journal.close();
+    for (const close of closeClaims) await close();
     await releaseOutput?.();
   }
 }
@@ -308,8 +319,15 @@ async function runWithJournal(
   run: ResolvedRun,
   deps: RunDeps,
   journal: Journal,
-  key: string,
+  own: {
+    key: string;
+    /** Settles the jobs of runs that ended holding rows this one waited for (earlier-runs.ts). */
+    settleRuns: (runs: string[], deadline: number) => Promise<void>;
+    /** Told what to close once the journal is (the row claims). */
+    onClose: (close: () => Promise<void>) => void;
+  },
 ): Promise<RunSummary> {
+  const { key } = own;
   const sink = progressSink(deps);
   const openOutput = outputOpener(run, sink);
   // Waiting for the results, rows are written as their batches come back (the one-pass
@@ -338,7 +356,8 @@ async function runWithJournal(
     const resent = await resendGone(run, ctx, use, { store, gate, sink, stopReason });
     const notSentNow = () => notSent(stopReason());
     const to = { resent: use.resent, store: { ...run, ...store }, gate, sink, notSent: notSentNow };
-    claimed = runClaims(run, ctx, deps, to);
+    claimed = runClaims(run, ctx, { ...deps, run: key, settleRuns: own.settleRuns }, to);
+    if (claimed) own.onClose(claimed.close);
     const driven = await driveBatches(run, ctx, {
       join,
       sink,
@@ -381,8 +400,6 @@ async function runWithJournal(
     join?.cancel(); // a second pass still waiting for jobs stops reading the input
     await out?.abort().catch(() => undefined);
     throw err;
-  } finally {
-    await claimed?.close();
   }
 }
 
