@@ -1,6 +1,7 @@
 import { EnrichError } from '../../errors.js';
 import {
   earlierRunsOf,
+  runsMatching,
   openJournal,
   peekRun,
   type BatchState,
@@ -85,9 +86,12 @@ export function notDownloaded(b: BatchState, now: number): boolean {
  */
 export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
   const started = performance.now();
-  const earlier = (await earlierRunsOf(c.runsDir, c.key, c)).filter(
-    (h) => !c.only || c.only.has(h.run),
-  );
+  // Runs that held rows of this one fill the same cache entries (a claim names the cache's
+  // scope): whatever columns their files had, their answers are this run's to take.
+  const only = c.only;
+  const earlier = only
+    ? await runsMatching(c.runsDir, c.key, (h) => only.has(h.run) && h.kind === c.kind)
+    : await earlierRunsOf(c.runsDir, c.key, c);
   let waiting = 0;
   for (const header of earlier) {
     const sameFile = header.input.path === c.input.path && c.input.path !== '-';
