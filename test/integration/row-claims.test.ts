@@ -48,6 +48,20 @@ async function rig(jobMs: number, specOnly: boolean, header28 = CONTACT_HEADER) 
   return { s, dir, run, warnings };
 }
 
+/** Starts the first run, and resolves (to its end) once its job was accepted: it runs now. */
+async function whileItsJobRuns(
+  run: Rig['run'],
+  more: Record<string, unknown> = {},
+): Promise<{ done: ReturnType<Rig['run']> }> {
+  let submitted!: () => void;
+  const accepted = new Promise<void>((go) => (submitted = go));
+  const done = run(0, { ...more, onJob: (e: JobEvent) => e.t === 'submitted' && submitted() });
+  await accepted;
+  return { done };
+}
+
+type Rig = Awaited<ReturnType<typeof rig>>;
+
 describe('two bulk runs at once pay once for the rows their files share', () => {
   it.each(SANDBOX_MODES)(
     'a run started while another sends the same rows waits for its answers and takes them from the cache ($name)',
@@ -55,12 +69,9 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
       // Regression: d28 (d27 plus 2 rows), started while d27's job ran, paid for all 22 rows:
       // 42 credits for 22 distinct rows.
       const { s, dir, run, warnings } = await rig(600, specOnly);
-      let submitted!: () => void;
-      const accepted = new Promise<void>((go) => (submitted = go));
-      const first = run(0, { onJob: (e: JobEvent) => e.t === 'submitted' && submitted() });
-      await accepted; // its job runs now
+      const first = await whileItsJobRuns(run);
       const second = await run(1);
-      const earlier = await first;
+      const earlier = await first.done;
       expect(earlier.exitCode).toBe(0);
       expect(second.exitCode).toBe(0);
       expect(s.admin.stats().credits_charged).toBe(22);
@@ -98,10 +109,7 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
     'rows another run still sends when this run’s time is up are not sent (exit 3); the same call then takes their answers from the cache ($name)',
     async ({ specOnly }) => {
       const { s, dir, run, warnings } = await rig(2_000, specOnly);
-      let submitted!: () => void;
-      const accepted = new Promise<void>((go) => (submitted = go));
-      const first = run(0, { onJob: (e: JobEvent) => e.t === 'submitted' && submitted() });
-      await accepted;
+      const first = await whileItsJobRuns(run);
       const second = await run(1, { timeoutMs: 500 });
       expect(second.exitCode).toBe(3);
       expect(second).toMatchObject({ heldOut: 20, cacheHits: 0 });
@@ -116,7 +124,7 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
       expect(warnings[1]?.some((w) => w.startsWith('waiting for another enrich process'))).toBe(
         true,
       );
-      expect((await first).exitCode).toBe(0);
+      expect((await first.done).exitCode).toBe(0);
       const again = await run(1);
       expect(again.exitCode).toBe(0);
       expect(again.cacheHits).toBe(20); // its own 2 rows' job, still running before, is downloaded now
@@ -136,15 +144,11 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
         h === 'Email' ? 'Email Address' : h === 'Company' ? 'Company Name' : h,
       );
       const { s, dir, run, warnings } = await rig(1_500, specOnly, header);
-      let submitted!: () => void;
-      const accepted = new Promise<void>((go) => (submitted = go));
-      const first = run(0, {
+      const first = await whileItsJobRuns(run, {
         timeoutMs: 300,
-        onJob: (e: JobEvent) => e.t === 'submitted' && submitted(),
       });
-      await accepted;
       const second = await run(1);
-      expect((await first).exitCode).toBe(3); // its job was still running at its --timeout
+      expect((await first.done).exitCode).toBe(3); // its job was still running at its --timeout
       expect(second.exitCode).toBe(0);
       expect(second).toMatchObject({ cacheHits: 20, heldOut: 0 });
       expect(s.admin.stats().credits_charged).toBe(22);
