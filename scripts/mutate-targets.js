@@ -100,6 +100,19 @@ export const TARGETS = [
     tests: ['test/pipeline/address-claims.test.ts', 'test/integration/verify-turn.test.ts'],
   },
   {
+    // Whether two bulk runs of different files pay twice for the rows they share.
+    name: 'row-claims',
+    coverage: 'perTest',
+    file: 'src/pipeline/run/row-claims.ts',
+    tests: ['test/pipeline/row-claims.test.ts', 'test/integration/row-claims.test.ts'],
+  },
+  {
+    name: 'classify-claimed',
+    coverage: 'perTest',
+    file: 'src/pipeline/run/classify-claimed.ts',
+    tests: ['test/pipeline/classify-claimed.test.ts', 'test/integration/row-claims.test.ts'],
+  },
+  {
     // Not test/io/read-xlsx-repeat.test.ts (200 reads of one workbook, seconds per mutant).
     name: 'xlsx-zip',
     file: 'src/io/xlsx-zip.ts',
