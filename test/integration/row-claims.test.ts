@@ -192,4 +192,19 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
       expect(texts.filter((t) => t.includes('"t":"refill"'))).toHaveLength(1);
     },
   );
+
+  it.each(SANDBOX_MODES)(
+    'a --no-wait run does not wait for rows another run sends: it leaves them, and its next run takes them from the cache ($name)',
+    async ({ specOnly }) => {
+      const { s, run } = await rig(1_000, specOnly);
+      const first = await whileItsJobRuns(run);
+      const quick = await run(1, { wait: false });
+      // Left, not waited for (a wait would have taken them from the cache: 20 hits).
+      expect(quick).toMatchObject({ exitCode: 0, written: false, heldOut: 20, cacheHits: 0 });
+      expect((await first.done).exitCode).toBe(0);
+      const done = await run(1);
+      expect(done).toMatchObject({ exitCode: 0, cacheHits: 20 });
+      expect(s.admin.stats().credits_charged).toBe(22);
+    },
+  );
 });

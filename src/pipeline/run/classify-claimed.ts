@@ -105,7 +105,11 @@ async function* handOut(
     if (!e.item) continue;
     const key = use.keyOf(e.item.key);
     if (!e.fresh) forced.push(key);
-    else fresh.set(key, [...(fresh.get(key) ?? []), e]);
+    else {
+      const same = fresh.get(key);
+      if (same) same.push(e);
+      else fresh.set(key, [e]);
+    }
   }
   if (forced.length > 0) await use.claims.claim(forced, true);
   const held = fresh.size > 0 ? await use.claims.claim([...fresh.keys()]) : new Map();

@@ -61,7 +61,9 @@ export function runClaims(
     use: {
       claims,
       keyOf,
-      deadline: ctx.deadline,
+      // A run that does not wait for its results (--no-wait) does not wait for another's
+      // either: rows still held are left for the next run, which takes them from the cache.
+      deadline: ctx.wait ? ctx.deadline : ctx.env.now(),
       now: ctx.env.now,
       settleRuns: (runs) => deps.settleRuns(runs, ctx.deadline),
       onWaiting: (holder) => {
