@@ -74,6 +74,8 @@ export function describe(p: RunProgress, elapsedMs: number, est: Estimate = {}):
   if (p.phase !== 'writing' && p.rowsWritten > 0) parts.push(`${n(p.rowsWritten)} written`);
   parts.push(`jobs ${n(p.jobsDone)}/${n(p.jobsTotal)}`);
   if (p.jobsNotFound) parts.push(`${n(p.jobsNotFound)} not found yet (404)`);
+  if (p.rowsHeldElsewhere)
+    parts.push(`waiting for ${n(p.rowsHeldElsewhere)} row(s) another enrich process is sending`);
   parts.push(`credits ${n(p.creditsCharged)}`);
   return withTime(parts, elapsedMs, est);
 }

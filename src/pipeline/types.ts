@@ -172,6 +172,11 @@ export interface RunProgress {
    * when), counted here so a run that shows no progress says why. Absent when none.
    */
   jobsNotFound?: number;
+  /**
+   * Rows this run waits for while another enrich process sends them (row claims): their
+   * answers are then taken from the cache. Absent when it waits for none.
+   */
+  rowsHeldElsewhere?: number;
 }
 
 /**

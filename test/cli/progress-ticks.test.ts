@@ -137,6 +137,12 @@ describe('share done and time left', () => {
     );
   });
 
+  it('says how many rows it waits for while another enrich process sends them', () => {
+    expect(line({ ...waiting, phase: 'reading', rowsHeldElsewhere: 20 }, 1_000)).toBe(
+      'reading: 200,000 rows, jobs 0/200, waiting for 20 row(s) another enrich process is sending, credits 0, 1.0s',
+    );
+  });
+
   it('never goes back within a phase (a job counted done just before its running share is dropped)', () => {
     const estimate = createEstimator();
     expect(estimate({ ...waiting, jobsDone: 10, jobsRunning: 0.9 }, 0).share).toBeCloseTo(0.0545);

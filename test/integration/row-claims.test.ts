@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
 import { ROW_CLAIMS_DIR } from '../../src/pipeline/run/row-claims.js';
-import type { JobEvent } from '../../src/pipeline/types.js';
+import type { JobEvent, RunProgress } from '../../src/pipeline/types.js';
 import {
   CONTACT_HEADER,
   contactRows,
@@ -70,7 +70,11 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
       // 42 credits for 22 distinct rows.
       const { s, dir, run, warnings } = await rig(600, specOnly);
       const first = await whileItsJobRuns(run);
-      const second = await run(1);
+      const progress: RunProgress[] = [];
+      const second = await run(1, { onProgress: (p: RunProgress) => progress.push(p) });
+      // The progress line says what it waits for, and stops saying it once the answers are in.
+      expect(progress.some((p) => p.rowsHeldElsewhere === 20)).toBe(true);
+      expect(progress.at(-1)?.rowsHeldElsewhere).toBeUndefined();
       const earlier = await first.done;
       expect(earlier.exitCode).toBe(0);
       expect(second.exitCode).toBe(0);

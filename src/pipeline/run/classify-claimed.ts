@@ -26,8 +26,10 @@ export interface ClaimsUse {
    * answers go to the cache (waited for until the deadline). None: such rows are sent again.
    */
   settleRuns?: (runs: string[]) => Promise<void>;
-  /** Told when the run waits for rows another run is sending (each time it does). */
-  onWaiting?: (holder: Holder) => void;
+  /** Told when the run waits for rows another run is sending (each time it does), and how many. */
+  onWaiting?: (holder: Holder, rows: number) => void;
+  /** Told when that wait is over. */
+  onWaited?: () => void;
 }
 
 /**
@@ -133,8 +135,9 @@ async function* handOut(
     // Journaled before anything is sent; then what this run holds is sent before it waits.
     yield* k.span(lastRow);
     if (k.items.length > 0) yield k.ready();
-    use.onWaiting?.([...held.values()][0] as Holder);
+    use.onWaiting?.([...held.values()][0] as Holder, waiting.size);
     yield* settleHeld(waiting, held, use, cache);
+    use.onWaited?.();
   }
   for (const e of group) yield e.c;
   if (full && waiting.size === 0) {

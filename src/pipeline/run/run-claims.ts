@@ -66,9 +66,15 @@ export function runClaims(
       deadline: ctx.wait ? ctx.deadline : ctx.env.now(),
       now: ctx.env.now,
       settleRuns: (runs) => deps.settleRuns(runs, ctx.deadline),
-      onWaiting: (holder) => {
+      onWaiting: (holder, rows) => {
         if (!saidWaiting) onWarning?.(waitingForRows(holder.pid));
         saidWaiting = true;
+        to.sink.progress.rowsHeldElsewhere = rows;
+        to.sink.emit();
+      },
+      onWaited: () => {
+        delete to.sink.progress.rowsHeldElsewhere;
+        to.sink.emit();
       },
     },
     async resend(rows) {
