@@ -335,7 +335,6 @@ async function runWithJournal(
   // is done at the end.
   let out = run.wait ? await openOutput() : undefined;
   let join: StreamJoin | undefined;
-  let claimed: ReturnType<typeof runClaims>;
   try {
     const reps = new RowIndex();
     const use = cacheUse(run, deps, journal);
@@ -356,7 +355,7 @@ async function runWithJournal(
     const resent = await resendGone(run, ctx, use, { store, gate, sink, stopReason });
     const notSentNow = () => notSent(stopReason());
     const to = { resent: use.resent, store: { ...run, ...store }, gate, sink, notSent: notSentNow };
-    claimed = runClaims(run, ctx, { ...deps, run: key, settleRuns: own.settleRuns }, to);
+    const claimed = runClaims(run, ctx, { ...deps, run: key, settleRuns: own.settleRuns }, to);
     if (claimed) own.onClose(claimed.close);
     const driven = await driveBatches(run, ctx, {
       join,
