@@ -211,4 +211,37 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
       expect(s.admin.stats().credits_charged).toBe(22);
     },
   );
+
+  it.each(SANDBOX_MODES)(
+    'two runs each waiting for rows the other sends both finish, paying once for each row ($name)',
+    async ({ specOnly }) => {
+      // The same 40 rows in two orders, 10 to a batch: each run claims a batch the other then
+      // waits for. Each sends what it holds before it waits, so neither waits for the other's
+      // unsent rows (a wait for unsent rows would never end).
+      const s = await sandbox({ jobMs: 300, specOnly });
+      const dir = await tempDir();
+      const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+      clients.push(client);
+      const rows = contactRows(40);
+      const fileA = await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows);
+      const fileB = await writeCsv(dir, 'b.csv', CONTACT_HEADER, [
+        ...rows.slice(20),
+        ...rows.slice(0, 20),
+      ]);
+      const run = (input: string, i: number) =>
+        enrichFile({
+          kind: 'contacts',
+          input,
+          output: join(dir, `out${i}.csv`),
+          service: { client, baseUrl: s.url },
+          runsDir: join(dir, 'runs'),
+          cacheDir: join(dir, 'cache'),
+          batchSize: 10,
+        });
+      const [a, b] = await Promise.all([run(fileA, 0), run(fileB, 1)]);
+      expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
+      expect(s.admin.stats().credits_charged).toBe(40);
+      expect(a.cacheHits + b.cacheHits).toBe(40);
+    },
+  );
 });

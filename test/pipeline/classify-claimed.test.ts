@@ -43,16 +43,23 @@ function cacheOf(answers: Map<string, CachedAnswer>): CacheLookup {
  * Claims in memory: `others` holds rows another run sends (by claim key). `onSettle` plays
  * that run: it runs when this one waits, and says which rows are still held at the deadline.
  */
-function fakeClaims(others: Map<string, Holder>, onSettle: () => void = () => undefined) {
+function fakeClaims(
+  others: Map<string, Holder>,
+  onSettle: () => void = () => undefined,
+  onClaim: () => void = () => undefined,
+) {
   const log: string[] = [];
   const claims: RowClaims = {
     async claim(keys, force) {
       log.push(`claim${force ? '!' : ''} ${keys.join(',')}`);
+      onClaim();
       const held = new Map<string, Holder>();
       for (const k of keys) if (!force && others.has(k)) held.set(k, others.get(k) as Holder);
       return held;
     },
-    async release() {},
+    async release(keys) {
+      log.push(`release ${keys.join(',')}`);
+    },
     async settle(keys, _deadline, answered) {
       log.push(`settle ${keys.join(',')}`);
       onSettle();
@@ -166,6 +173,41 @@ describe('classifyClaimed: rows claimed before they are sent', () => {
     expect(resend).toMatchObject({
       rows: [{ item: { index: 1, element: { business_email: 'b@x.io' } } }],
     });
+  });
+
+  it('a row answered after it was looked up, and given back before this run claimed it, is taken from the cache, not sent', async () => {
+    // Regression: two runs each sending rows of the other's file paid 50 credits for 40 rows.
+    const answers = new Map<string, CachedAnswer>();
+    const claims = fakeClaims(new Map(), undefined, () => answers.set('b@x.io', answer('b@x.io')));
+    const { out } = await classify(
+      ['a@x.io', 'b@x.io', 'c@x.io'],
+      3,
+      { cache: cacheOf(answers) },
+      claims,
+    );
+    expect(out).toEqual(['send0', 'cached1', 'send2', 'hits<=2:[[1,1]]', 'batch0:0,2']);
+    expect(claims.log).toEqual(['claim a@x.io,b@x.io,c@x.io', 'release b@x.io', 'batch 0,2']);
+  });
+
+  it('a full batch whose rows all turned out answered is not sent empty: it goes on filling', async () => {
+    const answers = new Map<string, CachedAnswer>();
+    const claims = fakeClaims(new Map(), undefined, () => {
+      for (const e of ['a@x.io', 'b@x.io']) answers.set(e, answer(e));
+    });
+    const { out } = await classify(
+      ['a@x.io', 'b@x.io', 'c@x.io'],
+      2,
+      { cache: cacheOf(answers) },
+      claims,
+    );
+    expect(out).toEqual([
+      'cached0',
+      'cached1',
+      'hits<=1:[[0,1]]',
+      'send2',
+      'hits<=2:[]',
+      'batch0:2',
+    ]);
   });
 
   it('every row held: no batch is sent, the rows are answered from the cache', async () => {

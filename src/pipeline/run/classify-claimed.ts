@@ -116,16 +116,25 @@ async function* handOut(
   if (forced.length > 0) await use.claims.claim(forced, true);
   const held = fresh.size > 0 ? await use.claims.claim([...fresh.keys()]) : new Map();
   const waiting = new Map<string, Entry[]>();
-  for (const [key, entries] of fresh) if (held.has(key)) waiting.set(key, entries);
-  if (waiting.size > 0) {
-    const out = new Set<number>();
-    for (const entries of waiting.values())
-      for (const e of entries) {
-        out.add(e.c.row.index);
-        e.c = { t: 'held', row: e.c.row, key: (e.item as BatchItem).key };
-      }
-    k.drop(out);
+  const out = new Set<number>();
+  const late: string[] = [];
+  for (const [key, entries] of fresh) {
+    const request = (entries[0]?.item as BatchItem).key;
+    if (held.has(key)) {
+      waiting.set(key, entries);
+      for (const e of entries) e.c = { t: 'held', row: e.c.row, key: request };
+    } else {
+      // Answered since it was looked up: another run sent it, and gave it back (its answer
+      // committed first) before this claim. Taken from the cache, and the claim given back.
+      const answer = cache?.fresh(request);
+      if (!answer) continue;
+      late.push(key);
+      for (const e of entries) e.c = { t: 'cached', row: e.c.row, key: request, answer };
+    }
+    for (const e of entries) out.add(e.c.row.index);
   }
+  if (out.size > 0) k.drop(out);
+  if (late.length > 0) await use.claims.release(late);
   // The cache decisions, in order: a row held back is a hit (its answer is taken from the cache).
   for (const e of group)
     if (e.c.t === 'cached' || e.c.t === 'held') k.hits.note(e.c.row.index, true);
@@ -142,7 +151,8 @@ async function* handOut(
   for (const e of group) yield e.c;
   if (full && waiting.size === 0) {
     yield* k.span(lastRow);
-    yield k.ready();
+    // Empty when every row of it turned out answered meanwhile: it goes on filling.
+    if (k.items.length > 0) yield k.ready();
   }
 }
 
