@@ -336,7 +336,8 @@ function wrap(
       return {
         get: (requestKey) =>
           guard(undefined, () => {
-            const key = keys.of(requestKey);
+            // A request looked up again (a row claimed after it missed) is not hashed again.
+            const key = keys.known(requestKey);
             const v = db.get(key);
             if (v) return { records: v.r, at: v.t, charged: v.c };
             keys.missed(requestKey, key); // its answer is likely put soon: hashed once
