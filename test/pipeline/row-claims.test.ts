@@ -145,4 +145,100 @@ describe('row claims: one request per row at a time across runs', () => {
     await removeFreeRowClaims(runsDir);
     expect(await readdir(runsDir)).toEqual([]);
   });
+
+  it('reads a claims file as it grows: later claims hold, given-back ones free, its run named', async () => {
+    const { dir, a } = await two();
+    await mkdir(dir, { recursive: true });
+    const other = join(dir, `${process.pid}-grows.claims`);
+    await writeFile(other, `${process.pid}\n=run-27\n+k1\n`); // a pid alone: judged by the pid
+    expect([...(await a.claim(['k1'])).entries()]).toEqual([
+      ['k1', { pid: process.pid, run: 'run-27' }],
+    ]);
+    await appendFile(other, '+k2\n-k1\n');
+    const held = await a.claim(['k1', 'k2']);
+    expect([...held.keys()]).toEqual(['k2']);
+    await appendFile(other, '-k2\n+k3\n');
+    expect([...(await a.claim(['k2', 'k3'])).keys()]).toEqual(['k3']);
+    // Nothing new: what was read stands.
+    expect([...(await a.claim(['k3'])).keys()]).toEqual(['k3']);
+  });
+
+  it('a claims file that goes (its run ended) holds nothing; other files in the directory are no claims', async () => {
+    const { dir, a } = await two();
+    await mkdir(dir, { recursive: true });
+    const other = join(dir, `${process.pid}-ends.claims`);
+    await writeFile(other, `${process.pid} ${identityOf(process.pid) ?? ''}\n+k1\n`);
+    await writeFile(join(dir, 'notes.txt'), `${process.pid}\n+k2\n`);
+    expect([...(await a.claim(['k1', 'k2'])).keys()]).toEqual(['k1']);
+    const { rm } = await import('node:fs/promises');
+    await rm(other);
+    expect((await a.claim(['k1'])).size).toBe(0);
+    expect(await readdir(dir)).toContain('notes.txt');
+  });
+
+  it.each(['0', '-3', 'abc', '1.5'])(
+    'a claims file naming no process (%s) is stale',
+    async (pid) => {
+      const { dir, a } = await two();
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, `x-${pid}.claims`), `${pid} \n+k1\n`);
+      expect((await a.claim(['k1'])).size).toBe(0);
+      expect(await readdir(dir)).not.toContain(`x-${pid}.claims`);
+    },
+  );
+
+  it('settle does not wait when the deadline is nearer than one look', async () => {
+    const { a, b } = await two();
+    await a.claim(['k1']);
+    const t0 = Date.now();
+    const held = await b.settle(['k1'], Date.now() + SETTLE_POLL_MS / 2, never);
+    expect([...held.keys()]).toEqual(['k1']);
+    expect(Date.now() - t0).toBeLessThan(SETTLE_POLL_MS);
+  });
+
+  it('a lock held longer than its patience, or a run interrupted while it waits for it, leaves the rows unclaimed, said once', async () => {
+    const runsDir = await tempDir('enrich-row-claims-');
+    const dir = join(runsDir, ROW_CLAIMS_DIR);
+    // Held by a live process (not this one: this one would only wait for itself).
+    const { spawn } = await import('node:child_process');
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)']);
+    try {
+      await mkdir(join(dir, '.mutex'), { recursive: true });
+      await writeFile(join(dir, '.mutex', 'lock'), String(holder.pid));
+      const told: string[] = [];
+      const c = rowClaims({
+        runsDir,
+        now: Date.now,
+        lockPatienceMs: 150,
+        onUnclaimed: (why) => told.push(why),
+      });
+      expect((await c.claim(['k1'])).size).toBe(0);
+      expect((await c.claim(['k2'])).size).toBe(0); // unclaimed from then on: no second wait
+      expect(told).toEqual(['the row claims lock stayed held']);
+      const stop = new AbortController();
+      stop.abort();
+      const d = rowClaims({
+        runsDir,
+        now: Date.now,
+        signal: stop.signal,
+        onUnclaimed: (w) => told.push(w),
+      });
+      expect((await d.claim(['k1'])).size).toBe(0);
+      expect(told).toHaveLength(2);
+      expect((await readdir(dir)).filter((n) => n.endsWith('.claims'))).toEqual([]);
+    } finally {
+      holder.kill();
+    }
+  });
+
+  it('removeFreeRowClaims leaves what is no claims file, and a file still being written; no directory is no error', async () => {
+    const runsDir = await tempDir('enrich-row-claims-');
+    await removeFreeRowClaims(runsDir);
+    const dir = join(runsDir, ROW_CLAIMS_DIR);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'notes.txt'), `${deadPid()}\n`);
+    await writeFile(join(dir, '1-new.claims'), '');
+    await removeFreeRowClaims(runsDir);
+    expect((await readdir(dir)).sort()).toEqual(['1-new.claims', 'notes.txt']);
+  });
 });

@@ -50,6 +50,8 @@ export interface RowClaimsContext {
   signal?: AbortSignal | undefined;
   /** Told once when the claims cannot be kept (the runs directory not writable, a full disk). */
   onUnclaimed?: ((why: string) => void) | undefined;
+  /** How long to try for the claims lock (default MUTEX_PATIENCE_MS; tests shorten it). */
+  lockPatienceMs?: number;
 }
 
 /** Who holds a claim another run waits for: its process, and its run when it says. */
@@ -178,7 +180,7 @@ async function underLock<T>(
   unclaimed: (err: unknown) => void,
   step: () => Promise<T>,
 ): Promise<T | undefined> {
-  const giveUp = c.now() + MUTEX_PATIENCE_MS;
+  const giveUp = c.now() + (c.lockPatienceMs ?? MUTEX_PATIENCE_MS);
   for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
     let release: () => Promise<void>;
     try {
