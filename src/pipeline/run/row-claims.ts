@@ -309,10 +309,12 @@ export async function removeFreeRowClaims(runsDir: string): Promise<void> {
   const dir = join(runsDir, ROW_CLAIMS_DIR);
   for (const n of await readdir(dir).catch(() => [] as string[])) {
     if (!n.endsWith('.claims')) continue;
-    const o: Other = { offset: 0, rest: '', pid: undefined, identity: undefined, keys: new Set() };
-    if (!(await readNew(join(dir, n), o))) continue;
+    // Its first line only: a live million-row run's file holds tens of MB of claims.
+    const head = await firstLine(join(dir, n));
     // No first line yet: a run writing it now (a file a run killed then left holds no key).
-    if (o.pid === undefined || alive(o.pid, o.identity)) continue;
+    if (head === undefined) continue;
+    const { pid, identity } = headerOf(head);
+    if (alive(pid, identity)) continue;
     await rm(join(dir, n), { force: true });
   }
   // The lock of a run killed while it held it (a run holding it now keeps it).
@@ -321,4 +323,23 @@ export async function removeFreeRowClaims(runsDir: string): Promise<void> {
   );
   await release?.();
   await rmdir(dir).catch(() => undefined);
+}
+
+/** The first line of a claims file (undefined: gone, or no whole line yet). */
+async function firstLine(path: string): Promise<string | undefined> {
+  let fh;
+  try {
+    fh = await open(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const buf = Buffer.alloc(512);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const text = buf.toString('utf8', 0, bytesRead);
+    const end = text.indexOf('\n');
+    return end < 0 ? undefined : text.slice(0, end);
+  } finally {
+    await fh.close();
+  }
 }
