@@ -57,15 +57,17 @@ export function runClaims(
   const leaves: LeafResult[] = [];
   const { releaseAfter, drain } = releaser(cache, claims);
   let saidWaiting = false;
+  // A run that does not wait for its results (--no-wait) does not wait for another's either,
+  // nor for an ended holder's jobs: rows still held are left for the next run, which takes
+  // them from the cache.
+  const deadline = ctx.wait ? ctx.deadline : ctx.env.now();
   const drive: DriveClaims = {
     use: {
       claims,
       keyOf,
-      // A run that does not wait for its results (--no-wait) does not wait for another's
-      // either: rows still held are left for the next run, which takes them from the cache.
-      deadline: ctx.wait ? ctx.deadline : ctx.env.now(),
+      deadline,
       now: ctx.env.now,
-      settleRuns: (runs) => deps.settleRuns(runs, ctx.deadline),
+      settleRuns: (runs) => deps.settleRuns(runs, deadline),
       onWaiting: (holder, rows) => {
         if (!saidWaiting) onWarning?.(waitingForRows(holder.pid));
         saidWaiting = true;
