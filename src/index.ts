@@ -31,12 +31,15 @@ export type {
   BulkKind,
   FormulaEscape,
   JobEvent,
+  JournalsAttempts,
   JoinOutput,
   ResolvedRun,
   RowStatus,
   RunProgress,
   RunWords,
+  SendControl,
   StopReason,
+  SubmitFn,
 } from './pipeline/types.js';
 export { planBulk } from './pipeline/run/plan.js';
 export type { Plan } from './pipeline/run/plan.js';
@@ -62,7 +65,7 @@ export type {
   VerifySummary,
 } from './bulk/verify-emails.js';
 export type { VerifyRunOptions } from './bulk/verify-options.js';
-export type { Verdict, VerifyAnswer, VerifyApi } from './pipeline/verify/types.js';
+export type { Verdict, VerifyAnswer, VerifyApi, VerifyFn } from './pipeline/verify/types.js';
 
 export { startSandbox } from './sandbox/index.js';
 export type { SandboxHandle, SandboxOptions, SandboxAdmin, Faults } from './sandbox/index.js';

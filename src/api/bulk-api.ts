@@ -1,4 +1,5 @@
 import type { BulkCompaniesRequest, BulkContactsRequest } from '../contract/index.js';
+import type { ApiError } from '../errors.js';
 import type { CallOptions, EnrichClient, ResultsState } from './client.js';
 
 /**
@@ -8,30 +9,45 @@ import type { CallOptions, EnrichClient, ResultsState } from './client.js';
  */
 export function toBulkApi(client: EnrichClient, defaults: CallOptions = {}) {
   const by = defaults.deadline !== undefined ? { deadline: defaults.deadline } : {};
-  return {
-    submit(
+  /** `journalsAttempts` (on the function): it calls `sending` and `notSent` (BulkApi.submit). */
+  const submit = Object.assign(
+    (
       kind: 'contacts' | 'companies',
       body: { items: unknown[]; metadata: Record<string, unknown> },
       idempotencyKey: string,
-    ) {
+      how: {
+        stop?: AbortSignal | undefined;
+        sending?: () => Promise<void>;
+        notSent?: (error: ApiError) => Promise<void>;
+      } = {},
+    ) => {
+      const { stop, sending, notSent } = how;
+      const hooks = sending && notSent ? { hooks: { sending, notSent } } : {};
+      const opts = { idempotencyKey, ...by, ...(stop && { stop }), ...hooks };
       return kind === 'contacts'
         ? client.submitContacts(
             { contacts: body.items, metadata: body.metadata } as BulkContactsRequest,
-            { idempotencyKey, ...by },
+            opts,
           )
         : client.submitCompanies(
             { companies: body.items, metadata: body.metadata } as BulkCompaniesRequest,
-            { idempotencyKey, ...by },
+            opts,
           );
     },
+    { journalsAttempts: true } as const,
+  );
+  return {
+    submit,
     results(
       kind: 'contacts' | 'companies',
       jobId: string,
       downloadUrl: string,
+      stop?: AbortSignal,
     ): Promise<ResultsState<Record<string, unknown>>> {
+      const opts = { downloadUrl, ...by, ...(stop && { stop }) };
       return kind === 'contacts'
-        ? client.getContactsResults(jobId, { downloadUrl, ...by })
-        : client.getCompaniesResults(jobId, { downloadUrl, ...by });
+        ? client.getContactsResults(jobId, opts)
+        : client.getCompaniesResults(jobId, opts);
     },
     /** True once the service echoed an Idempotency-Key for `kind`'s submissions. */
     honoursIdempotency: (kind: 'contacts' | 'companies') => client.honoursIdempotency(kind),

@@ -6,7 +6,7 @@ import { parseBody } from './parse-body.js';
 import { pendingProgressOf } from './results-check.js';
 import { joinBasePath, resolveResultsTarget } from './results-path.js';
 import { parseRetryAfter } from './retry.js';
-import { sendWithRetry, type SendContext } from './send.js';
+import { sendWithRetry, type AttemptHooks, type SendContext, type SendOptions } from './send.js';
 import { checkVerificationAnswer } from './single-answer.js';
 import type { Exchange, RawResponse } from './transport.js';
 
@@ -22,6 +22,10 @@ export interface PostOptions {
   key: string;
   bulk: boolean;
   deadline?: number | undefined;
+  /** Ends the call's waits, not an attempt on its way (SendOptions.stop). */
+  stop?: AbortSignal | undefined;
+  /** Told of each attempt (SendOptions.hooks). */
+  hooks?: AttemptHooks | undefined;
   /** POST /email-verification: an in-band error is read before the schema. */
   verification?: boolean;
 }
@@ -35,6 +39,14 @@ export interface CallsInit {
   account: string;
   headers: Record<string, string>;
   onCredits?: ((seen: CreditsSeen) => void) | undefined;
+}
+
+/** How sendWithRetry sends a call, from the call's options. */
+function sendOptions(
+  opts: Pick<PostOptions, 'deadline' | 'stop' | 'hooks'>,
+  repeatable: boolean,
+): SendOptions {
+  return { repeatable, deadline: opts.deadline, stop: opts.stop, hooks: opts.hooks };
 }
 
 /** The raw POST and results calls of one client. */
@@ -70,7 +82,7 @@ export function createCalls(init: CallsInit) {
       body: JSON.stringify(body),
     };
     const honoured = store.get(scope) === true;
-    const raw = await sendWithRetry(ctx, ex, { repeatable: honoured, deadline: opts.deadline });
+    const raw = await sendWithRetry(ctx, ex, sendOptions(opts, honoured));
     learn(scope, raw, opts);
     if (opts.verification) checkVerificationAnswer(ex, raw);
     let data: z.infer<S>;
@@ -90,7 +102,11 @@ export function createCalls(init: CallsInit) {
     jobId: string,
     schema: () => Promise<S>,
     pick: (data: z.infer<S>) => unknown[],
-    opts: { downloadUrl?: string | undefined; deadline?: number | undefined },
+    opts: {
+      downloadUrl?: string | undefined;
+      deadline?: number | undefined;
+      stop?: AbortSignal | undefined;
+    },
     accepts?: (json: unknown) => boolean,
   ) => {
     const target = resolveResultsTarget(base, kind, jobId, opts.downloadUrl);
@@ -98,7 +114,7 @@ export function createCalls(init: CallsInit) {
       ctx.debug?.(`download_url of job ${jobId} is on another origin; using ${target.label}`);
     }
     const ex: Exchange = { method: 'GET', label: target.label, path: target.path, headers };
-    const raw = await sendWithRetry(ctx, ex, { repeatable: true, deadline: opts.deadline });
+    const raw = await sendWithRetry(ctx, ex, sendOptions(opts, true));
     if (raw.status === 202) return pending(raw, ctx.clock.now());
     const data = await parseBody(raw, ex, schema, accepts);
     report('enrichment', data);

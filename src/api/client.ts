@@ -18,7 +18,7 @@ import type {
 import { createDispatcher } from './dispatcher.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { parseBaseUrl } from './base-url.js';
-import { realSleep, type SendContext } from './send.js';
+import { realSleep, type AttemptHooks, type SendContext } from './send.js';
 import { createRateLimiter } from './rate-limiter.js';
 import { idempotencyScope, memoryIdempotencyStore, type IdempotencyStore } from './idempotency.js';
 import { createCalls, type CreditsSeen } from './calls.js';
@@ -59,6 +59,14 @@ export interface ClientOptions {
 /** Options of one call: `deadline` (epoch ms) bounds its retries and waits. */
 export interface CallOptions {
   deadline?: number;
+  /**
+   * Ends the call's waits (a 429's Retry-After, a retry's backoff), never a request on its way,
+   * which still gets its answer: then INTERRUPTED when nothing may have reached the service,
+   * UNCONFIRMED for a POST that may have been processed.
+   */
+  stop?: AbortSignal;
+  /** Told before each attempt goes out, and of one that proves it was not processed. */
+  hooks?: AttemptHooks;
 }
 
 /** Bulk results: still processing, or done with the records (and the body they were parsed from). */

@@ -33,7 +33,13 @@ export type Deadline = (opts?: CallOptions) => number | undefined;
 
 /** The single lookups: charged per call, each with a fresh Idempotency-Key. */
 export function singleMethods({ post }: Calls, by: Deadline) {
-  const once = (opts?: CallOptions) => ({ key: randomUUID(), bulk: false, deadline: by(opts) });
+  const once = (opts?: CallOptions) => ({
+    key: randomUUID(),
+    bulk: false,
+    deadline: by(opts),
+    stop: opts?.stop,
+    hooks: opts?.hooks,
+  });
   return {
     enrichContact: (body: ContactRequest, opts?: CallOptions) =>
       post(
@@ -68,7 +74,13 @@ export function bulkMethods({ post, results }: Calls, by: Deadline) {
         Paths.contacts,
         body,
         schemaOf((r) => r.bulkJobSchema),
-        { key: opts.idempotencyKey, bulk: true, deadline: by(opts) },
+        {
+          key: opts.idempotencyKey,
+          bulk: true,
+          deadline: by(opts),
+          stop: opts.stop,
+          hooks: opts.hooks,
+        },
         isBulkJob,
       ),
     submitCompanies: (body: BulkCompaniesRequest, opts: { idempotencyKey: string } & CallOptions) =>
@@ -76,7 +88,13 @@ export function bulkMethods({ post, results }: Calls, by: Deadline) {
         Paths.companies,
         body,
         schemaOf((r) => r.bulkJobSchema),
-        { key: opts.idempotencyKey, bulk: true, deadline: by(opts) },
+        {
+          key: opts.idempotencyKey,
+          bulk: true,
+          deadline: by(opts),
+          stop: opts.stop,
+          hooks: opts.hooks,
+        },
         isBulkJob,
       ),
     getContactsResults: (jobId: string, opts?: { downloadUrl?: string } & CallOptions) =>
@@ -85,7 +103,7 @@ export function bulkMethods({ post, results }: Calls, by: Deadline) {
         jobId,
         schemaOf((r) => r.contactsResultsResponseSchema),
         (d) => d.contacts,
-        { downloadUrl: opts?.downloadUrl, deadline: by(opts) },
+        { downloadUrl: opts?.downloadUrl, deadline: by(opts), stop: opts?.stop },
         isContactsResults,
       ) as Promise<ResultsState<ContactRecord>>,
     getCompaniesResults: (jobId: string, opts?: { downloadUrl?: string } & CallOptions) =>
@@ -94,7 +112,7 @@ export function bulkMethods({ post, results }: Calls, by: Deadline) {
         jobId,
         schemaOf((r) => r.companiesResponseSchema),
         (d) => d.companies,
-        { downloadUrl: opts?.downloadUrl, deadline: by(opts) },
+        { downloadUrl: opts?.downloadUrl, deadline: by(opts), stop: opts?.stop },
         isCompaniesResults,
       ) as Promise<ResultsState<CompanyRecord>>,
   };

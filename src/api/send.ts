@@ -39,6 +39,25 @@ export interface SendOptions {
   repeatable: boolean;
   /** Epoch ms the call must end by; without it, the policy's retry budget bounds the waits. */
   deadline?: number | undefined;
+  /**
+   * Stops the call's waits (the rate limiter's, a retry's backoff), never an attempt on the
+   * wire: the caller wants nothing more sent, and what is on its way still gets its answer.
+   */
+  stop?: AbortSignal | undefined;
+  /** Told of each attempt, for a caller that journals what may have reached the service. */
+  hooks?: AttemptHooks | undefined;
+}
+
+/**
+ * A call's journal: `sending` is awaited before each attempt goes on the wire (after every
+ * wait), so a crash from then on knows the request may have been processed; `notSent` is told
+ * of an attempt that proves it was not (a 429, a refused connection), when none before it may
+ * have been, before the wait to send it again. A crash during that wait, which a 429's
+ * Retry-After can make hours long, then leaves a request that is safe to send again.
+ */
+export interface AttemptHooks {
+  sending(): Promise<void>;
+  notSent(error: ApiError): Promise<void>;
 }
 
 /** A sleep on real timers that an AbortSignal cuts short. */
@@ -67,13 +86,19 @@ function interrupted(ex: Exchange, cause: unknown): ApiError {
     status: 0,
     method: ex.method,
     path: ex.label,
-    message: `${ex.method} ${ex.label}: cancelled while waiting to retry`,
+    message: `${ex.method} ${ex.label}: cancelled while waiting to send`,
     cause,
   });
 }
 
+const STOPPED_HINT =
+  'it was stopped while it waited to be sent again, so whether the service processed it is not known';
+
+const CANCELLED_HINT =
+  'it was cancelled while on its way to the service, so whether the service processed it is not known';
+
 /** The error for a POST that may have been processed and cannot be safely repeated. */
-function unconfirmed(ex: Exchange, error: ApiError, repeated: boolean): ApiError {
+function unconfirmed(ex: Exchange, error: ApiError, repeated: boolean, hint?: string): ApiError {
   const out = new ApiError('UNCONFIRMED', {
     status: error.status,
     method: ex.method,
@@ -84,9 +109,10 @@ function unconfirmed(ex: Exchange, error: ApiError, repeated: boolean): ApiError
   });
   setHint(
     out,
-    repeated
-      ? 'it was sent again with the same Idempotency-Key, which the service has shown it honours, and no answer came'
-      : 'it was not sent again: the service has not shown that it honours Idempotency-Key, so a repeat could be charged twice',
+    hint ??
+      (repeated
+        ? 'it was sent again with the same Idempotency-Key, which the service has shown it honours, and no answer came'
+        : 'it was not sent again: the service has not shown that it honours Idempotency-Key, so a repeat could be charged twice'),
   );
   return out;
 }
@@ -135,7 +161,10 @@ async function attemptOnce(
   } catch (err) {
     if (!(err instanceof AttemptFailure)) throw err;
     ctx.debug?.(`${ex.method} ${ex.label} -> ${err.error.code} (${ms()}ms, attempt ${attempt})`);
-    if (err.error.code === 'INTERRUPTED') throw err.error;
+    // Cancelled on the wire (the client's signal): a POST may have been processed all the same.
+    if (err.error.code === 'INTERRUPTED') {
+      throw ex.method === 'POST' ? unconfirmed(ex, err.error, false, CANCELLED_HINT) : err.error;
+    }
     err.error.message = redact(err.error.message, ctx.secrets);
     return { failure: err.failure, error: err.error };
   }
@@ -148,11 +177,19 @@ function timeoutsFor(ctx: SendContext, ex: Exchange, deadline: number | undefine
   return { ...ctx.timeouts, totalMs: Math.min(ctx.timeouts.totalMs, left) };
 }
 
+/** The signal that cuts a call's waits: the client's (which also ends attempts) and the call's. */
+function waitSignal(ctx: SendContext, opts: SendOptions): AbortSignal | undefined {
+  if (!opts.stop) return ctx.signal;
+  return ctx.signal ? AbortSignal.any([ctx.signal, opts.stop]) : opts.stop;
+}
+
 /**
  * Sends an exchange, retrying by the rules of retry.ts under the shared rate limiter, and
  * resolves to the first 2xx answer. 429s use up no attempt; the deadline bounds every wait.
  * Throws the ApiError of the last attempt when it gives up, or UNCONFIRMED for a POST that
- * may have been processed and may not be repeated.
+ * may have been processed and may not be repeated. Stopped while it waits (the client's
+ * signal, or `opts.stop`), it throws INTERRUPTED when no attempt may have reached the
+ * service, and UNCONFIRMED for a POST one may have.
  */
 export async function sendWithRetry(
   ctx: SendContext,
@@ -161,22 +198,30 @@ export async function sendWithRetry(
 ): Promise<RawResponse> {
   const started = ctx.clock.now();
   const deadline = opts.deadline ?? started + ctx.retry.maxTotalWaitMs;
+  const signal = waitSignal(ctx, opts);
   let counted = 0;
   // A POST that may have been processed once is unconfirmed when it ends without an answer,
   // even when it was repeated with a key the service honours: the journal must not take it
   // for one that never reached the service (which the next run sends again by itself).
-  let reached = false;
+  let reached: ApiError | undefined;
+  const stopped = (cause: unknown) =>
+    ex.method === 'POST' && reached
+      ? unconfirmed(ex, reached, opts.repeatable, STOPPED_HINT)
+      : interrupted(ex, cause);
   for (let sent = 1; ; sent++) {
     try {
-      await ctx.limiter.acquire(deadline, ctx.signal);
+      // Stopped already (while an earlier wait of the caller's, or between two attempts).
+      if (signal?.aborted) throw signal.reason;
+      await ctx.limiter.acquire(deadline, signal);
     } catch (cause) {
-      throw interrupted(ex, cause);
+      throw stopped(cause);
     }
+    await opts.hooks?.sending();
     const result = await attemptOnce(ctx, ex, sent, timeoutsFor(ctx, ex, opts.deadline));
     if ('raw' in result) return result.raw;
     const { failure, error } = result;
     if (!(failure.kind === 'status' && failure.status === 429)) counted++;
-    if (mayHaveBeenProcessed(failure)) reached = true;
+    if (mayHaveBeenProcessed(failure)) reached = error;
     const decision = decide({
       attempt: Math.max(counted, 1),
       failure,
@@ -194,15 +239,16 @@ export async function sendWithRetry(
       if (ex.method === 'POST' && reached) throw unconfirmed(ex, error, opts.repeatable);
       throw error;
     }
+    if (!reached) await opts.hooks?.notSent(error);
     const why = failure.kind === 'status' ? statusLine(failure.status) : error.code;
     ctx.debug?.(
       `retrying ${ex.method} ${ex.label} in ${decision.delayMs}ms (attempt ${counted + 1} of ${ctx.retry.maxAttempts}, after ${why})`,
     );
     try {
       // A 429's wait is the rate limiter's (acquire, above): nothing more to sleep here.
-      if (decision.delayMs > 0) await ctx.sleep(decision.delayMs, ctx.signal);
+      if (decision.delayMs > 0) await ctx.sleep(decision.delayMs, signal);
     } catch (cause) {
-      throw interrupted(ex, cause);
+      throw stopped(cause);
     }
   }
 }

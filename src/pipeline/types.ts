@@ -13,12 +13,36 @@ import type { ResultsAnswer } from './run/poll.js';
 
 export type { BulkKind, FileFormat, FormulaEscape, RowStatus };
 
-/** The part of the API client the bulk run needs (the client arrives as this interface). */
-export interface BulkApi {
-  submit(
+/** How a run sends one request (a bulk submission, a verification): its stop, its journal. */
+export interface SendControl {
+  /**
+   * The run's stop (Ctrl-C): ends the submission's waits (a 429's Retry-After), not a POST
+   * on its way. Stopped before it may have reached the service, it rejects with INTERRUPTED.
+   */
+  stop?: AbortSignal | undefined;
+  /** Awaited before each attempt goes on the wire: the batch is journaled as sent. */
+  sending?: () => Promise<void>;
+  /** An attempt proved it was not processed (a 429): journaled, before the wait to resend. */
+  notSent?: (error: { code: string; message: string }) => Promise<void>;
+}
+
+/**
+ * A function that awaits `sending` before each attempt goes out and tells `notSent` of one
+ * refused unprocessed, marked so by `journalsAttempts` (toBulkApi's and toVerifyApi's are).
+ * The mark is the function's own: a function that wraps it is not marked, and the run then
+ * journals each request as sent before it calls the function (safe, whatever it does).
+ */
+export interface JournalsAttempts {
+  readonly journalsAttempts?: boolean;
+}
+
+/** A bulk submission (BulkApi.submit). */
+export interface SubmitFn extends JournalsAttempts {
+  (
     kind: BulkKind,
     body: { items: unknown[]; metadata: Record<string, unknown> },
     idempotencyKey: string,
+    opts?: SendControl,
   ): Promise<{
     job_id: string;
     download_url: string;
@@ -26,6 +50,11 @@ export interface BulkApi {
     /** Every successful answer carries it (api-spec.md section 3); read when present. */
     remaining_credits?: unknown;
   }>;
+}
+
+/** The part of the API client the bulk run needs (the client arrives as this interface). */
+export interface BulkApi {
+  submit: SubmitFn;
   /**
    * True once the service has shown that it honours idempotency keys (a POST whose answer
    * was lost may then be sent again with the same key); absent or false: it may not.
@@ -37,6 +66,8 @@ export interface BulkApi {
     kind: BulkKind,
     jobId: string,
     downloadUrl: string,
+    /** The run's stop (Ctrl-C): ends the look's waits (a 429's Retry-After) with INTERRUPTED. */
+    stop?: AbortSignal,
   ): Promise<ResultsAnswer<Record<string, unknown>>>;
 }
 

@@ -126,7 +126,7 @@ describe('client endpoints against the sandbox', () => {
     rig.sandbox.admin.setFaults({ next: [{ status: 503, retry_after_s: 30 }] });
     const waiting = await failure(() => rig!.client.getContactsResults(randomUUID()));
     expect(waiting).toMatchObject({ code: 'INTERRUPTED', exitCode: 130 });
-    expect(waiting.message).toMatch(/cancelled while waiting to retry/);
+    expect(waiting.message).toMatch(/cancelled while waiting to send/);
     const before = await failure(() => rig!.client.verifyEmail('jane@acme.com'));
     expect(before).toMatchObject({ code: 'INTERRUPTED' });
     expect(rig.sandbox.admin.stats().verification_credits_charged).toBe(0);

@@ -1,7 +1,7 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, type EnrichClient } from '../../src/index.js';
 import { verifyEmailsFile } from '../../src/bulk/verify-emails.js';
@@ -141,6 +141,67 @@ describe('verify-emails: one request per address at a time across runs of an acc
     await expect(running).rejects.toMatchObject({ code: 'INTERRUPTED', exitCode: 130 });
     expect(paid()).toBe(1);
   });
+
+  it.each(SANDBOX_MODES)(
+    'Ctrl-C while a verification waits out a 429 ends the run at once (not after the hour); the same run verifies it once ($name)',
+    async ({ specOnly }) => {
+      const { s, client, paid, list, verify } = await rig(specOnly, 0);
+      // A spec-only service sends no Retry-After: its bare 429s go on for the hour.
+      const refusals = specOnly ? { rates: { 429: 1 } } : {};
+      s.admin.setFaults({ ...refusals, next: [{ status: 429, retry_after_s: 3600 }] });
+      const stop = new AbortController();
+      const input = await list('list.csv', ['wait@firm.com']);
+      const running = verify(input, { signal: stop.signal, timeoutMs: 2 * 3600_000 });
+      while (client.throttled() === 0) await delay(5);
+      const stopped = Date.now();
+      stop.abort();
+      await expect(running).rejects.toMatchObject({ code: 'INTERRUPTED', exitCode: 130 });
+      expect([Date.now() - stopped < 10_000, paid()]).toEqual([true, 0]);
+      s.admin.setFaults({});
+      // A new process: its client has not been told to wait an hour.
+      const fresh = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+      clients.push(fresh);
+      const next = await verify(input, { service: { client: fresh, baseUrl: s.url } });
+      expect([next.exitCode, next.resumed, next.sent, next.unconfirmed, paid()]).toEqual([
+        0,
+        true,
+        1,
+        0,
+        1,
+      ]);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'killed while a verification waits out a 429 (the journal as it is then): the resume knows it was not processed, and verifies it once ($name)',
+    async ({ specOnly }) => {
+      const { s, dir, runsDir, client, paid, list, verify } = await rig(specOnly, 0);
+      const refusals = specOnly ? { rates: { 429: 1 } } : {};
+      s.admin.setFaults({ ...refusals, next: [{ status: 429, retry_after_s: 3600 }] });
+      const stop = new AbortController();
+      const input = await list('list.csv', ['wait@firm.com']);
+      const running = verify(input, { signal: stop.signal, timeoutMs: 2 * 3600_000 });
+      while (client.throttled() === 0) await delay(5);
+      await delay(100);
+      // The state a SIGKILL would leave: the journal on disk now (without its lock).
+      const killed = join(dir, 'killed');
+      await cp(runsDir, killed, { recursive: true, filter: (p) => basename(p) !== 'lock' });
+      stop.abort();
+      await running.catch(() => undefined);
+      s.admin.setFaults({});
+      const fresh = createClient({ baseUrl: s.url, apiKey: s.apiKey });
+      clients.push(fresh);
+      const service = { client: fresh, baseUrl: s.url };
+      const next = await verify(input, { service, runsDir: killed });
+      expect([next.exitCode, next.resumed, next.sent, next.unconfirmed, paid()]).toEqual([
+        0,
+        true,
+        1,
+        0,
+        1,
+      ]);
+    },
+  );
 
   it('a claim left by a process that died is taken over at once, and given back', async () => {
     const { runsDir, client, paid, warnings, list, verify } = await rig();

@@ -75,6 +75,24 @@ describe('reading a journal back', () => {
     ]);
   });
 
+  it('a batch sent again after a failure (refused with a 429, or by a resume) may have been processed from then on: its failure is forgotten', () => {
+    const events = parseJournal([runLine, submitLine('a')].join('\n')) as JournalEvent[];
+    const again = parseJournal(submitLine('a'))[0] as JournalEvent;
+    events.push({ t: 'failed', batch: 'a', code: 'RATE_LIMITED', message: '429', at: 3 }, again);
+    const state = foldEvents(events);
+    expect(state?.batches.get('a')).toEqual({
+      id: 'a',
+      first: 0,
+      last: 0,
+      count: 1,
+      idem: 'ia',
+      failed: undefined,
+    });
+    // The failure alone (killed while waiting to send it again): it was not processed.
+    const waiting = foldEvents(events.slice(0, -1));
+    expect(waiting?.batches.get('a')?.failed).toEqual({ code: 'RATE_LIMITED', message: '429' });
+  });
+
   it('folds only a journal that starts with its run header', () => {
     expect(foldEvents([])).toBeUndefined();
     expect(foldEvents(parseJournal(`${submitLine('0')}\n${runLine}\n`))).toBeUndefined();

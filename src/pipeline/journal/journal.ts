@@ -208,6 +208,8 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
       last: e.last,
       count: e.count,
       idem: e.idem,
+      // Sent again after a failure that proved nothing was processed: from here on it may be.
+      failed: undefined,
     });
     return;
   }

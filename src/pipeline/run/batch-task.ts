@@ -3,7 +3,7 @@ import { expirationToMs } from '../../contract/rules.js';
 import { isEnrichError, stopsRun } from '../../errors.js';
 import type { BatchState } from '../journal/journal.js';
 import { spoolAnswer } from '../journal/spool.js';
-import type { BatchItem, LeafResult, SentItem } from '../types.js';
+import type { BatchItem, LeafResult, SentItem, SendControl } from '../types.js';
 import type { BatchContext, BatchRun } from './batch-context.js';
 import { takeCredits } from './budget.js';
 import { creditRetryId, isCreditRetry, retryCreditFailures } from './credit-retry.js';
@@ -193,16 +193,22 @@ async function postBatch(
   const base = leafBase(id, items);
   const idem =
     journaledIdem ?? idempotencyKey(journal.state.header.run, journal.state.header.nonce, id);
-  await journal.append(
-    { t: 'submit', batch: id, first: base.first, last: base.last, count: items.length, idem },
-    { durable: true },
-  );
+  const { first, last } = base;
+  const sent = { t: 'submit', batch: id, first, last, count: items.length, idem } as const;
+  // A Ctrl-C ends a wait to send (a 429's Retry-After can be hours), not a POST on its way.
+  const how: SendControl = { stop: ctx.env.signal };
+  if (ctx.api.submit.journalsAttempts) {
+    // On disk before each attempt goes out, and not before: a batch killed while it waited
+    // for its turn (or out a 429) was never sent, and its resume sends it by itself.
+    how.sending = () => journal.append(sent, { durable: true });
+    how.notSent = ({ code, message }) => journal.append({ t: 'failed', batch: id, code, message });
+  } else await journal.append(sent, { durable: true });
   try {
     const body = { items: items.map((i) => i.element), metadata: { ...ctx.metadata } };
     let sentMark = ctx.balance.mark();
     const job = await ctx.limit(() => {
       sentMark = ctx.balance.mark();
-      return ctx.api.submit(ctx.kind, body, idem);
+      return ctx.api.submit(ctx.kind, body, idem, how);
     });
     ctx.balance.seen(job.remaining_credits, ctx.env.now(), sentMark);
     ctx.splits.accepted = true;
@@ -308,7 +314,8 @@ async function pollAndSpool(
   const fetch = async () => {
     const answer = await ctx.limit(() => {
       fetchMark = ctx.balance.mark();
-      return ctx.api.results(ctx.kind, jobId, job.url);
+      // A Ctrl-C stops polling: a look waiting out a 429 (all calls share one) ends too.
+      return ctx.api.results(ctx.kind, jobId, job.url, ctx.env.signal);
     });
     if (answer.state === 'pending' && ctx.onJob) {
       const { processed, total } = answer;

@@ -190,7 +190,7 @@ async function settleJob(
   b: BatchState,
   deadline: number,
 ): Promise<boolean> {
-  const outcome = await pollJob(() => c.api.results(c.kind, b.job!, b.url!), {
+  const outcome = await pollJob(() => c.api.results(c.kind, b.job!, b.url!, c.env.signal), {
     deadline,
     env: c.env,
     expires: b.expires,

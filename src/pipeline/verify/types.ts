@@ -7,6 +7,8 @@ import type {
   RowStatus,
   RunWords,
   StopReason,
+  SendControl,
+  JournalsAttempts,
 } from '../types.js';
 
 /** The three verdicts of api-spec.md 2.4. */
@@ -29,7 +31,16 @@ export interface VerifyAnswer {
  * refused the address), RATE_LIMITED/NETWORK/... (nothing was processed), INTERRUPTED.
  */
 export interface VerifyApi {
-  verify(address: string): Promise<VerifyAnswer>;
+  /**
+   * `stop` (the run's Ctrl-C) ends the call's waits to send, not a request on its way;
+   * `sending` and `notSent` journal each attempt when the function is marked so.
+   */
+  verify: VerifyFn;
+}
+
+/** One verification (VerifyApi.verify), marked when it calls `sending` and `notSent`. */
+export interface VerifyFn extends JournalsAttempts {
+  (address: string, how?: SendControl): Promise<VerifyAnswer>;
 }
 
 /** A verification run, resolved once: every decision the stages need. */

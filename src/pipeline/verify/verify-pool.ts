@@ -1,7 +1,7 @@
 import { EnrichError } from '../../errors.js';
 import type { Journal } from '../journal/journal.js';
 import { budgetReached } from '../run/messages.js';
-import type { CachePolicy, ResultsCache, RunWords, StopReason } from '../types.js';
+import type { CachePolicy, ResultsCache, RunWords, StopReason, SendControl } from '../types.js';
 import {
   newPoolStats,
   OUT_OF_VERIFICATION_CREDITS,
@@ -47,6 +47,20 @@ function stopBeforeSend(ctx: PoolContext, sent: number): StopReason | undefined 
   return undefined;
 }
 
+/** How an address is sent: stopped by a Ctrl-C, journaled around each attempt. */
+function sendControl(ctx: PoolContext, address: string): SendControl {
+  // A Ctrl-C ends its wait to be sent (a 429's Retry-After), not a request on its way.
+  if (!ctx.api.verify.journalsAttempts) return { stop: ctx.signal };
+  return {
+    stop: ctx.signal,
+    // On disk before each attempt: a run killed from there on knows it may have been charged,
+    // and one killed while it waited (out a 429) knows it was not.
+    sending: () => ctx.journal.append({ t: 'vsend', addr: address }),
+    notSent: ({ code, message }) =>
+      ctx.journal.append({ t: 'vfail', addr: address, code, message, unconfirmed: false }),
+  };
+}
+
 /** Why an address another run still sent when this run's time was up is not sent. */
 const heldElsewhere = (ctx: PoolContext, who: string) =>
   `${who} was still verifying this address when this run's time was up (${ctx.words.option('timeoutMs')})`;
@@ -86,11 +100,12 @@ export function createVerifyPool(ctx: PoolContext) {
   };
 
   const send = async (address: string, entry: AddressEntry) => {
-    // On disk before the request: a run killed from here on knows it may have been charged.
-    await ctx.journal.append({ t: 'vsend', addr: address });
+    const how = sendControl(ctx, address);
+    // On disk before the request, by this pool when the api cannot tell each attempt.
+    if (!how.sending) await ctx.journal.append({ t: 'vsend', addr: address });
     let answer: VerifyAnswer;
     try {
-      answer = await ctx.api.verify(address);
+      answer = await ctx.api.verify(address, how);
     } catch (err) {
       if (!(err instanceof EnrichError)) throw err;
       return settleFailed(out, address, entry, err);
