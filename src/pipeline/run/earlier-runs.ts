@@ -94,8 +94,9 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
     : await earlierRunsOf(c.runsDir, c.key, c);
   let waiting = 0;
   for (const header of earlier) {
-    const sameFile = header.input.path === c.input.path && c.input.path !== '-';
-    if (!sameFile && !c.only) {
+    // An earlier run of this very file (its rows held back, not another run's to settle).
+    const sameFile = !only && header.input.path === c.input.path && c.input.path !== '-';
+    if (!sameFile && !only) {
       // Stryker disable next-line ConditionalExpression,EqualityOperator: past the budget the rest are left for the next start (a test would need a slow disk; `>=` differs only at the very millisecond)
       if (!c.cache || performance.now() - started > OTHER_FILES_BUDGET_MS) continue;
       // Read without its lock first: most runs of other files left nothing to download. Whether
@@ -104,7 +105,7 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
       const now = c.env.now();
       if (!peeked || ![...peeked.batches.values()].some((b) => notDownloaded(b, now))) continue;
     }
-    const what = c.only
+    const what = only
       ? `the run of ${header.input.path} that held rows of this file`
       : sameFile
         ? `an earlier run of ${c.input.path} (before the file changed)`
@@ -126,7 +127,7 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
       });
     } catch (err) {
       if (err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS') {
-        if (sameFile && !c.only) throw runningNow(c, err);
+        if (sameFile) throw runningNow(c, err);
         continue; // another file's run going on now: left to it
       }
       c.onWarning?.(
@@ -142,10 +143,10 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
       c.onWarning?.(
         `${what} left ${open.length} job(s) not downloaded: downloading them first, so the rows they paid for are not paid for again`,
       );
-      const deadline = sameFile || c.only ? c.deadline : now;
+      const deadline = sameFile || only ? c.deadline : now;
       const left = await Promise.all(open.map((b) => settleJob(c, c.cache!, journal, b, deadline)));
       const running = left.filter((l) => l).length;
-      if (sameFile && !c.only) waiting += running;
+      if (sameFile) waiting += running;
       else if (running > 0)
         c.onWarning?.(
           `${running} job(s) of ${what} are still running: rows of this file they hold may be paid for again (to avoid it, wait for them to end, or run: ${header.command})`,
