@@ -165,6 +165,17 @@ export const TARGETS = [
     ],
   },
   {
+    // Whether a POST that may have been processed is ever reported as one that was not.
+    name: 'send',
+    file: 'src/api/send.ts',
+    tests: [
+      'test/integration/client-stop.test.ts',
+      'test/integration/client-endpoints.test.ts',
+      'test/integration/client-retry.test.ts',
+      'test/integration/client-safety.test.ts',
+    ],
+  },
+  {
     name: 'write',
     file: 'src/io/write.ts',
     tests: [
