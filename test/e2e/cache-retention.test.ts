@@ -3,9 +3,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeFile } from 'node:fs/promises';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { ensureBuilt, runCli, spawnCli, tempEnv } from '../api/harness.js';
-import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import {
   CONTACT_HEADER,
   SANDBOX_MODES,
@@ -14,66 +14,74 @@ import {
   writeCsv,
 } from '../integration/bulk-harness.js';
 
-let sb: SandboxHandle | undefined;
 beforeAll(() => ensureBuilt());
-afterEach(async () => {
-  await sb?.close();
-  sb = undefined;
-});
+
+/**
+ * A sandbox for one test, closed when it ends. The two sandbox modes of a scenario run side by
+ * side (`it.concurrent.for(SANDBOX_MODES)`, each pair in a describe of its own so no more than
+ * two run at once): each has its own sandbox, state, cache and files, and mostly waits on jobs.
+ */
+async function sandboxFor(t: Pick<TestContext, 'onTestFinished'>, o: SandboxOptions) {
+  const sb = await startSandbox(o);
+  t.onTestFinished(() => sb.close());
+  return sb;
+}
 
 describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
-  it.each(SANDBOX_MODES)(
-    '$name: a run stopped by --timeout (its output written, its job still running) survives clear and prune; its resume pays nothing again (regression: erased, every row paid twice)',
-    async ({ specOnly }) => {
-      sb = await startSandbox({ port: 0, host: '127.0.0.1', jobMs: 2500, specOnly });
-      const env: Record<string, string> = {
-        ...(await tempEnv()),
-        ENRICH_BASE_URL: sb.url,
-        ENRICH_API_KEY: sb.apiKey,
-        ENRICH_RUN_RETENTION: '0s',
-      };
-      const dir = await tempDir();
-      const input = await writeCsv(dir, 'to.csv', CONTACT_HEADER, contactRows(6));
-      const out = join(dir, 'to.o.csv');
-      const stopped = await runCli(['contacts', input, '-o', out, '--timeout', '1s', '-q'], {
-        env,
-      });
-      expect(stopped.code).toBe(3);
-      expect(sb.admin.stats().jobs_submitted).toBe(1);
+  describe('a run stopped by --timeout', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      '$name: a run stopped by --timeout (its output written, its job still running) survives clear and prune; its resume pays nothing again (regression: erased, every row paid twice)',
+      async ({ specOnly }, t) => {
+        const sb = await sandboxFor(t, { port: 0, host: '127.0.0.1', jobMs: 2500, specOnly });
+        const env: Record<string, string> = {
+          ...(await tempEnv()),
+          ENRICH_BASE_URL: sb.url,
+          ENRICH_API_KEY: sb.apiKey,
+          ENRICH_RUN_RETENTION: '0s',
+        };
+        const dir = await tempDir();
+        const input = await writeCsv(dir, 'to.csv', CONTACT_HEADER, contactRows(6));
+        const out = join(dir, 'to.o.csv');
+        const stopped = await runCli(['contacts', input, '-o', out, '--timeout', '1s', '-q'], {
+          env,
+        });
+        expect(stopped.code).toBe(3);
+        expect(sb.admin.stats().jobs_submitted).toBe(1);
 
-      const cleared = await runCli(['cache', 'clear', '--json'], { env });
-      expect(cleared.code).toBe(0);
-      expect(JSON.parse(cleared.stdout)).toMatchObject({ runs_removed: 0, runs_kept: 1 });
-      expect(cleared.stderr).toMatch(/kept 1 unfinished run\(s\)/);
-      const pruned = await runCli(['cache', 'prune', '--json'], { env });
-      expect(pruned.code).toBe(0);
-      expect(JSON.parse(pruned.stdout)).toMatchObject({ runs_removed: 0 });
-      // Nor the sweep at the start of another run (run_retention 0s).
-      const other = await writeCsv(dir, 'x.csv', CONTACT_HEADER, [
-        ['X1', 'Other', 'Row', 'other.row@else.io', 'Else', ''],
-      ]);
-      expect(
-        (await runCli(['contacts', other, '-o', join(dir, 'x.o.csv'), '-q'], { env })).code,
-      ).toBe(0);
-      const jobs = await runCli(['jobs', 'list', '--input', input, '--json'], { env });
-      // Still listed, not downloaded: running, or done at the service on a loaded machine (the
-      // job takes 2.5 s, and four CLI runs came before this one).
-      expect(jobs.stdout).toMatch(/"status": "(running|done)"/);
+        const cleared = await runCli(['cache', 'clear', '--json'], { env });
+        expect(cleared.code).toBe(0);
+        expect(JSON.parse(cleared.stdout)).toMatchObject({ runs_removed: 0, runs_kept: 1 });
+        expect(cleared.stderr).toMatch(/kept 1 unfinished run\(s\)/);
+        const pruned = await runCli(['cache', 'prune', '--json'], { env });
+        expect(pruned.code).toBe(0);
+        expect(JSON.parse(pruned.stdout)).toMatchObject({ runs_removed: 0 });
+        // Nor the sweep at the start of another run (run_retention 0s).
+        const other = await writeCsv(dir, 'x.csv', CONTACT_HEADER, [
+          ['X1', 'Other', 'Row', 'other.row@else.io', 'Else', ''],
+        ]);
+        expect(
+          (await runCli(['contacts', other, '-o', join(dir, 'x.o.csv'), '-q'], { env })).code,
+        ).toBe(0);
+        const jobs = await runCli(['jobs', 'list', '--input', input, '--json'], { env });
+        // Still listed, not downloaded: running, or done at the service on a loaded machine (the
+        // job takes 2.5 s, and four CLI runs came before this one).
+        expect(jobs.stdout).toMatch(/"status": "(running|done)"/);
 
-      const resumed = await runCli(['contacts', input, '-o', out, '--json'], { env });
-      expect(resumed.code).toBe(0);
-      expect(JSON.parse(resumed.stdout)).toMatchObject({ statuses: { enriched: 6 } });
-      // The first job and x.csv's: none sent again, nothing paid twice.
-      expect(sb.admin.stats()).toMatchObject({ jobs_submitted: 2, credits_charged: 7 });
+        const resumed = await runCli(['contacts', input, '-o', out, '--json'], { env });
+        expect(resumed.code).toBe(0);
+        expect(JSON.parse(resumed.stdout)).toMatchObject({ statuses: { enriched: 6 } });
+        // The first job and x.csv's: none sent again, nothing paid twice.
+        expect(sb.admin.stats()).toMatchObject({ jobs_submitted: 2, credits_charged: 7 });
 
-      // Downloaded and written: the run is finished now, and clear erases it.
-      const after = await runCli(['cache', 'clear', '--json'], { env });
-      expect(JSON.parse(after.stdout)).toMatchObject({ runs_kept: 0 });
-    },
-  );
+        // Downloaded and written: the run is finished now, and clear erases it.
+        const after = await runCli(['cache', 'clear', '--json'], { env });
+        expect(JSON.parse(after.stdout)).toMatchObject({ runs_kept: 0 });
+      },
+    );
+  });
 
-  it('the decompressed copy of a gzip input that a killed run left in TMPDIR (contact data) goes with cache prune; the resume reads the file again (regression: kept for ever)', async () => {
-    sb = await startSandbox({ port: 0, host: '127.0.0.1', jobMs: 60_000 });
+  it('the decompressed copy of a gzip input that a killed run left in TMPDIR (contact data) goes with cache prune; the resume reads the file again (regression: kept for ever)', async (t) => {
+    const sb = await sandboxFor(t, { port: 0, host: '127.0.0.1', jobMs: 60_000 });
     const dir = await tempDir();
     const tmp = join(dir, 'tmp');
     await mkdir(tmp);
@@ -104,8 +112,8 @@ describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
   });
 
   /** Day 1: rows 1, 3, 5 answered (and cached) by one run; the six-row file's run takes them from the cache and sends 0, 2, 4 (--no-wait). */
-  async function dayOne(specOnly: boolean) {
-    sb = await startSandbox({ port: 0, host: '127.0.0.1', jobMs: 1500, specOnly });
+  async function dayOne(t: Pick<TestContext, 'onTestFinished'>, specOnly: boolean) {
+    const sb = await sandboxFor(t, { port: 0, host: '127.0.0.1', jobMs: 1500, specOnly });
     const env: Record<string, string> = {
       ...(await tempEnv()),
       ENRICH_BASE_URL: sb.url,
@@ -136,73 +144,79 @@ describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
     for (const l of lines) expect(l).toMatch(/,enriched,/);
   }
 
-  it.each(SANDBOX_MODES)(
-    '$name: a resumed run whose cache hits were cleared since sends those rows itself, once, joined in input order (regression: exit 3 naming --restart)',
-    async ({ specOnly }) => {
-      const { env, args, out, rows, sb } = await dayOne(specOnly);
-      const resumed = await runCli([...args, '--json'], { env });
-      expect(resumed.code).toBe(0);
-      expect(resumed.stderr).not.toMatch(/restart|not sent/);
-      expect(JSON.parse(resumed.stdout)).toMatchObject({
-        statuses: { enriched: 6, failed: 0 },
-        cache: { hits: 0, gone: 0, resent: 3 },
-        // Run 1's job (downloaded now) and the batch of the three whose answers were gone.
-        credits_charged: 6,
-      });
-      // The three whose answers were gone, once; the three run 1 sent, never again.
-      expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
-      await expectAllAnswered(out, rows);
-      const again = await runCli([...args, '--json'], { env });
-      expect(again.code).toBe(0);
-      expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
-    },
-  );
+  describe('a resumed run whose cache hits were cleared', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      '$name: a resumed run whose cache hits were cleared since sends those rows itself, once, joined in input order (regression: exit 3 naming --restart)',
+      async ({ specOnly }, t) => {
+        const { env, args, out, rows, sb } = await dayOne(t, specOnly);
+        const resumed = await runCli([...args, '--json'], { env });
+        expect(resumed.code).toBe(0);
+        expect(resumed.stderr).not.toMatch(/restart|not sent/);
+        expect(JSON.parse(resumed.stdout)).toMatchObject({
+          statuses: { enriched: 6, failed: 0 },
+          cache: { hits: 0, gone: 0, resent: 3 },
+          // Run 1's job (downloaded now) and the batch of the three whose answers were gone.
+          credits_charged: 6,
+        });
+        // The three whose answers were gone, once; the three run 1 sent, never again.
+        expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
+        await expectAllAnswered(out, rows);
+        const again = await runCli([...args, '--json'], { env });
+        expect(again.code).toBe(0);
+        expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
+      },
+    );
+  });
 
-  it.each(SANDBOX_MODES)(
-    '$name: the rows whose cached answers were gone count against --max-credits; the next resume sends the rest, paying for each once',
-    async ({ specOnly }) => {
-      const { env, args, out, rows, sb } = await dayOne(specOnly);
-      const capped = await runCli([...args, '--max-credits', '1', '--json'], { env });
-      expect(capped.code).toBe(5);
-      expect(JSON.parse(capped.stdout)).toMatchObject({
-        statuses: { enriched: 4, failed: 2 },
-        cache: { gone: 0, resent: 1 },
-      });
-      expect(capped.stderr).toMatch(/--max-credits/);
-      expect(sb.admin.stats()).toMatchObject({ records_submitted: 7, credits_charged: 7 });
-      const rest = await runCli([...args, '--json'], { env });
-      expect(rest.code).toBe(0);
-      expect(JSON.parse(rest.stdout)).toMatchObject({ cache: { resent: 3 } });
-      expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
-      await expectAllAnswered(out, rows);
-    },
-  );
+  describe('--max-credits on the rows whose answers were gone', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      '$name: the rows whose cached answers were gone count against --max-credits; the next resume sends the rest, paying for each once',
+      async ({ specOnly }, t) => {
+        const { env, args, out, rows, sb } = await dayOne(t, specOnly);
+        const capped = await runCli([...args, '--max-credits', '1', '--json'], { env });
+        expect(capped.code).toBe(5);
+        expect(JSON.parse(capped.stdout)).toMatchObject({
+          statuses: { enriched: 4, failed: 2 },
+          cache: { gone: 0, resent: 1 },
+        });
+        expect(capped.stderr).toMatch(/--max-credits/);
+        expect(sb.admin.stats()).toMatchObject({ records_submitted: 7, credits_charged: 7 });
+        const rest = await runCli([...args, '--json'], { env });
+        expect(rest.code).toBe(0);
+        expect(JSON.parse(rest.stdout)).toMatchObject({ cache: { resent: 3 } });
+        expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
+        await expectAllAnswered(out, rows);
+      },
+    );
+  });
 
-  it.each(SANDBOX_MODES)(
-    '$name: a resume killed after journaling the batch of rows whose cached answers were gone, its POST not answered: the next resume pays for them once',
-    async ({ specOnly }) => {
-      const { env, args, out, rows, sb } = await dayOne(specOnly);
-      // The resume's first POST is that batch's: held until the process is gone.
-      sb.admin.setFaults({ next: [{ delay_ms: 30_000, path: '/contacts' }] });
-      const run = await spawnCli([...args, '-q'], { env });
-      const state = env.ENRICH_STATE_DIR as string;
-      for (let i = 0; i < 400 && !(await journaled(state, /"t":"submit","batch":"g1"/)); i++)
-        await new Promise((r) => setTimeout(r, 25));
-      expect(await journaled(state, /"t":"refill","batch":"g1","rows":\[1,3,5\]/)).toBe(true);
-      run.child.kill('SIGKILL');
-      await run.code;
-      sb.admin.setFaults({});
-      let resumed = await runCli([...args, '--json'], { env });
-      // Killed before any answer showed this service honours Idempotency-Key: sent again
-      // (with the journaled key) only when asked.
-      if (resumed.code === 3 && /never confirmed them/.test(resumed.stderr))
-        resumed = await runCli([...args, '--resend-unconfirmed', '--json'], { env });
-      expect(resumed.code).toBe(0);
-      expect(JSON.parse(resumed.stdout)).toMatchObject({ statuses: { enriched: 6 } });
-      expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
-      await expectAllAnswered(out, rows);
-    },
-  );
+  describe('a resume killed after journaling the resent batch', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      '$name: a resume killed after journaling the batch of rows whose cached answers were gone, its POST not answered: the next resume pays for them once',
+      async ({ specOnly }, t) => {
+        const { env, args, out, rows, sb } = await dayOne(t, specOnly);
+        // The resume's first POST is that batch's: held until the process is gone.
+        sb.admin.setFaults({ next: [{ delay_ms: 30_000, path: '/contacts' }] });
+        const run = await spawnCli([...args, '-q'], { env });
+        const state = env.ENRICH_STATE_DIR as string;
+        for (let i = 0; i < 400 && !(await journaled(state, /"t":"submit","batch":"g1"/)); i++)
+          await new Promise((r) => setTimeout(r, 25));
+        expect(await journaled(state, /"t":"refill","batch":"g1","rows":\[1,3,5\]/)).toBe(true);
+        run.child.kill('SIGKILL');
+        await run.code;
+        sb.admin.setFaults({});
+        let resumed = await runCli([...args, '--json'], { env });
+        // Killed before any answer showed this service honours Idempotency-Key: sent again
+        // (with the journaled key) only when asked.
+        if (resumed.code === 3 && /never confirmed them/.test(resumed.stderr))
+          resumed = await runCli([...args, '--resend-unconfirmed', '--json'], { env });
+        expect(resumed.code).toBe(0);
+        expect(JSON.parse(resumed.stdout)).toMatchObject({ statuses: { enriched: 6 } });
+        expect(sb.admin.stats()).toMatchObject({ records_submitted: 9, credits_charged: 9 });
+        await expectAllAnswered(out, rows);
+      },
+    );
+  });
 });
 
 /** True when a journal line under the state dir matches. */
