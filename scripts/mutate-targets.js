@@ -170,6 +170,7 @@ export const TARGETS = [
     file: 'src/api/send.ts',
     tests: [
       'test/integration/client-stop.test.ts',
+      'test/integration/client-attempts.test.ts',
       'test/integration/client-endpoints.test.ts',
       'test/integration/client-retry.test.ts',
       'test/integration/client-safety.test.ts',

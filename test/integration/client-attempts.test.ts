@@ -1,0 +1,52 @@
+/**
+ * What bounds one attempt of a call and what counts as one (send.ts): a GET never outlives
+ * its caller's deadline, a POST is never cut by it, and 429s use up no attempt.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { startRig, type Rig } from '../api/harness.js';
+
+let rig: Rig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+describe("one attempt's limits", () => {
+  it("a GET's attempt is cut at its caller's deadline (1.5 s away), not at the 10-minute limit", async () => {
+    rig = await startRig({}, { retry: { baseMs: 100, maxAttempts: 1 } });
+    rig.sandbox.admin.setFaults({ next: [{ delay_ms: 10_000 }] });
+    const deadline = rig.time.clock.now() + 1500;
+    const err = await rig.client
+      .getContactsResults(randomUUID(), { deadline })
+      .then(() => undefined)
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ code: 'TIMEOUT' });
+    expect((err as ApiError).message).toMatch(/no complete answer within 1500ms/);
+  });
+
+  it('a POST under the same deadline is not cut: its answer, 2.5 s later, comes', async () => {
+    rig = await startRig();
+    rig.sandbox.admin.setFaults({ next: [{ delay_ms: 2500 }] });
+    const deadline = rig.time.clock.now() + 1500;
+    const job = await rig.client.submitContacts(
+      { contacts: [{ business_email: 'a@acme.com', custom_fields: { row: 1 } }] },
+      { idempotencyKey: randomUUID(), deadline },
+    );
+    expect(job.job_id).toEqual(expect.any(String));
+    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(1);
+  });
+
+  it('429s use up no attempt: 429, 429, 503, 503 and then an answer is within 3 attempts', async () => {
+    rig = await startRig({}, { retry: { baseMs: 100, maxAttempts: 3 } });
+    rig.sandbox.admin.setFaults({
+      next: [{ status: 429 }, { status: 429 }, { status: 503 }, { status: 503 }],
+    });
+    const answer = await rig.client.getContactsResults(randomUUID()).catch((e: unknown) => e);
+    // The job does not exist: the fifth request's 404 is the service's answer, not a retry.
+    expect(answer).toMatchObject({ code: 'API_NOT_FOUND' });
+    expect(rig.debug.filter((l) => l.startsWith('GET'))).toHaveLength(5);
+  });
+});
