@@ -5,6 +5,18 @@ import { createClient, type ClientOptions, type EnrichClient } from '../../src/a
 import { startSandbox } from '../../src/sandbox/index.js';
 import type { SandboxHandle, SandboxOptions } from '../../src/sandbox/index.js';
 import type { IdempotencyStore } from '../../src/api/idempotency.js';
+import { ApiError } from '../../src/errors.js';
+
+/** Runs `fn` and returns the ApiError it throws (anything else is rethrown). */
+export async function failure(fn: () => Promise<unknown>): Promise<ApiError> {
+  try {
+    await fn();
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
 
 /** A clock that only moves when the code under test sleeps. */
 export function fakeTime(start = Date.UTC(2026, 10, 21, 12, 0, 0)) {

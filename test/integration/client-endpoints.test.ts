@@ -3,8 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.js';
-import { ApiError } from '../../src/errors.js';
-import { startRig, type Rig } from '../api/harness.js';
+import { failure, startRig, type Rig } from '../api/harness.js';
 
 let rig: Rig | undefined;
 let other: Server | undefined;
@@ -14,16 +13,6 @@ afterEach(async () => {
   if (other) await new Promise((r) => other?.close(r));
   other = undefined;
 });
-
-async function failure(fn: () => Promise<unknown>): Promise<ApiError> {
-  try {
-    await fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 /** A throwaway server on 127.0.0.1:0 that records what it receives. */
 async function serve(handler: Parameters<typeof createServer>[1]) {

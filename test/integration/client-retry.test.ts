@@ -1,23 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/errors.js';
 import { idempotencyScope, memoryIdempotencyStore } from '../../src/api/idempotency.js';
-import { startRig, type Rig } from '../api/harness.js';
+import { failure, startRig, type Rig } from '../api/harness.js';
 
 const contacts = { contacts: [{ business_email: 'a@acme.com', custom_fields: { row: 1 } }] };
 let rig: Rig;
 afterEach(() => rig?.close());
-
-/** Runs `fn` and returns the ApiError it throws. */
-async function failure(fn: () => Promise<unknown>): Promise<ApiError> {
-  try {
-    await fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 describe('client retries against the sandbox', () => {
   it('honours a 429 Retry-After in seconds, even for a plain POST', async () => {

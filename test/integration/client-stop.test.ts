@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/errors.js';
-import { startRig, type Rig } from '../api/harness.js';
+import type { ApiError } from '../../src/errors.js';
+import { failure, startRig, type Rig } from '../api/harness.js';
 import { SANDBOX_MODES } from './bulk-harness.js';
 
 let rig: Rig | undefined;
@@ -15,16 +15,6 @@ afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
-
-async function failure(fn: () => Promise<unknown>): Promise<ApiError> {
-  try {
-    await fn();
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  throw new Error('expected an ApiError');
-}
 
 /** A sleep on the rig's fake clock that, like a Ctrl-C during it, aborts `stop` and ends. */
 function stopWhileSleeping(stop: AbortController, time: { sleeps: number[] }) {

@@ -56,6 +56,30 @@ async function rig(specOnly = false, latencyMs = 30) {
   return { s, dir, runsDir, client, paid, warnings, list, leads, verify, heldElsewhere };
 }
 
+/**
+ * A verification run of one address against a service that refuses it for an hour (a
+ * spec-only service sends no Retry-After: its bare 429s go on), resolved once the refusal came
+ * with the run waiting; `resume` verifies the list again as a new process would (its client
+ * not told to wait).
+ */
+async function refusedForAnHour(specOnly: boolean) {
+  const r = await rig(specOnly, 0);
+  const refusals = specOnly ? { rates: { 429: 1 } } : {};
+  r.s.admin.setFaults({ ...refusals, next: [{ status: 429, retry_after_s: 3600 }] });
+  const stop = new AbortController();
+  const input = await r.list('list.csv', ['wait@firm.com']);
+  const running = r.verify(input, { signal: stop.signal, timeoutMs: 2 * 3600_000 });
+  running.catch(() => undefined); // awaited by the test
+  while (r.client.throttled() === 0) await delay(5);
+  const resume = (more: Record<string, unknown> = {}) => {
+    r.s.admin.setFaults({});
+    const fresh = createClient({ baseUrl: r.s.url, apiKey: r.s.apiKey });
+    clients.push(fresh);
+    return r.verify(input, { service: { client: fresh, baseUrl: r.s.url }, ...more });
+  };
+  return { ...r, stop, running, resume };
+}
+
 describe('verify-emails: one request per address at a time across runs of an account', () => {
   it.each(SANDBOX_MODES)(
     'two runs of lists sharing 20 addresses, side by side: each address is paid for once ($name)',
@@ -145,61 +169,30 @@ describe('verify-emails: one request per address at a time across runs of an acc
   it.each(SANDBOX_MODES)(
     'Ctrl-C while a verification waits out a 429 ends the run at once (not after the hour); the same run verifies it once ($name)',
     async ({ specOnly }) => {
-      const { s, client, paid, list, verify } = await rig(specOnly, 0);
-      // A spec-only service sends no Retry-After: its bare 429s go on for the hour.
-      const refusals = specOnly ? { rates: { 429: 1 } } : {};
-      s.admin.setFaults({ ...refusals, next: [{ status: 429, retry_after_s: 3600 }] });
-      const stop = new AbortController();
-      const input = await list('list.csv', ['wait@firm.com']);
-      const running = verify(input, { signal: stop.signal, timeoutMs: 2 * 3600_000 });
-      while (client.throttled() === 0) await delay(5);
+      const { paid, stop, running, resume } = await refusedForAnHour(specOnly);
       const stopped = Date.now();
       stop.abort();
       await expect(running).rejects.toMatchObject({ code: 'INTERRUPTED', exitCode: 130 });
       expect([Date.now() - stopped < 10_000, paid()]).toEqual([true, 0]);
-      s.admin.setFaults({});
-      // A new process: its client has not been told to wait an hour.
-      const fresh = createClient({ baseUrl: s.url, apiKey: s.apiKey });
-      clients.push(fresh);
-      const next = await verify(input, { service: { client: fresh, baseUrl: s.url } });
-      expect([next.exitCode, next.resumed, next.sent, next.unconfirmed, paid()]).toEqual([
-        0,
-        true,
-        1,
-        0,
-        1,
-      ]);
+      const next = await resume();
+      const counts = [next.exitCode, next.resumed, next.sent, next.unconfirmed, paid()];
+      expect(counts).toEqual([0, true, 1, 0, 1]);
     },
   );
 
   it.each(SANDBOX_MODES)(
     'killed while a verification waits out a 429 (the journal as it is then): the resume knows it was not processed, and verifies it once ($name)',
     async ({ specOnly }) => {
-      const { s, dir, runsDir, client, paid, list, verify } = await rig(specOnly, 0);
-      const refusals = specOnly ? { rates: { 429: 1 } } : {};
-      s.admin.setFaults({ ...refusals, next: [{ status: 429, retry_after_s: 3600 }] });
-      const stop = new AbortController();
-      const input = await list('list.csv', ['wait@firm.com']);
-      const running = verify(input, { signal: stop.signal, timeoutMs: 2 * 3600_000 });
-      while (client.throttled() === 0) await delay(5);
+      const { dir, runsDir, paid, stop, running, resume } = await refusedForAnHour(specOnly);
       await delay(100);
       // The state a SIGKILL would leave: the journal on disk now (without its lock).
       const killed = join(dir, 'killed');
       await cp(runsDir, killed, { recursive: true, filter: (p) => basename(p) !== 'lock' });
       stop.abort();
       await running.catch(() => undefined);
-      s.admin.setFaults({});
-      const fresh = createClient({ baseUrl: s.url, apiKey: s.apiKey });
-      clients.push(fresh);
-      const service = { client: fresh, baseUrl: s.url };
-      const next = await verify(input, { service, runsDir: killed });
-      expect([next.exitCode, next.resumed, next.sent, next.unconfirmed, paid()]).toEqual([
-        0,
-        true,
-        1,
-        0,
-        1,
-      ]);
+      const next = await resume({ runsDir: killed });
+      const counts = [next.exitCode, next.resumed, next.sent, next.unconfirmed, paid()];
+      expect(counts).toEqual([0, true, 1, 0, 1]);
     },
   );
 
