@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -27,6 +27,32 @@ const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
 
 async function serviceEnv(s: SandboxHandle): Promise<Record<string, string>> {
   return { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
+}
+
+/** Maps `items` through `fn`, `limit` at a time, in order; after a failure starts no more, waits for the rest, and throws it. */
+async function mapLimit<T, R>(
+  items: T[],
+  limit: number,
+  fn: (item: T, i: number) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  let failed = false;
+  let failure: unknown;
+  const worker = async () => {
+    while (!failed && next < items.length) {
+      const i = next++;
+      try {
+        results[i] = await fn(items[i] as T, i);
+      } catch (err) {
+        if (!failed) failure = err;
+        failed = true;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failed) throw failure;
+  return results;
 }
 
 /** Starts the CLI and SIGKILLs it after `ms`, or lets it finish; resolves when it is gone. */
@@ -153,29 +179,44 @@ describe('enrich contacts / companies (e2e)', () => {
     const expected = await readFile(cleanOut, 'utf8');
     const batches = clean.admin.stats().jobs_submitted;
     await clean.close();
+    sb = undefined;
 
-    let killed = 0;
-    for (const killAt of [150, 350, 600, 900]) {
-      const s = (sb = await startSandbox({ port: 0, jobMs: 300, faults: { latency_ms: 15 } }));
-      const env = await serviceEnv(s);
-      const out = join(dir, `out-${killAt}.csv`);
-      if ((await runAndKill(args(out), env, killAt)) === null) killed++;
-      // Never a half-written output: either absent or complete, and no temp file left behind.
-      if (existsSync(out)) expect(await readFile(out, 'utf8')).toBe(expected);
-      let r = await runCli(args(out), { env });
-      // Killed before an answer showed that this service honours Idempotency-Key: a batch
-      // whose POST may have reached it waits for --resend-unconfirmed (same key: replayed).
-      if (r.code === 3 && /never confirmed them/.test(r.stderr))
-        r = await runCli([...args(out), '--resend-unconfirmed'], { env });
-      expect(r.code).toBe(0);
-      expect(await readFile(out, 'utf8')).toBe(expected);
-      expect(s.admin.stats().jobs_submitted).toBe(batches);
-      // A replayed Idempotency-Key is not a new job: count the POSTs (at most the 8 in flight again).
-      expect((s.admin.stats().requests_by_path['/contacts'] ?? 0) - batches).toBeLessThanOrEqual(8);
-      expect(readdirSync(dirname(out)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
-      await s.close();
-      sb = undefined;
+    // Kill points two at a time, each with its own sandbox, state and output directory
+    // (the '.tmp' check reads that directory); every sandbox is closed when the test ends.
+    const open = new Set<SandboxHandle>();
+    let outcomes: boolean[];
+    try {
+      outcomes = await mapLimit([150, 350, 600, 900], 2, async (killAt) => {
+        const s = await startSandbox({ port: 0, jobMs: 300, faults: { latency_ms: 15 } });
+        open.add(s);
+        const env = await serviceEnv(s);
+        const outDir = join(dir, `k${killAt}`);
+        await mkdir(outDir);
+        const out = join(outDir, 'out.csv');
+        const wasKilled = (await runAndKill(args(out), env, killAt)) === null;
+        // Never a half-written output: either absent or complete, and no temp file left behind.
+        if (existsSync(out)) expect(await readFile(out, 'utf8')).toBe(expected);
+        let r = await runCli(args(out), { env });
+        // Killed before an answer showed that this service honours Idempotency-Key: a batch
+        // whose POST may have reached it waits for --resend-unconfirmed (same key: replayed).
+        if (r.code === 3 && /never confirmed them/.test(r.stderr))
+          r = await runCli([...args(out), '--resend-unconfirmed'], { env });
+        expect(r.code).toBe(0);
+        expect(await readFile(out, 'utf8')).toBe(expected);
+        expect(s.admin.stats().jobs_submitted).toBe(batches);
+        // A replayed Idempotency-Key is not a new job: count the POSTs (at most the 8 in flight again).
+        expect((s.admin.stats().requests_by_path['/contacts'] ?? 0) - batches).toBeLessThanOrEqual(
+          8,
+        );
+        expect(readdirSync(dirname(out)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+        open.delete(s);
+        await s.close();
+        return wasKilled;
+      });
+    } finally {
+      await Promise.all([...open].map((s) => s.close()));
     }
+    const killed = outcomes.filter(Boolean).length;
     // The kills landed mid-run (20 jobs of >= 300 ms each): a run that ended first would
     // only have tested a re-run of a finished job.
     expect(killed).toBeGreaterThanOrEqual(3);
