@@ -1,7 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
+import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
 import { ROW_CLAIMS_DIR } from '../../src/pipeline/run/row-claims.js';
 import type { JobEvent, RunProgress } from '../../src/pipeline/types.js';
@@ -10,25 +11,34 @@ import {
   contactRows,
   parseCsv,
   SANDBOX_MODES,
-  sandboxPerTest,
   tempDir,
   writeCsv,
 } from './bulk-harness.js';
 
-const sandbox = sandboxPerTest();
-const clients: EnrichClient[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
+/**
+ * A sandbox for one test, closed when it ends. The two sandbox modes of each case run side by
+ * side (`it.concurrent.for(SANDBOX_MODES)`, each pair in a describe of its own so no more than
+ * two run at once): each has its own sandbox, client, temp dir, runs and cache directories.
+ */
+type Ctx = Pick<TestContext, 'onTestFinished'>;
+async function sandbox(t: Ctx, o: SandboxOptions) {
+  const sb = await startSandbox({ port: 0, ...o });
+  t.onTestFinished(() => sb.close());
+  return sb;
+}
+function clientFor(t: Ctx, o: Parameters<typeof createClient>[0]): EnrichClient {
+  const c = createClient(o);
+  t.onTestFinished(() => c.close());
+  return c;
+}
 
 const CACHED_AT = CONTACT_HEADER.length + 3;
 
 /** A sandbox whose jobs take `jobMs`, and two files that share 20 rows (the second has 2 more). */
-async function rig(jobMs: number, specOnly: boolean, header28 = CONTACT_HEADER) {
-  const s = await sandbox({ jobMs, specOnly });
+async function rig(t: Ctx, jobMs: number, specOnly: boolean, header28 = CONTACT_HEADER) {
+  const s = await sandbox(t, { jobMs, specOnly });
   const dir = await tempDir();
-  const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
-  clients.push(client);
+  const client = clientFor(t, { baseUrl: s.url, apiKey: s.apiKey });
   const rows = contactRows(22);
   const d27 = await writeCsv(dir, 'd27.csv', CONTACT_HEADER, rows.slice(0, 20));
   const d28 = await writeCsv(dir, 'd28.csv', header28, rows);
@@ -63,185 +73,198 @@ async function whileItsJobRuns(
 type Rig = Awaited<ReturnType<typeof rig>>;
 
 describe('two bulk runs at once pay once for the rows their files share', () => {
-  it.each(SANDBOX_MODES)(
-    'a run started while another sends the same rows waits for its answers and takes them from the cache ($name)',
-    async ({ specOnly }) => {
-      // Regression: d28 (d27 plus 2 rows), started while d27's job ran, paid for all 22 rows:
-      // 42 credits for 22 distinct rows.
-      const { s, dir, run, warnings } = await rig(600, specOnly);
-      const first = await whileItsJobRuns(run);
-      const progress: RunProgress[] = [];
-      const second = await run(1, { onProgress: (p: RunProgress) => progress.push(p) });
-      // The progress line says what it waits for, and stops saying it once the answers are in.
-      expect(progress.some((p) => p.rowsHeldElsewhere === 20)).toBe(true);
-      expect(progress.at(-1)?.rowsHeldElsewhere).toBeUndefined();
-      const earlier = await first.done;
-      expect(earlier.exitCode).toBe(0);
-      expect(second.exitCode).toBe(0);
-      expect(s.admin.stats().credits_charged).toBe(22);
-      expect(earlier.creditsCharged).toBe(20);
-      expect(second).toMatchObject({ creditsCharged: 2, cacheHits: 20, creditsSaved: 20 });
-      expect(warnings[1]).toContainEqual(
-        expect.stringMatching(
-          /^waiting for another enrich process \(pid \d+\), which is sending rows this file holds too/,
-        ),
-      );
-      const out = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8'));
-      expect(out).toHaveLength(23);
-      const fromCache = out.slice(1).filter((r) => r[CACHED_AT] !== '');
-      expect(fromCache).toHaveLength(20);
-      // Both runs' claims are gone with them.
-      expect(await readdir(join(dir, 'runs', ROW_CLAIMS_DIR)).catch(() => [])).not.toContainEqual(
-        expect.stringMatching(/\.claims$/),
-      );
-    },
-  );
+  describe('a run started while another sends the same rows waits for', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a run started while another sends the same rows waits for its answers and takes them from the cache ($name)',
+      async ({ specOnly }, t) => {
+        // Regression: d28 (d27 plus 2 rows), started while d27's job ran, paid for all 22 rows:
+        // 42 credits for 22 distinct rows.
+        const { s, dir, run, warnings } = await rig(t, 600, specOnly);
+        const first = await whileItsJobRuns(run);
+        const progress: RunProgress[] = [];
+        const second = await run(1, { onProgress: (p: RunProgress) => progress.push(p) });
+        // The progress line says what it waits for, and stops saying it once the answers are in.
+        expect(progress.some((p) => p.rowsHeldElsewhere === 20)).toBe(true);
+        expect(progress.at(-1)?.rowsHeldElsewhere).toBeUndefined();
+        const earlier = await first.done;
+        expect(earlier.exitCode).toBe(0);
+        expect(second.exitCode).toBe(0);
+        expect(s.admin.stats().credits_charged).toBe(22);
+        expect(earlier.creditsCharged).toBe(20);
+        expect(second).toMatchObject({ creditsCharged: 2, cacheHits: 20, creditsSaved: 20 });
+        expect(warnings[1]).toContainEqual(
+          expect.stringMatching(
+            /^waiting for another enrich process \(pid \d+\), which is sending rows this file holds too/,
+          ),
+        );
+        const out = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8'));
+        expect(out).toHaveLength(23);
+        const fromCache = out.slice(1).filter((r) => r[CACHED_AT] !== '');
+        expect(fromCache).toHaveLength(20);
+        // Both runs' claims are gone with them.
+        expect(await readdir(join(dir, 'runs', ROW_CLAIMS_DIR)).catch(() => [])).not.toContainEqual(
+          expect.stringMatching(/\.claims$/),
+        );
+      },
+    );
+  });
 
-  it.each(SANDBOX_MODES)(
-    'two runs started at the same moment pay once for the rows they share, whichever claims first ($name)',
-    async ({ specOnly }) => {
-      const { s, run } = await rig(300, specOnly);
-      const [a, b] = await Promise.all([run(0), run(1)]);
-      expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
-      expect(s.admin.stats().credits_charged).toBe(22);
-      expect(a.creditsCharged + b.creditsCharged).toBe(22);
-      expect(a.cacheHits + b.cacheHits).toBe(20);
-    },
-  );
+  describe('two runs started at the same moment pay once for the rows', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'two runs started at the same moment pay once for the rows they share, whichever claims first ($name)',
+      async ({ specOnly }, t) => {
+        const { s, run } = await rig(t, 300, specOnly);
+        const [a, b] = await Promise.all([run(0), run(1)]);
+        expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
+        expect(s.admin.stats().credits_charged).toBe(22);
+        expect(a.creditsCharged + b.creditsCharged).toBe(22);
+        expect(a.cacheHits + b.cacheHits).toBe(20);
+      },
+    );
+  });
 
-  it.each(SANDBOX_MODES)(
-    'rows another run still sends when this run’s time is up are not sent (exit 3); the same call then takes their answers from the cache ($name)',
-    async ({ specOnly }) => {
-      const { s, dir, run, warnings } = await rig(2_000, specOnly);
-      const first = await whileItsJobRuns(run);
-      const second = await run(1, { timeoutMs: 500 });
-      expect(second.exitCode).toBe(3);
-      expect(second).toMatchObject({ heldOut: 20, cacheHits: 0 });
-      const out = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8'));
-      // Its own 2 rows' job was still running too (exit 3 either way): the 20 say why they were not sent.
-      const failed = out.slice(1).filter((r) => r.join(',').includes('another enrich process'));
-      expect(failed).toHaveLength(20);
-      expect(failed.every((r) => r[CONTACT_HEADER.length] === 'failed')).toBe(true);
-      expect(failed[0]?.join(',')).toMatch(
-        /not sent: another enrich process \(pid \d+\) was still looking this row up when this run's time was up \(timeoutMs\); run again to take its answer from the results cache/,
-      );
-      expect(warnings[1]?.some((w) => w.startsWith('waiting for another enrich process'))).toBe(
-        true,
-      );
-      expect((await first.done).exitCode).toBe(0);
-      const again = await run(1);
-      expect(again.exitCode).toBe(0);
-      expect(again.cacheHits).toBe(20); // its own 2 rows' job, still running before, is downloaded now
-      expect(s.admin.stats().credits_charged).toBe(22);
-      const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
-      expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'failed')).toEqual([]);
-    },
-  );
+  describe('rows another run still sends when this run’s time is up are', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'rows another run still sends when this run’s time is up are not sent (exit 3); the same call then takes their answers from the cache ($name)',
+      async ({ specOnly }, t) => {
+        const { s, dir, run, warnings } = await rig(t, 2_000, specOnly);
+        const first = await whileItsJobRuns(run);
+        const second = await run(1, { timeoutMs: 500 });
+        expect(second.exitCode).toBe(3);
+        expect(second).toMatchObject({ heldOut: 20, cacheHits: 0 });
+        const out = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8'));
+        // Its own 2 rows' job was still running too (exit 3 either way): the 20 say why they were not sent.
+        const failed = out.slice(1).filter((r) => r.join(',').includes('another enrich process'));
+        expect(failed).toHaveLength(20);
+        expect(failed.every((r) => r[CONTACT_HEADER.length] === 'failed')).toBe(true);
+        expect(failed[0]?.join(',')).toMatch(
+          /not sent: another enrich process \(pid \d+\) was still looking this row up when this run's time was up \(timeoutMs\); run again to take its answer from the results cache/,
+        );
+        expect(warnings[1]?.some((w) => w.startsWith('waiting for another enrich process'))).toBe(
+          true,
+        );
+        expect((await first.done).exitCode).toBe(0);
+        const again = await run(1);
+        expect(again.exitCode).toBe(0);
+        expect(again.cacheHits).toBe(20); // its own 2 rows' job, still running before, is downloaded now
+        expect(s.admin.stats().credits_charged).toBe(22);
+        const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+        expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'failed')).toEqual([]);
+      },
+    );
+  });
 
-  it.each(SANDBOX_MODES)(
-    'a run whose time was up with the rows’ job still running keeps them claimed; the run waiting for them then downloads that job, paying nothing more ($name)',
-    async ({ specOnly }) => {
-      // Regression (first version): the holder gave its rows back at its --timeout, and the
-      // run waiting for them sent them again: 42 credits for 22 distinct rows.
-      // Another export's column names: the runs' options differ, the cache entries do not.
-      const header = CONTACT_HEADER.map((h) =>
-        h === 'Email' ? 'Email Address' : h === 'Company' ? 'Company Name' : h,
-      );
-      const { s, dir, run, warnings } = await rig(1_500, specOnly, header);
-      const first = await whileItsJobRuns(run, {
-        timeoutMs: 300,
-      });
-      const second = await run(1);
-      expect((await first.done).exitCode).toBe(3); // its job was still running at its --timeout
-      expect(second.exitCode).toBe(0);
-      expect(second).toMatchObject({ cacheHits: 20, heldOut: 0 });
-      expect(s.admin.stats().credits_charged).toBe(22);
-      expect(warnings[1]).toContainEqual(
-        expect.stringMatching(
-          /^the run of .*d27\.csv that held rows of this file left 1 job\(s\) not downloaded: downloading them first/,
-        ),
-      );
-      const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
-      expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
-    },
-  );
-
-  it.each(SANDBOX_MODES)(
-    'rows whose holder gave them back unanswered (its batch was refused) are sent by the run that waited, as a journaled refill batch ($name)',
-    async ({ specOnly }) => {
-      const { s, dir, run } = await rig(0, specOnly);
-      // The first run's POST is answered late, with a 401: it sends nothing, and stops.
-      s.admin.setFaults({ next: [{ status: 401, delay_ms: 700, path: '/contacts' }] });
-      const first = run(0);
-      for (;;) {
-        const names = await readdir(join(dir, 'runs', ROW_CLAIMS_DIR)).catch(() => []);
-        if (names.some((n) => n.endsWith('.claims'))) break; // it has claimed its rows
-        await delay(5);
-      }
-      const second = run(1);
-      expect(await first).toMatchObject({ exitCode: 4, creditsCharged: 0 });
-      const done = await second;
-      expect(done.exitCode).toBe(0);
-      expect(done).toMatchObject({ creditsCharged: 22, cacheHits: 0, heldOut: 0 });
-      expect(s.admin.stats().credits_charged).toBe(22);
-      const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
-      expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
-      // The rows it sent after waiting were journaled as a refill batch before their POST.
-      const journals = await readdir(join(dir, 'runs'));
-      const texts = await Promise.all(
-        journals
-          .filter((n) => !n.startsWith('.'))
-          .map((n) => readFile(join(dir, 'runs', n, 'journal.jsonl'), 'utf8').catch(() => '')),
-      );
-      expect(texts.filter((t) => t.includes('"t":"refill"'))).toHaveLength(1);
-    },
-  );
-
-  it.each(SANDBOX_MODES)(
-    'a --no-wait run does not wait for rows another run sends: it leaves them, and its next run takes them from the cache ($name)',
-    async ({ specOnly }) => {
-      const { s, run } = await rig(1_000, specOnly);
-      const first = await whileItsJobRuns(run);
-      const quick = await run(1, { wait: false });
-      // Left, not waited for (a wait would have taken them from the cache: 20 hits).
-      expect(quick).toMatchObject({ exitCode: 0, written: false, heldOut: 20, cacheHits: 0 });
-      expect((await first.done).exitCode).toBe(0);
-      const done = await run(1);
-      expect(done).toMatchObject({ exitCode: 0, cacheHits: 20 });
-      expect(s.admin.stats().credits_charged).toBe(22);
-    },
-  );
-
-  it.each(SANDBOX_MODES)(
-    'two runs each waiting for rows the other sends both finish, paying once for each row ($name)',
-    async ({ specOnly }) => {
-      // The same 40 rows in two orders, 10 to a batch: each run claims a batch the other then
-      // waits for. Each sends what it holds before it waits, so neither waits for the other's
-      // unsent rows (a wait for unsent rows would never end).
-      const s = await sandbox({ jobMs: 300, specOnly });
-      const dir = await tempDir();
-      const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
-      clients.push(client);
-      const rows = contactRows(40);
-      const fileA = await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows);
-      const fileB = await writeCsv(dir, 'b.csv', CONTACT_HEADER, [
-        ...rows.slice(20),
-        ...rows.slice(0, 20),
-      ]);
-      const run = (input: string, i: number) =>
-        enrichFile({
-          kind: 'contacts',
-          input,
-          output: join(dir, `out${i}.csv`),
-          service: { client, baseUrl: s.url },
-          runsDir: join(dir, 'runs'),
-          cacheDir: join(dir, 'cache'),
-          batchSize: 10,
+  describe('a run whose time was up with the rows’ job still running', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a run whose time was up with the rows’ job still running keeps them claimed; the run waiting for them then downloads that job, paying nothing more ($name)',
+      async ({ specOnly }, t) => {
+        // Regression (first version): the holder gave its rows back at its --timeout, and the
+        // run waiting for them sent them again: 42 credits for 22 distinct rows.
+        // Another export's column names: the runs' options differ, the cache entries do not.
+        const header = CONTACT_HEADER.map((h) =>
+          h === 'Email' ? 'Email Address' : h === 'Company' ? 'Company Name' : h,
+        );
+        const { s, dir, run, warnings } = await rig(t, 1_500, specOnly, header);
+        const first = await whileItsJobRuns(run, {
+          timeoutMs: 300,
         });
-      const [a, b] = await Promise.all([run(fileA, 0), run(fileB, 1)]);
-      expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
-      expect(s.admin.stats().credits_charged).toBe(40);
-      expect(a.cacheHits + b.cacheHits).toBe(40);
-    },
-  );
+        const second = await run(1);
+        expect((await first.done).exitCode).toBe(3); // its job was still running at its --timeout
+        expect(second.exitCode).toBe(0);
+        expect(second).toMatchObject({ cacheHits: 20, heldOut: 0 });
+        expect(s.admin.stats().credits_charged).toBe(22);
+        expect(warnings[1]).toContainEqual(
+          expect.stringMatching(
+            /^the run of .*d27\.csv that held rows of this file left 1 job\(s\) not downloaded: downloading them first/,
+          ),
+        );
+        const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+        expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+      },
+    );
+  });
+
+  describe('rows whose holder gave them back unanswered', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'rows whose holder gave them back unanswered (its batch was refused) are sent by the run that waited, as a journaled refill batch ($name)',
+      async ({ specOnly }, t) => {
+        const { s, dir, run } = await rig(t, 0, specOnly);
+        // The first run's POST is answered late, with a 401: it sends nothing, and stops.
+        s.admin.setFaults({ next: [{ status: 401, delay_ms: 700, path: '/contacts' }] });
+        const first = run(0);
+        for (;;) {
+          const names = await readdir(join(dir, 'runs', ROW_CLAIMS_DIR)).catch(() => []);
+          if (names.some((n) => n.endsWith('.claims'))) break; // it has claimed its rows
+          await delay(5);
+        }
+        const second = run(1);
+        expect(await first).toMatchObject({ exitCode: 4, creditsCharged: 0 });
+        const done = await second;
+        expect(done.exitCode).toBe(0);
+        expect(done).toMatchObject({ creditsCharged: 22, cacheHits: 0, heldOut: 0 });
+        expect(s.admin.stats().credits_charged).toBe(22);
+        const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+        expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+        // The rows it sent after waiting were journaled as a refill batch before their POST.
+        const journals = await readdir(join(dir, 'runs'));
+        const texts = await Promise.all(
+          journals
+            .filter((n) => !n.startsWith('.'))
+            .map((n) => readFile(join(dir, 'runs', n, 'journal.jsonl'), 'utf8').catch(() => '')),
+        );
+        expect(texts.filter((t) => t.includes('"t":"refill"'))).toHaveLength(1);
+      },
+    );
+  });
+
+  describe('a --no-wait run does not wait for rows another run sends', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a --no-wait run does not wait for rows another run sends: it leaves them, and its next run takes them from the cache ($name)',
+      async ({ specOnly }, t) => {
+        const { s, run } = await rig(t, 1_000, specOnly);
+        const first = await whileItsJobRuns(run);
+        const quick = await run(1, { wait: false });
+        // Left, not waited for (a wait would have taken them from the cache: 20 hits).
+        expect(quick).toMatchObject({ exitCode: 0, written: false, heldOut: 20, cacheHits: 0 });
+        expect((await first.done).exitCode).toBe(0);
+        const done = await run(1);
+        expect(done).toMatchObject({ exitCode: 0, cacheHits: 20 });
+        expect(s.admin.stats().credits_charged).toBe(22);
+      },
+    );
+  });
+
+  describe('two runs each waiting for rows the other sends both finish', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'two runs each waiting for rows the other sends both finish, paying once for each row ($name)',
+      async ({ specOnly }, t) => {
+        // The same 40 rows in two orders, 10 to a batch: each run claims a batch the other then
+        // waits for. Each sends what it holds before it waits, so neither waits for the other's
+        // unsent rows (a wait for unsent rows would never end).
+        const s = await sandbox(t, { jobMs: 300, specOnly });
+        const dir = await tempDir();
+        const client = clientFor(t, { baseUrl: s.url, apiKey: s.apiKey });
+        const rows = contactRows(40);
+        const fileA = await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows);
+        const fileB = await writeCsv(dir, 'b.csv', CONTACT_HEADER, [
+          ...rows.slice(20),
+          ...rows.slice(0, 20),
+        ]);
+        const run = (input: string, i: number) =>
+          enrichFile({
+            kind: 'contacts',
+            input,
+            output: join(dir, `out${i}.csv`),
+            service: { client, baseUrl: s.url },
+            runsDir: join(dir, 'runs'),
+            cacheDir: join(dir, 'cache'),
+            batchSize: 10,
+          });
+        const [a, b] = await Promise.all([run(fileA, 0), run(fileB, 1)]);
+        expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
+        expect(s.admin.stats().credits_charged).toBe(40);
+        expect(a.cacheHits + b.cacheHits).toBe(40);
+      },
+    );
+  });
 });
