@@ -1,10 +1,10 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { CACHE_FILE, clearCache, openResultsCache } from '../../src/cache/results-cache.js';
 import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
-import type { SandboxOptions } from '../../src/sandbox/index.js';
+import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 
 type SandboxFaults = SandboxOptions['faults'];
 import {
@@ -12,25 +12,35 @@ import {
   contactRows,
   parseCsv,
   SANDBOX_MODES,
-  sandboxPerTest,
   tempDir,
   writeCsv,
 } from './bulk-harness.js';
 
-const sandbox = sandboxPerTest();
-const clients: EnrichClient[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-});
+/**
+ * A sandbox for one test, closed when it ends. The two sandbox modes of each case run side by
+ * side (`it.concurrent.for(SANDBOX_MODES)`, each pair in a describe of its own so no more than
+ * two run at once): each has its own sandbox, client, temp dir, runs and cache directories.
+ */
+type Ctx = Pick<TestContext, 'onTestFinished'>;
+async function sandbox(ctx: Ctx, o: SandboxOptions = {}) {
+  const sb = await startSandbox({ port: 0, ...o });
+  ctx.onTestFinished(() => sb.close());
+  return sb;
+}
+function clientFor(ctx: Ctx, o: Parameters<typeof createClient>[0]): EnrichClient {
+  const c = createClient(o);
+  ctx.onTestFinished(() => c.close());
+  return c;
+}
 
 /** A sandbox, a client, and a temp dir with its own results cache and state. */
 async function rig(
+  ctx: Ctx,
   o: { jobMs?: number; specOnly?: boolean; faults?: SandboxFaults; credits?: number } = {},
 ) {
-  const s = await sandbox({ jobMs: 0, ...o });
+  const s = await sandbox(ctx, { jobMs: 0, ...o });
   const dir = await tempDir();
-  const client = createClient({ baseUrl: s.url, apiKey: s.apiKey });
-  clients.push(client);
+  const client = clientFor(ctx, { baseUrl: s.url, apiKey: s.apiKey });
   const warnings: string[] = [];
   const run = (input: string, output: string, more: Record<string, unknown> = {}) =>
     enrichFile({
@@ -62,80 +72,87 @@ describe('the results cache: never pay twice for the same lookup', () => {
     });
   });
 
-  it.each(SANDBOX_MODES)(
-    'jobs an earlier run left not downloaded (--no-wait, a kill) before the file grew are downloaded first: no row is paid twice ($name)',
-    async ({ specOnly }) => {
-      // Regression: the grown file was a new run that paid again for every row of the jobs
-      // the earlier run had sent and never downloaded.
-      const { s, dir, run: runOf, warnings } = await rig({ jobMs: 150, specOnly });
-      const run = (output: string, more: Record<string, unknown> = {}) =>
-        runOf(join(dir, 'leads.csv'), output, more);
-      const day1 = contactRows(60);
-      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, day1);
-      const first = await run('out1.csv', { wait: false });
-      expect(first.exitCode).toBe(0);
-      expect(s.admin.stats().credits_charged).toBe(60); // charged when submitted
-      const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
-      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, [...day1, extra]);
-      const second = await run('out2.csv');
-      expect(second.exitCode).toBe(0);
-      expect(s.admin.stats().credits_charged).toBe(61);
-      expect(second.creditsCharged).toBe(1);
-      expect(second.cacheHits).toBe(60);
-      expect(second.statuses.enriched).toBe(61);
-      expect(warnings).toEqual([
-        expect.stringMatching(
-          /^an earlier run of .*leads\.csv \(before the file changed\) left 3 job\(s\) not downloaded: downloading them first/,
-        ),
-      ]);
-      // The earlier run's journal holds its jobs as downloaded now: a third run says nothing.
-      const third = await run('out3.csv');
-      expect(third.creditsCharged).toBe(0);
-      expect(warnings).toHaveLength(1);
-    },
-  );
+  describe('jobs an earlier run left not downloaded', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'jobs an earlier run left not downloaded (--no-wait, a kill) before the file grew are downloaded first: no row is paid twice ($name)',
+      async ({ specOnly }, ctx) => {
+        // Regression: the grown file was a new run that paid again for every row of the jobs
+        // the earlier run had sent and never downloaded.
+        const { s, dir, run: runOf, warnings } = await rig(ctx, { jobMs: 150, specOnly });
+        const run = (output: string, more: Record<string, unknown> = {}) =>
+          runOf(join(dir, 'leads.csv'), output, more);
+        const day1 = contactRows(60);
+        await writeCsv(dir, 'leads.csv', CONTACT_HEADER, day1);
+        const first = await run('out1.csv', { wait: false });
+        expect(first.exitCode).toBe(0);
+        expect(s.admin.stats().credits_charged).toBe(60); // charged when submitted
+        const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
+        await writeCsv(dir, 'leads.csv', CONTACT_HEADER, [...day1, extra]);
+        const second = await run('out2.csv');
+        expect(second.exitCode).toBe(0);
+        expect(s.admin.stats().credits_charged).toBe(61);
+        expect(second.creditsCharged).toBe(1);
+        expect(second.cacheHits).toBe(60);
+        expect(second.statuses.enriched).toBe(61);
+        expect(warnings).toEqual([
+          expect.stringMatching(
+            /^an earlier run of .*leads\.csv \(before the file changed\) left 3 job\(s\) not downloaded: downloading them first/,
+          ),
+        ]);
+        // The earlier run's journal holds its jobs as downloaded now: a third run says nothing.
+        const third = await run('out3.csv');
+        expect(third.creditsCharged).toBe(0);
+        expect(warnings).toHaveLength(1);
+      },
+    );
+  });
 
-  it.each(SANDBOX_MODES)(
-    "an earlier run's job downloaded after a top-up: the rows it may have skipped for credits are not cached as no-match, and the grown file pays for them once ($name)",
-    async ({ specOnly }) => {
-      // Regression (F1): its answer, read with the balance after the top-up, filed the 13 rows
-      // the job skipped for credits as no-match for a week: the grown file wrote them not_found.
-      let t = Date.now();
-      const s = await sandbox({ credits: 5, jobMs: 60_000, specOnly, now: () => t });
-      const dir = await tempDir();
-      const client = createClient({ baseUrl: s.url, apiKey: s.apiKey, sleep: async () => {} });
-      clients.push(client);
-      const env = { now: () => t, random: () => 0.5, sleep: async (ms: number) => void (t += ms) };
-      const input = join(dir, 'leads.csv');
-      const run = (output: string, more: Record<string, unknown> = {}) =>
-        enrichFile({
-          kind: 'contacts',
-          input,
-          output: join(dir, output),
-          service: { client, baseUrl: s.url },
-          runsDir: join(dir, 'runs'),
-          cacheDir: join(dir, 'cache'),
-          env,
-          ...more,
-        });
-      const day1 = contactRows(21, { noMatchEvery: 7 });
-      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, day1);
-      expect((await run('out1.csv', { wait: false })).jobs.pending).toBe(1);
-      s.admin.updateAccount(s.accountId, { credits: 1000 });
-      t += 60_000;
-      const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
-      await writeCsv(dir, 'leads.csv', CONTACT_HEADER, [...day1, extra]);
-      const second = await run('out2.csv');
-      expect(second.exitCode).toBe(0);
-      // The 5 rows the job paid for come from the cache; the 16 others and the new row are sent.
-      expect(second.cacheHits).toBe(5);
-      expect(second.statuses).toMatchObject({ enriched: 19, not_found: 3, failed: 0 });
-      expect(s.admin.stats().credits_charged).toBe(19);
-    },
-  );
+  describe("an earlier run's job downloaded after a top-up", () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      "an earlier run's job downloaded after a top-up: the rows it may have skipped for credits are not cached as no-match, and the grown file pays for them once ($name)",
+      async ({ specOnly }, ctx) => {
+        // Regression (F1): its answer, read with the balance after the top-up, filed the 13 rows
+        // the job skipped for credits as no-match for a week: the grown file wrote them not_found.
+        let t = Date.now();
+        const s = await sandbox(ctx, { credits: 5, jobMs: 60_000, specOnly, now: () => t });
+        const dir = await tempDir();
+        const client = clientFor(ctx, { baseUrl: s.url, apiKey: s.apiKey, sleep: async () => {} });
+        const env = {
+          now: () => t,
+          random: () => 0.5,
+          sleep: async (ms: number) => void (t += ms),
+        };
+        const input = join(dir, 'leads.csv');
+        const run = (output: string, more: Record<string, unknown> = {}) =>
+          enrichFile({
+            kind: 'contacts',
+            input,
+            output: join(dir, output),
+            service: { client, baseUrl: s.url },
+            runsDir: join(dir, 'runs'),
+            cacheDir: join(dir, 'cache'),
+            env,
+            ...more,
+          });
+        const day1 = contactRows(21, { noMatchEvery: 7 });
+        await writeCsv(dir, 'leads.csv', CONTACT_HEADER, day1);
+        expect((await run('out1.csv', { wait: false })).jobs.pending).toBe(1);
+        s.admin.updateAccount(s.accountId, { credits: 1000 });
+        t += 60_000;
+        const extra = ['R999999', 'New', 'Person', 'new.person@fresh.io', 'Fresh Inc', ''];
+        await writeCsv(dir, 'leads.csv', CONTACT_HEADER, [...day1, extra]);
+        const second = await run('out2.csv');
+        expect(second.exitCode).toBe(0);
+        // The 5 rows the job paid for come from the cache; the 16 others and the new row are sent.
+        expect(second.cacheHits).toBe(5);
+        expect(second.statuses).toMatchObject({ enriched: 19, not_found: 3, failed: 0 });
+        expect(s.admin.stats().credits_charged).toBe(19);
+      },
+    );
+  });
 
-  it('--no-dedupe rows of one request answered without row ids are kept as one answer, not their copies together (regression: two records per contact)', async () => {
-    const { dir, run, charged } = await rig({ faults: { drop_custom_fields: true } });
+  it('--no-dedupe rows of one request answered without row ids are kept as one answer, not their copies together (regression: two records per contact)', async (ctx) => {
+    const { dir, run, charged } = await rig(ctx, { faults: { drop_custom_fields: true } });
     const distinct = contactRows(10);
     const twice = distinct.flatMap((r) => [r, r]);
     const first = await run(await writeCsv(dir, 'twice.csv', CONTACT_HEADER, twice), 'o1.csv', {
@@ -148,8 +165,8 @@ describe('the results cache: never pay twice for the same lookup', () => {
     expect(charged()).toBe(20);
   });
 
-  it('day 2 = day 1 plus one row charges exactly the new row, with no warning', async () => {
-    const { dir, run, charged, warnings } = await rig();
+  it('day 2 = day 1 plus one row charges exactly the new row, with no warning', async (ctx) => {
+    const { dir, run, charged, warnings } = await rig(ctx);
     const day1 = contactRows(40, { dupEvery: 10, noMatchEvery: 9 });
     const first = await run(await writeCsv(dir, 'day1.csv', CONTACT_HEADER, day1), 'out1.csv');
     expect(first.exitCode).toBe(0);
@@ -184,8 +201,8 @@ describe('the results cache: never pay twice for the same lookup', () => {
     );
   });
 
-  it('the same rows in another file, column order and encoding cost nothing', async () => {
-    const { dir, run, charged } = await rig();
+  it('the same rows in another file, column order and encoding cost nothing', async (ctx) => {
+    const { dir, run, charged } = await rig(ctx);
     const rows = contactRows(30);
     await run(await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows), 'a-out.csv');
     const paid = charged();
@@ -214,50 +231,52 @@ describe('the results cache: never pay twice for the same lookup', () => {
     expect(json.every((r) => r.credit_charged === false && r.cached_at !== null)).toBe(true);
   });
 
-  it.each(SANDBOX_MODES)(
-    'a name in NFC and in NFD (Windows and Mac exports) is paid for once, in one file and across files; the output keeps the cells as read ($name)',
-    async ({ specOnly }) => {
-      // Regression: both forms were sent and charged, and neither was a cache hit for the other.
-      const { dir, run, charged } = await rig({ specOnly });
-      const people = [
-        ['José', 'Núñez', 'Telefónica España'],
-        ['Zoë', 'Brontë', 'Société Générale'],
-        ['Łukasz', 'Wójcik', 'Kraków Sp. z o.o.'],
-        ['François', 'Müller', 'Nestlé'],
-      ];
-      const rows = (form: 'NFC' | 'NFD') =>
-        people.map(([first, last, company], i) =>
-          [`R${i}`, first!, last!, '', company!, `note ${i}`].map((c) => c.normalize(form)),
+  describe('a name in NFC and in NFD', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a name in NFC and in NFD (Windows and Mac exports) is paid for once, in one file and across files; the output keeps the cells as read ($name)',
+      async ({ specOnly }, ctx) => {
+        // Regression: both forms were sent and charged, and neither was a cache hit for the other.
+        const { dir, run, charged } = await rig(ctx, { specOnly });
+        const people = [
+          ['José', 'Núñez', 'Telefónica España'],
+          ['Zoë', 'Brontë', 'Société Générale'],
+          ['Łukasz', 'Wójcik', 'Kraków Sp. z o.o.'],
+          ['François', 'Müller', 'Nestlé'],
+        ];
+        const rows = (form: 'NFC' | 'NFD') =>
+          people.map(([first, last, company], i) =>
+            [`R${i}`, first!, last!, '', company!, `note ${i}`].map((c) => c.normalize(form)),
+          );
+        const [composed, decomposed] = [rows('NFC'), rows('NFD')];
+        const twins = await writeCsv(dir, 'twins.csv', CONTACT_HEADER, [
+          composed[0]!,
+          [...decomposed[0]!.slice(0, 5), 'the Mac copy'],
+        ]);
+        const first = await run(twins, 'twins-out.csv');
+        expect([first.exitCode, first.duplicates, first.creditsCharged, charged()]).toEqual([
+          0, 1, 1, 1,
+        ]);
+        const out = parseCsv(await readFile(join(dir, 'twins-out.csv'), 'utf8'));
+        expect(out[2]!.slice(0, CONTACT_HEADER.length)).toEqual([
+          ...decomposed[0]!.slice(0, 5),
+          'the Mac copy',
+        ]);
+        expect(out[2]![CONTACT_HEADER.length]).toBe(out[1]![CONTACT_HEADER.length]);
+
+        await run(await writeCsv(dir, 'nfc.csv', CONTACT_HEADER, composed), 'nfc-out.csv');
+        const paid = charged();
+        expect(paid).toBe(4);
+        const copy = await run(
+          await writeCsv(dir, 'nfd.csv', CONTACT_HEADER, decomposed),
+          'nfd-out.csv',
         );
-      const [composed, decomposed] = [rows('NFC'), rows('NFD')];
-      const twins = await writeCsv(dir, 'twins.csv', CONTACT_HEADER, [
-        composed[0]!,
-        [...decomposed[0]!.slice(0, 5), 'the Mac copy'],
-      ]);
-      const first = await run(twins, 'twins-out.csv');
-      expect([first.exitCode, first.duplicates, first.creditsCharged, charged()]).toEqual([
-        0, 1, 1, 1,
-      ]);
-      const out = parseCsv(await readFile(join(dir, 'twins-out.csv'), 'utf8'));
-      expect(out[2]!.slice(0, CONTACT_HEADER.length)).toEqual([
-        ...decomposed[0]!.slice(0, 5),
-        'the Mac copy',
-      ]);
-      expect(out[2]![CONTACT_HEADER.length]).toBe(out[1]![CONTACT_HEADER.length]);
+        expect([copy.cacheHits, copy.creditsCharged, charged()]).toEqual([4, 0, paid]);
+      },
+    );
+  });
 
-      await run(await writeCsv(dir, 'nfc.csv', CONTACT_HEADER, composed), 'nfc-out.csv');
-      const paid = charged();
-      expect(paid).toBe(4);
-      const copy = await run(
-        await writeCsv(dir, 'nfd.csv', CONTACT_HEADER, decomposed),
-        'nfd-out.csv',
-      );
-      expect([copy.cacheHits, copy.creditsCharged, charged()]).toEqual([4, 0, paid]);
-    },
-  );
-
-  it('--refresh and --max-age 0s pay again; --dry-run shows the hits', async () => {
-    const { dir, run, charged } = await rig();
+  it('--refresh and --max-age 0s pay again; --dry-run shows the hits', async (ctx) => {
+    const { dir, run, charged } = await rig(ctx);
     const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
     await run(input, 'o1.csv');
     expect(charged()).toBe(10);
@@ -271,91 +290,97 @@ describe('the results cache: never pay twice for the same lookup', () => {
     expect(charged()).toBe(30);
   });
 
-  it.each(SANDBOX_MODES)(
-    'a second --refresh of the same file looks every row up again; an unfinished one (--no-wait) is resumed, paying nothing twice; --max-age 0s does not resume a finished run either ($name)',
-    async ({ specOnly }) => {
-      // Regression: the second --refresh "resumed" the first one (finished, its output
-      // written): nothing was looked up again, last week's answers with exit 0.
-      const { dir, run, charged } = await rig({ specOnly, jobMs: 300 });
-      const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
-      await run(input, 'o1.csv');
-      expect(charged()).toBe(10);
-      const submitted = await run(input, 'o2.csv', { refresh: true, wait: false });
-      expect([submitted.written, charged()]).toEqual([false, 20]);
-      const collected = await run(input, 'o2.csv', { refresh: true });
-      expect([collected.resumed, collected.written, charged()]).toEqual([true, true, 20]);
-      const again = await run(input, 'o3.csv', { refresh: true });
-      expect([again.resumed, again.cacheHits, again.creditsCharged]).toEqual([false, 0, 10]);
-      expect(charged()).toBe(30);
-      // The first (default) run is finished too: under --max-age 0s it is not resumed either.
-      const aged = await run(input, 'o4.csv', { maxAgeMs: 0 });
-      expect([aged.resumed, aged.cacheHits, aged.creditsCharged]).toEqual([false, 0, 10]);
-      expect(charged()).toBe(40);
-      // Within the max age, the same command resumes the finished run, sending nothing.
-      const resumed = await run(input, 'o5.csv');
-      expect([resumed.resumed, resumed.creditsCharged, charged()]).toEqual([true, 0, 40]);
-      const out = (name: string) => readFile(join(dir, name), 'utf8');
-      expect(await out('o5.csv')).toBe(await out('o4.csv'));
-    },
-  );
+  describe('a second --refresh of the same file looks every row up again', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a second --refresh of the same file looks every row up again; an unfinished one (--no-wait) is resumed, paying nothing twice; --max-age 0s does not resume a finished run either ($name)',
+      async ({ specOnly }, ctx) => {
+        // Regression: the second --refresh "resumed" the first one (finished, its output
+        // written): nothing was looked up again, last week's answers with exit 0.
+        const { dir, run, charged } = await rig(ctx, { specOnly, jobMs: 300 });
+        const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
+        await run(input, 'o1.csv');
+        expect(charged()).toBe(10);
+        const submitted = await run(input, 'o2.csv', { refresh: true, wait: false });
+        expect([submitted.written, charged()]).toEqual([false, 20]);
+        const collected = await run(input, 'o2.csv', { refresh: true });
+        expect([collected.resumed, collected.written, charged()]).toEqual([true, true, 20]);
+        const again = await run(input, 'o3.csv', { refresh: true });
+        expect([again.resumed, again.cacheHits, again.creditsCharged]).toEqual([false, 0, 10]);
+        expect(charged()).toBe(30);
+        // The first (default) run is finished too: under --max-age 0s it is not resumed either.
+        const aged = await run(input, 'o4.csv', { maxAgeMs: 0 });
+        expect([aged.resumed, aged.cacheHits, aged.creditsCharged]).toEqual([false, 0, 10]);
+        expect(charged()).toBe(40);
+        // Within the max age, the same command resumes the finished run, sending nothing.
+        const resumed = await run(input, 'o5.csv');
+        expect([resumed.resumed, resumed.creditsCharged, charged()]).toEqual([true, 0, 40]);
+        const out = (name: string) => readFile(join(dir, name), 'utf8');
+        expect(await out('o5.csv')).toBe(await out('o4.csv'));
+      },
+    );
+  });
 
-  it.each(SANDBOX_MODES)(
-    'a run left with paid jobs not downloaded, then the same file under --refresh or --no-cache: it stops before sending, naming the command that downloads them; restart pays ($name)',
-    async ({ specOnly }) => {
-      // Regression: --refresh is another run (its identity says so), which neither resumed nor
-      // settled the killed one: it paid for the same 10 rows again, their paid answers unseen.
-      const { dir, run, charged } = await rig({ specOnly, jobMs: 300 });
-      const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
-      const submitted = await run(input, 'o1.csv', {
-        wait: false,
-        command: 'enrich contacts a.csv',
-      });
-      expect([submitted.written, charged()]).toEqual([false, 10]);
-      for (const more of [{ refresh: true }, { cache: false }])
-        await expect(run(input, 'o2.csv', more)).rejects.toMatchObject({
-          code: 'USAGE',
-          exitCode: 2,
-          message: expect.stringMatching(
-            /^an unfinished run of .*a\.csv with the cache as usual left 1 job\(s\) paid for and not downloaded: nothing was sent/,
-          ),
-          hint: expect.stringContaining(
-            'Finish that run first, whose answers are new: enrich contacts a.csv',
-          ),
+  describe('a run left with paid jobs not downloaded', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a run left with paid jobs not downloaded, then the same file under --refresh or --no-cache: it stops before sending, naming the command that downloads them; restart pays ($name)',
+      async ({ specOnly }, ctx) => {
+        // Regression: --refresh is another run (its identity says so), which neither resumed nor
+        // settled the killed one: it paid for the same 10 rows again, their paid answers unseen.
+        const { dir, run, charged } = await rig(ctx, { specOnly, jobMs: 300 });
+        const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
+        const submitted = await run(input, 'o1.csv', {
+          wait: false,
+          command: 'enrich contacts a.csv',
         });
-      expect(charged()).toBe(10);
-      // The same the other way round: an unfinished --refresh run, then the plain command.
-      const fresh = await run(input, 'o3.csv', { refresh: true, wait: false, restart: true });
-      expect([fresh.written, charged()]).toEqual([false, 20]);
-      const collected = await run(input, 'o1.csv');
-      expect([collected.resumed, collected.written, charged()]).toEqual([true, true, 20]);
-      await expect(run(input, 'o4.csv')).resolves.toMatchObject({ resumed: true });
-      await expect(run(input, 'o2.csv', { cache: false })).rejects.toMatchObject({
-        message: expect.stringMatching(/with refresh left 1 job/),
-      });
-      expect(charged()).toBe(20);
-      const done = await run(input, 'o3.csv', { refresh: true });
-      expect([done.resumed, done.written, charged()]).toEqual([true, true, 20]);
-      // Nothing left to download: --no-cache runs, and pays, as asked.
-      const own = await run(input, 'o2.csv', { cache: false });
-      expect([own.exitCode, charged()]).toEqual([0, 30]);
-    },
-  );
+        expect([submitted.written, charged()]).toEqual([false, 10]);
+        for (const more of [{ refresh: true }, { cache: false }])
+          await expect(run(input, 'o2.csv', more)).rejects.toMatchObject({
+            code: 'USAGE',
+            exitCode: 2,
+            message: expect.stringMatching(
+              /^an unfinished run of .*a\.csv with the cache as usual left 1 job\(s\) paid for and not downloaded: nothing was sent/,
+            ),
+            hint: expect.stringContaining(
+              'Finish that run first, whose answers are new: enrich contacts a.csv',
+            ),
+          });
+        expect(charged()).toBe(10);
+        // The same the other way round: an unfinished --refresh run, then the plain command.
+        const fresh = await run(input, 'o3.csv', { refresh: true, wait: false, restart: true });
+        expect([fresh.written, charged()]).toEqual([false, 20]);
+        const collected = await run(input, 'o1.csv');
+        expect([collected.resumed, collected.written, charged()]).toEqual([true, true, 20]);
+        await expect(run(input, 'o4.csv')).resolves.toMatchObject({ resumed: true });
+        await expect(run(input, 'o2.csv', { cache: false })).rejects.toMatchObject({
+          message: expect.stringMatching(/with refresh left 1 job/),
+        });
+        expect(charged()).toBe(20);
+        const done = await run(input, 'o3.csv', { refresh: true });
+        expect([done.resumed, done.written, charged()]).toEqual([true, true, 20]);
+        // Nothing left to download: --no-cache runs, and pays, as asked.
+        const own = await run(input, 'o2.csv', { cache: false });
+        expect([own.exitCode, charged()]).toEqual([0, 30]);
+      },
+    );
+  });
 
-  it.each(SANDBOX_MODES)(
-    'a --refresh run that ran out of credits is resumed after a top-up: it pays only for the rows left ($name)',
-    async ({ specOnly }) => {
-      const { s, dir, run, charged } = await rig({ specOnly, credits: 6 });
-      const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
-      const short = await run(input, 'o1.csv', { refresh: true });
-      expect([short.exitCode, charged()]).toEqual([5, 6]);
-      s.admin.updateAccount(s.accountId, { credits: 100 });
-      const rest = await run(input, 'o1.csv', { refresh: true });
-      expect([rest.exitCode, rest.resumed, charged()]).toEqual([0, true, 10]);
-    },
-  );
+  describe('a --refresh run that ran out of credits is resumed after a', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a --refresh run that ran out of credits is resumed after a top-up: it pays only for the rows left ($name)',
+      async ({ specOnly }, ctx) => {
+        const { s, dir, run, charged } = await rig(ctx, { specOnly, credits: 6 });
+        const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
+        const short = await run(input, 'o1.csv', { refresh: true });
+        expect([short.exitCode, charged()]).toEqual([5, 6]);
+        s.admin.updateAccount(s.accountId, { credits: 100 });
+        const rest = await run(input, 'o1.csv', { refresh: true });
+        expect([rest.exitCode, rest.resumed, charged()]).toEqual([0, true, 10]);
+      },
+    );
+  });
 
-  it('--no-cache neither reads nor writes: the cache directory stays empty', async () => {
-    const { dir, run, charged } = await rig();
+  it('--no-cache neither reads nor writes: the cache directory stays empty', async (ctx) => {
+    const { dir, run, charged } = await rig(ctx);
     const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(10));
     await run(input, 'o1.csv', { cache: false });
     await run(input, 'o2.csv', { cache: false, restart: true });
@@ -363,8 +388,8 @@ describe('the results cache: never pay twice for the same lookup', () => {
     expect(await readdir(join(dir, 'cache')).catch(() => [])).toEqual([]);
   });
 
-  it('a corrupt cache file is a warning, and the run goes on (and pays) without it', async () => {
-    const { dir, run, charged, warnings } = await rig();
+  it('a corrupt cache file is a warning, and the run goes on (and pays) without it', async (ctx) => {
+    const { dir, run, charged, warnings } = await rig(ctx);
     const { mkdir } = await import('node:fs/promises');
     await mkdir(join(dir, 'cache'), { recursive: true });
     await writeFile(join(dir, 'cache', CACHE_FILE), Buffer.alloc(64 * 1024, 0x5a));
@@ -376,8 +401,8 @@ describe('the results cache: never pay twice for the same lookup', () => {
     expect(warnings.join('\n')).toMatch(/results cache .* cannot be used/);
   });
 
-  it('after 30 runs the state directory holds only what the retention rule keeps', async () => {
-    const { dir, run } = await rig();
+  it('after 30 runs the state directory holds only what the retention rule keeps', async (ctx) => {
+    const { dir, run } = await rig(ctx);
     const runs = join(dir, 'runs');
     for (let i = 0; i < 30; i++) {
       const rows = contactRows(3).map((r) => [...r.slice(0, 5), `night ${i}`]);
@@ -396,11 +421,11 @@ describe('the results cache: never pay twice for the same lookup', () => {
 
   it.skipIf(process.platform === 'win32')(
     'the cache is private (0600 files in a 0700 directory), in a directory made before, and repaired when it was not',
-    async () => {
+    async (ctx) => {
       // Regression: lmdb created the file and its -lock 0644, and an existing 0755 directory
       // stayed so: other local users could read every enriched contact.
       const { chmod, mkdir, stat } = await import('node:fs/promises');
-      const { dir, run, warnings } = await rig();
+      const { dir, run, warnings } = await rig(ctx);
       const cache = join(dir, 'cache');
       await mkdir(cache);
       await chmod(cache, 0o755); // `mkdir -p` under a 022 umask, or an admin-made directory
@@ -434,8 +459,8 @@ describe('the results cache: never pay twice for the same lookup', () => {
     },
   );
 
-  it('clearing the cache leaves no contact data in its directory', async () => {
-    const { dir, run } = await rig();
+  it('clearing the cache leaves no contact data in its directory', async (ctx) => {
+    const { dir, run } = await rig(ctx);
     const input = await writeCsv(dir, 'a.csv', CONTACT_HEADER, contactRows(5));
     await run(input, 'o1.csv');
     const store = openResultsCache(join(dir, 'cache'));
