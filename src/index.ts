@@ -38,6 +38,7 @@ export type {
   RunProgress,
   RunWords,
   SendControl,
+  SendHooks,
   StopReason,
   SubmitFn,
 } from './pipeline/types.js';

@@ -1,5 +1,4 @@
 import type { BulkCompaniesRequest, BulkContactsRequest } from '../contract/index.js';
-import type { ApiError } from '../errors.js';
 import type { CallOptions, EnrichClient, ResultsState } from './client.js';
 
 /**
@@ -9,21 +8,15 @@ import type { CallOptions, EnrichClient, ResultsState } from './client.js';
  */
 export function toBulkApi(client: EnrichClient, defaults: CallOptions = {}) {
   const by = defaults.deadline !== undefined ? { deadline: defaults.deadline } : {};
-  /** `journalsAttempts` (on the function): it calls `sending` and `notSent` (BulkApi.submit). */
+  /** `journalsAttempts` (on the function): it passes the run's hooks on (BulkApi.submit). */
   const submit = Object.assign(
     (
       kind: 'contacts' | 'companies',
       body: { items: unknown[]; metadata: Record<string, unknown> },
       idempotencyKey: string,
-      how: {
-        stop?: AbortSignal | undefined;
-        sending?: () => Promise<void>;
-        notSent?: (error: ApiError) => Promise<void>;
-      } = {},
+      how: Pick<CallOptions, 'stop' | 'hooks'> = {},
     ) => {
-      const { stop, sending, notSent } = how;
-      const hooks = sending && notSent ? { hooks: { sending, notSent } } : {};
-      const opts = { idempotencyKey, ...by, ...(stop && { stop }), ...hooks };
+      const opts = { idempotencyKey, ...by, ...how };
       return kind === 'contacts'
         ? client.submitContacts(
             { contacts: body.items, metadata: body.metadata } as BulkContactsRequest,

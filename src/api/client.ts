@@ -64,9 +64,9 @@ export interface CallOptions {
    * which still gets its answer: then INTERRUPTED when nothing may have reached the service,
    * UNCONFIRMED for a POST that may have been processed.
    */
-  stop?: AbortSignal;
+  stop?: AbortSignal | undefined;
   /** Told before each attempt goes out, and of one that proves it was not processed. */
-  hooks?: AttemptHooks;
+  hooks?: AttemptHooks | undefined;
 }
 
 /** Bulk results: still processing, or done with the records (and the body they were parsed from). */

@@ -43,12 +43,8 @@ const OWN_KEYS = ['input', 'service', 'signal', 'onProgress', 'onWarning', 'dryR
 
 /** POST /email-verification through the client, each call bounded by the run's deadline. */
 export function toVerifyApi(client: EnrichClient, deadline?: number): VerifyApi {
-  const verify: VerifyApi['verify'] = (address, { stop, sending, notSent } = {}) =>
-    client.verifyEmail(address, {
-      ...(deadline && { deadline }),
-      ...(stop && { stop }),
-      ...(sending && notSent && { hooks: { sending, notSent } }),
-    });
+  const verify: VerifyApi['verify'] = (address, how = {}) =>
+    client.verifyEmail(address, { ...(deadline && { deadline }), ...how });
   return { verify: Object.assign(verify, { journalsAttempts: true }) };
 }
 

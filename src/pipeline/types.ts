@@ -20,15 +20,22 @@ export interface SendControl {
    * on its way. Stopped before it may have reached the service, it rejects with INTERRUPTED.
    */
   stop?: AbortSignal | undefined;
-  /** Awaited before each attempt goes on the wire: the batch is journaled as sent. */
-  sending?: () => Promise<void>;
+  /** The journal around each attempt, given to a function marked `journalsAttempts` only. */
+  hooks?: SendHooks | undefined;
+}
+
+/** The client's attempt hooks (CallOptions.hooks), as a run fills them. */
+export interface SendHooks {
+  /** Awaited before each attempt goes on the wire: the request is journaled as sent. */
+  sending(): Promise<void>;
   /** An attempt proved it was not processed (a 429): journaled, before the wait to resend. */
-  notSent?: (error: { code: string; message: string }) => Promise<void>;
+  notSent(error: { code: string; message: string }): Promise<void>;
 }
 
 /**
- * A function that awaits `sending` before each attempt goes out and tells `notSent` of one
- * refused unprocessed, marked so by `journalsAttempts` (toBulkApi's and toVerifyApi's are).
+ * A function that passes `hooks` on to the client (`sending` awaited before each attempt goes
+ * out, `notSent` told of one
+ * refused unprocessed), marked so by `journalsAttempts` (toBulkApi's and toVerifyApi's are).
  * The mark is the function's own: a function that wraps it is not marked, and the run then
  * journals each request as sent before it calls the function (safe, whatever it does).
  */

@@ -200,8 +200,10 @@ async function postBatch(
   if (ctx.api.submit.journalsAttempts) {
     // On disk before each attempt goes out, and not before: a batch killed while it waited
     // for its turn (or out a 429) was never sent, and its resume sends it by itself.
-    how.sending = () => journal.append(sent, { durable: true });
-    how.notSent = ({ code, message }) => journal.append({ t: 'failed', batch: id, code, message });
+    how.hooks = {
+      sending: () => journal.append(sent, { durable: true }),
+      notSent: ({ code, message }) => journal.append({ t: 'failed', batch: id, code, message }),
+    };
   } else await journal.append(sent, { durable: true });
   try {
     const body = { items: items.map((i) => i.element), metadata: { ...ctx.metadata } };

@@ -33,7 +33,7 @@ export interface VerifyAnswer {
 export interface VerifyApi {
   /**
    * `stop` (the run's Ctrl-C) ends the call's waits to send, not a request on its way;
-   * `sending` and `notSent` journal each attempt when the function is marked so.
+   * `hooks` journal each attempt when the function is marked so.
    */
   verify: VerifyFn;
 }

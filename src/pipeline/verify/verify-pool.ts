@@ -55,9 +55,11 @@ function sendControl(ctx: PoolContext, address: string): SendControl {
     stop: ctx.signal,
     // On disk before each attempt: a run killed from there on knows it may have been charged,
     // and one killed while it waited (out a 429) knows it was not.
-    sending: () => ctx.journal.append({ t: 'vsend', addr: address }),
-    notSent: ({ code, message }) =>
-      ctx.journal.append({ t: 'vfail', addr: address, code, message, unconfirmed: false }),
+    hooks: {
+      sending: () => ctx.journal.append({ t: 'vsend', addr: address }),
+      notSent: ({ code, message }) =>
+        ctx.journal.append({ t: 'vfail', addr: address, code, message, unconfirmed: false }),
+    },
   };
 }
 
@@ -102,7 +104,7 @@ export function createVerifyPool(ctx: PoolContext) {
   const send = async (address: string, entry: AddressEntry) => {
     const how = sendControl(ctx, address);
     // On disk before the request, by this pool when the api cannot tell each attempt.
-    if (!how.sending) await ctx.journal.append({ t: 'vsend', addr: address });
+    if (!how.hooks) await ctx.journal.append({ t: 'vsend', addr: address });
     let answer: VerifyAnswer;
     try {
       answer = await ctx.api.verify(address, how);
