@@ -8,6 +8,7 @@ import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
 import { filesContaining, firstDifference, recordFigure } from './figures.js';
+import { mapLimit } from '../helpers/map-limit.js';
 
 beforeAll(ensureBuilt, 120_000);
 
@@ -34,32 +35,6 @@ async function closeSandbox(s: SandboxHandle): Promise<void> {
  * one at a time, so the published timings stay those of a lone run.
  */
 const PARALLEL = process.env.ENRICH_FIGURES ? 1 : 2;
-
-/** Maps `items` through `fn`, `limit` at a time, in order; after a failure starts no more, waits for the rest, and throws it. */
-async function mapLimit<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T, i: number) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  let failure: unknown;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      try {
-        results[i] = await fn(items[i] as T, i);
-      } catch (err) {
-        if (!failed) failure = err;
-        failed = true;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failed) throw failure;
-  return results;
-}
 
 const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
 const RESULTS = '/contacts/results/{job_id}.json';

@@ -13,6 +13,7 @@ import {
   tempDir,
   writeCsv,
 } from '../integration/bulk-harness.js';
+import { mapLimit } from '../helpers/map-limit.js';
 
 beforeAll(ensureBuilt, 120_000);
 
@@ -27,32 +28,6 @@ const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
 
 async function serviceEnv(s: SandboxHandle): Promise<Record<string, string>> {
   return { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
-}
-
-/** Maps `items` through `fn`, `limit` at a time, in order; after a failure starts no more, waits for the rest, and throws it. */
-async function mapLimit<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T, i: number) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  let failed = false;
-  let failure: unknown;
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      const i = next++;
-      try {
-        results[i] = await fn(items[i] as T, i);
-      } catch (err) {
-        if (!failed) failure = err;
-        failed = true;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failed) throw failure;
-  return results;
 }
 
 /** Starts the CLI and SIGKILLs it after `ms`, or lets it finish; resolves when it is gone. */

@@ -3,9 +3,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeFile } from 'node:fs/promises';
-import { beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli, spawnCli, tempEnv } from '../api/harness.js';
-import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import {
   CONTACT_HEADER,
   SANDBOX_MODES,
@@ -13,19 +12,14 @@ import {
   tempDir,
   writeCsv,
 } from '../integration/bulk-harness.js';
+import { sandboxForTest as sandboxFor, type TestEnd } from '../integration/bulk-harness.js';
 
 beforeAll(() => ensureBuilt());
 
 /**
- * A sandbox for one test, closed when it ends. The two sandbox modes of a scenario run side by
- * side (`it.concurrent.for(SANDBOX_MODES)`, each pair in a describe of its own so no more than
- * two run at once): each has its own sandbox, state, cache and files, and mostly waits on jobs.
+ * The two sandbox modes of a scenario run side by side (`it.concurrent.for(SANDBOX_MODES)`, each
+ * pair in a describe of its own): each has its own sandbox, state, cache and files.
  */
-async function sandboxFor(t: Pick<TestContext, 'onTestFinished'>, o: SandboxOptions) {
-  const sb = await startSandbox(o);
-  t.onTestFinished(() => sb.close());
-  return sb;
-}
 
 describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
   describe('a run stopped by --timeout', () => {
@@ -112,7 +106,7 @@ describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
   });
 
   /** Day 1: rows 1, 3, 5 answered (and cached) by one run; the six-row file's run takes them from the cache and sends 0, 2, 4 (--no-wait). */
-  async function dayOne(t: Pick<TestContext, 'onTestFinished'>, specOnly: boolean) {
+  async function dayOne(t: TestEnd, specOnly: boolean) {
     const sb = await sandboxFor(t, { port: 0, host: '127.0.0.1', jobMs: 1500, specOnly });
     const env: Record<string, string> = {
       ...(await tempEnv()),

@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
-import { afterEach } from 'vitest';
+import { afterEach, type TestContext } from 'vitest';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { toBulkApi } from '../../src/api/bulk-api.js';
-import { createClient, type EnrichClient } from '../../src/api/client.js';
+import { createClient, type ClientOptions, type EnrichClient } from '../../src/api/client.js';
 import { openInput, type InputSource } from '../../src/io/read.js';
 import type { BulkRunOptions } from '../../src/bulk/options.js';
 import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
@@ -22,6 +22,26 @@ export function sandboxPerTest(): (o?: SandboxOptions) => Promise<SandboxHandle>
     sb = undefined;
   });
   return async (o = {}) => (sb = await startSandbox({ port: 0, ...o }));
+}
+
+/** What a test closes things with when it ends (vitest's test context). */
+export type TestEnd = Pick<TestContext, 'onTestFinished'>;
+
+/**
+ * A sandbox for one test, closed when it ends: for tests that run side by side
+ * (`it.concurrent.for(SANDBOX_MODES)`), which `sandboxPerTest`'s one sandbox cannot serve.
+ */
+export async function sandboxForTest(t: TestEnd, o: SandboxOptions = {}) {
+  const sb = await startSandbox({ port: 0, ...o });
+  t.onTestFinished(() => sb.close());
+  return sb;
+}
+
+/** A client for one test, closed when it ends. */
+export function clientForTest(t: TestEnd, o: ClientOptions): EnrichClient {
+  const c = createClient(o);
+  t.onTestFinished(() => c.close());
+  return c;
 }
 
 /** A fresh temp directory. */

@@ -1,10 +1,10 @@
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import iconv from 'iconv-lite';
-import { describe, expect, it, type TestContext } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CACHE_FILE, clearCache, openResultsCache } from '../../src/cache/results-cache.js';
-import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
-import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { enrichFile } from '../../src/index.js';
+import type { SandboxOptions } from '../../src/sandbox/index.js';
 
 type SandboxFaults = SandboxOptions['faults'];
 import {
@@ -15,23 +15,14 @@ import {
   tempDir,
   writeCsv,
 } from './bulk-harness.js';
+import {
+  clientForTest as clientFor,
+  sandboxForTest as sandbox,
+  type TestEnd as Ctx,
+} from './bulk-harness.js';
 
-/**
- * A sandbox for one test, closed when it ends. The two sandbox modes of each case run side by
- * side (`it.concurrent.for(SANDBOX_MODES)`, each pair in a describe of its own so no more than
- * two run at once): each has its own sandbox, client, temp dir, runs and cache directories.
- */
-type Ctx = Pick<TestContext, 'onTestFinished'>;
-async function sandbox(ctx: Ctx, o: SandboxOptions = {}) {
-  const sb = await startSandbox({ port: 0, ...o });
-  ctx.onTestFinished(() => sb.close());
-  return sb;
-}
-function clientFor(ctx: Ctx, o: Parameters<typeof createClient>[0]): EnrichClient {
-  const c = createClient(o);
-  ctx.onTestFinished(() => c.close());
-  return c;
-}
+/** The two sandbox modes of each case run side by side (`it.concurrent.for(SANDBOX_MODES)`, each
+ * pair in a describe of its own): each has its own sandbox, client, temp dir, runs and cache. */
 
 /** A sandbox, a client, and a temp dir with its own results cache and state. */
 async function rig(

@@ -1,9 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { describe, expect, it, type TestContext } from 'vitest';
-import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { enrichFile } from '../../src/index.js';
 import { ROW_CLAIMS_DIR } from '../../src/pipeline/run/row-claims.js';
 import type { JobEvent, RunProgress } from '../../src/pipeline/types.js';
 import {
@@ -14,23 +13,14 @@ import {
   tempDir,
   writeCsv,
 } from './bulk-harness.js';
+import {
+  clientForTest as clientFor,
+  sandboxForTest as sandbox,
+  type TestEnd as Ctx,
+} from './bulk-harness.js';
 
-/**
- * A sandbox for one test, closed when it ends. The two sandbox modes of each case run side by
- * side (`it.concurrent.for(SANDBOX_MODES)`, each pair in a describe of its own so no more than
- * two run at once): each has its own sandbox, client, temp dir, runs and cache directories.
- */
-type Ctx = Pick<TestContext, 'onTestFinished'>;
-async function sandbox(t: Ctx, o: SandboxOptions) {
-  const sb = await startSandbox({ port: 0, ...o });
-  t.onTestFinished(() => sb.close());
-  return sb;
-}
-function clientFor(t: Ctx, o: Parameters<typeof createClient>[0]): EnrichClient {
-  const c = createClient(o);
-  t.onTestFinished(() => c.close());
-  return c;
-}
+/** The two sandbox modes of each case run side by side (`it.concurrent.for(SANDBOX_MODES)`, each
+ * pair in a describe of its own): each has its own sandbox, client, temp dir, runs and cache. */
 
 const CACHED_AT = CONTACT_HEADER.length + 3;
 

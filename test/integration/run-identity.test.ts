@@ -3,32 +3,22 @@ import { appendFile, readFile, symlink, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-import { describe, expect, it, type TestContext } from 'vitest';
-import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { createClient, enrichFile, type EnrichClient } from '../../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { enrichFile, type EnrichClient } from '../../src/index.js';
 import { verifyEmailsFile } from '../../src/bulk/verify-emails.js';
 import { outputLockDir } from '../../src/pipeline/journal/output-lock.js';
 import { CONTACT_HEADER, contactRows, SANDBOX_MODES, tempDir, writeCsv } from './bulk-harness.js';
+import {
+  clientForTest as clientFor,
+  sandboxForTest as sandbox,
+  type TestEnd as Ctx,
+} from './bulk-harness.js';
 
 // Whose run a journal is: the account (a hash of its key) and the service are part of a run's
 // identity, so one account's journaled answers, jobs and balance never reach another's run.
 
-/**
- * A sandbox for one test, closed when it ends. The two sandbox modes of each case run side by
- * side (`it.concurrent.for(SANDBOX_MODES)`, each pair in a describe of its own so no more than
- * two run at once): each has its own sandbox, clients, temp dir, runs and cache directories.
- */
-type Ctx = Pick<TestContext, 'onTestFinished'>;
-async function sandbox(t: Ctx, o: SandboxOptions = {}) {
-  const sb = await startSandbox({ port: 0, ...o });
-  t.onTestFinished(() => sb.close());
-  return sb;
-}
-function clientFor(t: Ctx, o: Parameters<typeof createClient>[0]): EnrichClient {
-  const c = createClient(o);
-  t.onTestFinished(() => c.close());
-  return c;
-}
+/** The two sandbox modes of each case run side by side (`it.concurrent.for(SANDBOX_MODES)`, each
+ * pair in a describe of its own): each has its own sandbox, client, temp dir, runs and cache. */
 
 async function rig(t: Ctx, o: { jobMs?: number; specOnly?: boolean } = {}) {
   const s = await sandbox(t, { jobMs: 0, ...o });
