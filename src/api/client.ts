@@ -18,7 +18,7 @@ import type {
 import { createDispatcher } from './dispatcher.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.js';
 import { parseBaseUrl } from './base-url.js';
-import { realSleep, type AttemptHooks, type SendContext } from './send.js';
+import { realSleep, type AttemptHooks, type LongWait, type SendContext } from './send.js';
 import { createRateLimiter } from './rate-limiter.js';
 import { idempotencyScope, memoryIdempotencyStore, type IdempotencyStore } from './idempotency.js';
 import { createCalls, type CreditsSeen } from './calls.js';
@@ -27,6 +27,7 @@ import { bulkMethods, schemaOf, singleMethods, type Deadline } from './methods.j
 export type { RetryPolicy } from './retry.js';
 export type { CreditsSeen } from './calls.js';
 export type { IdempotencyStore } from './idempotency.js';
+export type { LongWait } from './send.js';
 
 /** How to build a client. */
 export interface ClientOptions {
@@ -54,6 +55,12 @@ export interface ClientOptions {
   idempotencyStore?: IdempotencyStore;
   /** Told every `remaining_credits` an answer reports, with the answer's time. */
   onCredits?: (seen: CreditsSeen) => void;
+  /**
+   * Told when a 429 asks for a wait of 30 s or more (once per wait), so a person hears why
+   * nothing moves: a Retry-After of hours is a quota, not a rate limit. A wait that ends after
+   * a call's deadline is not made: that call fails at once (RATE_LIMITED).
+   */
+  onLongWait?: (wait: LongWait) => void;
 }
 
 /** Options of one call: `deadline` (epoch ms) bounds its retries and waits. */
@@ -143,6 +150,8 @@ function sendContext(options: ClientOptions, base: URL): SendContext {
     signal: options.signal,
     secrets: [options.apiKey],
     limiter: createRateLimiter({ clock, sleep }, options.rateLimit),
+    onLongWait: options.onLongWait,
+    longWaitTold: { until: 0 },
   };
 }
 

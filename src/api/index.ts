@@ -6,10 +6,12 @@ export type {
   CreditsSeen,
   EnrichClient,
   IdempotencyStore,
+  LongWait,
   ResultsState,
   RetryPolicy,
 } from './client.js';
 export { memoryIdempotencyStore } from './idempotency.js';
-export { createRateLimiter, readQuota } from './rate-limiter.js';
+export { WaitPastDeadline, createRateLimiter, readQuota } from './rate-limiter.js';
+export type { LimitScope, RateLimiter } from './rate-limiter.js';
 export { decide, parseRetryAfter, backoffMs, DEFAULT_RETRY_POLICY } from './retry.js';
 export type { Failure, RetryDecision, RetryInput } from './retry.js';

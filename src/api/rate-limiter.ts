@@ -13,16 +13,46 @@ export interface LimiterEnv {
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
+/**
+ * Thrown by `acquire` when the service has asked for a wait that ends after the caller's
+ * deadline: the call would only come back before it was told to, so it does not wait at all.
+ */
+export class WaitPastDeadline extends Error {
+  constructor(
+    /** Epoch ms until which the service asked this kind of call to wait. */
+    readonly until: number,
+  ) {
+    super(`the service asked to wait until ${new Date(until).toISOString()}`);
+    this.name = 'WaitPastDeadline';
+  }
+}
+
+/**
+ * Which calls a 429 holds back. One answered to a POST (a charged submission or lookup) holds
+ * back the POSTs: a service may refuse new work (a quota of jobs or of stored results) while it
+ * still serves results, which a run must download before they expire. One answered to any
+ * other call, and a quota used up (`RateLimit` remaining 0), hold back every call.
+ */
+export type LimitScope = 'post' | 'any';
+
 /** The shared limiter of one client. */
 export interface RateLimiter {
-  /** Waits for the next slot, or until `deadline` (epoch ms) at the latest. */
-  acquire(deadline: number, signal?: AbortSignal): Promise<void>;
-  /** Learns from an answer's status and headers (`retryAfterMs`: its Retry-After, read). */
+  /**
+   * Waits for the next slot, or until `deadline` (epoch ms) at the latest when only pacing
+   * holds it back. Throws WaitPastDeadline at once when the service asked for a wait (a
+   * Retry-After, a quota's reset) that ends after `deadline`.
+   */
+  acquire(deadline: number, signal?: AbortSignal, scope?: LimitScope): Promise<void>;
+  /**
+   * Learns from an answer's status and headers (`retryAfterMs`: its Retry-After, read), to a
+   * call of `scope`. Returns the end (epoch ms) of the wait a 429 told, when it told one.
+   */
   observe(
     status: number,
     headers: Record<string, string | string[] | undefined>,
     retryAfterMs?: number,
-  ): void;
+    scope?: LimitScope,
+  ): number | undefined;
   /** The rate currently allowed, in requests per second (Infinity: unlimited). */
   rate(): number;
   /** How many 429s it has observed. */
@@ -68,7 +98,9 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
   const cap = ceiling !== undefined && ceiling > 0 ? ceiling : Infinity;
   let rate = cap;
   let nextSlot = 0;
+  // Held back until: every call, and the POSTs alone (a 429 answered to a POST).
   let blockedUntil = 0;
+  let postsBlockedUntil = 0;
   let lastDecrease = -Infinity;
   // Stryker disable next-line ArrayDeclaration: a non-number entry is never counted (NaN comparisons are false) and is the first shifted out
   const grants: number[] = [];
@@ -88,16 +120,18 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
   };
 
   return {
-    async acquire(deadline, signal) {
+    async acquire(deadline, signal, scope = 'any') {
       const now = env.clock.now();
-      const at = Math.max(now, nextSlot, blockedUntil);
+      const told = scope === 'post' ? Math.max(blockedUntil, postsBlockedUntil) : blockedUntil;
+      if (told > deadline && told > now) throw new WaitPastDeadline(told);
+      const at = Math.max(now, nextSlot, told);
       nextSlot = at + gap();
       grants.push(at);
       if (grants.length > 64) grants.shift();
       const wait = Math.min(at, Math.max(deadline, now)) - now;
       if (wait > 0) await env.sleep(wait, signal);
     },
-    observe(status, headers, retryAfterMs) {
+    observe(status, headers, retryAfterMs, scope = 'any') {
       const now = env.clock.now();
       const quota = readQuota(headers, now);
       if (quota.remaining === 0 && quota.resetMs !== undefined) {
@@ -108,10 +142,13 @@ export function createRateLimiter(env: LimiterEnv, ceiling?: number): RateLimite
         const told = retryAfterMs ?? (quota.remaining === 0 ? quota.resetMs : undefined);
         // Told when to come back: that is honoured as is. A bare 429 slows every call.
         if (told === undefined) decrease(now);
-        blockedUntil = Math.max(blockedUntil, now + (told ?? gap()));
-      } else if (status >= 200 && status < 300) {
-        increase();
+        const until = now + (told ?? gap());
+        if (scope === 'post') postsBlockedUntil = Math.max(postsBlockedUntil, until);
+        else blockedUntil = Math.max(blockedUntil, until);
+        return told === undefined ? undefined : until;
       }
+      if (status >= 200 && status < 300) increase();
+      return undefined;
     },
     rate: () => rate,
     throttled: () => throttled,

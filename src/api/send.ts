@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ApiError } from '../errors.js';
 import { errorForStatus, statusLine } from './http-error.js';
-import type { RateLimiter } from './rate-limiter.js';
+import { WaitPastDeadline, type LimitScope, type RateLimiter } from './rate-limiter.js';
 import { redact, redactAnswer } from './redact.js';
 import { decide, parseRetryAfter, type Failure, type RetryPolicy } from './retry.js';
 import {
@@ -31,7 +31,26 @@ export interface SendContext {
   secrets: readonly string[];
   /** The client's one rate limiter, shared by every call. */
   limiter: RateLimiter;
+  /** Told when a 429 asks for a long wait (LONG_WAIT_MS or more), once per wait. */
+  onLongWait?: ((wait: LongWait) => void) | undefined;
+  /** The end of the last long wait told to onLongWait (epoch ms). */
+  longWaitTold?: { until: number };
 }
+
+/** A 429 that asks for a long wait: what was refused, until when, and the service's words. */
+export interface LongWait {
+  method: string;
+  path: string;
+  /** Epoch ms the service asked the client to wait until. */
+  until: number;
+  /** The refusal as the client reports it: `POST /contacts: 429 Too Many Requests: <message>`. */
+  message: string;
+  /** True when the wait ends after the call's deadline: the call gives up at once. */
+  pastDeadline: boolean;
+}
+
+/** A wait a 429 asks for that a person should hear of (a rate limit's are a second or two). */
+export const LONG_WAIT_MS = 30_000;
 
 /** How one call may be retried. */
 export interface SendOptions {
@@ -127,7 +146,12 @@ function mayHaveBeenProcessed(failure: Failure): boolean {
   return failure.kind !== 'connect' && failure.kind !== 'deadline';
 }
 
-type Attempt = { raw: RawResponse } | { failure: Failure; error: ApiError; retryAfterMs?: number };
+type Attempt =
+  | { raw: RawResponse }
+  | { failure: Failure; error: ApiError; retryAfterMs?: number; toldUntil?: number };
+
+/** The calls a 429 to this exchange holds back (rate-limiter.ts LimitScope). */
+const scopeOf = (ex: Exchange): LimitScope => (ex.method === 'POST' ? 'post' : 'any');
 
 /** One attempt: a 2xx answer (key masked), or what failed. */
 async function attemptOnce(
@@ -142,7 +166,7 @@ async function attemptOnce(
     const raw = await performExchange({ ...ctx, timeouts, exchange: ex });
     ctx.debug?.(`${ex.method} ${ex.label} -> ${raw.status} (${ms()}ms, attempt ${attempt})`);
     const retryAfterMs = parseRetryAfter(raw.headers['retry-after'], ctx.clock.now());
-    ctx.limiter.observe(raw.status, raw.headers, retryAfterMs);
+    const toldUntil = ctx.limiter.observe(raw.status, raw.headers, retryAfterMs, scopeOf(ex));
     if (raw.status >= 200 && raw.status < 300) return { raw: redactAnswer(raw, ctx.secrets) };
     const location = raw.headers.location;
     const error = errorForStatus({
@@ -157,6 +181,7 @@ async function attemptOnce(
       failure: { kind: 'status', status: raw.status },
       error,
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      ...(toldUntil !== undefined ? { toldUntil } : {}),
     };
   } catch (err) {
     if (!(err instanceof AttemptFailure)) throw err;
@@ -168,6 +193,43 @@ async function attemptOnce(
     err.error.message = redact(err.error.message, ctx.secrets);
     return { failure: err.failure, error: err.error };
   }
+}
+
+/**
+ * The error of a call the service asked to wait until `until`, after the call's deadline: it
+ * is not sent (again) at all, since coming back before the time it was told would only be
+ * refused once more. `refused`: the call's own last refusal, when it had one.
+ */
+function waitRefused(ex: Exchange, until: number, now: number, refused?: ApiError): ApiError {
+  const when = `the service asked to wait until ${new Date(until).toISOString()}, after the deadline, so it was not sent`;
+  return new ApiError('RATE_LIMITED', {
+    status: 429,
+    method: ex.method,
+    path: ex.label,
+    message: refused ? `${refused.message}; ${when} again` : `${ex.method} ${ex.label}: ${when}`,
+    retryAfterMs: Math.max(0, until - now),
+  });
+}
+
+/** Tells the client's onLongWait of a 429 that asked for a long wait, once per wait. */
+function tellLongWait(
+  ctx: SendContext,
+  ex: Exchange,
+  error: ApiError,
+  until: number,
+  deadline: number,
+): void {
+  const told = ctx.longWaitTold;
+  if (!ctx.onLongWait || !told) return;
+  if (until - ctx.clock.now() < LONG_WAIT_MS || until < told.until + LONG_WAIT_MS) return;
+  told.until = until;
+  ctx.onLongWait({
+    method: ex.method,
+    path: ex.label,
+    until,
+    message: error.message,
+    pastDeadline: until > deadline,
+  });
 }
 
 /** The per-attempt limits: a GET under a caller's deadline never outlives it (by 1 s at most). */
@@ -208,13 +270,18 @@ export async function sendWithRetry(
     ex.method === 'POST' && reached
       ? unconfirmed(ex, reached, opts.repeatable, STOPPED_HINT)
       : interrupted(ex, cause);
+  // This call's last refusal, for the error of a wait it will not make.
+  let refused: ApiError | undefined;
   for (let sent = 1; ; sent++) {
     try {
       // Stopped already (while an earlier wait of the caller's, or between two attempts).
       if (signal?.aborted) throw signal.reason;
-      await ctx.limiter.acquire(deadline, signal);
+      await ctx.limiter.acquire(deadline, signal, scopeOf(ex));
     } catch (cause) {
-      throw stopped(cause);
+      if (!(cause instanceof WaitPastDeadline)) throw stopped(cause);
+      const error = waitRefused(ex, cause.until, ctx.clock.now(), refused);
+      if (ex.method === 'POST' && reached) throw unconfirmed(ex, error, opts.repeatable);
+      throw error;
     }
     await opts.hooks?.sending();
     const result = await attemptOnce(ctx, ex, sent, timeoutsFor(ctx, ex, opts.deadline));
@@ -239,6 +306,8 @@ export async function sendWithRetry(
       if (ex.method === 'POST' && reached) throw unconfirmed(ex, error, opts.repeatable);
       throw error;
     }
+    refused = error;
+    if (result.toldUntil !== undefined) tellLongWait(ctx, ex, error, result.toldUntil, deadline);
     if (!reached) await opts.hooks?.notSent(error);
     const why = failure.kind === 'status' ? statusLine(failure.status) : error.code;
     ctx.debug?.(

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { MIN_RATE, createRateLimiter, readQuota } from '../../src/api/rate-limiter.js';
+import {
+  MIN_RATE,
+  WaitPastDeadline,
+  createRateLimiter,
+  readQuota,
+} from '../../src/api/rate-limiter.js';
 
 function env() {
   let now = 1_000_000;
@@ -85,11 +90,50 @@ describe('createRateLimiter', () => {
     expect(limiter.rate()).toBe(Infinity);
   });
 
-  it('never waits past the deadline: a slot beyond it becomes a last try at it', async () => {
+  it('pacing never waits past the deadline: a slot beyond it becomes a last try at it', async () => {
     const e = env();
-    const limiter = createRateLimiter(e);
-    limiter.observe(429, {}, 60_000);
+    const limiter = createRateLimiter(e, 0.1); // a slot every 10 s
+    await limiter.acquire(Infinity);
     await limiter.acquire(e.clock.now() + 5000);
     expect(e.sleeps).toEqual([5000]);
+  });
+
+  it('a wait the service asked for that ends past the deadline is not made at all: WaitPastDeadline at once, saying until when', async () => {
+    const e = env();
+    const limiter = createRateLimiter(e);
+    const until = limiter.observe(429, {}, 60_000);
+    expect(until).toBe(e.clock.now() + 60_000);
+    const refusal = limiter.acquire(e.clock.now() + 5000);
+    await expect(refusal).rejects.toBeInstanceOf(WaitPastDeadline);
+    await expect(refusal).rejects.toMatchObject({ until: e.clock.now() + 60_000 });
+    expect(e.sleeps).toEqual([]);
+    // A quota used up until after the deadline alike; a deadline after the wait waits it out.
+    limiter.observe(200, { ratelimit: '"default";r=0;t=120' });
+    await expect(limiter.acquire(e.clock.now() + 119_000)).rejects.toMatchObject({
+      until: e.clock.now() + 120_000,
+    });
+    await limiter.acquire(e.clock.now() + 120_000);
+    expect(e.sleeps).toEqual([120_000]);
+  });
+
+  it('a 429 to a POST holds back the POSTs only (results go on being downloaded); one to a GET holds back every call', async () => {
+    const e = env();
+    const limiter = createRateLimiter(e);
+    expect(limiter.observe(429, {}, 3_600_000, 'post')).toBe(e.clock.now() + 3_600_000);
+    await limiter.acquire(Infinity, undefined, 'any');
+    expect(e.sleeps).toEqual([]);
+    await expect(limiter.acquire(e.clock.now() + 60_000, undefined, 'post')).rejects.toMatchObject({
+      until: e.clock.now() + 3_600_000,
+    });
+    limiter.observe(429, {}, 2000, 'any');
+    await limiter.acquire(Infinity, undefined, 'any');
+    await limiter.acquire(Infinity, undefined, 'post');
+    expect(e.sleeps).toEqual([2000, 3_600_000 - 2000]);
+  });
+
+  it('a bare 429 tells no wait (undefined) and a success none either', () => {
+    const limiter = createRateLimiter(env());
+    expect(limiter.observe(429, {}, undefined, 'post')).toBeUndefined();
+    expect(limiter.observe(200, {})).toBeUndefined();
   });
 });
