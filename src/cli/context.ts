@@ -1,4 +1,4 @@
-import type { EnrichClient } from '../api/client.js';
+import type { EnrichClient, LongWait } from '../api/client.js';
 import type { ResolvedSettings, Settings } from '../config/settings.js';
 import type { GlobalOptions } from './globals.js';
 
@@ -33,6 +33,13 @@ export function debugSink(
   return (line) => {
     if (line.startsWith('retrying ')) talk(`enrich: ${line}`);
   };
+}
+
+/** Says a long wait a 429 asks for, even with --quiet: a run that waits hours must say why. */
+async function longWaitSink(talk?: (line: string) => void): Promise<(w: LongWait) => void> {
+  const { longWaitLine } = await import('./long-wait.js');
+  const say = talk ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  return (w) => say(`enrich: warning: ${longWaitLine(w, Date.now())}`);
 }
 
 /** The usage error for a missing base URL. */
@@ -85,7 +92,13 @@ export async function openService(
     if (!globals.quiet) process.stderr.write(`enrich: warning: fixed permissions of ${repair}\n`);
   }
   const debug = debugSink(globals, opts?.talk);
-  const connections = opts?.connections === undefined ? {} : { connections: opts.connections };
+  // What every client of a command is built with, whichever service it talks to.
+  const common = {
+    ...(opts?.connections === undefined ? {} : { connections: opts.connections }),
+    ...(debug ? { debug } : {}),
+    ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
+    onLongWait: await longWaitSink(opts?.talk),
+  };
   if (globals.sandbox) {
     const { startSandbox } = await import('../sandbox/index.js');
     const sandbox = await startSandbox({ port: 0, jobMs: opts?.sandbox?.jobMs ?? 300 });
@@ -93,9 +106,7 @@ export async function openService(
     const client = createClient({
       baseUrl: sandbox.url,
       apiKey: sandbox.apiKey,
-      ...connections,
-      ...(debug ? { debug } : {}),
-      ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
+      ...common,
     });
     debug?.(`sandbox listening on ${sandbox.url}`);
     return {
@@ -125,9 +136,7 @@ export async function openService(
   const client = createClient({
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
-    ...connections,
-    ...(debug ? { debug } : {}),
-    ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
+    ...common,
     // What the service said about credits and Idempotency-Key outlives the command.
     onCredits: credits.onCredits,
     idempotencyStore,

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +66,22 @@ describe('every early stop prints the command that resumes (e2e)', () => {
       /the journal is saved\. Once it answers again, resume with:\n {2}enrich contacts .*--base-url http:\/\/127\.0\.0\.1:9 --timeout 1s\n/,
     );
   }, 20_000);
+
+  it('submissions refused for a day (a quota, Retry-After past --timeout): a warning at once saying why and until when, the job it has downloaded, exit 3 and the command to resume', async () => {
+    const s = (sb = await startSandbox({ port: 0, jobMs: 200, maxJobsPerAccount: 1 }));
+    const { file, out } = await files(10);
+    const args = ['contacts', file, '-o', out, '--batch-size', '5', '--quiet'];
+    const r = await runCli(args, { env: await serviceEnv(s) });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(
+      /^enrich: warning: POST \/contacts: 429 Too Many Requests: .*; the service asks to wait 2\dh \d\dm \(until \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\), longer than this command may wait \(--timeout\): nothing more is sent to it now; run the same command after \d{4}-/m,
+    );
+    expect(r.stderr).toMatch(
+      /some rows are not done; resume with:\n {2}enrich contacts .*--quiet\n/,
+    );
+    expect(s.admin.stats()).toMatchObject({ jobs_submitted: 1, credits_charged: 5 });
+    expect((await readFile(out, 'utf8')).match(/,enriched,/g)).toHaveLength(5);
+  });
 
   it('a second Ctrl-C leaves at once with exit 130, the resume command, and no .tmp left', async () => {
     const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));

@@ -117,6 +117,8 @@ export function resumeHints(
     return `enrich: ${stop.message}: the rows not sent end "failed" (not sent). Each run spends up to --max-credits more; run the same command again to send the next rows (a larger --max-credits sends more at once):\n  ${command}\n`;
   if (s.exitCode === 5)
     return `enrich: the account ran out of credits; batches already answered are kept. After a top-up, the same command sends only the rows that came back "out of credits"${by}:\n  ${command}\n`;
+  if (s.exitCode === 6 && stop?.code === 'RATE_LIMITED')
+    return `enrich: the service refused more requests for now (429 Too Many Requests); the journal is saved. Once the wait it asked for is over, resume${by} with:\n  ${command}\n`;
   if (s.exitCode === 6)
     return `enrich: the service is out of reach or unavailable; the journal is saved. Once it answers again, resume${by} with:\n  ${command}\n`;
   return '';
