@@ -36,10 +36,13 @@ export function debugSink(
 }
 
 /** Says a long wait a 429 asks for, even with --quiet: a run that waits hours must say why. */
-async function longWaitSink(talk?: (line: string) => void): Promise<(w: LongWait) => void> {
+async function longWaitSink(
+  talk?: (line: string) => void,
+  timeoutFlag?: string,
+): Promise<(w: LongWait) => void> {
   const { longWaitLine } = await import('./long-wait.js');
   const say = talk ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  return (w) => say(`enrich: warning: ${longWaitLine(w, Date.now())}`);
+  return (w) => say(`enrich: warning: ${longWaitLine(w, Date.now(), timeoutFlag)}`);
 }
 
 /** The usage error for a missing base URL. */
@@ -78,6 +81,8 @@ export async function openService(
     talk?: (line: string) => void;
     /** Keep-alive connections to the service (the client's default, 8, unless more requests run at once). */
     connections?: number;
+    /** The flag that sets how long the command may wait (`--timeout`), when it has one. */
+    timeoutFlag?: string;
   },
 ): Promise<Service> {
   const [{ resolveSettings }, { EnrichError }] = await Promise.all([
@@ -97,7 +102,7 @@ export async function openService(
     ...(opts?.connections === undefined ? {} : { connections: opts.connections }),
     ...(debug ? { debug } : {}),
     ...(settings.rateLimit !== undefined ? { rateLimit: settings.rateLimit } : {}),
-    onLongWait: await longWaitSink(opts?.talk),
+    onLongWait: await longWaitSink(opts?.talk, opts?.timeoutFlag),
   };
   if (globals.sandbox) {
     const { startSandbox } = await import('../sandbox/index.js');

@@ -57,7 +57,17 @@ export function say(quiet: boolean, line: string): void {
 
 /** A warning as the CLI writes it on stderr (even with --quiet: it is about the user's data or money). */
 export function warningLine(message: string): string {
-  return `enrich: warning: ${message}`;
+  return `enrich: warning: ${printable(message)}`;
+}
+
+/**
+ * Text for the terminal from elsewhere (a service's message, a file's cells or name): control
+ * characters other than line breaks and tabs as `?`, so no escape sequence in it can move the
+ * cursor, rewrite a line or retitle the window.
+ */
+export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?');
 }
 
 /** Writes warnings about how an input was read on stderr, even with --quiet. */

@@ -1,4 +1,5 @@
 import { ApiError, EnrichError, formatLocation } from '../errors.js';
+import { printable } from './output.js';
 
 /** Turns any thrown value into the stderr text and exit code the user sees (never a stack trace unless --debug). */
 export function describeError(err: unknown, debug: boolean): { text: string; exitCode: number } {
@@ -11,7 +12,7 @@ export function describeError(err: unknown, debug: boolean): { text: string; exi
     const hint = err.hint ?? (isNoEndpoint(err) ? BASE_URL_HINT : undefined);
     if (hint) lines.push(`hint: ${hint}`);
     if (debug && err.stack) lines.push(err.stack);
-    return { text: lines.join('\n'), exitCode: err.exitCode };
+    return { text: printable(lines.join('\n')), exitCode: err.exitCode };
   }
   const message = err instanceof Error ? err.message : String(err);
   const lines = [`enrich: internal error: ${message} [INTERNAL]`];
@@ -20,7 +21,7 @@ export function describeError(err: unknown, debug: boolean): { text: string; exi
       ? err.stack
       : 'Run again with --debug for details, and please report it.',
   );
-  return { text: lines.join('\n'), exitCode: 1 };
+  return { text: printable(lines.join('\n')), exitCode: 1 };
 }
 
 /** What to check when the service has no endpoint the tool calls (a POST answered 404). */

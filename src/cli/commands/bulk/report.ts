@@ -3,6 +3,7 @@ import { budgetReached } from '../../../pipeline/run/messages.js';
 import type { RunSummary } from '../../../pipeline/run/run.js';
 import { BASE_URL_HINT } from '../../report-error.js';
 import { CLI_WORDS } from './resolve.js';
+import { printable } from '../../output.js';
 
 /** The JSON summary of a bulk run (stdout with `-o` and `--json`). */
 export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, unknown> {
@@ -96,7 +97,7 @@ export function summaryText(s: RunSummary, elapsedMs: number, prefix: string): s
       `from the results cache: ${s.cacheHits} row(s), not sent  credits saved: ${s.creditsSaved}`,
     );
   if (s.statuses.enriched > 0) lines.push(`fill rate: ${fillLine(fillRates(s), prefix)}`);
-  if (s.stopReason) lines.push(`stopped early: ${s.stopReason.message}`);
+  if (s.stopReason) lines.push(`stopped early: ${printable(s.stopReason.message)}`);
   return lines.join('\n');
 }
 

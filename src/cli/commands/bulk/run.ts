@@ -13,7 +13,7 @@ import type { BulkKind, JobEvent, ResolvedRun } from '../../../pipeline/types.js
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { removeLiveTempsSync } from '../../../io/stale-temps.js';
-import { warningLine } from '../../output.js';
+import { printable, warningLine } from '../../output.js';
 import { createProgress, rowsMayShow, type ProgressView } from '../../progress.js';
 import { jobLine } from '../../progress-text.js';
 import type { BulkOptions } from './options.js';
@@ -144,6 +144,7 @@ export async function runBulkCommand(
     service = await openService(globals, {
       settings: opened.settings,
       talk: (line) => progress.note(line),
+      timeoutFlag: '--timeout',
     });
     boundHeapGrowth();
     cache = await openCliRunCache(opened.run, service, globals, (w) =>
@@ -239,7 +240,9 @@ function report(
   // --quiet silences progress and the summary, never why a run failed: in cron, stderr is
   // the only place that says it (the summary above already has this line).
   else if (s.stopReason)
-    process.stderr.write(`enrich: stopped early: ${s.stopReason.message} [${s.stopReason.code}]\n`);
+    process.stderr.write(
+      `enrich: stopped early: ${printable(s.stopReason.message)} [${s.stopReason.code}]\n`,
+    );
   // Rows a job's answer left out were sent and may have been charged: a warning, which
   // --quiet still prints (the summary above says it already otherwise).
   if (globals.quiet && s.statuses.missing > 0)

@@ -1,5 +1,6 @@
 import { formatDuration } from '../../../config/duration.js';
 import type { VerifyPlan, VerifySummary } from '../../../bulk/verify-emails.js';
+import { printable } from '../../output.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 
@@ -53,7 +54,7 @@ export function verifySummaryText(s: VerifySummary, elapsedMs: number): string {
     lines.push(
       `charge unknown: ${n(s.unconfirmed)} address(es) were sent and their answer lost; they may have been charged (verify_credit_charged: unknown)`,
     );
-  if (s.stopReason) lines.push(`stopped early: ${s.stopReason.message}`);
+  if (s.stopReason) lines.push(`stopped early: ${printable(s.stopReason.message)}`);
   return lines.join('\n');
 }
 

@@ -10,7 +10,13 @@ import { resolveSettings, type ResolvedSettings } from '../../../config/settings
 import { EnrichError, ErrorCodes } from '../../../errors.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
-import { OUTPUT_CLOSED_LINE, stopsOnClosedStdout, warnAbout, warningLine } from '../../output.js';
+import {
+  OUTPUT_CLOSED_LINE,
+  printable,
+  stopsOnClosedStdout,
+  warnAbout,
+  warningLine,
+} from '../../output.js';
 import { createProgress, rowsMayShow, type ProgressView } from '../../progress.js';
 import { verifyText } from '../../progress-text.js';
 import { exitOnInterrupt, interruptOnSignal } from '../bulk/run.js';
@@ -119,7 +125,12 @@ export async function runVerifyEmails(
     const { verifyEmailsFile, toVerifyApi } = await import('../../../bulk/verify-emails.js');
     const concurrency = opts.concurrency ?? 8;
     const connections = Math.max(8, concurrency);
-    const svc = await openService(globals, { settings, connections, talk: note });
+    const svc = await openService(globals, {
+      settings,
+      connections,
+      talk: note,
+      timeoutFlag: '--timeout',
+    });
     service = svc;
     const deadline = Date.now() + settings.timeoutMs;
     const verify = () =>
@@ -180,7 +191,9 @@ function report(
 ): number {
   if (!globals.quiet) process.stderr.write(`${verifySummaryText(s, elapsedMs)}\n`);
   else if (s.stopReason)
-    process.stderr.write(`enrich: stopped early: ${s.stopReason.message} [${s.stopReason.code}]\n`);
+    process.stderr.write(
+      `enrich: stopped early: ${printable(s.stopReason.message)} [${s.stopReason.code}]\n`,
+    );
   if (globals.json && opts.output !== '-')
     process.stdout.write(`${JSON.stringify(verifySummaryJson(s, elapsedMs), null, 2)}\n`);
   const left = s.notSent + s.failed;
