@@ -6,9 +6,12 @@
  * tries again until its --timeout, and ends alike. Either way the same command, once the
  * service takes jobs again, sends the refused rows once.
  */
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toBulkApi } from '../../src/api/bulk-api.js';
+import { verifyEmailsFile } from '../../src/bulk/verify-emails.js';
+import type { VerifySummary } from '../../src/pipeline/verify/types.js';
 import {
   CONTACT_HEADER,
   SANDBOX_MODES,
@@ -56,6 +59,47 @@ describe('submissions refused for a day (a quota of one job per account)', () =>
       expect(again.summary).toMatchObject({ exitCode: 0, resumed: true, chargeUnknownRows: 0 });
       expect(again.summary.statuses.enriched).toBe(40);
       expect(s.admin.stats()).toMatchObject({ jobs_submitted: 2, credits_charged: 40 });
+    },
+  );
+});
+
+describe('verifications refused for a day', () => {
+  it.concurrent.for(SANDBOX_MODES)(
+    'verify-emails stops at once (a spec-only bare 429 is tried again), and the same command later pays once for each address ($name)',
+    async ({ specOnly }, t) => {
+      const s = await sandboxForTest(t, { specOnly });
+      const dir = await tempDir();
+      const input = join(dir, 'list.csv');
+      const emails = Array.from({ length: 4 }, (_, i) => `lead${i}@firm${i % 3}.com`);
+      await writeFile(input, `email\n${emails.join('\n')}\n`);
+      s.admin.setFaults({ next: [{ status: 429, retry_after_s: DAY_MS / 1000 }] });
+      const o = { input, output: join(dir, 'out.csv'), runsDir: join(dir, 'runs'), concurrency: 1 };
+      const verify = () => {
+        const client = clientForTest(t, { baseUrl: s.url, apiKey: s.apiKey, random: () => 0.5 });
+        const service = { client, baseUrl: s.url };
+        return verifyEmailsFile({
+          ...o,
+          service,
+          cacheDir: join(dir, 'cache'),
+        }) as Promise<VerifySummary>;
+      };
+      const started = Date.now();
+      const first = await verify();
+      expect(Date.now() - started).toBeLessThan(15_000);
+      const paid = () => s.admin.stats().verification_credits_charged;
+      if (specOnly) {
+        expect(first.exitCode).toBe(0);
+        expect(paid()).toBe(4);
+      } else {
+        // Nothing verified: the service is unavailable for now (exit 6), not a partial run.
+        expect(first.exitCode).toBe(6);
+        expect(first.stopReason?.message).toMatch(/asked to wait until .*, after the deadline/);
+        expect(paid()).toBe(0);
+      }
+      // The service takes verifications again (a new process: a new client).
+      const again = await verify();
+      expect(again.exitCode).toBe(0);
+      expect(paid()).toBe(4);
     },
   );
 });
