@@ -105,7 +105,11 @@ describe('createRateLimiter', () => {
     expect(until).toBe(e.clock.now() + 60_000);
     const refusal = limiter.acquire(e.clock.now() + 5000);
     await expect(refusal).rejects.toBeInstanceOf(WaitPastDeadline);
-    await expect(refusal).rejects.toMatchObject({ until: e.clock.now() + 60_000 });
+    await expect(refusal).rejects.toMatchObject({
+      name: 'WaitPastDeadline',
+      until: e.clock.now() + 60_000,
+      message: `the service asked to wait until ${new Date(e.clock.now() + 60_000).toISOString()}`,
+    });
     expect(e.sleeps).toEqual([]);
     // A quota used up until after the deadline alike; a deadline after the wait waits it out.
     limiter.observe(200, { ratelimit: '"default";r=0;t=120' });
@@ -129,6 +133,17 @@ describe('createRateLimiter', () => {
     await limiter.acquire(Infinity, undefined, 'any');
     await limiter.acquire(Infinity, undefined, 'post');
     expect(e.sleeps).toEqual([2000, 3_600_000 - 2000]);
+  });
+
+  it('a deadline already past with a wait that is over (or ends now) is no refusal: the call goes at once', async () => {
+    const e = env();
+    const limiter = createRateLimiter(e);
+    limiter.observe(429, {}, 1000);
+    e.advance(1000); // the wait ends now
+    await limiter.acquire(e.clock.now() - 500);
+    e.advance(1000); // and is over
+    await limiter.acquire(e.clock.now() - 500);
+    expect(e.sleeps).toEqual([]);
   });
 
   it('a bare 429 tells no wait (undefined) and a success none either', () => {
