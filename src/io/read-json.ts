@@ -179,13 +179,22 @@ export function jsonCell(value: unknown): string {
   return String(value);
 }
 
+/**
+ * The value `record` itself holds under `key`: undefined when it has no such key, also for a key
+ * named like a member every object inherits (`constructor`, `toString`, `__proto__`), which
+ * `record[key]` would read as that member and write as a cell (`function Object() {…}`).
+ */
+export function ownValue(record: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
 /** Per key, whether `record`'s value is an object or array; undefined when none is (the usual row). */
 export function nestedCells(
   keys: readonly string[],
   record: Record<string, unknown>,
 ): boolean[] | undefined {
   const nested = keys.map((k) => {
-    const v = record[k];
+    const v = ownValue(record, k);
     return typeof v === 'object' && v !== null && !(v instanceof JsonNumber);
   });
   return nested.includes(true) ? nested : undefined;

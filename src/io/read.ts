@@ -18,6 +18,7 @@ import { readCsvRecords } from './read-csv.js';
 import {
   jsonCell,
   nestedCells,
+  ownValue,
   readJsonArray,
   readJsonLines,
   type JsonRecord,
@@ -276,7 +277,7 @@ async function jsonSource(
     const row: InputRow = {
       index,
       line: rec.line,
-      cells: header.map((k) => jsonCell(rec.value[k])),
+      cells: header.map((k) => jsonCell(ownValue(rec.value, k))),
       value: rec.value,
     };
     const nested = nestedCells(header, rec.value);

@@ -344,3 +344,29 @@ describe('openInput: unreadable input is a clear error (exit 2)', () => {
     expect(rows).toEqual([]);
   });
 });
+
+describe('openInput: JSON keys named like Object.prototype members', () => {
+  it('a record without such a key has an empty cell there, never the built-in', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enrich-read-proto-'));
+    try {
+      const file = join(dir, 'in.jsonl');
+      writeFileSync(
+        file,
+        [
+          '{"email":"a@acme.com","constructor":"Acme","__proto__":"p","toString":"t"}',
+          '{"email":"b@acme.com"}',
+        ].join('\n'),
+      );
+      const source = await openInput(file);
+      const rows = await allRows(source);
+      await source.close();
+      expect(source.header).toEqual(['email', 'constructor', '__proto__', 'toString']);
+      expect(rows.map((r) => [r.cells, r.nested])).toEqual([
+        [['a@acme.com', 'Acme', 'p', 't'], undefined],
+        [['b@acme.com', '', '', ''], undefined],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
