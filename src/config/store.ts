@@ -98,6 +98,17 @@ function readProfiles(path: string): Record<string, StoredProfile> {
 }
 
 /**
+ * The profile the file holds under `name`: undefined when it has none, also for a name every
+ * object inherits a member by (`constructor`, `valueOf`), which `profiles[name]` would read.
+ */
+function ownProfile(
+  profiles: Record<string, StoredProfile>,
+  name: string,
+): StoredProfile | undefined {
+  return Object.hasOwn(profiles, name) ? profiles[name] : undefined;
+}
+
+/**
  * Opens `config.json` in `configDir` with conf (file 0600, directory 0700, both checked
  * and repaired on every open).
  */
@@ -117,7 +128,7 @@ export function openConfigStore(configDir: string): ConfigStore {
     path,
     repairs,
     readProfile(name) {
-      const p = readAll()[checkProfileName(name)];
+      const p = ownProfile(readAll(), checkProfileName(name));
       if (p === undefined) return undefined;
       if (p === null || typeof p !== 'object' || Array.isArray(p)) {
         throw new EnrichError(
@@ -132,13 +143,13 @@ export function openConfigStore(configDir: string): ConfigStore {
     },
     async setValue(profile, key, value) {
       const all = readAll();
-      const current = all[checkProfileName(profile)] ?? {};
+      const current = ownProfile(all, checkProfileName(profile)) ?? {};
       all[profile] = { ...current, [key]: value };
       await writeAll(all);
     },
     async unsetValue(profile, key) {
       const all = readAll();
-      const current = all[checkProfileName(profile)];
+      const current = ownProfile(all, checkProfileName(profile));
       if (!current || !Object.hasOwn(current, key)) return false;
       const { [key]: _removed, ...rest } = current;
       all[profile] = rest;

@@ -44,6 +44,19 @@ describe('openConfigStore', () => {
     expect(store.readProfile('default')).toEqual({});
   });
 
+  it('a profile named like an Object.prototype member (constructor, valueOf) is a profile like any other', async () => {
+    const store = openConfigStore(tempDir());
+    await store.setValue('default', 'batch_size', 10);
+    for (const name of ['constructor', 'valueOf', 'toString', 'hasOwnProperty'])
+      expect(store.readProfile(name)).toBeUndefined();
+    expect(await store.unsetValue('valueOf', 'batch_size')).toBe(false);
+    await store.setValue('valueOf', 'batch_size', 20);
+    expect(store.readProfile('valueOf')).toEqual({ batch_size: 20 });
+    expect(JSON.parse(readFileSync(store.path, 'utf8'))).toEqual({
+      profiles: { default: { batch_size: 10 }, valueOf: { batch_size: 20 } },
+    });
+  });
+
   it('rejects bad profile names and a damaged file with CONFIG_INVALID', async () => {
     const dir = tempDir();
     const store = openConfigStore(dir);
