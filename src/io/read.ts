@@ -354,7 +354,7 @@ async function csvSource(o: {
     },
     header: uniqueHeader(rawHeader),
     rawHeader,
-    rows: () => readCsvRecords(filePath, pinned, csvRowShaper(width)),
+    rows: () => readCsvRecords(filePath, pinned, csvRowShaper(rawHeader)),
   };
 }
 

@@ -90,6 +90,31 @@ describe('openInput: real-world shapes', () => {
     expect(rows[3]!.line).toBe(5);
   });
 
+  it('a header ending in unnamed columns (`Email,Company,,`) over rows without them: the rows are whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'enrich-read-unnamed-'));
+    try {
+      const file = join(dir, 'in.csv');
+      writeFileSync(
+        file,
+        'Email,Company,,\r\nann@acme.com,Acme\r\nbo@globex.com,Globex,\r\ncy@initech.io,Initech,x,y\r\ndi@hooli.com\r\nel@umbrella.co,Umbrella,z,w,v\r\n',
+      );
+      const source = await openInput(file);
+      const rows = await allRows(source);
+      await source.close();
+      expect(source.header).toEqual(['Email', 'Company', '(column 3)', '(column 4)']);
+      expect(rows.map((r) => [r.cells, r.error])).toEqual([
+        [['ann@acme.com', 'Acme', '', ''], undefined],
+        [['bo@globex.com', 'Globex', '', ''], undefined],
+        [['cy@initech.io', 'Initech', 'x', 'y'], undefined],
+        // A named column left out is still a ragged row: its cells may have moved.
+        [['di@hooli.com'], 'expected 4 cells, got 1'],
+        [['el@umbrella.co', 'Umbrella', 'z', 'w', 'v'], 'expected 4 cells, got 5 (extra: "v")'],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps duplicate header names apart', async () => {
     const { header, rawHeader, rows } = await readFixture('duplicate-headers.csv');
     expect(rawHeader).toEqual(['Email', 'Name', 'Email', 'Name']);
