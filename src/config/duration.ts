@@ -17,6 +17,25 @@ export function parseDuration(text: string, what?: string): number {
   return Math.round(Number(m[1]) * (UNITS[unit] ?? 1));
 }
 
+/**
+ * parseDuration for what a person types (a flag, an environment variable, `enrich config set`):
+ * a number needs its unit. A bare `30` would be 30 ms, which no one means: `--max-age 30` would
+ * look every row up again (and pay for it), `cache prune --older-than 30` erase every answer,
+ * `--timeout 90` give up at once. `0` needs no unit.
+ */
+export function parseTypedDuration(text: string, what?: string): number {
+  const bare = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
+  if (bare && Number(bare[1]) !== 0) {
+    const n = bare[1]!;
+    const prefix = what === undefined ? '' : `${what}: `;
+    throw usageError(
+      `${prefix}expected a duration with its unit, such as ${n}d, ${n}h, ${n}m or ${n}s, got "${text}"`,
+      { hint: `A number alone would be milliseconds; write ${n}ms if that is what you mean.` },
+    );
+  }
+  return parseDuration(text, what);
+}
+
 /** Formats milliseconds for people: `850ms`, `12.3s`, `4m 05s`, `2h 03m`. */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms`;

@@ -1,4 +1,4 @@
-import { parseDuration, formatDuration } from './duration.js';
+import { parseTypedDuration, formatDuration } from './duration.js';
 
 /** Settings a profile, the environment or flags may set (the key is handled apart). */
 export interface Settings {
@@ -118,7 +118,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     default: 2 * 3_600_000,
     description: 'how long a bulk run waits for its jobs (500ms, 30s, 5m, 2h)',
     parse: (v) => {
-      const ms = typeof v === 'number' ? v : parseDuration(String(v));
+      const ms = typeof v === 'number' ? v : parseTypedDuration(String(v));
       if (!Number.isFinite(ms) || ms <= 0)
         throw new Error(`expected a positive duration, got ${String(v)}`);
       return ms;
@@ -187,7 +187,7 @@ export const SETTINGS: readonly SettingSpec[] = [
 /** A duration parser (text or ms) that refuses values below `min` ms. */
 function durationAtLeast(min: number): (v: unknown) => number {
   return (v) => {
-    const ms = typeof v === 'number' ? v : parseDuration(String(v));
+    const ms = typeof v === 'number' ? v : parseTypedDuration(String(v));
     if (!Number.isFinite(ms) || ms < min) throw new Error(`expected a duration, got ${String(v)}`);
     return ms;
   };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatDuration, parseDuration } from '../../src/config/duration.js';
+import { parseSetting } from '../../src/config/settings-table.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -15,6 +16,23 @@ describe('parseDuration', () => {
   it('refuses junk with a usage error naming the option', () => {
     expect(() => parseDuration('soon', '--timeout')).toThrow(/--timeout: expected a duration/);
     expect(() => parseDuration('5 years')).toThrow(/expected a duration/);
+  });
+});
+
+describe('durations a person types (flags, variables, enrich config set)', () => {
+  it('a bare number other than 0 is refused: it would be milliseconds, never what was meant', () => {
+    for (const prop of ['cacheMaxAgeMs', 'runRetentionMs', 'timeoutMs'] as const) {
+      expect(() => parseSetting(prop, '30')).toThrow(
+        /expected a duration with its unit, such as 30d, 30h, 30m or 30s, got "30"/,
+      );
+      expect(() => parseSetting(prop, ' 1.5 ')).toThrow(/with its unit/);
+      expect(parseSetting(prop, '30s')).toBe(30_000);
+    }
+    expect(parseSetting('cacheMaxAgeMs', '0')).toBe(0);
+    // What `enrich config set` wrote to the file: milliseconds, as a number.
+    expect(parseSetting('cacheMaxAgeMs', 1_209_600_000)).toBe(1_209_600_000);
+    // The library's parseDuration keeps reading a bare number as milliseconds.
+    expect(parseDuration('250')).toBe(250);
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parseDuration } from '../../../config/duration.js';
+import { parseTypedDuration } from '../../../config/duration.js';
 import { parseSetting, type Settings } from '../../../config/settings-table.js';
 import { usageError } from '../../../errors.js';
 import { FILE_FORMATS, type FileFormat } from '../../../io/file-format.js';
@@ -227,7 +227,7 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
     });
   const timeout = str(raw.timeout);
   let timeoutMs: number | undefined;
-  if (timeout !== undefined) timeoutMs = parseDuration(timeout, '--timeout');
+  if (timeout !== undefined) timeoutMs = parseTypedDuration(timeout, '--timeout');
   const options: BulkOptions = {
     kind,
     output,

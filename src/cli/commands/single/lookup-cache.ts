@@ -1,6 +1,6 @@
 import { openResultsCache } from '../../../cache/results-cache.js';
 import { singleLookupScope, singleRequestKey } from '../../../cache/single-key.js';
-import { parseDuration } from '../../../config/duration.js';
+import { parseTypedDuration } from '../../../config/duration.js';
 import { getPaths } from '../../../config/paths.js';
 import { maxAgeOf } from '../../../pipeline/run/cache-use.js';
 import type { Service } from '../../context.js';
@@ -41,7 +41,7 @@ export async function cachedLookup<T>(
   const maxAgeMs =
     flags.maxAge === undefined
       ? service.settings.cacheMaxAgeMs
-      : parseDuration(flags.maxAge, '--max-age');
+      : parseTypedDuration(flags.maxAge, '--max-age');
   if (flags.cache === false || service.sandbox) return { answer: await ask() };
   const store = openResultsCache(getPaths().cacheDir, (m) => say(quiet, `enrich: warning: ${m}`));
   if (!store) return { answer: await ask() };

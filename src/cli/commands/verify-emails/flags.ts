@@ -1,5 +1,5 @@
 import type { VerifyRunOptions } from '../../../bulk/verify-options.js';
-import { parseDuration } from '../../../config/duration.js';
+import { parseTypedDuration } from '../../../config/duration.js';
 import type { Settings } from '../../../config/settings-table.js';
 import { usageError } from '../../../errors.js';
 import { FILE_FORMATS, type FileFormat } from '../../../io/file-format.js';
@@ -83,7 +83,7 @@ export function settingFlagsOf(raw: Raw): Partial<Settings> {
   const flag = <K extends keyof Settings>(prop: K, name: string, value: unknown) =>
     value === undefined ? undefined : settingFlag(prop, name, value);
   return {
-    timeoutMs: timeout === undefined ? undefined : parseDuration(timeout, '--timeout'),
+    timeoutMs: timeout === undefined ? undefined : parseTypedDuration(timeout, '--timeout'),
     cacheMaxAgeMs: flag('cacheMaxAgeMs', '--max-age', raw.maxAge),
     rateLimit: flag('rateLimit', '--rate-limit', raw.rateLimit),
     formulaEscape: flag('formulaEscape', '--formula-escape', raw.formulaEscape),

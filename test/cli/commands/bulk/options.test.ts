@@ -211,6 +211,13 @@ describe('normalizeBulkOptions', () => {
     [['--format', 'xls'], /--format: expected one of csv, tsv, json, jsonl, xlsx/],
     [['--output-delimiter', ';;'], /--output-delimiter: expected one character/],
     [['--timeout', 'soon'], /duration/],
+    // A bare number would be milliseconds: `--max-age 30` meant as 30 days would send (and pay
+    // for) every row again, `--timeout 90` would give up at once.
+    [
+      ['--max-age', '30'],
+      /--max-age: expected a duration with its unit, such as 30d, 30h, 30m or 30s, got "30"/,
+    ],
+    [['--timeout', '90'], /--timeout: expected a duration with its unit/],
     [['--header-row', '0'], /--header-row/],
     [['--delimiter', ';;'], /--delimiter: expected one character/],
     [['--map', 'Email'], /--map: expected field=Column/],
