@@ -1,4 +1,4 @@
-import { constants } from 'node:fs';
+import { constants, fstatSync } from 'node:fs';
 import { access, lstat, readlink, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { EnrichError } from '../errors.js';
@@ -27,6 +27,15 @@ export interface OutputTarget {
 /** Refuses an output that is the input file itself (the input is read while the output is written). */
 export function refuseInputAsOutput(input: FileId | undefined, target: OutputTarget): void {
   if (!input || !target.file || !sameFile(input, target.file)) return;
+  if (target.mode === 'stdout')
+    throw new EnrichError(
+      'USAGE',
+      `standard output is the input file ${input.realPath} (\`>> ${input.realPath}\`): the output would be written into the file while it is read`,
+      {
+        location: { file: input.realPath },
+        hint: 'Write the output to another file (-o enriched.csv, or > enriched.csv).',
+      },
+    );
   throw refuse(
     target.name,
     `it is the input file (${input.realPath}), which is read again while the output is written`,
@@ -91,6 +100,19 @@ const refuse = (name: string, why: string, hint?: string) =>
     ...(hint ? { hint } : {}),
   });
 
+/**
+ * The regular file standard output writes to (`enrich … >> leads.csv`), or undefined (a terminal,
+ * a pipe, a device). Only its device and inode tell it: it has no path of its own here.
+ */
+function stdoutFile(): FileId | undefined {
+  try {
+    const info = fstatSync(1);
+    return info.isFile() ? { realPath: '', dev: info.dev, ino: info.ino } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Names the OS gives to streams rather than files: never replaced, whatever they point to. */
 const STREAM_PATH = /^\/(dev|proc)\//;
 
@@ -104,7 +126,10 @@ export async function checkOutputTarget(
   /** How the caller names this target in a hint (a flag), with a file name to suggest. */
   naming: { as: string; example: string } = { as: '', example: 'enriched.csv' },
 ): Promise<OutputTarget> {
-  if (target === '-') return { mode: 'stdout', name: target, path: '' };
+  if (target === '-') {
+    const file = stdoutFile();
+    return { mode: 'stdout', name: target, path: '', ...(file ? { file } : {}) };
+  }
   const absolute = resolve(target);
   if (STREAM_PATH.test(absolute)) {
     await access(absolute, constants.W_OK).catch((err: unknown) => {
