@@ -197,3 +197,20 @@ describe("commander's own errors", () => {
     );
   });
 });
+
+describe('help of the bulk commands says what they read and write', () => {
+  const byPath = (path: string) => {
+    const found = buildProgram().commands.find((c) => c.name() === path);
+    if (!found) throw new Error(`no command ${path}`);
+    return helpOf(found).replace(/\s+/g, ' ');
+  };
+
+  it.each(['contacts', 'companies', 'verify-emails'])(
+    '%s: reads workbooks too, and a workbook without -o or --format gives CSV (not "the input format")',
+    (path) => {
+      const help = byPath(path);
+      expect(help).toMatch(/CSV\/TSV\/JSON\/JSONL\/XLSX file/);
+      expect(help).toMatch(/else the input format, CSV for a workbook\)/);
+    },
+  );
+});

@@ -6,7 +6,7 @@ import { addBulkOptions } from './bulk/options.js';
 export function registerCompanies(program: Command): void {
   const cmd = program
     .command('companies')
-    .description('bulk-enrich a CSV/TSV/JSON/JSONL file of companies (or - for stdin)')
+    .description('bulk-enrich a CSV/TSV/JSON/JSONL/XLSX file of companies (or - for stdin)')
     .argument('<input>', 'input file, or - for stdin');
   addBulkOptions(cmd, 'companies')
     .addHelpText(

@@ -6,7 +6,7 @@ import { addBulkOptions } from './bulk/options.js';
 export function registerContacts(program: Command): void {
   const cmd = program
     .command('contacts')
-    .description('bulk-enrich a CSV/TSV/JSON/JSONL file of contacts (or - for stdin)')
+    .description('bulk-enrich a CSV/TSV/JSON/JSONL/XLSX file of contacts (or - for stdin)')
     .argument('<input>', 'input file, or - for stdin');
   addBulkOptions(cmd, 'contacts')
     .addHelpText(

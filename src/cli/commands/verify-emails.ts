@@ -17,7 +17,7 @@ export function registerVerifyEmails(program: Command): void {
     .option('-o, --output <file>', 'write the verified file here (default: stdout)')
     .option(
       '--format <format>',
-      'output format: csv, tsv, json, jsonl, xlsx (default: from -o, else the input format)',
+      'output format: csv, tsv, json, jsonl, xlsx (default: from -o, else the input format, CSV for a workbook)',
     )
     .option('--map <email=Column>', 'the column holding the addresses (default: detected)', collect)
     .option('--concurrency <n>', 'verifications in flight at once, 1..64 (default: 8)')

@@ -70,7 +70,7 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
     .option('-o, --output <file>', 'write the enriched file here (default: stdout)')
     .option(
       '--format <format>',
-      'output format: csv, tsv, json, jsonl, xlsx (default: from -o, .gz included, else the input format)',
+      'output format: csv, tsv, json, jsonl, xlsx (default: from -o, .gz included, else the input format, CSV for a workbook)',
     )
     .option(
       '--map <field=Column>',
