@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { clearCache } from '../../src/cache/results-cache.js';
 import { enrichFile } from '../../src/index.js';
 import { ROW_CLAIMS_DIR } from '../../src/pipeline/run/row-claims.js';
 import type { JobEvent, RunProgress } from '../../src/pipeline/types.js';
@@ -61,6 +62,37 @@ async function whileItsJobRuns(
 }
 
 type Rig = Awaited<ReturnType<typeof rig>>;
+
+/**
+ * A resume whose cached answers are gone, beside a run of another file that shares them: d27 (20
+ * rows) run and cached; d28 (d27 plus 2 rows) run without waiting (20 cache hits, its 2 rows'
+ * job running); the cache cleared. `resume` runs d28 again (its 20 rows are sent again as a
+ * refill batch, `g1`), `other` runs d29 (d27's 20 rows in another order: another file).
+ */
+async function resumeRig(t: Ctx, jobMs: number, specOnly: boolean) {
+  const { s, dir, run, warnings } = await rig(t, jobMs, specOnly);
+  expect(await run(0)).toMatchObject({ exitCode: 0, creditsCharged: 20 });
+  expect(await run(1, { wait: false })).toMatchObject({ written: false, cacheHits: 20 });
+  await clearCache(join(dir, 'cache'));
+  const d29 = await writeCsv(dir, 'd29.csv', CONTACT_HEADER, contactRows(20).reverse());
+  const other = (more: Record<string, unknown> = {}) =>
+    run(0, { input: d29, output: join(dir, 'out29.csv'), ...more });
+  return { s, dir, resume: (more: Record<string, unknown> = {}) => run(1, more), other, warnings };
+}
+
+/** Resolves once a run's job of batch `batch` was accepted (it runs now), with the run's end. */
+async function whileBatchRuns<T>(
+  start: (more: Record<string, unknown>) => Promise<T>,
+  batch?: string,
+): Promise<{ done: Promise<T> }> {
+  let submitted!: () => void;
+  const accepted = new Promise<void>((go) => (submitted = go));
+  const onJob = (e: JobEvent) =>
+    e.t === 'submitted' && (batch === undefined || e.batch === batch) && submitted();
+  const done = start({ onJob });
+  await Promise.race([accepted, done]);
+  return { done };
+}
 
 describe('two bulk runs at once pay once for the rows their files share', () => {
   describe('a run started while another sends the same rows waits for', () => {
@@ -254,6 +286,110 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
         expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
         expect(s.admin.stats().credits_charged).toBe(40);
         expect(a.cacheHits + b.cacheHits).toBe(40);
+      },
+    );
+  });
+
+  describe('a resume sending again rows whose cached answers are gone claims them', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a resume sending again rows whose cached answers are gone claims them: a run of another file started meanwhile waits for their answers and takes them from the cache ($name)',
+      async ({ specOnly }, t) => {
+        // Regression: the resume's refill rows were not claimed, and d29's run, started while
+        // they were being looked up, paid for its 20 rows again: 62 credits for 22 distinct rows.
+        const { s, dir, resume, other, warnings } = await resumeRig(t, 600, specOnly);
+        expect(s.admin.stats().credits_charged).toBe(22);
+        const refill = await whileBatchRuns(resume, 'g1');
+        const beside = await other();
+        const resumed = await refill.done;
+        // d27's 20 and d28's 2, then d28's 20 once more (their answers were gone): never a third time.
+        expect(s.admin.stats().credits_charged).toBe(42);
+        expect(resumed).toMatchObject({ exitCode: 0, resumed: true, cacheResent: 20 });
+        expect(beside).toMatchObject({ exitCode: 0, creditsCharged: 0, cacheHits: 20 });
+        expect(warnings[0]).toContainEqual(
+          expect.stringMatching(/^waiting for another enrich process \(pid \d+\)/),
+        );
+        const out = parseCsv(await readFile(join(dir, 'out29.csv'), 'utf8')).slice(1);
+        expect(out.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(20);
+      },
+    );
+  });
+
+  describe('a resume whose cached answers are gone waits for rows another run is sending', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a resume whose cached answers are gone waits for those rows another run is sending, and takes their answers from the cache ($name)',
+      async ({ specOnly }, t) => {
+        // Regression: the resume sent its 20 refill rows while d29's run was sending the same
+        // 20: 62 credits for 22 distinct rows.
+        const { s, dir, resume, other, warnings } = await resumeRig(t, 600, specOnly);
+        const first = await whileBatchRuns(other);
+        const progress: RunProgress[] = [];
+        const resumed = await resume({ onProgress: (p: RunProgress) => progress.push(p) });
+        expect(await first.done).toMatchObject({ exitCode: 0, creditsCharged: 20 });
+        // d27's 20 and d28's 2, then d29's 20 (the answers were gone): never a third time.
+        expect(s.admin.stats().credits_charged).toBe(42);
+        expect(resumed).toMatchObject({
+          exitCode: 0,
+          resumed: true,
+          cacheResent: 0,
+          cacheHits: 20,
+        });
+        expect(progress.some((p) => p.rowsHeldElsewhere === 20)).toBe(true);
+        expect(progress.at(-1)?.rowsHeldElsewhere).toBeUndefined();
+        expect(warnings[1]).toContainEqual(
+          expect.stringMatching(/^waiting for another enrich process \(pid \d+\)/),
+        );
+        const out = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+        expect(out.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+      },
+    );
+  });
+
+  describe('a resume whose cached answers are gone, still held by another run at its --timeout', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a resume whose cached answers are gone leaves those rows another run still sends at its --timeout (exit 3); the same command then takes them from the cache ($name)',
+      async ({ specOnly }, t) => {
+        const { s, dir, resume, other } = await resumeRig(t, 2_000, specOnly);
+        const first = await whileBatchRuns(other);
+        const stopped = await resume({ timeoutMs: 500 });
+        expect(stopped).toMatchObject({ exitCode: 3, heldOut: 20, cacheHits: 0, cacheResent: 0 });
+        const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+        const failed = rows.filter((r) => r.join(',').includes('another enrich process'));
+        expect(failed).toHaveLength(20);
+        expect(failed[0]?.join(',')).toMatch(
+          /not sent: another enrich process \(pid \d+\) was still looking this row up when this run's time was up \(timeoutMs\)/,
+        );
+        expect((await first.done).exitCode).toBe(0);
+        const again = await resume();
+        expect(again).toMatchObject({ exitCode: 0, cacheHits: 20, cacheResent: 0, heldOut: 0 });
+        expect(s.admin.stats().credits_charged).toBe(42);
+        const out = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+        expect(out.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+      },
+    );
+  });
+
+  describe('a resume waiting for rows whose holder gave them back unanswered', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a resume waiting for rows whose cached answers are gone sends them itself, once, when their holder gives them back unanswered (its batch was refused) ($name)',
+      async ({ specOnly }, t) => {
+        const { s, dir, resume, other } = await resumeRig(t, 300, specOnly);
+        // d29's POST is answered late, with a 401: it sends nothing, and stops (its look at
+        // d28's job, an earlier run's of a file sharing rows, is answered as usual).
+        s.admin.setFaults({
+          next: [{ path: '/contacts/results' }, { status: 401, delay_ms: 700, path: '/contacts' }],
+        });
+        const first = other();
+        for (;;) {
+          const names = await readdir(join(dir, 'runs', ROW_CLAIMS_DIR)).catch(() => []);
+          if (names.some((n) => n.endsWith('.claims'))) break; // it has claimed its rows
+          await delay(5);
+        }
+        const resumed = resume();
+        expect(await first).toMatchObject({ exitCode: 4, creditsCharged: 0 });
+        expect(await resumed).toMatchObject({ exitCode: 0, cacheResent: 20, heldOut: 0 });
+        expect(s.admin.stats().credits_charged).toBe(42);
+        const out = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+        expect(out.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
       },
     );
   });

@@ -145,7 +145,7 @@ async function* handOut(
     yield* k.span(lastRow);
     if (k.items.length > 0) yield k.ready();
     use.onWaiting?.([...held.values()][0] as Holder, waiting.size);
-    yield* settleHeld(waiting, held, use, cache);
+    yield* settleHeld(waiting, held, use, (request) => cache?.fresh(request));
     use.onWaited?.();
   }
   for (const e of group) yield e.c;
@@ -166,10 +166,10 @@ async function* settleHeld(
   waiting: Map<string, Entry[]>,
   holders: Map<string, Holder>,
   use: ClaimsUse,
-  cache: CacheLookup | undefined,
+  answer: (request: string) => CachedAnswer | undefined,
 ): AsyncGenerator<HeldEvent> {
   const requestOf = (key: string) => ((waiting.get(key) as Entry[])[0]?.item as BatchItem).key;
-  const answerOf = (key: string) => cache?.fresh(requestOf(key));
+  const answerOf = (key: string) => answer(requestOf(key));
   const settle = (key: string, to: { answer?: CachedAnswer; heldBy?: Holder }) => {
     for (const e of waiting.get(key) as Entry[])
       e.c = { ...(e.c as Extract<HeldEvent, { t: 'held' }>), ...to };
@@ -208,6 +208,37 @@ async function* settleHeld(
       };
     pending = unanswered.filter((key) => reheld.has(key));
   }
+}
+
+/**
+ * Waits for rows this run meant to send outside its classification (a resume's rows whose cached
+ * answers are gone, refill.ts) that other live runs held when it claimed them (`held`: by claim
+ * key), as the classification waits for its own (settleHeld): each is answered from the cache
+ * (`answer`), or sent by this run (`resend`) when its claim ended without one, or still held at
+ * the deadline: those are returned, with who holds them.
+ */
+export async function waitForRows(
+  held: ReadonlyMap<string, { row: RefillRow; by: Holder }>,
+  use: ClaimsUse,
+  answer: (request: string) => CachedAnswer | undefined,
+  resend: (rows: RefillRow[]) => Promise<void>,
+): Promise<{ row: RefillRow; by: Holder }[]> {
+  const waiting = new Map<string, Entry[]>();
+  const holders = new Map<string, Holder>();
+  for (const [key, { row: r, by }] of held) {
+    waiting.set(key, [{ c: { t: 'held', row: r.row, key: r.item.key }, item: r.item }]);
+    holders.set(key, by);
+  }
+  const first = holders.values().next();
+  if (first.done) return [];
+  use.onWaiting?.(first.value, waiting.size);
+  for await (const e of settleHeld(waiting, holders, use, answer))
+    if (e.t === 'resend') await resend(e.rows);
+  use.onWaited?.();
+  return [...waiting.values()].flatMap(([e]) => {
+    const c = e?.c as Extract<HeldEvent, { t: 'held' }>;
+    return c.heldBy ? [{ row: { row: c.row, item: e?.item as BatchItem }, by: c.heldBy }] : [];
+  });
 }
 
 /** Settles the keys answered (or held at the deadline, in `still`); returns the others. */

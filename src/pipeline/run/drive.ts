@@ -148,6 +148,7 @@ async function classifyInto(
       const resent = to.resent?.outcomes.size ? to.resent.outcomes.get(c.key) : undefined;
       if (resent) {
         if (to.resent?.over.has(c.key)) d.overBudget++;
+        else if (to.resent?.held?.has(c.key)) d.heldOut++;
         else d.cacheResent++;
         join?.cached(c.row, resent);
         continue;

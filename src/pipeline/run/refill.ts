@@ -9,6 +9,7 @@ import { affordableRows } from './budget.js';
 import type { CacheLookup } from './cache-hits.js';
 import { elementOf } from './classify.js';
 import type { FlightGate } from './flight-gate.js';
+import type { Holder } from './row-claims.js';
 
 type AnyRecord = Record<string, unknown>;
 
@@ -17,16 +18,45 @@ export function refillId(n: number): string {
   return `g${n}`;
 }
 
-/** By request key: the outcomes of the rows sent again, and the keys of those --max-credits left unsent. */
+/**
+ * By request key: the outcomes of the rows sent again, the keys of those --max-credits left
+ * unsent, and of those another run still held at this run's deadline (not sent: `held`).
+ */
 export interface Resent {
   outcomes: Map<string, RowOutcome<AnyRecord>>;
   over: Set<string>;
+  held?: Set<string>;
 }
 
 /** A row to send again, with the input row it came from (its outcome is joined from it). */
 export interface RefillRow {
   row: InputRow;
   item: BatchItem;
+}
+
+/**
+ * How a resume claims the rows it sends again (row-claims.ts, made by run-claims.ts), as a first
+ * run claims its batches' rows: none when the run claims no rows.
+ */
+export interface RefillClaims {
+  /**
+   * Claims the rows of journaled refill batches (sent as journaled, whoever else holds them) and
+   * the rows whose answers are gone: returns those of the latter this run sends now, and those
+   * another live run holds (left out, to wait for). A row answered since it was looked up
+   * (another run sent it and gave it back) is in neither: taken from the cache.
+   */
+  claim(
+    listed: readonly RefillRow[],
+    gone: readonly RefillRow[],
+  ): Promise<{ send: RefillRow[]; held: Map<string, { row: RefillRow; by: Holder }> }>;
+  /** Gives the claims of sent rows back once their batches ended and their answers are committed. */
+  releaseAfter(done: Promise<readonly LeafResult[]>, rows: readonly RefillRow[]): void;
+  /**
+   * Waits for the held rows (once this run's own are sent: it never waits holding claims it has
+   * not sent), as the classification does: answered from the cache, sent when their claim ended
+   * unanswered, or left with their holder at the deadline (failed, `held` in the run's Resent).
+   */
+  wait(held: Map<string, { row: RefillRow; by: Holder }>): Promise<void>;
 }
 
 /** The refill batches of a resume: the journaled ones rebuilt from their rows, then new ones. */
@@ -125,6 +155,7 @@ export async function refillGone(
     store: JoinSource;
     gate: FlightGate;
     notSent: () => string;
+    claims?: RefillClaims | undefined;
   },
 ): Promise<Resent & { leaves: LeafResult[] }> {
   const outcomes = new Map<string, RowOutcome<AnyRecord>>();
@@ -132,7 +163,12 @@ export async function refillGone(
   const { hits, refills = [] } = ctx.journal.state;
   if (!hits || hits.ranges.length === 0) return { outcomes, over, leaves: [] };
   const listedRows = new Set(refills.flatMap((b) => b.rows));
-  const { listed, gone } = await findGone(run, hits, listedRows, to.lookup);
+  const found = await findGone(run, hits, listedRows, to.lookup);
+  const { listed } = found;
+  const mine = to.claims
+    ? await to.claims.claim([...listed.values()], found.gone)
+    : { send: found.gone, held: new Map() };
+  const gone = mine.send;
   // Journaled batches not sent yet take their credits at their POST: the new ones fit in the rest.
   const posts = refills.filter((b) => {
     const state = ctx.journal.state.batches.get(b.batch);
@@ -148,9 +184,18 @@ export async function refillGone(
         { t: 'refill', batch: b.id, rows: b.rows.map((r) => r.item.index) },
         { durable: true },
       );
-  const sent = await sendRefills(ctx, plan.batches, to);
+  const sending = sendRefills(ctx, plan.batches, to);
+  to.claims?.releaseAfter(
+    sending.then((s) => s.leaves),
+    plan.batches.flatMap((b) => b.rows),
+  );
+  // Rows --max-credits leaves unsent are given back at once (no answer of this run will come).
+  to.claims?.releaseAfter(Promise.resolve([]), plan.over);
+  const sent = await sending;
   for (const [k, outcome] of sent.outcomes) outcomes.set(k, outcome);
   leftOver(ctx, plan.over, outcomes, over);
+  // Its own rows sent, the run waits for those another run holds.
+  if (mine.held.size > 0) await to.claims?.wait(mine.held);
   return { outcomes, over, leaves: sent.leaves };
 }
 

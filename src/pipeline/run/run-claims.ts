@@ -1,11 +1,19 @@
+import { noRecords } from '../join/join.js';
 import type { JoinSource } from '../join/write-joined.js';
 import type { LeafResult, ResolvedRun, ResultsCache } from '../types.js';
 import type { BatchContext } from './batch-context.js';
+import { waitForRows, type ClaimsUse } from './classify-claimed.js';
 import type { DriveClaims, ProgressSink } from './drive.js';
 import type { FlightGate } from './flight-gate.js';
-import { waitingForRows } from './messages.js';
-import { resendHeld, takeResent, type Resent } from './refill.js';
-import { rowClaims, type RowClaims } from './row-claims.js';
+import { heldAtTimeout, waitingForRows } from './messages.js';
+import {
+  resendHeld,
+  takeResent,
+  type RefillClaims,
+  type RefillRow,
+  type Resent,
+} from './refill.js';
+import { rowClaims, type Holder, type RowClaims } from './row-claims.js';
 
 /** Where the rows a run sends again go: their outcomes (`resent`), the join's source, the gate, the progress. */
 export interface ResendTo {
@@ -23,7 +31,7 @@ export interface ResendTo {
  * after another run held them (for the summary); `close` once every batch has ended.
  */
 export function runClaims(
-  run: Pick<ResolvedRun, 'runsDir' | 'batchSize' | 'cache'>,
+  run: Pick<ResolvedRun, 'runsDir' | 'batchSize' | 'cache' | 'words'>,
   ctx: BatchContext,
   deps: {
     cache?: ResultsCache | undefined;
@@ -36,6 +44,8 @@ export function runClaims(
 ):
   | {
       drive: DriveClaims;
+      /** Claims the rows a resume sends again (refill.ts) like those of its batches. */
+      refill: RefillClaims;
       leaves: LeafResult[];
       close: () => Promise<void>;
     }
@@ -56,7 +66,6 @@ export function runClaims(
   });
   const leaves: LeafResult[] = [];
   const { releaseAfter, drain } = releaser(cache, claims);
-  let saidWaiting = false;
   // A run that does not wait for its results (--no-wait) does not wait for another's either,
   // nor for an ended holder's jobs: rows still held are left for the next run, which takes
   // them from the cache.
@@ -68,16 +77,7 @@ export function runClaims(
       deadline,
       now: ctx.env.now,
       settleRuns: (runs) => deps.settleRuns(runs, deadline),
-      onWaiting: (holder, rows) => {
-        if (!saidWaiting) onWarning?.(waitingForRows(holder.pid));
-        saidWaiting = true;
-        to.sink.progress.rowsHeldElsewhere = rows;
-        to.sink.emit();
-      },
-      onWaited: () => {
-        delete to.sink.progress.rowsHeldElsewhere;
-        to.sink.emit();
-      },
+      ...waitingSaid(to.sink, onWarning),
     },
     async resend(rows) {
       const done = resendHeld(run, ctx, rows, to);
@@ -95,12 +95,92 @@ export function runClaims(
         items.map((i) => keyOf(i.key)),
       ),
   };
+  const refill = refillClaims(claims, drive, {
+    keyOf,
+    answer: (request) => cache.get(request),
+    resent,
+    timeout: run.words.option('timeoutMs'),
+  });
   return {
     drive,
+    refill,
     leaves,
     async close() {
       await drain();
       await claims.close();
+    },
+  };
+}
+
+/** Says (once, on stderr) and in the progress line that the run waits for rows another run holds. */
+function waitingSaid(
+  sink: ProgressSink,
+  onWarning: ((message: string) => void) | undefined,
+): Pick<ClaimsUse, 'onWaiting' | 'onWaited'> {
+  let said = false;
+  return {
+    onWaiting: (holder, rows) => {
+      if (!said) onWarning?.(waitingForRows(holder.pid));
+      said = true;
+      sink.progress.rowsHeldElsewhere = rows;
+      sink.emit();
+    },
+    onWaited: () => {
+      delete sink.progress.rowsHeldElsewhere;
+      sink.emit();
+    },
+  };
+}
+
+type HeldRows = Map<string, { row: RefillRow; by: Holder }>;
+
+/**
+ * A resume's refill rows claimed as a first run's batches are (classify-claimed.ts): the rows of
+ * refill batches an earlier attempt journaled whoever else holds them, the others only when no
+ * other live run does (those it holds are waited for once this run's own are sent).
+ */
+function refillClaims(
+  claims: RowClaims,
+  drive: DriveClaims,
+  o: {
+    keyOf: (request: string) => string;
+    /** The cached answer of a request (a refill row is an earlier attempt's cache hit: any age). */
+    answer: ResultsCache['get'];
+    resent: Resent;
+    timeout: string;
+  },
+): RefillClaims {
+  const keysOf = (rows: readonly RefillRow[]) => rows.map((r) => o.keyOf(r.item.key));
+  return {
+    async claim(listed, gone) {
+      await claims.claim(keysOf(listed), true);
+      const holders = await claims.claim(keysOf(gone));
+      const send: RefillRow[] = [];
+      const held: HeldRows = new Map();
+      const late: string[] = [];
+      for (const r of gone) {
+        const key = o.keyOf(r.item.key);
+        const by = holders.get(key);
+        if (by) held.set(key, { row: r, by });
+        // Answered since it was looked up (another run sent it, and gave it back): from the cache.
+        else if (o.answer(r.item.key)) late.push(key);
+        else send.push(r);
+      }
+      if (late.length > 0) await claims.release(late);
+      return { send, held };
+    },
+    releaseAfter: (done, rows) =>
+      drive.releaseAfter(
+        done,
+        rows.map((r) => r.item),
+      ),
+    async wait(held) {
+      const left = await waitForRows(held, drive.use, o.answer, (rows) => drive.resend(rows));
+      for (const { row, by } of left) {
+        // Not sent: failed, saying who held it; the next run takes its answer from the cache.
+        o.resent.outcomes.set(row.item.key, noRecords('failed', heldAtTimeout(by.pid, o.timeout)));
+        (o.resent.held ??= new Set()).add(row.item.key);
+      }
     },
   };
 }

@@ -36,8 +36,8 @@ import { adoptableRun } from './adopt-run.js';
 import { settleEarlierRuns } from './earlier-runs.js';
 import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
 import type { CacheLookup } from './cache-hits.js';
-import { refillGone, takeResent, type Resent } from './refill.js';
-import { runClaims } from './run-claims.js';
+import { refillGone, takeResent, type RefillClaims, type Resent } from './refill.js';
+import { runClaims, type ResendTo } from './run-claims.js';
 import {
   CACHED_ANSWER_GONE,
   INTERRUPTED_NOT_SENT,
@@ -352,11 +352,12 @@ async function runWithJournal(
     const { ctx, stopReason } = batchContext(run, deps, journal, join, gate);
     ctx.remember = use.remember;
     ctx.onJob = sink.onJob;
-    const resent = await resendGone(run, ctx, use, { store, gate, sink, stopReason });
     const notSentNow = () => notSent(stopReason());
     const to = { resent: use.resent, store: { ...run, ...store }, gate, sink, notSent: notSentNow };
     const claimed = runClaims(run, ctx, { ...deps, run: key, settleRuns: own.settleRuns }, to);
     if (claimed) own.onClose(claimed.close);
+    // A resume's rows whose answers are gone are claimed like its batches' rows.
+    const resent = await resendGone(run, ctx, use, to, claimed?.refill);
     const driven = await driveBatches(run, ctx, {
       join,
       sink,
@@ -422,20 +423,17 @@ async function resendGone(
   run: ResolvedRun,
   ctx: BatchContext,
   use: ReturnType<typeof cacheUse>,
-  to: {
-    store: Omit<JoinSource, keyof ResolvedRun>;
-    gate: FlightGate;
-    sink: ProgressSink;
-    stopReason: () => StopReason | undefined;
-  },
+  to: Omit<ResendTo, 'resent'>,
+  claims: RefillClaims | undefined,
 ): Promise<LeafResult[]> {
   if (!use.lookup || !use.resent || !ctx.journal.state.hits) return [];
   const { progress } = to.sink;
   const done = await refillGone(run, ctx, {
     lookup: use.lookup,
-    store: { ...run, ...to.store },
+    store: to.store,
     gate: to.gate,
-    notSent: () => notSent(to.stopReason()),
+    notSent: to.notSent,
+    claims,
   });
   takeResent(use.resent, done, progress);
   return done.leaves;
