@@ -393,4 +393,24 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
       },
     );
   });
+
+  describe('rows --max-credits leaves unsent by a resume', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'rows whose cached answers are gone that --max-credits leaves unsent by a resume are given back at once: a run beside it sends them without waiting ($name)',
+      async ({ specOnly }, t) => {
+        const { s, resume, other } = await resumeRig(t, 600, specOnly);
+        const refill = await whileBatchRuns((more) => resume({ ...more, maxCredits: 10 }), 'g1');
+        const progress: RunProgress[] = [];
+        const beside = await other({ onProgress: (p: RunProgress) => progress.push(p) });
+        const capped = await refill.done;
+        expect(capped).toMatchObject({ exitCode: 5, cacheResent: 10 });
+        // It waited for the 10 the resume sent, never for the 10 it left unsent.
+        const waited = progress.flatMap((p) => p.rowsHeldElsewhere ?? []);
+        expect(waited.length).toBeGreaterThan(0);
+        expect(new Set(waited)).toEqual(new Set([10]));
+        expect(beside).toMatchObject({ exitCode: 0, creditsCharged: 10, cacheHits: 10 });
+        expect(s.admin.stats().credits_charged).toBe(42);
+      },
+    );
+  });
 });
