@@ -63,6 +63,8 @@ function clockWhileWaiting(screen: string): string[] {
   return [...new Set(seen.map((m) => m[1] ?? ''))];
 }
 
+// The cases run side by side (`it.concurrent`): they mostly wait on jobs and answers, and each
+// has its own terminal, directories and (but the first) sandbox.
 describe('progress on a real terminal during a long job (pseudo-terminal, built CLI)', () => {
   let sandbox: SandboxHandle;
   let dir = '';
@@ -77,24 +79,27 @@ describe('progress on a real terminal during a long job (pseudo-terminal, built 
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("ticks the spinner's clock while the job runs, in colour; NO_COLOR=1 draws it without any colour", async () => {
-    const [coloured, plain] = await Promise.all([
-      onTerminal(sandbox, join(dir, 'a'), {}),
-      onTerminal(sandbox, join(dir, 'b'), { NO_COLOR: '1' }),
-    ]);
-    for (const r of [coloured, plain]) {
-      expect(r.code, r.screen).toBe(0);
-      expect(r.rows).toBe(26);
-      // The clock moved on while the counters stood still: about every 200 ms over 3 s.
-      expect(clockWhileWaiting(r.screen).length, r.screen).toBeGreaterThanOrEqual(5);
-      expect(r.screen).toMatch(/rows: 25 {2}enriched: 23 /);
-    }
-    expect(coloured.screen).toMatch(SGR);
-    expect(plain.screen).not.toMatch(SGR);
-  });
+  it.concurrent(
+    "ticks the spinner's clock while the job runs, in colour; NO_COLOR=1 draws it without any colour",
+    async () => {
+      const [coloured, plain] = await Promise.all([
+        onTerminal(sandbox, join(dir, 'a'), {}),
+        onTerminal(sandbox, join(dir, 'b'), { NO_COLOR: '1' }),
+      ]);
+      for (const r of [coloured, plain]) {
+        expect(r.code, r.screen).toBe(0);
+        expect(r.rows).toBe(26);
+        // The clock moved on while the counters stood still: about every 200 ms over 3 s.
+        expect(clockWhileWaiting(r.screen).length, r.screen).toBeGreaterThanOrEqual(5);
+        expect(r.screen).toMatch(/rows: 25 {2}enriched: 23 /);
+      }
+      expect(coloured.screen).toMatch(SGR);
+      expect(plain.screen).not.toMatch(SGR);
+    },
+  );
 
   // Verification answers take 100 ms, two at a time: the fixture's 15 addresses take 0.8 s or more.
-  it.each([
+  it.concurrent.each([
     ['in the main thread', {}],
     ['in a worker thread (as on Node 24: the terminal is passed in)', { ENRICH_WORKER: '1' }],
   ])(
@@ -121,7 +126,7 @@ describe('progress on a real terminal during a long job (pseudo-terminal, built 
   // `enrich … | cat`: cat prints the rows on the terminal the spinner draws on, and a redraw
   // would put a row and the progress on one line. Plain whole lines instead, as curl (no meter
   // when its data goes to the terminal) and npm (progress only when stdout is a terminal too).
-  it.each([
+  it.concurrent.each([
     ['contacts', ['contacts', fixture], {}],
     ['verify-emails', ['verify-emails', fixture, '--concurrency', '2'], {}],
     ['verify-emails in a worker thread', ['verify-emails', fixture], { ENRICH_WORKER: '1' }],
@@ -150,17 +155,20 @@ describe('progress on a real terminal during a long job (pseudo-terminal, built 
     },
   );
 
-  it('keeps the spinner when stdout is a file (`> out.csv`): no row can show on the terminal', async () => {
-    const slow = await startSandbox({ port: 0, faults: { latency_ms: 100 } });
-    try {
-      const args = ['verify-emails', fixture, '--concurrency', '2'];
-      const r = await onTerminal(slow, join(dir, 'redirected'), {}, args, '>');
-      expect(r.code, r.screen).toBe(0);
-      expect(r.rows).toBe(26);
-      expect(new Set(r.screen.match(FRAME)).size, r.screen).toBeGreaterThanOrEqual(2);
-      expect(r.screen).not.toContain('enrich: verifying');
-    } finally {
-      await slow.close();
-    }
-  });
+  it.concurrent(
+    'keeps the spinner when stdout is a file (`> out.csv`): no row can show on the terminal',
+    async () => {
+      const slow = await startSandbox({ port: 0, faults: { latency_ms: 100 } });
+      try {
+        const args = ['verify-emails', fixture, '--concurrency', '2'];
+        const r = await onTerminal(slow, join(dir, 'redirected'), {}, args, '>');
+        expect(r.code, r.screen).toBe(0);
+        expect(r.rows).toBe(26);
+        expect(new Set(r.screen.match(FRAME)).size, r.screen).toBeGreaterThanOrEqual(2);
+        expect(r.screen).not.toContain('enrich: verifying');
+      } finally {
+        await slow.close();
+      }
+    },
+  );
 });
