@@ -2,25 +2,36 @@ import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../src/sandbox/index.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import type { SandboxOptions } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
-import { parseCsv, tempDir, writeCsv } from '../integration/bulk-harness.js';
+import {
+  parseCsv,
+  sandboxForTest,
+  tempDir,
+  writeCsv,
+  type TestEnd,
+} from '../integration/bulk-harness.js';
 
 beforeAll(ensureBuilt, 120_000);
 
-let sb: SandboxHandle | undefined;
-afterEach(async () => {
-  await sb?.close();
-  sb = undefined;
-});
+/**
+ * The tests of a describe run two at a time (`describe.concurrent`, at most 2 at once: more
+ * only share the CPU): each has its own sandbox (closed when it ends), config, state and cache
+ * dirs, and files; none shares an account, credits or a counter with another.
+ */
+vi.setConfig({ maxConcurrency: 2 });
 
-/** A sandbox in this process and the env that points the CLI at it (its key, fresh dirs). */
-async function service(o: SandboxOptions = {}) {
-  sb = await startSandbox({ port: 0, ...o });
+/**
+ * A sandbox in this process for one test, the env that points the CLI at it (its key, fresh
+ * dirs), and the verification credits it has charged so far.
+ */
+async function service(t: TestEnd, o: SandboxOptions = {}) {
+  const s = await sandboxForTest(t, { port: 0, ...o });
   return {
-    s: sb,
-    env: { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey },
+    s,
+    env: { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey },
+    charged: () => s.admin.stats().verification_credits_charged,
   };
 }
 
@@ -32,12 +43,11 @@ async function list(n: number): Promise<{ file: string; dir: string }> {
   return { file: await writeCsv(dir, 'list.csv', ['Id', 'Email'], rows), dir };
 }
 
-const charged = () => sb!.admin.stats().verification_credits_charged;
-
-/** Starts the CLI, waits until the sandbox has charged `credits`, then sends it `signal`. */
+/** Starts the CLI, waits until the sandbox has charged `credits` (`charged()`), then sends it `signal`. */
 async function stopAfter(
   args: string[],
   env: Record<string, string>,
+  charged: () => number,
   credits: number,
   signal: NodeJS.Signals,
 ) {
@@ -54,7 +64,7 @@ async function stopAfter(
   return { code: await closed, stderr: () => stderr };
 }
 
-describe('enrich verify-emails (CLI)', () => {
+describe.concurrent('enrich verify-emails (CLI)', () => {
   it('--help shows examples and exit codes', async () => {
     const r = await runCli(['verify-emails', '--help'], { env: await tempEnv() });
     expect(r.code).toBe(0);
@@ -95,8 +105,8 @@ describe('enrich verify-emails (CLI)', () => {
     });
   });
 
-  it('verifies a file, prints the JSON summary, and the single verify-email then answers from the same cache', async () => {
-    const { env } = await service();
+  it('verifies a file, prints the JSON summary, and the single verify-email then answers from the same cache', async (t) => {
+    const { env, charged } = await service(t);
     const { file, dir } = await list(30);
     const out = join(dir, 'out.csv');
     const r = await runCli(['verify-emails', file, '-o', out, '--json', '--no-progress'], { env });
@@ -123,8 +133,8 @@ describe('enrich verify-emails (CLI)', () => {
     expect(charged()).toBe(30);
   });
 
-  it('a run answered entirely from the results cache reports the last known verification balance, not the enrichment one (regression: remaining unknown)', async () => {
-    const { s, env } = await service({ credits: 5000, verificationCredits: 700 });
+  it('a run answered entirely from the results cache reports the last known verification balance, not the enrichment one (regression: remaining unknown)', async (t) => {
+    const { s, env } = await service(t, { credits: 5000, verificationCredits: 700 });
     const { file, dir } = await list(12);
     const paid = await runCli(['verify-emails', file, '-o', join(dir, 'a.csv'), '--json'], { env });
     const { remaining_credits: left } = JSON.parse(paid.stdout) as { remaining_credits: number };
@@ -151,13 +161,13 @@ describe('enrich verify-emails (CLI)', () => {
     expect(s.admin.stats().verification_credits_charged).toBe(12);
   });
 
-  it.each([
+  it.for([
     ['default', false],
     ['--spec-only', true],
-  ])(
+  ] as const)(
     'out of verification credits mid-file (%s): exit 5, and after a top-up the same command verifies only the rest',
-    async (_mode, specOnly) => {
-      const { s, env } = await service({ verificationCredits: 12, specOnly });
+    async ([, specOnly], t) => {
+      const { s, env, charged } = await service(t, { verificationCredits: 12, specOnly });
       const { file, dir } = await list(40);
       const args = ['verify-emails', file, '-o', join(dir, 'out.csv'), '--concurrency', '3'];
       const first = await runCli(args, { env });
@@ -182,16 +192,16 @@ describe('enrich verify-emails (CLI)', () => {
     },
   );
 
-  it.each([
+  it.for([
     ['default', false],
     ['--spec-only', true],
-  ])(
+  ] as const)(
     'SIGKILL mid-run (%s): the same command again verifies nothing twice and finishes the rest',
-    async (_mode, specOnly) => {
-      const { env } = await service({ specOnly, faults: { latency_ms: 15 } });
+    async ([, specOnly], t) => {
+      const { env, charged } = await service(t, { specOnly, faults: { latency_ms: 15 } });
       const { file, dir } = await list(120);
       const args = ['verify-emails', file, '-o', join(dir, 'out.csv'), '--concurrency', '4', '-q'];
-      await stopAfter(args, env, 30, 'SIGKILL');
+      await stopAfter(args, env, charged, 30, 'SIGKILL');
       const atKill = charged();
       expect(atKill).toBeLessThan(120);
 
@@ -208,11 +218,11 @@ describe('enrich verify-emails (CLI)', () => {
     },
   );
 
-  it('Ctrl-C mid-run: stops sending, exits 130 saying how to resume; the same command pays only for the rest', async () => {
-    const { env } = await service({ faults: { latency_ms: 15 } });
+  it('Ctrl-C mid-run: stops sending, exits 130 saying how to resume; the same command pays only for the rest', async (t) => {
+    const { env, charged } = await service(t, { faults: { latency_ms: 15 } });
     const { file, dir } = await list(100);
     const args = ['verify-emails', file, '-o', join(dir, 'out.csv'), '--concurrency', '2'];
-    const stopped = await stopAfter(args, env, 10, 'SIGINT');
+    const stopped = await stopAfter(args, env, charged, 10, 'SIGINT');
     expect(stopped.code).toBe(130);
     expect(stopped.stderr()).toMatch(/Resume with:\n\s+enrich verify-emails /);
     expect(charged()).toBeLessThan(100);
@@ -223,13 +233,13 @@ describe('enrich verify-emails (CLI)', () => {
   });
 });
 
-describe('enrich verify-emails: progress on stderr off a terminal (CLI)', () => {
+describe.concurrent('enrich verify-emails: progress on stderr off a terminal (CLI)', () => {
   // Answers take 20 ms, two at a time: the 61 addresses take about 0.6 s.
   const LINE =
     /^enrich: verifying: \d[\d,]* rows(, \d[\d,]* written)?, addresses \d+\/\d+, sent \d+, credits \d+, \d[\w. ]*(, \d+% done)?(, about \d[\w ]* left)?$/;
 
-  async function run(flags: string[]) {
-    const { env } = await service({ faults: { latency_ms: 20 } });
+  async function run(t: TestEnd, flags: string[]) {
+    const { env } = await service(t, { faults: { latency_ms: 20 } });
     const { file, dir } = await list(60);
     const out = join(dir, 'out.csv');
     const r = await runCli(['verify-emails', file, '-o', out, '--concurrency', '2', ...flags], {
@@ -240,8 +250,8 @@ describe('enrich verify-emails: progress on stderr off a terminal (CLI)', () => 
     return { ...r, lines: r.stderr.split('\n').filter((l) => l !== '') };
   }
 
-  it('prints plain progress lines (no spinner, no escapes) in the bulk commands’ words, then the summary as before', async () => {
-    const { lines, stdout } = await run([]);
+  it('prints plain progress lines (no spinner, no escapes) in the bulk commands’ words, then the summary as before', async (t) => {
+    const { lines, stdout } = await run(t, []);
     expect(stdout).toBe('');
     const progress = lines.filter((l) => l.startsWith('enrich: '));
     // The first report prints at once; later ones at most every 5 s.
@@ -255,9 +265,9 @@ describe('enrich verify-emails: progress on stderr off a terminal (CLI)', () => 
     );
   });
 
-  it('prints nothing on stderr with --quiet, and the summary alone with --no-progress', async () => {
-    expect((await run(['--quiet'])).stderr).toBe('');
-    const { lines } = await run(['--no-progress']);
+  it('prints nothing on stderr with --quiet, and the summary alone with --no-progress', async (t) => {
+    expect((await run(t, ['--quiet'])).stderr).toBe('');
+    const { lines } = await run(t, ['--no-progress']);
     expect(lines.filter((l) => l.startsWith('enrich: '))).toEqual([]);
     expect(lines[0]).toMatch(/^rows: 61 /);
   });
