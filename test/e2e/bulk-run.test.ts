@@ -3,25 +3,28 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 import {
   CONTACT_HEADER,
   contactRows,
   parseCsv,
+  sandboxForTest,
   tempDir,
   writeCsv,
+  type TestEnd,
 } from '../integration/bulk-harness.js';
 import { mapLimit } from '../helpers/map-limit.js';
 
 beforeAll(ensureBuilt, 120_000);
 
-let sb: SandboxHandle | undefined;
-afterEach(async () => {
-  await sb?.close();
-  sb = undefined;
-});
+/**
+ * The tests run two at a time (`describe.concurrent`, at most 2 at once: each spends about a
+ * second of its CLI runs waiting on a job's poll, and more at once only share the CPU): each has
+ * its own sandbox (closed when it ends), config, state and cache dirs, and files.
+ */
+vi.setConfig({ maxConcurrency: 2 });
 
 const fixtures = fileURLToPath(new URL('../../fixtures', import.meta.url));
 const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
@@ -49,7 +52,7 @@ function runAndKill(
   );
 }
 
-describe('enrich contacts / companies (e2e)', () => {
+describe.concurrent('enrich contacts / companies (e2e)', () => {
   it('runs the README quick start on the embedded sandbox', async () => {
     const dir = await tempDir();
     const out = join(dir, 'enriched.csv');
@@ -84,8 +87,8 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(r.stderr).toMatch(/rows: 2 /);
   });
 
-  it('prints a JSON summary with -o and --json, and lists, shows and fetches its jobs', async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+  it('prints a JSON summary with -o and --json, and lists, shows and fetches its jobs', async (t) => {
+    const s = await sandboxForTest(t, { port: 0 });
     const env = await serviceEnv(s);
     const dir = await tempDir();
     const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(120, { dupEvery: 6 }));
@@ -132,7 +135,7 @@ describe('enrich contacts / companies (e2e)', () => {
     ).toBe(true);
   });
 
-  it('survives SIGKILL at any point: re-running completes with the same output and no batch paid twice', async () => {
+  it('survives SIGKILL at any point: re-running completes with the same output and no batch paid twice', async (t) => {
     const dir = await tempDir();
     const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(400, { dupEvery: 9 }));
     const args = (out: string) => [
@@ -148,13 +151,11 @@ describe('enrich contacts / companies (e2e)', () => {
       '-q',
     ];
 
-    const clean = (sb = await startSandbox({ port: 0 }));
+    const clean = await sandboxForTest(t, { port: 0 });
     const cleanOut = join(dir, 'clean.csv');
     expect((await runCli(args(cleanOut), { env: await serviceEnv(clean) })).code).toBe(0);
     const expected = await readFile(cleanOut, 'utf8');
     const batches = clean.admin.stats().jobs_submitted;
-    await clean.close();
-    sb = undefined;
 
     // Kill points two at a time, each with its own sandbox, state and output directory
     // (the '.tmp' check reads that directory); every sandbox is closed when the test ends.
@@ -197,10 +198,10 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(killed).toBeGreaterThanOrEqual(3);
   });
 
-  it.each(['SIGINT', 'SIGTERM'] as const)(
+  it.for(['SIGINT', 'SIGTERM'] as const)(
     '%s stops, keeps the journal, exits 130 and says how to resume',
-    async (signal) => {
-      const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
+    async (signal, t) => {
+      const s = await sandboxForTest(t, { port: 0, jobMs: 60_000 });
       const env = await serviceEnv(s);
       const dir = await tempDir();
       const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(60));
@@ -251,8 +252,8 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(bad.stderr).toMatch(/--batch-size: expected/);
   });
 
-  it('refuses, before sending anything, an -o that is a directory, --no-wait with --sandbox, and --rejects - with stdout output', async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+  it('refuses, before sending anything, an -o that is a directory, --no-wait with --sandbox, and --rejects - with stdout output', async (t) => {
+    const s = await sandboxForTest(t, { port: 0 });
     const dir = await tempDir();
     const env = await serviceEnv(s);
     const input = join(fixtures, 'contacts.csv');
@@ -278,8 +279,8 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(mixed.stdout).toBe('');
   });
 
-  it('a grown input pays only for its new rows, and says nothing about it with -q', async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+  it('a grown input pays only for its new rows, and says nothing about it with -q', async (t) => {
+    const s = await sandboxForTest(t, { port: 0 });
     const dir = await tempDir();
     const env = await serviceEnv(s);
     const file = await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(30));
@@ -292,8 +293,8 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(s.admin.stats().credits_charged).toBe(31);
   });
 
-  it('a run answered entirely from the results cache reports the last known balance, as auth status does (regression: remaining unknown)', async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+  it('a run answered entirely from the results cache reports the last known balance, as auth status does (regression: remaining unknown)', async (t) => {
+    const s = await sandboxForTest(t, { port: 0 });
     const dir = await tempDir();
     const env = await serviceEnv(s);
     const rows = contactRows(12);
@@ -321,12 +322,15 @@ describe('enrich contacts / companies (e2e)', () => {
    * 40 rows run with --no-cache (exit `firstCode`), `between` (a top-up), their job fetched with
    * `enrich jobs fetch`, then the same rows reversed in another file: that run's JSON summary.
    */
-  async function fetchThenRunAgain(o: {
-    credits?: number;
-    firstCode: number;
-    between?: (s: SandboxHandle) => void;
-  }) {
-    const s = (sb = await startSandbox({ port: 0, ...(o.credits ? { credits: o.credits } : {}) }));
+  async function fetchThenRunAgain(
+    t: TestEnd,
+    o: {
+      credits?: number;
+      firstCode: number;
+      between?: (s: SandboxHandle) => void;
+    },
+  ) {
+    const s = await sandboxForTest(t, { port: 0, ...(o.credits ? { credits: o.credits } : {}) });
     const dir = await tempDir();
     const env = await serviceEnv(s);
     const rows = contactRows(40);
@@ -349,15 +353,15 @@ describe('enrich contacts / companies (e2e)', () => {
     return { s, charged, summary: JSON.parse(again.stdout) as Record<string, unknown> };
   }
 
-  it("jobs fetch keeps a journaled job's answers in the results cache: the same rows in another file cost nothing", async () => {
-    const { s, charged, summary } = await fetchThenRunAgain({ firstCode: 0 });
+  it("jobs fetch keeps a journaled job's answers in the results cache: the same rows in another file cost nothing", async (t) => {
+    const { s, charged, summary } = await fetchThenRunAgain(t, { firstCode: 0 });
     expect(charged).toBe(40);
     expect(summary).toMatchObject({ credits_charged: 0, cache: { hits: 40 } });
     expect(s.admin.stats().credits_charged).toBe(40);
   });
 
-  it('jobs fetch after a top-up keeps no row its job skipped for credits as a no-match: the same rows in another file are sent again, and only those', async () => {
-    const { s, charged, summary } = await fetchThenRunAgain({
+  it('jobs fetch after a top-up keeps no row its job skipped for credits as a no-match: the same rows in another file are sent again, and only those', async (t) => {
+    const { s, charged, summary } = await fetchThenRunAgain(t, {
       credits: 25,
       firstCode: 5,
       // Topped up: the answer fetched now says 1,000 credits left, not what the job ran with.
@@ -368,8 +372,8 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(s.admin.stats().credits_charged).toBe(40);
   });
 
-  it('-q still says on stderr why a run stopped early (cron reads nothing else)', async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+  it('-q still says on stderr why a run stopped early (cron reads nothing else)', async (t) => {
+    const s = await sandboxForTest(t, { port: 0 });
     const dir = await tempDir();
     const env = { ...(await serviceEnv(s)), ENRICH_API_KEY: 'sk_test_not_a_real_key_000000' };
     const r = await runCli(
@@ -381,8 +385,8 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(r.stderr).not.toMatch(/rows: /); // the summary itself stays quiet
   });
 
-  it("-q still warns of rows a job's answer left out: sent, maybe charged, no data (regression: silent, exit 0)", async () => {
-    const s = (sb = await startSandbox({ port: 0, faults: { drop_records: 0.5 } }));
+  it("-q still warns of rows a job's answer left out: sent, maybe charged, no data (regression: silent, exit 0)", async (t) => {
+    const s = await sandboxForTest(t, { port: 0, faults: { drop_records: 0.5 } });
     const dir = await tempDir();
     const file = await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(40));
     const r = await runCli(['contacts', file, '-o', join(dir, 'out.csv'), '-q'], {
@@ -394,11 +398,11 @@ describe('enrich contacts / companies (e2e)', () => {
     );
   });
 
-  it('says expired rows need --restart, not a resume that would change nothing', async () => {
+  it('says expired rows need --restart, not a resume that would change nothing', async (t) => {
     // Expired ten minutes ago by the run's clock: a 404 counts as expiry only past the
     // expiration_date plus a margin for clock skew.
     const now = () => Date.now() - 600_000;
-    const s = (sb = await startSandbox({ port: 0, jobMs: 0, ttlMs: 1, now }));
+    const s = await sandboxForTest(t, { port: 0, jobMs: 0, ttlMs: 1, now });
     const dir = await tempDir();
     const r = await runCli(
       ['contacts', join(fixtures, 'contacts.csv'), '-o', join(dir, 'out.csv'), '-q'],
@@ -428,8 +432,8 @@ describe('enrich contacts / companies (e2e)', () => {
     expect((await plan()).batches).toBe(3);
   });
 
-  it('a bulk run never loads zod (its bodies pass the hand-written checks); a single lookup does', async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+  it('a bulk run never loads zod (its bodies pass the hand-written checks); a single lookup does', async (t) => {
+    const s = await sandboxForTest(t, { port: 0 });
     const dir = await tempDir();
     const hook = fileURLToPath(new URL('../helpers/record-modules.mjs', import.meta.url));
     const modulesOf = async (args: string[], name: string) => {
@@ -455,8 +459,8 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(single.some(zod)).toBe(true);
   });
 
-  it('--timeout: exit 3, the output written, and the resume command with the time to run it by', async () => {
-    const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
+  it('--timeout: exit 3, the output written, and the resume command with the time to run it by', async (t) => {
+    const s = await sandboxForTest(t, { port: 0, jobMs: 60_000 });
     const env = await serviceEnv(s);
     const dir = await tempDir();
     const out = join(dir, 'out.csv');
@@ -475,8 +479,8 @@ describe('enrich contacts / companies (e2e)', () => {
     expect(await readFile(out, 'utf8')).toContain('still running at --timeout');
   });
 
-  it('writes --rejects in a real run, and --no-wait --json prints the jobs then finishes later', async () => {
-    const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
+  it('writes --rejects in a real run, and --no-wait --json prints the jobs then finishes later', async (t) => {
+    const s = await sandboxForTest(t, { port: 0, jobMs: 60_000 });
     const env = await serviceEnv(s);
     const dir = await tempDir();
     const out = join(dir, 'out.csv');
