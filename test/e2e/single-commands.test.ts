@@ -1,10 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 
 beforeAll(ensureBuilt, 120_000);
 
-describe('enrich contact / company / verify-email (--sandbox)', () => {
+/**
+ * The cases of a `describe.concurrent` run two at a time (more at once only share the CPU):
+ * each has its own config, state and cache dirs, and its own account (or embedded sandbox), and
+ * asserts nothing of another's. The cases that read a shared sandbox's totals stay one at a time.
+ */
+vi.setConfig({ maxConcurrency: 2 });
+
+describe.concurrent('enrich contact / company / verify-email (--sandbox)', () => {
   it('prints a contact as key/value lines with remaining_credits', async () => {
     const r = await runCli(['contact', '--email', 'jane@acme.com', '--sandbox'], {
       env: await tempEnv(),
@@ -81,7 +88,7 @@ describe('the one email rule in the single commands (--sandbox)', () => {
   });
 });
 
-describe('running out of credits (exit 5), against a sandbox started here', () => {
+describe.concurrent('running out of credits (exit 5), against a sandbox started here', () => {
   let sandbox: SandboxHandle;
   beforeAll(async () => {
     sandbox = await startSandbox({ port: 0, host: '127.0.0.1' });
@@ -190,7 +197,7 @@ describe('running out of credits (exit 5), against a sandbox started here', () =
   });
 });
 
-describe('local validation, before any request', () => {
+describe.concurrent('local validation, before any request', () => {
   // No key and no --sandbox: a request would fail with exit 4, so exit 2 proves none was tried.
   it.each([
     [
