@@ -135,68 +135,72 @@ describe.concurrent('enrich contacts / companies (e2e)', () => {
     ).toBe(true);
   });
 
-  it('survives SIGKILL at any point: re-running completes with the same output and no batch paid twice', async (t) => {
-    const dir = await tempDir();
-    const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(400, { dupEvery: 9 }));
-    const args = (out: string) => [
-      'contacts',
-      file,
-      '-o',
-      out,
-      '--batch-size',
-      '20',
-      // Jobs in flight: 20 jobs of >= 300 ms in 3 rounds, so a kill lands mid-run.
-      '--concurrency',
-      '8',
-      '-q',
-    ];
+  // Alone (`it.sequential`): its kill points already run two at a time.
+  it.sequential(
+    'survives SIGKILL at any point: re-running completes with the same output and no batch paid twice',
+    async (t) => {
+      const dir = await tempDir();
+      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(400, { dupEvery: 9 }));
+      const args = (out: string) => [
+        'contacts',
+        file,
+        '-o',
+        out,
+        '--batch-size',
+        '20',
+        // Jobs in flight: 20 jobs of >= 300 ms in 3 rounds, so a kill lands mid-run.
+        '--concurrency',
+        '8',
+        '-q',
+      ];
 
-    const clean = await sandboxForTest(t, { port: 0 });
-    const cleanOut = join(dir, 'clean.csv');
-    expect((await runCli(args(cleanOut), { env: await serviceEnv(clean) })).code).toBe(0);
-    const expected = await readFile(cleanOut, 'utf8');
-    const batches = clean.admin.stats().jobs_submitted;
+      const clean = await sandboxForTest(t, { port: 0 });
+      const cleanOut = join(dir, 'clean.csv');
+      expect((await runCli(args(cleanOut), { env: await serviceEnv(clean) })).code).toBe(0);
+      const expected = await readFile(cleanOut, 'utf8');
+      const batches = clean.admin.stats().jobs_submitted;
 
-    // Kill points two at a time, each with its own sandbox, state and output directory
-    // (the '.tmp' check reads that directory); every sandbox is closed when the test ends.
-    const open = new Set<SandboxHandle>();
-    let outcomes: boolean[];
-    try {
-      outcomes = await mapLimit([150, 350, 600, 900], 2, async (killAt) => {
-        const s = await startSandbox({ port: 0, jobMs: 300, faults: { latency_ms: 15 } });
-        open.add(s);
-        const env = await serviceEnv(s);
-        const outDir = join(dir, `k${killAt}`);
-        await mkdir(outDir);
-        const out = join(outDir, 'out.csv');
-        const wasKilled = (await runAndKill(args(out), env, killAt)) === null;
-        // Never a half-written output: either absent or complete, and no temp file left behind.
-        if (existsSync(out)) expect(await readFile(out, 'utf8')).toBe(expected);
-        let r = await runCli(args(out), { env });
-        // Killed before an answer showed that this service honours Idempotency-Key: a batch
-        // whose POST may have reached it waits for --resend-unconfirmed (same key: replayed).
-        if (r.code === 3 && /never confirmed them/.test(r.stderr))
-          r = await runCli([...args(out), '--resend-unconfirmed'], { env });
-        expect(r.code).toBe(0);
-        expect(await readFile(out, 'utf8')).toBe(expected);
-        expect(s.admin.stats().jobs_submitted).toBe(batches);
-        // A replayed Idempotency-Key is not a new job: count the POSTs (at most the 8 in flight again).
-        expect((s.admin.stats().requests_by_path['/contacts'] ?? 0) - batches).toBeLessThanOrEqual(
-          8,
-        );
-        expect(readdirSync(dirname(out)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
-        open.delete(s);
-        await s.close();
-        return wasKilled;
-      });
-    } finally {
-      await Promise.all([...open].map((s) => s.close()));
-    }
-    const killed = outcomes.filter(Boolean).length;
-    // The kills landed mid-run (20 jobs of >= 300 ms each): a run that ended first would
-    // only have tested a re-run of a finished job.
-    expect(killed).toBeGreaterThanOrEqual(3);
-  });
+      // Kill points two at a time, each with its own sandbox, state and output directory
+      // (the '.tmp' check reads that directory); every sandbox is closed when the test ends.
+      const open = new Set<SandboxHandle>();
+      let outcomes: boolean[];
+      try {
+        outcomes = await mapLimit([150, 350, 600, 900], 2, async (killAt) => {
+          const s = await startSandbox({ port: 0, jobMs: 300, faults: { latency_ms: 15 } });
+          open.add(s);
+          const env = await serviceEnv(s);
+          const outDir = join(dir, `k${killAt}`);
+          await mkdir(outDir);
+          const out = join(outDir, 'out.csv');
+          const wasKilled = (await runAndKill(args(out), env, killAt)) === null;
+          // Never a half-written output: either absent or complete, and no temp file left behind.
+          if (existsSync(out)) expect(await readFile(out, 'utf8')).toBe(expected);
+          let r = await runCli(args(out), { env });
+          // Killed before an answer showed that this service honours Idempotency-Key: a batch
+          // whose POST may have reached it waits for --resend-unconfirmed (same key: replayed).
+          if (r.code === 3 && /never confirmed them/.test(r.stderr))
+            r = await runCli([...args(out), '--resend-unconfirmed'], { env });
+          expect(r.code).toBe(0);
+          expect(await readFile(out, 'utf8')).toBe(expected);
+          expect(s.admin.stats().jobs_submitted).toBe(batches);
+          // A replayed Idempotency-Key is not a new job: count the POSTs (at most the 8 in flight again).
+          expect(
+            (s.admin.stats().requests_by_path['/contacts'] ?? 0) - batches,
+          ).toBeLessThanOrEqual(8);
+          expect(readdirSync(dirname(out)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+          open.delete(s);
+          await s.close();
+          return wasKilled;
+        });
+      } finally {
+        await Promise.all([...open].map((s) => s.close()));
+      }
+      const killed = outcomes.filter(Boolean).length;
+      // The kills landed mid-run (20 jobs of >= 300 ms each): a run that ended first would
+      // only have tested a re-run of a finished job.
+      expect(killed).toBeGreaterThanOrEqual(3);
+    },
+  );
 
   it.for(['SIGINT', 'SIGTERM'] as const)(
     '%s stops, keeps the journal, exits 130 and says how to resume',
