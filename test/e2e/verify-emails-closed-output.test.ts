@@ -1,9 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli, spawnCli, tempEnv } from '../api/harness.js';
-import { parseCsv, tempDir, writeCsv } from '../integration/bulk-harness.js';
+import {
+  parseCsv,
+  sandboxForTest,
+  tempDir,
+  writeCsv,
+  type TestEnd,
+} from '../integration/bulk-harness.js';
 
 // Regression: `enrich verify-emails list.csv | head -2` verified (and paid for) every
 // address of the file before it wrote a row, so the closed pipe was seen only at the end.
@@ -12,16 +17,11 @@ import { parseCsv, tempDir, writeCsv } from '../integration/bulk-harness.js';
 // command with -o resumes without paying again.
 beforeAll(ensureBuilt, 120_000);
 
-let sb: SandboxHandle | undefined;
-afterEach(async () => {
-  await sb?.close();
-  sb = undefined;
-});
-
 const ADDRESSES = 2000;
 
-async function setUp() {
-  const s = (sb = await startSandbox({ port: 0, verificationCredits: 100_000 }));
+/** A sandbox of the test's own (closed when it ends), fresh dirs, and the list to verify. */
+async function setUp(t: TestEnd) {
+  const s = await sandboxForTest(t, { port: 0, verificationCredits: 100_000 });
   const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
   const dir = await tempDir('enrich-verify-closed-');
   const rows = Array.from({ length: ADDRESSES }, (_, i) => [`${i}`, `lead${i}@firm${i % 13}.com`]);
@@ -29,14 +29,17 @@ async function setUp() {
   return { s, env, dir, file };
 }
 
+// The main-thread and worker-thread cases run side by side, each with its own sandbox, dirs
+// and list.
 describe('enrich verify-emails into a reader that goes away (e2e)', () => {
-  it.each([
+  it.concurrent.for([
     ['main thread', '0'],
     ['worker thread', '1'],
-  ])(
+  ] as const)(
     '%s: stops after a handful of addresses with exit 2, and -o resumes without paying again',
-    async (_where, worker) => {
-      const { s, env, dir, file } = await setUp();
+    { timeout: 60_000 },
+    async ([, worker], t) => {
+      const { s, env, dir, file } = await setUp(t);
       const charged = () => s.admin.stats().verification_credits_charged;
       const { child, out, code } = await spawnCli(['verify-emails', file, '--no-progress'], {
         env: { ...env, ENRICH_WORKER: worker },
@@ -58,6 +61,5 @@ describe('enrich verify-emails into a reader that goes away (e2e)', () => {
       expect(rows).toHaveLength(ADDRESSES);
       expect(rows.every((r) => r[2] === 'enriched' && r[6] === 'valid')).toBe(true);
     },
-    60_000,
   );
 });
