@@ -3,18 +3,25 @@ import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import type { SandboxHandle } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
-import { CONTACT_HEADER, contactRows, tempDir, writeCsv } from '../integration/bulk-harness.js';
+import {
+  CONTACT_HEADER,
+  contactRows,
+  sandboxForTest,
+  tempDir,
+  writeCsv,
+} from '../integration/bulk-harness.js';
 
 beforeAll(ensureBuilt, 120_000);
 
-let sb: SandboxHandle | undefined;
-afterEach(async () => {
-  await sb?.close();
-  sb = undefined;
-});
+/**
+ * The cases of a describe run two at a time (`describe.concurrent`, at most 2 at once: more only
+ * share the CPU): each has its own sandbox (closed when it ends), config, state and cache dirs,
+ * and files.
+ */
+vi.setConfig({ maxConcurrency: 2 });
 
 const bin = fileURLToPath(new URL('../../bin/enrich.js', import.meta.url));
 
@@ -29,9 +36,9 @@ async function files(rows: number): Promise<{ dir: string; file: string; out: st
   return { dir, file, out: join(dir, 'out.csv') };
 }
 
-describe('every early stop prints the command that resumes (e2e)', () => {
-  it('--max-credits reached: exit 5, and the same command sends the next rows', async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+describe.concurrent('every early stop prints the command that resumes (e2e)', () => {
+  it('--max-credits reached: exit 5, and the same command sends the next rows', async (t) => {
+    const s = await sandboxForTest(t, { port: 0 });
     const env = await serviceEnv(s);
     const { file, out } = await files(10);
     const args = ['contacts', file, '-o', out, '--max-credits', '4', '--quiet'];
@@ -46,8 +53,8 @@ describe('every early stop prints the command that resumes (e2e)', () => {
     expect(s.admin.stats().credits_charged).toBe(8);
   });
 
-  it('the account out of credits: exit 5 and the command to run after a top-up', async () => {
-    const s = (sb = await startSandbox({ port: 0, credits: 3 }));
+  it('the account out of credits: exit 5 and the command to run after a top-up', async (t) => {
+    const s = await sandboxForTest(t, { port: 0, credits: 3 });
     const { file, out } = await files(10);
     const r = await runCli(['contacts', file, '-o', out], { env: await serviceEnv(s) });
     expect(r.code).toBe(5);
@@ -67,8 +74,8 @@ describe('every early stop prints the command that resumes (e2e)', () => {
     );
   }, 20_000);
 
-  it('submissions refused for a day (a quota, Retry-After past --timeout): a warning at once saying why and until when, the job it has downloaded, exit 3 and the command to resume', async () => {
-    const s = (sb = await startSandbox({ port: 0, jobMs: 200, maxJobsPerAccount: 1 }));
+  it('submissions refused for a day (a quota, Retry-After past --timeout): a warning at once saying why and until when, the job it has downloaded, exit 3 and the command to resume', async (t) => {
+    const s = await sandboxForTest(t, { port: 0, jobMs: 200, maxJobsPerAccount: 1 });
     const { file, out } = await files(10);
     const args = ['contacts', file, '-o', out, '--batch-size', '5', '--quiet'];
     const r = await runCli(args, { env: await serviceEnv(s) });
@@ -83,8 +90,8 @@ describe('every early stop prints the command that resumes (e2e)', () => {
     expect((await readFile(out, 'utf8')).match(/,enriched,/g)).toHaveLength(5);
   });
 
-  it('a second Ctrl-C leaves at once with exit 130, the resume command, and no .tmp left', async () => {
-    const s = (sb = await startSandbox({ port: 0, jobMs: 60_000 }));
+  it('a second Ctrl-C leaves at once with exit 130, the resume command, and no .tmp left', async (t) => {
+    const s = await sandboxForTest(t, { port: 0, jobMs: 60_000 });
     const env = await serviceEnv(s);
     const { dir, file, out } = await files(40);
     const child = spawn(
@@ -117,9 +124,9 @@ describe('every early stop prints the command that resumes (e2e)', () => {
   });
 });
 
-describe('a base URL the service has no endpoints under (e2e)', () => {
-  it('a single lookup says the base URL is likely wrong, and how to check it (exit 2)', async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+describe.concurrent('a base URL the service has no endpoints under (e2e)', () => {
+  it('a single lookup says the base URL is likely wrong, and how to check it (exit 2)', async (t) => {
+    const s = await sandboxForTest(t, { port: 0 });
     const env = { ...(await serviceEnv(s)), ENRICH_BASE_URL: `${s.url}/v1` };
     const r = await runCli(['contact', '--email', 'ana@globex.example'], { env });
     expect(r.code).toBe(2);
@@ -128,8 +135,8 @@ describe('a base URL the service has no endpoints under (e2e)', () => {
     );
   });
 
-  it('a bulk run stops at the first batch instead of sending every one (exit 2)', async () => {
-    const s = (sb = await startSandbox({ port: 0 }));
+  it('a bulk run stops at the first batch instead of sending every one (exit 2)', async (t) => {
+    const s = await sandboxForTest(t, { port: 0 });
     const env = { ...(await serviceEnv(s)), ENRICH_BASE_URL: `${s.url}/v1` };
     const { file, out } = await files(30);
     const r = await runCli(
