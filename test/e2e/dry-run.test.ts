@@ -1,15 +1,21 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 
 beforeAll(ensureBuilt, 120_000);
 
+/**
+ * The cases run two at a time (`describe.concurrent`, at most 2 at once: more only share the
+ * CPU): each has its own config, state and cache dirs, and writes only to a temp dir of its own.
+ */
+vi.setConfig({ maxConcurrency: 2 });
+
 const fixtures = join(import.meta.dirname, '../../fixtures');
 const json = (stdout: string) => JSON.parse(stdout) as Record<string, unknown>;
 
-describe('enrich contacts|companies --dry-run (e2e)', () => {
+describe.concurrent('enrich contacts|companies --dry-run (e2e)', () => {
   it('contacts --json prints exactly the plan object; the mapping table goes to stderr', async () => {
     const r = await runCli(
       ['contacts', join(fixtures, 'contacts.csv'), '--dry-run', '--json', '--batch-size', '10'],
