@@ -2,19 +2,32 @@ import { usageError } from '../errors.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i;
+
+/** `what: ` before a message, or nothing for a caller that names the option itself. */
+const named = (what: string | undefined) => (what === undefined ? '' : `${what}: `);
+
+/** The number and unit of a duration's text (USAGE when it is none). */
+function durationParts(text: string, what?: string): { n: string; unit: string | undefined } {
+  const m = DURATION.exec(text);
+  if (!m) {
+    throw usageError(
+      `${named(what)}expected a duration such as 500ms, 30s, 5m or 2h, got "${text}"`,
+    );
+  }
+  return { n: m[1]!, unit: m[2]?.toLowerCase() };
+}
+
+const toMs = ({ n, unit }: { n: string; unit: string | undefined }) =>
+  Math.round(Number(n) * (UNITS[unit ?? 'ms'] ?? 1));
+
 /**
  * Parses a duration such as `500ms`, `30s`, `5m`, `2h`, `1d` (or a bare number of
  * milliseconds) into milliseconds. `what` names the option in the error message; without it the
  * message names nothing, for a caller that says itself which flag, variable or setting it read.
  */
 export function parseDuration(text: string, what?: string): number {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
-  if (!m) {
-    const prefix = what === undefined ? '' : `${what}: `;
-    throw usageError(`${prefix}expected a duration such as 500ms, 30s, 5m or 2h, got "${text}"`);
-  }
-  const unit = (m[2] ?? 'ms').toLowerCase();
-  return Math.round(Number(m[1]) * (UNITS[unit] ?? 1));
+  return toMs(durationParts(text, what));
 }
 
 /**
@@ -24,16 +37,15 @@ export function parseDuration(text: string, what?: string): number {
  * `--timeout 90` give up at once. `0` needs no unit.
  */
 export function parseTypedDuration(text: string, what?: string): number {
-  const bare = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(text);
-  if (bare && Number(bare[1]) !== 0) {
-    const n = bare[1]!;
-    const prefix = what === undefined ? '' : `${what}: `;
+  const parts = durationParts(text, what);
+  const { n } = parts;
+  if (parts.unit === undefined && Number(n) !== 0) {
     throw usageError(
-      `${prefix}expected a duration with its unit, such as ${n}d, ${n}h, ${n}m or ${n}s, got "${text}"`,
+      `${named(what)}expected a duration with its unit, such as ${n}d, ${n}h, ${n}m or ${n}s, got "${text}"`,
       { hint: `A number alone would be milliseconds; write ${n}ms if that is what you mean.` },
     );
   }
-  return parseDuration(text, what);
+  return toMs(parts);
 }
 
 /** Formats milliseconds for people: `850ms`, `12.3s`, `4m 05s`, `2h 03m`. */
