@@ -34,7 +34,7 @@ export interface SendContext {
   /** Told when a 429 asks for a long wait (LONG_WAIT_MS or more), once per wait. */
   onLongWait?: ((wait: LongWait) => void) | undefined;
   /** The end of the last long wait told to onLongWait (epoch ms). */
-  longWaitTold?: { until: number };
+  longWaitTold: { until: number };
 }
 
 /** A 429 that asks for a long wait: what was refused, until when, and the service's words. */
@@ -220,7 +220,7 @@ function tellLongWait(
   deadline: number,
 ): void {
   const told = ctx.longWaitTold;
-  if (!ctx.onLongWait || !told) return;
+  if (!ctx.onLongWait) return;
   if (until - ctx.clock.now() < LONG_WAIT_MS || until < told.until + LONG_WAIT_MS) return;
   told.until = until;
   ctx.onLongWait({

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { fillLine, summaryJson, summaryText } from '../../../../src/cli/commands/bulk/report.js';
+import {
+  fillLine,
+  resumeHints,
+  summaryJson,
+  summaryText,
+} from '../../../../src/cli/commands/bulk/report.js';
 import type { RunSummary } from '../../../../src/pipeline/run/run.js';
 
 const summary: RunSummary = {
@@ -102,5 +107,25 @@ describe('bulk report', () => {
       elapsed_ms: 1234,
       exit_code: 0,
     });
+  });
+});
+
+describe('what to run next after a stop for the service', () => {
+  const stoppedBy = (code: string): RunSummary => ({
+    ...summary,
+    exitCode: 6,
+    stopReason: { code, message: 'POST /contacts: …' },
+  });
+
+  it('a 429 stop says the service refused more for now, and to resume once its wait is over', () => {
+    expect(resumeHints(stoppedBy('RATE_LIMITED'), 'enrich contacts a.csv', '', undefined)).toBe(
+      'enrich: the service refused more requests for now (429 Too Many Requests); the journal is saved. Once the wait it asked for is over, resume with:\n  enrich contacts a.csv\n',
+    );
+  });
+
+  it('a service out of reach says so, and to resume once it answers', () => {
+    expect(resumeHints(stoppedBy('NETWORK'), 'enrich contacts a.csv', '', undefined)).toMatch(
+      /^enrich: the service is out of reach or unavailable; .*Once it answers again, resume with:\n/,
+    );
   });
 });
