@@ -8,7 +8,13 @@ import {
   type SheetValue,
 } from './xlsx-cells.js';
 import { isPlainNumber, numberText, zeroPadded } from './xlsx-number-format.js';
-import { dateCellText, openWorkbook, type ExcelRow, type OpenWorkbook } from './xlsx-zip.js';
+import {
+  dateCellText,
+  openWorkbook,
+  uncalculatedFormula,
+  type ExcelRow,
+  type OpenWorkbook,
+} from './xlsx-zip.js';
 
 /** One row of a worksheet: what a user sees in each cell, the typed values, and its row number. */
 export interface SheetRow {
@@ -16,6 +22,8 @@ export interface SheetRow {
   values: SheetValue[];
   /** 1-based row number in the sheet (the "line" of messages). */
   line: number;
+  /** Formulas the writing program never calculated (read as empty): 0-based column, formula. */
+  uncalculated?: { column: number; formula: string }[];
 }
 
 /**
@@ -104,6 +112,7 @@ function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
   const width = Math.max(0, raw.length - 1);
   const cells = new Array<string>(width);
   const values = new Array<SheetValue>(width);
+  let uncalculated: SheetRow['uncalculated'];
   for (let c = 1; c <= width; c++) {
     const v = raw[c];
     if (typeof v === 'number') {
@@ -118,6 +127,13 @@ function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
       const time = numFmt ? timeOnly(v, numFmt, date1904) : undefined;
       values[c - 1] = time ?? v;
       cells[c - 1] = time ? time.text : isoDate(v);
+      continue;
+    }
+    const formula = uncalculatedFormula(v);
+    if (formula !== undefined) {
+      values[c - 1] = null;
+      cells[c - 1] = '';
+      (uncalculated ??= []).push({ column: c - 1, formula });
       continue;
     }
     const iso = dateCellText(v);
@@ -135,7 +151,7 @@ function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
     cells.pop();
     values.pop();
   }
-  return { cells, values, line: row.number };
+  return { cells, values, line: row.number, ...(uncalculated ? { uncalculated } : {}) };
 }
 
 /**

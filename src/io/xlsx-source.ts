@@ -55,6 +55,9 @@ export async function xlsxSource(
   const width = rawHeader.length;
   const wider = widerRowsWarning(name, 'row', sniffed, width);
   if (wider) warnings.push(wider);
+  const below = sample.rows.filter((r) => r.line > headerLine);
+  const uncalculated = uncalculatedWarning(name, rawHeader, below);
+  if (uncalculated) warnings.push(uncalculated);
   const rows = async function* (): AsyncGenerator<InputRow> {
     await verify();
     let index = 0;
@@ -77,6 +80,37 @@ export async function xlsxSource(
     rawHeader,
     rows,
   };
+}
+
+/**
+ * The formulas the program that wrote the workbook never calculated, in the rows read at open
+ * (the sample): they read as empty, as a spreadsheet opened without calculating would show them.
+ * Undefined when there are none.
+ */
+export function uncalculatedWarning(
+  name: string,
+  header: string[],
+  rows: SheetRow[],
+): string | undefined {
+  const found = rows.flatMap((row) =>
+    (row.uncalculated ?? []).map(({ column, formula }) => ({ column, formula, line: row.line })),
+  );
+  const at = found[0];
+  if (!at) return undefined;
+  const columns = [...new Set(found.map((f) => f.column))].sort((a, b) => a - b);
+  const named = columns.map((c) =>
+    header[c] ? `${JSON.stringify(header[c])} (${letters(c)})` : letters(c),
+  );
+  const they = columns.length > 1 ? `columns ${named.join(', ')} hold` : `column ${named[0]} holds`;
+  return `${name}: ${they} formulas the program that wrote the workbook never calculated (row ${at.line}: ${at.formula}): they read as empty; open and save the workbook in Excel or LibreOffice to calculate them, then run again`;
+}
+
+/** A 0-based column's letters as Excel shows them (0 → A, 26 → AA). */
+function letters(column: number): string {
+  let out = '';
+  for (let n = column + 1; n > 0; n = Math.floor((n - 1) / 26))
+    out = String.fromCharCode(65 + ((n - 1) % 26)) + out;
+  return out;
 }
 
 /** A sheet row aligned to the header: short rows padded (empty cells are not stored); a longer one is ragged. */

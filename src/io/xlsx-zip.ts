@@ -170,42 +170,81 @@ function prefixIn(root: string): RegExp | undefined {
  * `e` are handed to it as text instead: a formula's error reads as Excel shows it (`#DIV/0!`),
  * and a plain error cell as its code, as it did before. A boolean cell with a formula is handed
  * to it as the text Excel shows (`TRUE`, `FALSE`); a plain boolean cell stays a boolean. A date
- * cell (type `d`) is handed to it as an error cell holding its ISO text (`dateCellText`). A start
- * tag cut at a chunk's end waits for the next chunk, and so does a boolean or date cell not
- * closed yet.
+ * cell (type `d`) is handed to it as an error cell holding its ISO text (`dateCellText`), and a
+ * formula never calculated as an error cell of a mark (`uncalculatedFormula`). A start tag cut at
+ * a chunk's end waits for the next chunk, and so does a cell not closed yet.
  */
 export async function* formulaResultsAsText(chunks: AsyncIterable<string>): AsyncGenerator<string> {
-  // A cell's type attribute saying it holds an error (`<c r="D5" t="e">`).
-  const errorCell = /(<c\b[^>]*?\st=")e"/g;
-  // A whole boolean cell with a formula (a cell's first child), up to its value: never across
-  // a cell's end.
-  const booleanFormula =
-    /(<c\b[^>]*?\st=")b("[^>]*(?<!\/)>)(\s*<f\b(?:(?!<\/c>)[\s\S])*?<v>)\s*([01])\s*(<\/v>)/g;
   let carry = '';
   for await (const chunk of chunks) {
     const text = carry + chunk;
     let cut = tagCut(text);
-    cut = openTypedCell(text, cut) ?? cut;
+    cut = openCell(text, cut) ?? cut;
     cut = openElement(text, cut, '<is>', '</is>') ?? cut;
     carry = text.slice(cut);
-    yield inlineStringsJoined(
-      text
-        .slice(0, cut)
-        .replace(errorCell, '$1str"')
-        .replace(
-          booleanFormula,
-          (_, start: string, tag: string, body: string, v: string, end: string) =>
-            `${start}str${tag}${body}${v === '1' ? 'TRUE' : 'FALSE'}${end}`,
-        )
-        .replace(
-          DATE_CELL,
-          (_, start: string, tag: string, body: string) =>
-            `${start}e${tag}${body.replace(FORMULA, '')}</c>`,
-        ),
-    );
+    yield cellsRewritten(text.slice(0, cut));
   }
-  // Only a sheet cut short ends inside a tag or a cell: passed on as it is, for exceljs to refuse.
-  if (carry !== '') yield carry;
+  // Only a sheet cut short ends inside a tag or a cell: its whole cells rewritten, the rest
+  // passed on as it is, for exceljs to refuse.
+  if (carry !== '') yield cellsRewritten(carry);
+}
+
+/** A cell's type attribute saying it holds an error (`<c r="D5" t="e">`). */
+const ERROR_CELL = /(<c\b[^>]*?\st=")e"/g;
+
+/** A whole boolean cell with a formula (a cell's first child), up to its value: never across a cell's end. */
+const BOOLEAN_FORMULA =
+  /(<c\b[^>]*?\st=")b("[^>]*(?<!\/)>)(\s*<f\b(?:(?!<\/c>)[\s\S])*?<v>)\s*([01])\s*(<\/v>)/g;
+
+/** Whole cells of a sheet's text as `formulaResultsAsText` hands them to exceljs. */
+function cellsRewritten(text: string): string {
+  return inlineStringsJoined(
+    text
+      .replace(ERROR_CELL, '$1str"')
+      .replace(UNCALCULATED_CELL, uncalculatedAsError)
+      .replace(
+        BOOLEAN_FORMULA,
+        (_, start: string, tag: string, body: string, v: string, end: string) =>
+          `${start}str${tag}${body}${v === '1' ? 'TRUE' : 'FALSE'}${end}`,
+      )
+      .replace(
+        DATE_CELL,
+        (_, start: string, tag: string, body: string) =>
+          `${start}e${tag}${body.replace(FORMULA, '')}</c>`,
+      ),
+  );
+}
+
+/**
+ * The mark of a formula cell the program that wrote the workbook never calculated (exceljs and
+ * openpyxl save `<c r="B2"><f>LOWER(A2)</f></c>`, or an empty `<v>`): it is handed to exceljs as
+ * an error cell whose text is this mark and the formula (`uncalculatedFormula`). Every real error
+ * cell is handed to exceljs as text, and a date cell's error text is an ISO date, so an error
+ * value that starts with the mark is always one.
+ */
+const UNCALCULATED = '#UNCALCULATED';
+
+/**
+ * A whole formula cell (a cell's first child) with no result saved: no `<v>`, or an empty one in a
+ * cell that is not of type `str` (Excel saves an empty text result as `t="str"` and `<v></v>`).
+ * A formula's text is XML-escaped, so it holds no `<`.
+ */
+const UNCALCULATED_CELL =
+  /<c\b((?:(?!\st="str")[^>])*?)(?<!\/)>\s*<f\b[^>]*?(?:\/>|>([^<]*)<\/f>)\s*(?:<v\s*\/>|<v>\s*<\/v>)?\s*<\/c>/g;
+
+/** An uncalculated formula cell as an error cell of the mark and its formula's text (still escaped). */
+function uncalculatedAsError(_: string, attributes: string, formula: string | undefined): string {
+  return `<c${attributes.replace(/\st="[^"]*"/, '')} t="e"><v>${UNCALCULATED}=${formula ?? '…'}</v></c>`;
+}
+
+/**
+ * The formula of a cell the writing program never calculated (`formulaResultsAsText` marks it),
+ * as Excel shows it in the formula bar (`=LOWER(A2)`; the copy of a shared formula as `=…`, its
+ * text being in the first cell); undefined for any other value.
+ */
+export function uncalculatedFormula(v: unknown): string | undefined {
+  const text = dateCellText(v);
+  return text?.startsWith(`${UNCALCULATED}=`) ? text.slice(UNCALCULATED.length) : undefined;
 }
 
 /**
@@ -220,7 +259,8 @@ const FORMULA = /<f\b[^>]*?(?:\/>|>[\s\S]*?<\/f>)/g;
  * The ISO 8601 text of a date cell (type `d`), or undefined for any other value. exceljs reads
  * such a cell's value with parseFloat (`2024-03-01` as 2024, then a serial number); it is handed
  * to it as an error cell instead (`formulaResultsAsText`), whose value exceljs keeps as its text:
- * every real error cell is handed to it as text, so an error value only ever carries a date.
+ * every real error cell is handed to it as text, so an error value only ever carries a date
+ * (or the mark of a formula never calculated: `uncalculatedFormula`).
  * A formula of a date cell is dropped: its cached result is the value.
  */
 export function dateCellText(v: unknown): string | undefined {
@@ -288,19 +328,20 @@ export async function* phoneticGuidesDropped(
 }
 
 /**
- * Where a boolean or date cell starts that `text` (up to `end`) leaves open, when it does and it
- * is small. Only the last `<c` can be one (cells do not nest); when it is another element (`<col`
- * before the sheet's data, `<cfRule` after it), no cell is open there.
+ * Where a cell starts that `text` (up to `end`) leaves open, when it does and it is small: a
+ * boolean, date or formula cell is rewritten whole. Only the last `<c` can be one (cells do not
+ * nest); when it is another element (`<col` before the sheet's data, `<cfRule` after it), no
+ * cell is open there.
  */
-function openTypedCell(text: string, end: number): number | undefined {
-  // Stryker disable next-line ArithmeticOperator: a `<c` at `end` is a tag cut short, whose missing `>` leaves it no type
+function openCell(text: string, end: number): number | undefined {
+  // Stryker disable next-line ArithmeticOperator: a `<c` at `end` is a tag cut short, held by `tagCut` already
   const at = text.lastIndexOf('<c', end - 1);
   const tagEnd = text.indexOf('>', at);
-  // Stryker disable next-line ConditionalExpression,UnaryOperator: a `<c` not found slices a tag without `t="b"` all the same
+  // Stryker disable next-line ConditionalExpression,UnaryOperator: a `<c` not found slices no cell tag all the same
   if (at === -1) return undefined;
   const tag = text.slice(at, tagEnd + 1);
   // Stryker disable next-line Regex: the tag is sliced from its `<c`, anchored or not
-  if (!/^<c\s[^>]*\st="[bd]"/.test(tag) || tag.endsWith('/>')) return undefined;
+  if (!/^<c[\s>]/.test(tag) || tag.endsWith('/>')) return undefined;
   // Stryker disable next-line EqualityOperator: `</c>` cannot start at the start tag's `>`
   if (text.lastIndexOf('</c>', end) > tagEnd) return undefined;
   // A cell of 64 KB is no cell a sheet has: go on rather than hold the sheet.

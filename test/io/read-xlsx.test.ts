@@ -16,6 +16,7 @@ import {
   namespacePrefixDropped,
   phoneticGuidesDropped,
 } from '../../src/io/xlsx-zip.js';
+import { uncalculatedWarning } from '../../src/io/xlsx-source.js';
 import { SHEET_HEADER, writeContactsWorkbook } from './xlsx-fixture.js';
 
 let dir: string;
@@ -315,6 +316,71 @@ describe('formula results: errors and booleans', () => {
       '<cols><col min="1"/>',
       '</cols>',
     ]);
+  });
+});
+
+describe('formulas never calculated (exceljs and openpyxl save no result)', () => {
+  it('read as empty, and a warning names their column, a row and the formula (regression: empty with no word, a row sent without its email)', async () => {
+    const path = join(dir, 'uncalculated.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Leads');
+    ws.addRow(['First Name', 'Company', 'Note', 'Email']);
+    ws.addRow(['Ann', 'Acme', { formula: 'A2', result: '' }, 'ann@acme.com']);
+    for (let r = 3; r <= 5; r++)
+      ws.addRow(['Bob', 'Acme', 'x', { formula: `LOWER(A${r})&"@acme.com"` }]);
+    ws.addRow(['Cy', 'Acme', { formula: 'LEN(A6)' }, { formula: 'A6', result: 'cy@acme.com' }]);
+    await wb.xlsx.writeFile(path);
+    const { source, rows } = await rowsOf(path);
+    expect(rows.map((r) => r.cells)).toEqual([
+      ['Ann', 'Acme', '', 'ann@acme.com'],
+      ['Bob', 'Acme', 'x', ''],
+      ['Bob', 'Acme', 'x', ''],
+      ['Bob', 'Acme', 'x', ''],
+      ['Cy', 'Acme', '', 'cy@acme.com'],
+    ]);
+    expect(rows[1]!.values).toEqual(['Bob', 'Acme', 'x', null]);
+    expect(source.warnings).toEqual([
+      `${path}: columns "Note" (C), "Email" (D) hold formulas the program that wrote the workbook never calculated (row 3: =LOWER(A3)&"@acme.com"): they read as empty; open and save the workbook in Excel or LibreOffice to calculate them, then run again`,
+    ]);
+  });
+
+  it('a workbook whose formulas all have results (an empty text one too) gets no warning', async () => {
+    const path = join(dir, 'calculated.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Leads');
+    ws.addRow(['Email', 'Company', 'Score']);
+    ws.addRow(['a@acme.com', { formula: 'A1', result: '' }, { formula: '2*3', result: 6 }]);
+    await wb.xlsx.writeFile(path);
+    const { source, rows } = await rowsOf(path);
+    expect(rows.map((r) => r.cells)).toEqual([['a@acme.com', '', '6']]);
+    expect(source.warnings).toEqual([]);
+  });
+
+  it('is marked wherever a chunk of the sheet ends: no value, an empty one, a shared copy; a result of empty text is none', async () => {
+    const xml =
+      '<row r="2"><c r="A2"><f>LOWER(B2)</f></c><c r="B2" s="1" t="n"><f>A1&amp;&quot;x&quot;</f><v></v></c>' +
+      '<c r="C2" t="str"><f>""</f><v></v></c><c r="D2"><f t="shared" ref="D2:D3" si="0"/><v/></c>' +
+      '<c r="E2"><f>1+1</f><v>2</v></c><c r="F2"/></row>';
+    const want =
+      '<row r="2"><c r="A2" t="e"><v>#UNCALCULATED=LOWER(B2)</v></c><c r="B2" s="1" t="e"><v>#UNCALCULATED=A1&amp;&quot;x&quot;</v></c>' +
+      '<c r="C2" t="str"><f>""</f><v></v></c><c r="D2" t="e"><v>#UNCALCULATED=…</v></c>' +
+      '<c r="E2"><f>1+1</f><v>2</v></c><c r="F2"/></row>';
+    await expectAtEveryCut(formulaResultsAsText, xml, want);
+  });
+
+  it('names a column without a header by its letters', () => {
+    const row = (line: number, column: number) => ({
+      cells: [],
+      values: [],
+      line,
+      uncalculated: [{ column, formula: `=X${line}` }],
+    });
+    expect(uncalculatedWarning('f.xlsx', ['Email'], [row(7, 27), row(8, 27)])).toBe(
+      'f.xlsx: column AB holds formulas the program that wrote the workbook never calculated (row 7: =X7): they read as empty; open and save the workbook in Excel or LibreOffice to calculate them, then run again',
+    );
+    expect(uncalculatedWarning('f.xlsx', ['Email'], [{ cells: [], values: [], line: 2 }])).toBe(
+      undefined,
+    );
   });
 });
 
