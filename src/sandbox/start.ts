@@ -55,6 +55,8 @@ export function resolveSandboxOptions(o: SandboxOptions = {}): ResolvedOptions {
     if (!Number.isFinite(r[k]) || r[k] < 0)
       throw usageError(`sandbox option ${k}: expected a number >= 0, got ${r[k]}`);
   }
+  if (!Number.isInteger(r.port) || r.port > 65_535)
+    throw usageError(`sandbox option port: expected a whole number from 0 to 65535, got ${r.port}`);
   for (const k of ['credits', 'verificationCredits'] as const) {
     if (!Number.isSafeInteger(r[k]))
       throw usageError(
@@ -63,6 +65,16 @@ export function resolveSandboxOptions(o: SandboxOptions = {}): ResolvedOptions {
   }
   return r;
 }
+
+/** What to do when the sandbox cannot listen, by the error's code. */
+const LISTEN_HINTS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'pick another --port (0 picks a free one)',
+  EACCES: 'a port below 1024 needs privileges: pick another --port (0 picks a free one)',
+  EADDRNOTAVAIL:
+    'no interface of this machine has that address: pick another --host (127.0.0.1 by default)',
+  ENOTFOUND: 'no host of that name: pick another --host (127.0.0.1 by default)',
+  EAI_AGAIN: 'the name could not be looked up: pick another --host (127.0.0.1 by default)',
+};
 
 /** Starts a sandbox of the enrichment service; resolves once it listens. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {
@@ -105,12 +117,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       void log?.close();
-      // A busy or forbidden port is the user's to fix, not a crash.
-      if (err.code === 'EADDRINUSE' || err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL') {
+      // A busy or forbidden port, or an address this machine does not have, is the user's to
+      // fix, not a crash.
+      const hint = err.code === undefined ? undefined : LISTEN_HINTS[err.code];
+      if (hint) {
         reject(
-          usageError(`sandbox: cannot listen on ${opts.host}:${opts.port}: ${err.code}`, {
-            hint: 'pick another --port (0 picks a free one)',
-          }),
+          usageError(`sandbox: cannot listen on ${opts.host}:${opts.port}: ${err.code}`, { hint }),
         );
       } else reject(err);
     });

@@ -92,6 +92,18 @@ describe('which sandbox the admin commands talk to', () => {
     return [...new Set(listed.map((a) => a.account_id))];
   };
 
+  it('enrich sandbox refuses a port out of range and a number past what it can count (exit 2, regression: an internal error)', async () => {
+    const port = await runCli(['sandbox', '--port', '99999']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('--port: expected a port from 0 to 65535, got "99999"');
+    expect(port.stderr).not.toContain('internal error');
+    const credits = await runCli(['sandbox', '--port', '0', '--credits', '99999999999999999999']);
+    expect(credits.code).toBe(2);
+    expect(credits.stderr).toContain(
+      '--credits: expected a whole number >= 0, got "99999999999999999999"',
+    );
+  });
+
   it('keys list, accounts list and credits honour the global --base-url (regression: ignored)', async () => {
     // ENRICH_SANDBOX_URL names the other sandbox; --base-url, a flag, wins over it.
     const env = {

@@ -202,6 +202,20 @@ describe('sandbox start-up', () => {
     const port = Number(new URL(sb.url).port);
     await expect(startSandbox({ port })).rejects.toMatchObject({ code: 'USAGE' });
   });
+
+  it('a port out of range or an address this machine does not have is a usage error naming what to change (regression: an internal error)', async () => {
+    await expect(startSandbox({ port: 99_999 })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: 'sandbox option port: expected a whole number from 0 to 65535, got 99999',
+    });
+    await expect(startSandbox({ port: 1.5 })).rejects.toMatchObject({ code: 'USAGE' });
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737): no interface has it, and binding sends nothing.
+    await expect(startSandbox({ host: '192.0.2.1' })).rejects.toMatchObject({
+      code: 'USAGE',
+      message: 'sandbox: cannot listen on 192.0.2.1:0: EADDRNOTAVAIL',
+      hint: 'no interface of this machine has that address: pick another --host (127.0.0.1 by default)',
+    });
+  });
 });
 
 describe('sandbox routes and bodies', () => {

@@ -124,16 +124,19 @@ async function sandboxOptionsFromFlags(f: ServeFlags): Promise<SandboxOptions> {
   const { parseFaultSpec } = await import('../../../sandbox/index.js');
   const int = (v: string | undefined, flag: string): number | undefined => {
     if (v === undefined) return undefined;
-    if (!/^\d+$/.test(v.trim()))
+    if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(Number(v)))
       throw usageError(`${flag}: expected a whole number >= 0, got "${v}"`);
     return Number(v);
   };
+  const port = int(f.port, '--port');
+  if (port !== undefined && port > 65_535)
+    throw usageError(`--port: expected a port from 0 to 65535, got "${f.port}"`);
   const rate = Number(f.rateLimit);
   if (!Number.isFinite(rate) || rate < 0) {
     throw usageError(`--rate-limit: expected requests per second >= 0, got "${f.rateLimit}"`);
   }
   return {
-    port: int(f.port, '--port'),
+    port,
     host: f.host,
     credits: int(f.credits, '--credits'),
     verificationCredits: int(f.verificationCredits, '--verification-credits'),
