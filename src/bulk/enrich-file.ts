@@ -64,7 +64,8 @@ export async function enrichFile(o: EnrichFileOptions): Promise<RunSummary> {
       'USAGE',
       'enrichFile: service is required: { client, baseUrl } (a client from createClient) or { api, baseUrl }',
     );
-  const source = typeof input === 'string' ? await openInput(input, o.read) : input;
+  const read = { ...o.read, ...(onWarning ? { onWarning } : {}) };
+  const source = typeof input === 'string' ? await openInput(input, read) : input;
   try {
     for (const w of source.warnings) onWarning?.(w);
     const run = await resolveRun(options, source);

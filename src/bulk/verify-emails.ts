@@ -97,7 +97,8 @@ export async function verifyEmailsFile(
 ): Promise<VerifySummary | VerifyPlan> {
   checkKeys(o, [...VERIFY_RUN_KEYS, ...OWN_KEYS], 'verifyEmailsFile', o.words);
   const { input, service, signal, onProgress, onWarning, dryRun, ...options } = o;
-  const source = typeof input === 'string' ? await openInput(input, o.read) : input;
+  const read = { ...o.read, ...(onWarning ? { onWarning } : {}) };
+  const source = typeof input === 'string' ? await openInput(input, read) : input;
   try {
     for (const w of source.warnings) onWarning?.(w);
     const run = await resolveVerifyRun(options, source);

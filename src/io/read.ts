@@ -44,6 +44,11 @@ export interface ReadOptions {
   maxRecordChars?: number;
   /** XLSX: the worksheet, by name or 1-based position among the visible sheets ("2" is the sheet named "2", else the second visible one); the first visible one by default. */
   sheet?: string | number;
+  /**
+   * Told of what a pass over the rows finds that the file's opening could not see (`warnings`
+   * holds what it saw): a workbook's formula never calculated, below the rows read at open.
+   */
+  onWarning?: (message: string) => void;
 }
 
 export interface InputDialect {

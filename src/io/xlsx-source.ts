@@ -58,12 +58,19 @@ export async function xlsxSource(
   const below = sample.rows.filter((r) => r.line > headerLine);
   const uncalculated = uncalculatedWarning(name, rawHeader, below);
   if (uncalculated) warnings.push(uncalculated);
+  // Formulas never calculated further down are told once, when a pass reaches the first.
+  let told = uncalculated !== undefined;
+  const header = rawHeader;
   const rows = async function* (): AsyncGenerator<InputRow> {
     await verify();
     let index = 0;
     for await (const row of readXlsxRows(filePath, at)) {
       if (row.line <= headerLine) continue;
       if (row.cells.length === 0) continue; // a blank row (formatted, nothing in it)
+      if (!told && row.uncalculated) {
+        told = true;
+        options.onWarning?.(uncalculatedWarning(name, header, [row]) as string);
+      }
       yield shapeSheetRow(row, width, index++);
     }
     await verify();

@@ -344,6 +344,32 @@ describe('formulas never calculated (exceljs and openpyxl save no result)', () =
     ]);
   });
 
+  it('below the rows read at open, the first is told once, when a pass reaches it', async () => {
+    const path = join(dir, 'uncalculated-late.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Leads');
+    ws.addRow(['Name', 'Email']);
+    for (let r = 2; r <= 80; r++)
+      ws.addRow([`n${r}`, { formula: `A${r}&"@acme.com"`, result: `n${r}@acme.com` }]);
+    for (let r = 81; r <= 83; r++) ws.addRow([`n${r}`, { formula: `A${r}&"@acme.com"` }]);
+    await wb.xlsx.writeFile(path);
+    const told: string[] = [];
+    const source = await openInput(path, { onWarning: (w) => told.push(w) });
+    try {
+      expect(source.warnings).toEqual([]);
+      for (let pass = 0; pass < 2; pass++) {
+        const rows = [];
+        for await (const r of source.rows()) rows.push(r);
+        expect(rows.at(-1)?.cells).toEqual(['n83', '']);
+      }
+    } finally {
+      await source.close();
+    }
+    expect(told).toEqual([
+      `${path}: column "Email" (B) holds formulas the program that wrote the workbook never calculated (row 81: =A81&"@acme.com"): they read as empty; open and save the workbook in Excel or LibreOffice to calculate them, then run again`,
+    ]);
+  });
+
   it('a workbook whose formulas all have results (an empty text one too) gets no warning', async () => {
     const path = join(dir, 'calculated.xlsx');
     const wb = new ExcelJS.Workbook();

@@ -98,7 +98,12 @@ export async function openBulkRun(
   input: string,
   options: BulkOptions,
   globals: GlobalOptions,
-  extra: { runsDir?: string; command?: string } = {},
+  extra: {
+    runsDir?: string;
+    command?: string;
+    /** Told of what the run's passes over the input find later (`ReadOptions.onWarning`). */
+    onWarning?: (message: string) => void;
+  } = {},
 ): Promise<{ source: InputSource; run: ResolvedRun; settings: ResolvedSettings }> {
   const [{ openInput }, { resolveSettings }, { resolveRun }] = await Promise.all([
     import('../../../io/read.js'),
@@ -106,10 +111,14 @@ export async function openBulkRun(
     import('../../../bulk/resolve-run.js'),
   ]);
   const settings = resolveSettings({ globals, flags: settingFlags(options) });
-  const source = await openInput(input, readOptionsOf(options));
+  const { onWarning, ...runExtra } = extra;
+  const source = await openInput(input, {
+    ...readOptionsOf(options),
+    onWarning: onWarning ?? ((w) => warnAbout([w])),
+  });
   try {
     warnAbout(source.warnings);
-    const run = await resolveRun(bulkRunOptionsOf(kind, options, settings, extra), source);
+    const run = await resolveRun(bulkRunOptionsOf(kind, options, settings, runExtra), source);
     // The run may read the input without an earlier run's output columns: it says so.
     warnAbout(run.source.warnings.slice(source.warnings.length));
     return { source: run.source, run, settings };

@@ -140,7 +140,11 @@ export async function runBulkCommand(
   try {
     // The run is resolved (mapping, output, options) before the service is needed (a key,
     // or the embedded sandbox): a wrong column is a usage error even without a key.
-    opened = await openBulkRun(kind, input, options, globals, { runsDir: scratch, command });
+    opened = await openBulkRun(kind, input, options, globals, {
+      runsDir: scratch,
+      command,
+      onWarning: (w) => progress.note(warningLine(w)),
+    });
     service = await openService(globals, {
       settings: opened.settings,
       talk: (line) => progress.note(line),
