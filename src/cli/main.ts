@@ -3,7 +3,7 @@ import { buildProgram, helpArgv } from './program.js';
 import { exitCodeOf } from './action.js';
 import { describeError } from './report-error.js';
 import { fileSystemError } from '../io/output-target.js';
-import { closedStdoutIsHandled, OUTPUT_CLOSED_LINE } from './output.js';
+import { closedStdoutIsHandled, closedStdoutText } from './output.js';
 
 /** Runs the CLI with `argv` (process.argv form) and resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -23,7 +23,7 @@ export async function main(argv: string[]): Promise<number> {
     // A run that stops by itself (verify-emails: its writes fail, it waits for its answers).
     if (closedStdoutIsHandled()) return;
     const code = Number(process.exitCode ?? 0);
-    if (code !== 0) process.stderr.write(OUTPUT_CLOSED_LINE);
+    if (code !== 0) process.stderr.write(closedStdoutText());
     process.exit(code);
   });
   const program = buildProgram();

@@ -20,6 +20,21 @@ export async function stopsOnClosedStdout<T>(run: () => Promise<T>): Promise<T> 
 /** What a run writing its data to stdout says when the reader went away before the end (exit 2). */
 export const OUTPUT_CLOSED_LINE = 'enrich: the output was closed before everything was written\n';
 
+let closedStdoutNote: (() => string) | undefined;
+
+/**
+ * What a run writing its data to stdout adds to OUTPUT_CLOSED_LINE when the reader goes away
+ * (what it had sent, and how to get it without paying again); undefined clears it.
+ */
+export function noteOnClosedStdout(note: (() => string) | undefined): void {
+  closedStdoutNote = note;
+}
+
+/** OUTPUT_CLOSED_LINE and the note of the run writing to stdout, if any. */
+export function closedStdoutText(): string {
+  return OUTPUT_CLOSED_LINE + (closedStdoutNote?.() ?? '');
+}
+
 /** True while a run that stops by itself on a closed stdout runs (stopsOnClosedStdout). */
 export const closedStdoutIsHandled = (): boolean => closedStdoutOwners > 0;
 

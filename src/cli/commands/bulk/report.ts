@@ -1,6 +1,7 @@
 import { formatDuration } from '../../../config/duration.js';
 import { budgetReached } from '../../../pipeline/run/messages.js';
 import type { RunSummary } from '../../../pipeline/run/run.js';
+import type { FileFormat } from '../../../io/file-format.js';
 import { BASE_URL_HINT } from '../../report-error.js';
 import { CLI_WORDS } from './resolve.js';
 import { printable } from '../../output.js';
@@ -99,6 +100,17 @@ export function summaryText(s: RunSummary, elapsedMs: number, prefix: string): s
   if (s.statuses.enriched > 0) lines.push(`fill rate: ${fillLine(fillRates(s), prefix)}`);
   if (s.stopReason) lines.push(`stopped early: ${printable(s.stopReason.message)}`);
   return lines.join('\n');
+}
+
+/**
+ * What a run writing to stdout says when its reader went away (`| head`): the jobs the service
+ * had accepted are charged, and the same command writing to a file resumes the run, downloading
+ * their answers without sending them again. Empty when it accepted none.
+ */
+export function closedOutputNote(accepted: number, command: string, format: FileFormat): string {
+  if (accepted === 0) return '';
+  const jobs = accepted === 1 ? '1 job' : `${accepted.toLocaleString('en-US')} jobs`;
+  return `enrich: the service had accepted ${jobs} of this run (their rows may be charged); the journal keeps them: the same command writing to a file downloads their answers without sending them again:\n  ${command} -o enriched.${format}\n`;
 }
 
 /**

@@ -13,11 +13,11 @@ import type { BulkKind, JobEvent, ResolvedRun } from '../../../pipeline/types.js
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import { removeLiveTempsSync } from '../../../io/stale-temps.js';
-import { printable, warningLine } from '../../output.js';
+import { noteOnClosedStdout, printable, warningLine } from '../../output.js';
 import { createProgress, rowsMayShow, type ProgressView } from '../../progress.js';
 import { jobLine } from '../../progress-text.js';
 import type { BulkOptions } from './options.js';
-import { resumeHints, summaryJson, summaryText } from './report.js';
+import { closedOutputNote, resumeHints, summaryJson, summaryText } from './report.js';
 import { openBulkRun, resumeCommand } from './resolve.js';
 
 /** Refuses --no-wait with --sandbox: the embedded sandbox's jobs could never be fetched later. */
@@ -145,6 +145,7 @@ export async function runBulkCommand(
       command,
       onWarning: (w) => progress.note(warningLine(w)),
     });
+    const onJob = watchClosedStdout(opened.run, globals, command, progress);
     service = await openService(globals, {
       settings: opened.settings,
       talk: (line) => progress.note(line),
@@ -162,7 +163,7 @@ export async function runBulkCommand(
       account: service.client.account,
       env: { now: Date.now, sleep, random: Math.random, signal: interrupt.signal },
       onProgress: (p) => progress.update(p),
-      ...(globals.verbose && !globals.quiet ? { onJob: (e) => noteJob(progress, e) } : {}),
+      onJob,
       onWarning: (w) => progress.note(warningLine(w)),
       onServiceBound: tightenHeapGrowth,
     });
@@ -180,6 +181,7 @@ export async function runBulkCommand(
     return exitOnInterrupt(err, command);
   } finally {
     process.exitCode = undefined;
+    noteOnClosedStdout(undefined);
     await cache?.close();
     await service?.close();
     await opened?.source.close();
@@ -187,6 +189,27 @@ export async function runBulkCommand(
     // Last: a Ctrl-C while the cache and service close still leaves with 130, never killed.
     interrupt.dispose();
   }
+}
+
+/**
+ * The run's job events: shown with -v, and counted for a run writing to stdout, to tell a
+ * reader that goes away (`| head`) what the service accepted, and how to get it; not with
+ * --sandbox, whose journal and service end with the process.
+ */
+function watchClosedStdout(
+  run: ResolvedRun,
+  globals: GlobalOptions,
+  command: string,
+  progress: ProgressView,
+): (e: JobEvent) => void {
+  let accepted = 0;
+  if (run.output.target === '-' && !globals.sandbox)
+    noteOnClosedStdout(() => closedOutputNote(accepted, command, run.output.format));
+  const verbose = globals.verbose && !globals.quiet;
+  return (e) => {
+    if (e.t === 'submitted') accepted++;
+    if (verbose) noteJob(progress, e);
+  };
 }
 
 /** `-v`: a line per job submitted, done or sent again, above the spinner. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  closedOutputNote,
   fillLine,
   resumeHints,
   summaryJson,
@@ -126,6 +127,18 @@ describe('what to run next after a stop for the service', () => {
   it('a service out of reach says so, and to resume once it answers', () => {
     expect(resumeHints(stoppedBy('NETWORK'), 'enrich contacts a.csv', '', undefined)).toMatch(
       /^enrich: the service is out of reach or unavailable; .*Once it answers again, resume with:\n/,
+    );
+  });
+});
+
+describe('what a run writing to stdout says when its reader goes away', () => {
+  it('nothing when the service accepted no job; else how many, and the command that writes them to a file', () => {
+    expect(closedOutputNote(0, 'enrich contacts a.csv', 'csv')).toBe('');
+    expect(closedOutputNote(1, 'enrich contacts a.csv', 'jsonl')).toBe(
+      'enrich: the service had accepted 1 job of this run (their rows may be charged); the journal keeps them: the same command writing to a file downloads their answers without sending them again:\n  enrich contacts a.csv -o enriched.jsonl\n',
+    );
+    expect(closedOutputNote(1200, 'enrich contacts a.csv', 'csv')).toContain(
+      'accepted 1,200 jobs of this run',
     );
   });
 });
