@@ -51,7 +51,9 @@ describe('enrich verify-emails into a reader that goes away (e2e)', () => {
       expect(paid).toBeGreaterThan(0);
       expect(paid).toBeLessThan(ADDRESSES / 10);
       expect(exited).toBe(2);
-      expect(out.stderr).toMatch(/the output was closed before everything was written/);
+      expect(out.stderr).toContain(
+        `enrich: the output was closed before everything was written\nenrich: the answers it had are kept (the journal, the results cache): the same command writing to a file writes them without verifying them again:\n  enrich verify-emails ${file} --no-progress -o verified.csv\n`,
+      );
       // The same command into a file: what was paid for is not sent again.
       const output = join(dir, 'out.csv');
       const resumed = await runCli(['verify-emails', file, '-o', output, '-q'], { env });

@@ -8,6 +8,7 @@ import type {
 } from '../../../bulk/verify-emails.js';
 import { resolveSettings, type ResolvedSettings } from '../../../config/settings.js';
 import { EnrichError, ErrorCodes } from '../../../errors.js';
+import { formatOfExtension, type FileFormat } from '../../../io/file-format.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
 import {
@@ -156,8 +157,10 @@ export async function runVerifyEmails(
   } catch (err) {
     progress.view.stop();
     if (opts.output === '-' && err instanceof EnrichError && err.code === 'OUTPUT_CLOSED') {
-      // As main.ts says it for the other runs writing to stdout (exit 2, never 0).
+      // As main.ts says it for the other runs writing to stdout (exit 2, never 0), and how to
+      // get the answers it had (not with --sandbox, whose service ends with the run).
       process.stderr.write(OUTPUT_CLOSED_LINE);
+      if (!globals.sandbox) process.stderr.write(closedVerifyNote(command, input, opts.format));
       return ErrorCodes.OUTPUT_CLOSED;
     }
     return exitOnInterrupt(err, command);
@@ -168,6 +171,16 @@ export async function runVerifyEmails(
     // Last: a Ctrl-C while the service closes still leaves with 130, never killed.
     interrupt.dispose();
   }
+}
+
+/**
+ * What `verify-emails` writing to stdout says when its reader went away: the same command
+ * writing to a file (of the format stdout had: the input's, CSV for a workbook) resumes it.
+ */
+export function closedVerifyNote(command: string, input: string, format?: FileFormat): string {
+  const own = formatOfExtension(input);
+  const ext = format ?? (own === undefined || own === 'xlsx' ? 'csv' : own);
+  return `enrich: the answers it had are kept (the journal, the results cache): the same command writing to a file writes them without verifying them again:\n  ${command} -o verified.${ext}\n`;
 }
 
 /**

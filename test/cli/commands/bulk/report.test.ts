@@ -7,6 +7,8 @@ import {
   summaryText,
 } from '../../../../src/cli/commands/bulk/report.js';
 import type { RunSummary } from '../../../../src/pipeline/run/run.js';
+import { closedVerifyNote } from '../../../../src/cli/commands/verify-emails/run.js';
+import type { FileFormat } from '../../../../src/io/file-format.js';
 
 const summary: RunSummary = {
   runKey: 'k',
@@ -140,5 +142,17 @@ describe('what a run writing to stdout says when its reader goes away', () => {
     expect(closedOutputNote(1200, 'enrich contacts a.csv', 'csv')).toContain(
       'accepted 1,200 jobs of this run',
     );
+  });
+});
+
+describe('what verify-emails writing to stdout says when its reader goes away', () => {
+  it('names a file of the format stdout had: the --format asked, else that of the input, CSV for a workbook or stdin', () => {
+    const file = (input: string, format?: FileFormat) =>
+      /-o (verified\.\w+)\n$/.exec(closedVerifyNote('enrich verify-emails x', input, format))?.[1];
+    expect(file('list.csv')).toBe('verified.csv');
+    expect(file('list.jsonl.gz')).toBe('verified.jsonl');
+    expect(file('list.xlsx')).toBe('verified.csv');
+    expect(file('-')).toBe('verified.csv');
+    expect(file('list.xlsx', 'xlsx')).toBe('verified.xlsx');
   });
 });
