@@ -199,10 +199,10 @@ function cellsRewritten(text: string): string {
   const booleanFormula =
     /(<c\b[^>]*?\st=")b("[^>]*(?<!\/)>)(\s*<f\b(?:(?!<\/c>)[\s\S])*?<v>)\s*([01])\s*(<\/v>)/g;
   // A whole formula cell (a cell's first child) with no result saved: no `<v>`, or an empty one
-  // in a cell that is not of type `str` (Excel saves an empty text result as `t="str"` and
-  // `<v></v>`). A formula's text is XML-escaped, so it holds no `<`.
+  // (`uncalculatedAsError` keeps an empty text result). A formula's text is XML-escaped, so it
+  // holds no `<`.
   const uncalculatedCell =
-    /<c\b((?:(?!\st="str")[^>])*?)(?<!\/)>\s*<f\b[^>]*?(?:\/>|>([^<]*)<\/f>)\s*(?:<v\s*\/>|<v>\s*<\/v>)?\s*<\/c>/g;
+    /<c\b([^>]*?)(?<!\/)>\s*<f\b[^>]*?(?:\/>|>([^<]*)<\/f>)\s*(<v\s*\/>|<v>\s*<\/v>)?\s*<\/c>/g;
   return inlineStringsJoined(
     text
       .replace(errorCell, '$1str"')
@@ -230,7 +230,14 @@ function cellsRewritten(text: string): string {
 const UNCALCULATED = '#UNCALCULATED';
 
 /** An uncalculated formula cell as an error cell of the mark and its formula's text (still escaped). */
-function uncalculatedAsError(_: string, attributes: string, formula: string | undefined): string {
+function uncalculatedAsError(
+  cell: string,
+  attributes: string,
+  formula: string | undefined,
+  emptyValue: string | undefined,
+): string {
+  // Excel saves a formula whose result is empty text as `t="str"` with `<v></v>`: calculated.
+  if (emptyValue !== undefined && /\st="str"/.test(attributes)) return cell;
   return `<c${attributes.replace(/\st="[^"]*"/, '')} t="e"><v>${UNCALCULATED}=${formula ?? '…'}</v></c>`;
 }
 

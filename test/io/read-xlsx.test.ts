@@ -382,15 +382,15 @@ describe('formulas never calculated (exceljs and openpyxl save no result)', () =
     expect(source.warnings).toEqual([]);
   });
 
-  it('is marked wherever a chunk of the sheet ends: no value, an empty one, a shared copy; a result of empty text is none', async () => {
+  it('is marked wherever a chunk of the sheet ends: no value, an empty one, a shared copy, a text cell with no value; a result of empty text is none', async () => {
     const xml =
       '<row r="2"><c r="A2"><f>LOWER(B2)</f></c><c r="B2" s="1" t="n"><f>A1&amp;&quot;x&quot;</f><v></v></c>' +
       '<c r="C2" t="str"><f>""</f><v></v></c><c r="D2"><f t="shared" ref="D2:D3" si="0"/><v/></c>' +
-      '<c r="E2"><f>1+1</f><v>2</v></c><c r="F2"/></row>';
+      '<c r="E2"><f>1+1</f><v>2</v></c><c r="F2"/><c r="G2" t="str"><f>B1</f></c></row>';
     const want =
       '<row r="2"><c r="A2" t="e"><v>#UNCALCULATED=LOWER(B2)</v></c><c r="B2" s="1" t="e"><v>#UNCALCULATED=A1&amp;&quot;x&quot;</v></c>' +
       '<c r="C2" t="str"><f>""</f><v></v></c><c r="D2" t="e"><v>#UNCALCULATED=…</v></c>' +
-      '<c r="E2"><f>1+1</f><v>2</v></c><c r="F2"/></row>';
+      '<c r="E2"><f>1+1</f><v>2</v></c><c r="F2"/><c r="G2" t="e"><v>#UNCALCULATED=B1</v></c></row>';
     await expectAtEveryCut(formulaResultsAsText, xml, want);
   });
 
