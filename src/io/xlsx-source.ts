@@ -66,11 +66,11 @@ export async function xlsxSource(
     let index = 0;
     for await (const row of readXlsxRows(filePath, at)) {
       if (row.line <= headerLine) continue;
-      if (row.cells.length === 0) continue; // a blank row (formatted, nothing in it)
       if (!told && row.uncalculated) {
         told = true;
         options.onWarning?.(uncalculatedWarning(name, header, [row]) as string);
       }
+      if (row.cells.length === 0) continue; // a blank row (formatted, nothing in it)
       yield shapeSheetRow(row, width, index++);
     }
     await verify();
