@@ -83,7 +83,9 @@ describe("a run's journal belongs to its account", () => {
       "jobs a run left not downloaded are not another account's key's to resume (the service does not show it them), and stay for their own key's next run ($name)",
       async ({ specOnly }, t) => {
         // Regression: key B polled key A's jobs, got 404s and waited until --timeout (exit 3).
-        const { s, dir, a, b, run } = await rig(t, { jobMs: 150, specOnly });
+        // Jobs of 1 s, here and below where a --no-wait run must leave them pending: under load,
+        // a poll 150 ms after the submission found a job of 150 ms done.
+        const { s, dir, a, b, run } = await rig(t, { jobMs: 1000, specOnly });
         await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(30));
         const left = await run(a, 'leads.csv', 'a.csv', { wait: false });
         expect(left.jobs.pending).toBe(2);
@@ -111,7 +113,7 @@ describe("a run's journal belongs to its account", () => {
       async ({ specOnly }, t) => {
         // Regression: a run resumed with a new key of the same account was a new run and paid
         // again for every row the old key's jobs had paid for and not downloaded.
-        const { s, dir, a, run } = await rig(t, { jobMs: 150, specOnly });
+        const { s, dir, a, run } = await rig(t, { jobMs: 1000, specOnly });
         await writeCsv(dir, 'leads.csv', CONTACT_HEADER, contactRows(30));
         const left = await run(a, 'leads.csv', 'a.csv', { wait: false });
         expect(left.jobs.pending).toBe(2);
@@ -159,7 +161,7 @@ describe("a run's journal belongs to its account", () => {
 
   it('a rotated key that takes over a run sends the rows the old key took from the cache (not there for it: the cache is per key), once, and nothing the old key sent', async (t) => {
     // Regression: they ended failed, and the run exit 3 naming --restart.
-    const { s, dir, a, run } = await rig(t, { jobMs: 150 });
+    const { s, dir, a, run } = await rig(t, { jobMs: 1000 });
     await writeCsv(dir, 'base.csv', CONTACT_HEADER, contactRows(10));
     await run(a, 'base.csv', 'base-out.csv');
     const grown = [...contactRows(10), ...contactRows(20).slice(10)];
