@@ -126,6 +126,34 @@ describe('journal', () => {
     await again.close();
   });
 
+  it('refuses a journal with a damaged line before other events, cutting nothing (session 25)', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const j = await openJournal({ runsDir, key: 'km', header, restart: false, now });
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'i' });
+    await j.append({ t: 'accepted', batch: '0', job: 'J', url: 'u', expires: null });
+    await j.close();
+    const lines = (await readFile(j.path, 'utf8')).split('\n');
+    lines[1] = `${(lines[1] as string).slice(0, 20)}\u0000`; // line 2 of 3 damaged
+    const damaged = lines.join('\n');
+    await writeFile(j.path, damaged);
+    const open = () => openJournal({ runsDir, key: 'km', header, restart: false, now });
+    await expect(open()).rejects.toMatchObject({
+      code: 'JOURNAL_DAMAGED',
+      exitCode: 2,
+      location: { file: j.path, line: 2 },
+      message: expect.stringMatching(
+        /is damaged: line 2 is not a journal event, and events follow it/,
+      ),
+    });
+    // The accepted job after it is kept for the user to mend; blank lines after a torn end
+    // are still a torn end.
+    expect(await readFile(j.path, 'utf8')).toBe(damaged);
+    await writeFile(j.path, `${lines.slice(0, 2).join('\n')}\n\n  \n`);
+    const again = await open();
+    expect(again.resumed).toBe(true);
+    await again.close();
+  });
+
   it('a run resumed after a torn last line appends on a clean line: the run after it keeps every event', async () => {
     const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
     const j = await openJournal({ runsDir, key: 'kt', header, restart: false, now });

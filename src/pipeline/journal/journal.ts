@@ -445,27 +445,31 @@ async function readJournal(
     // Stryker disable next-line ObjectLiteral: `{}` has no state either
     return { state };
   }
-  return { state, ...trustedEnd(text) };
+  const end = trustedEnd(text);
+  if (end.damagedLine !== undefined) throw damagedLine(path, end.damagedLine);
+  return { state, ...end };
 }
 
 /**
  * Where appending may start: after the last line that parsed (what parseJournal trusts).
  * A torn tail is cut off; a last event whose newline was lost gets it back (its event
- * counts: it may be a job the service accepted).
+ * counts: it may be a job the service accepted). A crash tears only the last line (a torn
+ * tail is cut before anything is appended), so a line that does not parse with events after
+ * it is damage, not a crash: `damagedLine` names it (1-based), and nothing is cut, since the
+ * events after it may be jobs the service accepted and charged for.
  */
-function trustedEnd(text: string): { tornAt?: number; newline?: boolean } {
+function trustedEnd(text: string): { tornAt?: number; newline?: boolean; damagedLine?: number } {
   let end = 0;
+  let lineNo = 0;
   // Stryker disable next-line EqualityOperator: at === length reads an empty last line, which changes nothing
   for (let at = 0; at < text.length;) {
     const nl = text.indexOf('\n', at);
+    lineNo += 1;
     // Stryker disable next-line EqualityOperator: nl is 0 only for a journal that starts with a newline (never written)
     const line = text.slice(at, nl < 0 ? text.length : nl);
-    if (line.trim() !== '') {
-      try {
-        JSON.parse(line);
-      } catch {
-        break;
-      }
+    if (line.trim() !== '' && !parses(line)) {
+      if (nl >= 0 && text.slice(nl + 1).trim() !== '') return { damagedLine: lineNo };
+      break;
     }
     // Stryker disable next-line EqualityOperator,ConditionalExpression,MethodExpression,StringLiteral: a newline after a blank unterminated tail only adds a blank line, which readers skip
     if (nl < 0) return { newline: line.trim() !== '' };
@@ -473,6 +477,27 @@ function trustedEnd(text: string): { tornAt?: number; newline?: boolean } {
   }
   // Stryker disable next-line ConditionalExpression: cutting at the end cuts nothing
   return end === text.length ? {} : { tornAt: Buffer.byteLength(text.slice(0, end)) };
+}
+
+function parses(line: string): boolean {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A journal with a line that is not JSON before other events: never cut, never resumed. */
+function damagedLine(path: string, line: number): EnrichError {
+  return new EnrichError(
+    'JOURNAL_DAMAGED',
+    `the run journal ${path} is damaged: line ${line} is not a journal event, and events follow it (a crash tears only the last line)`,
+    {
+      location: { file: path, line },
+      hint: `Nothing was sent. Put the journal back (from a backup), or mend or delete line ${line} (the events after it may be jobs already paid for), then run the command again to resume; or start the run over with restart, which sends and pays for every row again.`,
+    },
+  );
 }
 
 function damagedJournal(path: string, text: string, spools: number): EnrichError {
