@@ -97,4 +97,18 @@ describe('enrich jobs (e2e)', () => {
     expect(whole.code).toBe(0);
     expect((JSON.parse(whole.stdout) as { contacts: unknown[] }).contacts).toHaveLength(1500);
   });
+
+  it('list --input - keeps the runs of standard input, listed as "-" (regression: "no journaled job of <cwd>/-")', async () => {
+    const csv = 'Email,Company\nann@stdin-only.io,Stdin Only\n';
+    const q = ['-q', '--no-cache'];
+    expect(
+      (await runCli(['contacts', '-', '-o', join(dir, 'stdin.csv'), ...q], { env, input: csv }))
+        .code,
+    ).toBe(0);
+    const jobs = await listed('--input', '-');
+    expect(jobs.map((j) => [j.input, j.kind])).toEqual([['-', 'contacts']]);
+    const table = await runCli(['jobs', 'list', '--input', '-'], { env });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain(jobs[0]!.job_id);
+  });
 });

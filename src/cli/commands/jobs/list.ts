@@ -29,9 +29,12 @@ function statusFlag(value: string | undefined): JobInfo['status'] | undefined {
   throw usageError(`--status: expected one of ${JOB_STATUSES.join(', ')}, got "${value}"`);
 }
 
-/** `--input`: a run is known by its input's real path (symlinks resolved), as the journal keeps it. */
+/**
+ * `--input`: a run is known by its input's real path (symlinks resolved), as the journal keeps
+ * it; a run of standard input is journaled, and listed, as `-`, which names no file here.
+ */
 async function inputFlag(value: string | undefined): Promise<string | undefined> {
-  if (value === undefined) return undefined;
+  if (value === undefined || value === '-') return value;
   return realpath(value).catch(() => resolve(value));
 }
 
