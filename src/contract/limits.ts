@@ -6,6 +6,19 @@ export const Limits = {
   topMatchesDefault: 1,
 } as const;
 
+/**
+ * A text's length in characters as api-spec.md's limits count them: code points, as the
+ * contract schemas (zod) count them, so a name of 200 emoji or rare CJK characters (400 UTF-16
+ * units) is within 255. The UTF-16 length is never shorter, so only a text over the limit in
+ * units is counted again.
+ */
+export function charLength(value: string, limit: number = Limits.fieldMaxLength): number {
+  if (value.length <= limit) return value.length;
+  let n = 0;
+  for (const _ of value) n += 1;
+  return n;
+}
+
 /** The contact input fields a request may carry (api-spec.md 4.1/4.3). */
 export const CONTACT_INPUT_FIELDS = [
   'business_email',

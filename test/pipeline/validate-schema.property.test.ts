@@ -18,6 +18,9 @@ const cell = fc.record({
     fc.integer({ min: 250, max: 260 }),
     fc.integer({ min: 2, max: 20 }),
   ),
+  // Characters are code points, as the schemas count them: 200 emoji are 200 characters
+  // (session 25: counted as 400 UTF-16 units, such a name was invalid and never sent).
+  char: fc.constantFrom('x', 'é', '😀', '𠮷'),
 });
 
 function agrees(kind: BulkKind, fields: readonly string[]) {
@@ -30,15 +33,19 @@ function agrees(kind: BulkKind, fields: readonly string[]) {
       // kept); a shorter one cannot.
       const site = (f: string) =>
         f === 'company_domain' || f === 'company_website' || f === 'prof_network_url';
-      const text = (f: string, n: number) =>
+      const text = (f: string, n: number, char: string) =>
         f === 'business_email' && n >= 7
           ? `${'x'.repeat(n - 6)}@ab.io`
           : site(f) && n >= 5
             ? `${'x'.repeat(n - 4)}.com`
-            : 'x'.repeat(n);
-      const raw = cells.map((c, i) => `${c.pad}${text(fields[i]!, c.length)}${c.pad}`);
+            : site(f) || f === 'business_email'
+              ? 'x'.repeat(n)
+              : char.repeat(n);
+      const raw = cells.map((c, i) => `${c.pad}${text(fields[i]!, c.length, c.char)}${c.pad}`);
       const sent: Record<string, string> = Object.fromEntries(
-        fields.flatMap((f, i) => (cells[i]!.length > 0 ? [[f, text(f, cells[i]!.length)]] : [])),
+        fields.flatMap((f, i) =>
+          cells[i]!.length > 0 ? [[f, text(f, cells[i]!.length, cells[i]!.char)]] : [],
+        ),
       );
       // The email rule is ours (the wire takes any string): a bad address is left out, and
       // the row stands or falls by what remains.

@@ -94,6 +94,29 @@ describe('validateRow: contacts', () => {
     });
   });
 
+  it('counts characters as code points, as the schemas and the service do (session 25: UTF-16 units)', () => {
+    // 200 emoji are 400 UTF-16 units: within the limit, and sent.
+    const within = validateRow(
+      'contacts',
+      contacts,
+      row(['', '😀'.repeat(200), 'Doe', '', 'Acme', '']),
+    );
+    expect(within).toMatchObject({ ok: true, fields: { first_name: '😀'.repeat(200) } });
+    const over = validateRow(
+      'contacts',
+      contacts,
+      row(['', '𠮷'.repeat(256), 'Doe', '', 'Acme', '']),
+      {
+        header,
+      },
+    );
+    expect(over).toEqual({
+      ok: false,
+      error: 'first_name: longer than 255 characters (got 256)',
+      column: 'First',
+    });
+  });
+
   it('a ragged row is invalid with the reader message', () => {
     expect(validateRow('contacts', contacts, row(['a@b.co'], 'expected 7 cells, got 1'))).toEqual({
       ok: false,

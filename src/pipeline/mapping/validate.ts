@@ -1,4 +1,9 @@
-import { COMPANY_INPUT_FIELDS, CONTACT_INPUT_FIELDS, Limits } from '../../contract/limits.js';
+import {
+  charLength,
+  COMPANY_INPUT_FIELDS,
+  CONTACT_INPUT_FIELDS,
+  Limits,
+} from '../../contract/limits.js';
 import { companyCombinationError, contactCombinationError } from '../../contract/rules.js';
 import { emailProblem } from '../../contract/email.js';
 import type { InputRow } from '../../io/read.js';
@@ -88,9 +93,11 @@ export function validateRow(
   }
   // The API's rules (api-spec.md 4.1/4.3/4.4) checked by hand: this runs once per row, and zod's
   // safeParse cost more than the parsing itself. A property test holds it equal to the schemas.
-  const tooLong = checkedFields(kind).find((f) => (fields[f]?.length ?? 0) > Limits.fieldMaxLength);
+  const tooLong = checkedFields(kind).find(
+    (f) => charLength(fields[f] ?? '') > Limits.fieldMaxLength,
+  );
   if (tooLong) {
-    const error = `${tooLong}: longer than ${Limits.fieldMaxLength} characters (got ${fields[tooLong]!.length})`;
+    const error = `${tooLong}: longer than ${Limits.fieldMaxLength} characters (got ${charLength(fields[tooLong]!)})`;
     const col = columnOf(mapping, tooLong);
     // Stryker disable next-line ConditionalExpression: every checked field came from a mapped column, so col is always known
     return col === undefined

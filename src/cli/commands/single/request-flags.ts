@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { charLength } from '../../../contract/limits.js';
 import { usageError } from '../../../errors.js';
 
 /** Maps wire field names to the flags (or argument) that set them. */
@@ -18,7 +19,7 @@ function describeIssue(issue: z.core.$ZodIssue, got: unknown): string {
   const shown =
     typeof got === 'string' ? `"${got.length > 40 ? `${got.slice(0, 40)}…` : got}"` : String(got);
   if (issue.code === 'too_big' && typeof got === 'string') {
-    return `expected at most ${String(issue.maximum)} characters, got ${got.length}`;
+    return `expected at most ${String(issue.maximum)} characters, got ${charLength(got)}`;
   }
   if (issue.code === 'too_small' && typeof got === 'string') {
     return `expected at least ${String(issue.minimum)} character(s), got ${got.length}`;
