@@ -129,6 +129,40 @@ export function assertNotBinary(sample: Uint8Array, encoding: string, file: stri
 }
 
 /**
+ * Refuses an encoding given by hand that the file's bytes cannot be in: read so, every row
+ * came out as one line of CJK-looking garbage or "\uFFFD", taken for a header over no rows,
+ * and the run wrote an output without a single input row, exit 0. UTF-16 and UTF-32 text
+ * has a NUL byte in every ASCII character (commas, tabs, line ends: a CSV always has some),
+ * and a byte order mark or the bytes' shape may name the other byte order.
+ */
+export function assertEncodingFits(
+  sample: Uint8Array,
+  enc: DetectedEncoding,
+  forced: string,
+  file: string,
+): void {
+  const wide = /^(utf-?(16|32)|ucs-?[24])/.test(enc.encoding);
+  if (!wide) return;
+  const body = sample.subarray(enc.bomLength);
+  const bom = BOMS.find((b) => startsWith(sample, b.bytes));
+  const other =
+    enc.encoding === 'utf-16le' ? 'utf-16be' : enc.encoding === 'utf-16be' ? 'utf-16le' : undefined;
+  const why =
+    body.length >= 4 && !body.includes(0)
+      ? `it holds no NUL byte, which every comma, tab and line end of ${enc.encoding} text has`
+      : other && bom?.encoding === other
+        ? `it starts with the byte order mark of ${other}`
+        : other && !bom && utf16WithoutBom(body) === other
+          ? `its bytes are in the order of ${other}`
+          : undefined;
+  if (!why) return;
+  throw new EnrichError('INPUT_UNREADABLE', `${file} cannot be read as ${forced}: ${why}`, {
+    location: { file },
+    hint: `Run again without --encoding (the file's own bytes say how it is encoded), or with the encoding it is in.`,
+  });
+}
+
+/**
  * True when the bytes hold UTF-8 multi-byte characters ("é" as C3 A9), which read as
  * Windows-1252 turn into pairs like "Ã©": a file with those and a byte that is not UTF-8
  * is most likely UTF-8 with a few broken bytes (two exports pasted together), not 1252.

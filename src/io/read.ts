@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import iconv from 'iconv-lite';
 import { EnrichError } from '../errors.js';
 import {
+  assertEncodingFits,
   assertNotBinary,
   canonicalEncoding,
   detectEncoding,
@@ -216,6 +217,7 @@ async function inspect(
     scan,
     forced: options.encoding,
   });
+  if (options.encoding) assertEncodingFits(sample, enc, options.encoding, name);
   assertNotBinary(sample, enc.encoding, name);
   const text = iconv.decode(
     sample.subarray(

@@ -207,6 +207,35 @@ describe('openInput: encodings', () => {
   });
 });
 
+describe('openInput: an --encoding the bytes cannot be in (session 25)', () => {
+  // Read so, the whole file decoded as one garbled line, a header over no rows: the run wrote
+  // an output without a single input row, exit 0 (a cron job whose export changed format).
+  it.each([
+    ['comma.csv', 'utf-16le', /comma\.csv cannot be read as utf-16le: it holds no NUL byte/],
+    ['comma.csv', 'utf-16', /cannot be read as utf-16: it holds no NUL byte/],
+    ['comma.csv', 'utf-32', /cannot be read as utf-32: it holds no NUL byte/],
+    ['comma.csv', 'ucs2', /cannot be read as ucs2: it holds no NUL byte/],
+    ['excel-unicode.txt', 'utf-16be', /it starts with the byte order mark of utf-16le/],
+  ])('%s read as %s is refused before anything is read as rows', async (name, encoding, why) => {
+    await expect(openInput(fixture(name), { encoding })).rejects.toMatchObject({
+      code: 'INPUT_UNREADABLE',
+      exitCode: 2,
+      message: expect.stringMatching(why),
+    });
+  });
+
+  it('the byte order of UTF-16 without a BOM decides too; an encoding that fits reads as before', async () => {
+    const noBom = join(import.meta.dirname, '../../fixtures/hostile/utf16le-no-bom.csv');
+    await expect(openInput(noBom, { encoding: 'utf-16be' })).rejects.toMatchObject({
+      message: expect.stringMatching(/its bytes are in the order of utf-16le/),
+    });
+    const { header } = await readFixture('excel-unicode.txt', { encoding: 'utf-16le' });
+    expect(header.length).toBeGreaterThan(1);
+    const be = await readFixture('utf16be.csv', { encoding: 'utf-16be' });
+    expect(be.rows.length).toBeGreaterThan(0);
+  });
+});
+
 describe('openInput: JSON, JSON Lines, stdin', () => {
   it('reads an array of objects: union of keys, values as cells, original object kept', async () => {
     const { source, header, rows } = await readFixture('contacts.json');
