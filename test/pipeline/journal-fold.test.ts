@@ -33,13 +33,20 @@ describe('reading a journal back', () => {
     expect(runKey('contacts', header.input, {})).toMatch(/^[0-9a-f]{32}$/);
   });
 
-  it('a blank line in the middle loses nothing; a torn line ends what is trusted', () => {
+  it('a blank line in the middle loses nothing; a damaged line is skipped, not the events after it', () => {
     expect(parseJournal(`${runLine}\n\n${submitLine('0')}\n`).map((e) => e.t)).toEqual([
       'run',
       'submit',
     ]);
+    // Session 25: a listing stopped at the damage and said "no journaled jobs" of a run whose
+    // accepted jobs came after it (the run itself refuses such a journal: JOURNAL_DAMAGED).
     expect(parseJournal(`${runLine}\n{"t":"sub\n${submitLine('1')}\n`).map((e) => e.t)).toEqual([
       'run',
+      'submit',
+    ]);
+    expect(parseJournal(`${runLine}\n${submitLine('1')}\n{"t":"acc`).map((e) => e.t)).toEqual([
+      'run',
+      'submit',
     ]);
   });
 

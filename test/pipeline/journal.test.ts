@@ -154,6 +154,23 @@ describe('journal', () => {
     await again.close();
   });
 
+  it('a listing of a journal damaged before its end shows the jobs after the damage (session 25)', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
+    const j = await openJournal({ runsDir, key: 'kl', header, restart: false, now });
+    await j.append({ t: 'hits', upTo: 0, ranges: [] });
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'i' });
+    await j.append({ t: 'accepted', batch: '0', job: 'J-after', url: 'u', expires: null });
+    await j.close();
+    const lines = (await readFile(j.path, 'utf8')).split('\n');
+    lines[1] = '{"t":"hi\u0000'; // the hits line, before the job
+    await writeFile(j.path, lines.join('\n'));
+    const [run] = await listRuns(runsDir);
+    expect([...run!.state.batches.values()].map((b) => b.job)).toEqual(['J-after']);
+    await expect(
+      openJournal({ runsDir, key: 'kl', header, restart: false, now }),
+    ).rejects.toMatchObject({ code: 'JOURNAL_DAMAGED' });
+  });
+
   it('a run resumed after a torn last line appends on a clean line: the run after it keeps every event', async () => {
     const runsDir = await mkdtemp(join(tmpdir(), 'enrich-journal-'));
     const j = await openJournal({ runsDir, key: 'kt', header, restart: false, now });

@@ -247,7 +247,12 @@ export function foldEvents(events: JournalEvent[]): RunState | undefined {
   return state;
 }
 
-/** Parses journal text; a torn (partial) last line from a crash is dropped. */
+/**
+ * Parses journal text; a line that is not JSON is skipped: a torn last line from a crash, or
+ * a line damaged before the end. A run never resumes such a journal (readJournal refuses it,
+ * JOURNAL_DAMAGED), but what reads it for a listing or a sweep (`jobs list`, settling, retention)
+ * sees the events after the damage, which may be jobs already paid for.
+ */
 export function parseJournal(text: string): JournalEvent[] {
   const events: JournalEvent[] = [];
   for (const line of text.split('\n')) {
@@ -255,7 +260,7 @@ export function parseJournal(text: string): JournalEvent[] {
     try {
       events.push(JSON.parse(line) as JournalEvent);
     } catch {
-      break; // only the last line can be torn; anything after it is not trusted
+      continue;
     }
   }
   return events;
