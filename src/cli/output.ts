@@ -45,6 +45,16 @@ export function printJson(value: unknown): void {
 
 /** Writes aligned `key  value` lines on stdout; nested objects are flattened with `.`. */
 export function printKeyValues(value: Record<string, unknown>): void {
+  process.stdout.write(keyValueLines(value));
+}
+
+/**
+ * Aligned `key  value` lines, one per key (nested objects flattened with `.`). The values come
+ * from the service: a line break in one shows as `\n` (a description over several lines would
+ * break the alignment), and other control characters as `?`, so none can drive the terminal
+ * (`--json` has the text as it came).
+ */
+export function keyValueLines(value: Record<string, unknown>): string {
   const rows: [string, string][] = [];
   const walk = (obj: Record<string, unknown>, prefix: string) => {
     for (const [k, v] of Object.entries(obj)) {
@@ -53,16 +63,21 @@ export function printKeyValues(value: Record<string, unknown>): void {
         walk(v as Record<string, unknown>, key);
       else
         rows.push([
-          key,
-          v === null || v === undefined ? '' : Array.isArray(v) ? JSON.stringify(v) : String(v),
+          oneLine(key),
+          v === null || v === undefined
+            ? ''
+            : oneLine(Array.isArray(v) ? JSON.stringify(v) : String(v)),
         ]);
     }
   };
   walk(value, '');
   const width = Math.max(0, ...rows.map(([k]) => k.length));
-  process.stdout.write(
-    rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + (rows.length ? '\n' : ''),
-  );
+  return rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + (rows.length ? '\n' : '');
+}
+
+/** Text on one line of the terminal: line breaks as `\n`, tabs as a space, other controls `?`. */
+function oneLine(text: string): string {
+  return printable(text.replace(/\r\n|\r|\n/g, '\\n').replace(/\t/g, ' '));
 }
 
 /** Writes a line of talk on stderr unless quiet. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { longWaitLine } from '../../src/cli/long-wait.js';
-import { printable, warningLine } from '../../src/cli/output.js';
+import { keyValueLines, printable, warningLine } from '../../src/cli/output.js';
 import { describeError } from '../../src/cli/report-error.js';
 import { ApiError } from '../../src/errors.js';
 
@@ -56,5 +56,26 @@ describe("a service's words on stderr", () => {
 
   it('a warning line alike', () => {
     expect(warningLine('row 3: "\u001b[31mred"')).toBe('enrich: warning: row 3: "?[31mred"');
+  });
+});
+
+describe("a single lookup's answer as key/value lines", () => {
+  it('keeps one line per key: line breaks as \\n, tabs as a space, no escape sequence (regression: a description over two lines broke the view, and escapes reached the terminal)', () => {
+    expect(
+      keyValueLines({
+        first_name: 'Ann',
+        company: { description: 'Line one\r\nline two\tand\u001b[2Kthree', size: null },
+        tags: ['a\nb'],
+      }),
+    ).toBe(
+      [
+        'first_name           Ann',
+        'company.description  Line one\\nline two and?[2Kthree',
+        'company.size         ',
+        'tags                 ["a\\nb"]',
+        '',
+      ].join('\n'),
+    );
+    expect(keyValueLines({})).toBe('');
   });
 });
