@@ -81,23 +81,60 @@ export function creditsExhaustedError(
 }
 
 /** Runs `fn` against the service and closes it, remembering the credits it reports. */
-async function withService<T>(
+async function withService<T extends object>(
   globals: GlobalOptions,
-  fn: (service: Service) => Promise<T>,
+  fn: (service: Service, stop: AbortSignal) => Promise<T>,
   credits: (result: T) => Omit<CreditsMemo, 'at'> | undefined,
-): Promise<T> {
+): Promise<T & { interrupted?: true }> {
+  const stop = stopOnSignal();
   const service = await openService(globals);
   try {
-    const result = await fn(service);
+    const result = await fn(service, stop.signal);
     const seen = credits(result); // undefined: no answer came now (a cached one)
     if (!service.sandbox && seen) {
       const scope = creditsScope(service.baseUrl, service.client.account);
       writeCreditsMemo(getPaths().stateDir, service.settings.profile, scope, seen);
     }
-    return result;
+    return stop.signal.aborted ? { ...result, interrupted: true } : result;
   } finally {
+    stop.dispose();
     await service.close();
   }
+}
+
+/**
+ * Ctrl-C (or SIGTERM) during a lookup. The first ends the call's waits (a 429's) but not a
+ * request on its way: the service may charge it, so its answer is still shown and cached. A
+ * second quits at once.
+ */
+function stopOnSignal(): { signal: AbortSignal; dispose(): void } {
+  const aborter = new AbortController();
+  const onSignal = () => {
+    if (aborter.signal.aborted) {
+      process.stderr.write('\nenrich: quit; a request on its way may still be charged\n');
+      process.exit(130);
+    }
+    process.stderr.write(
+      '\nenrich: stopping: a request on its way gets its answer, which may be charged (Ctrl-C again to quit at once)\n',
+    );
+    aborter.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: aborter.signal,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** The exit code of a lookup whose answer was shown: 130 when a Ctrl-C came meanwhile. */
+function shownExit(quiet: boolean, answer: { interrupted?: true }): number {
+  if (!answer.interrupted) return 0;
+  say(quiet, 'enrich: interrupted; the answer that was on its way is shown above');
+  return 130;
 }
 
 /**
@@ -144,9 +181,9 @@ export async function runContact(flags: ContactFlags, globals: GlobalOptions): P
     CONTACT_FLAGS,
   );
   const { metadata: meta, ...request } = body;
-  const { answer: res, cachedAt } = await withService(
+  const looked = await withService(
     globals,
-    (s) =>
+    (s, stop) =>
       cachedLookup(
         s,
         flags,
@@ -160,12 +197,13 @@ export async function runContact(flags: ContactFlags, globals: GlobalOptions): P
           noMatch: (r) => hasNoData(r.contact),
           charged: (r) => r.contact.credit_charged === true,
         },
-        () => s.client.enrichContact(body),
+        () => s.client.enrichContact(body, { stop }),
         globals.quiet,
       ),
     (r) =>
       r.cachedAt === undefined ? { remaining_credits: r.answer.remaining_credits } : undefined,
   );
+  const { answer: res, cachedAt } = looked;
   sayCached(globals.quiet, cachedAt);
   if (globals.json) printJson(res);
   else printKeyValues({ ...compact(res.contact), remaining_credits: res.remaining_credits });
@@ -177,7 +215,7 @@ export async function runContact(flags: ContactFlags, globals: GlobalOptions): P
   );
   if (credits) throw credits;
   if (res.contact.error) say(globals.quiet, `enrich: contact not enriched: ${res.contact.error}`);
-  return 0;
+  return shownExit(globals.quiet, looked);
 }
 
 /** `enrich company`: validates the flags, enriches one company and prints its matches. */
@@ -198,9 +236,9 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
     COMPANY_FLAGS,
   );
   const { metadata: meta, ...request } = body;
-  const { answer: res, cachedAt } = await withService(
+  const looked = await withService(
     globals,
-    (s) =>
+    (s, stop) =>
       cachedLookup(
         s,
         flags,
@@ -214,12 +252,13 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
           noMatch: (r) => r.companies.every((c) => hasNoData(c)),
           charged: (r) => r.companies.some((c) => c.credit_charged === true),
         },
-        () => s.client.enrichCompany(body),
+        () => s.client.enrichCompany(body, { stop }),
         globals.quiet,
       ),
     (r) =>
       r.cachedAt === undefined ? { remaining_credits: r.answer.remaining_credits } : undefined,
   );
+  const { answer: res, cachedAt } = looked;
   sayCached(globals.quiet, cachedAt);
   // Any match left unenriched for lack of credits ends the command with exit 5, once
   // every match (the enriched ones too) is on stdout.
@@ -232,7 +271,7 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
   if (globals.json) {
     printJson(res);
     if (credits) throw credits;
-    return 0;
+    return shownExit(globals.quiet, looked);
   }
   res.companies.forEach((company, i) => {
     if (i > 0) process.stdout.write('\n');
@@ -246,7 +285,7 @@ export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): P
   process.stdout.write(res.companies.length ? '\n' : '');
   printKeyValues({ remaining_credits: res.remaining_credits });
   if (credits) throw credits;
-  return 0;
+  return shownExit(globals.quiet, looked);
 }
 
 /** Prints a verification answer: its verdict first, then the details. */
@@ -294,9 +333,9 @@ export async function runVerifyEmail(
       email: '<email>',
     },
   );
-  const { answer: res, cachedAt } = await withService(
+  const looked = await withService(
     globals,
-    (s) =>
+    (s, stop) =>
       cachedLookup(
         s,
         flags,
@@ -309,7 +348,7 @@ export async function runVerifyEmail(
           noMatch: () => false,
           charged: (r) => r.credit_charged === true,
         },
-        () => s.client.verifyEmail(body.email).catch(printedAnswer(globals)),
+        () => s.client.verifyEmail(body.email, { stop }).catch(printedAnswer(globals)),
         globals.quiet,
       ),
     (r) =>
@@ -317,7 +356,8 @@ export async function runVerifyEmail(
         ? { remaining_verification_credits: r.answer.remaining_credits }
         : undefined,
   );
+  const { answer: res, cachedAt } = looked;
   sayCached(globals.quiet, cachedAt);
   printVerification(globals, res);
-  return 0;
+  return shownExit(globals.quiet, looked);
 }
