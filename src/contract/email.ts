@@ -54,7 +54,7 @@ export function emailProblemByRule(value: string): string | undefined {
   if (local === '') return 'it has nothing before the @';
   if (domain === '') return 'it has nothing after the @';
   if (!local.startsWith('"')) {
-    if (/\s/u.test(local)) return 'it contains a space';
+    if (/\s/u.test(local)) return spaceProblem(local);
     if (CONTROL.test(local)) return 'it contains a control character';
     if (!DOT_ATOM.test(local)) return `its local part "${local}" is not one a mail system takes`;
   } else if (!QUOTED.test(local)) return 'its quoted local part is not closed properly';
@@ -81,8 +81,14 @@ function splitAt(value: string): { local: string; domain: string } | string {
   return { local: value.slice(0, at), domain: value.slice(at + 1) };
 }
 
+/** What white space a part of an address holds: a line break (a cell pasted from a note) or a space. */
+function spaceProblem(part: string): string {
+  if (/[\r\n\u2028\u2029]/.test(part)) return 'it contains a line break';
+  return /\t/.test(part) ? 'it contains a tab' : 'it contains a space';
+}
+
 function domainProblem(domain: string): string | undefined {
-  if (/\s/u.test(domain)) return 'it contains a space';
+  if (/\s/u.test(domain)) return spaceProblem(domain);
   if (LITERAL.test(domain)) return undefined;
   const labels = domain.split('.');
   if (labels.length < 2) return `its domain "${domain}" has no dot`;

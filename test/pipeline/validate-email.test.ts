@@ -8,10 +8,17 @@ const check = (...cells: string[]) =>
 
 describe('the email rule in bulk validation (regression: "jane doe@acme.com", "foo", "bad@" were sent and paid for)', () => {
   it('refuses a row whose only way in is a bad address, naming the column and the reason', () => {
-    for (const email of ['jane doe@acme.com', 'jane@acme .com', 'jane\t@acme.com'])
+    for (const [email, what] of [
+      ['jane doe@acme.com', 'a space'],
+      ['jane@acme .com', 'a space'],
+      ['jane\t@acme.com', 'a tab'],
+      // A cell pasted from a note (session 25: said "a space").
+      ['jane\r\n@acme.com', 'a line break'],
+      ['jane@acme\n.com', 'a line break'],
+    ] as const)
       expect(check(email, '', '', '')).toEqual({
         ok: false,
-        error: 'business_email: not an email address (it contains a space)',
+        error: `business_email: not an email address (it contains ${what})`,
         column: 'Email',
       });
     for (const [email, why] of [
