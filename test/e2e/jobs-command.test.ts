@@ -81,6 +81,17 @@ describe('enrich jobs (e2e)', () => {
   });
 
   // Last: its run adds a job the other tests' listings do not expect.
+  it('fetch --kind of the other kind than the journal says is refused, naming the kind (regression: a bare 404)', async () => {
+    const [contacts] = await listed('--input', contactsFile);
+    const r = await runCli(['jobs', 'fetch', contacts!.job_id, '--kind', 'companies'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `--kind companies: job ${contacts!.job_id} is journaled as a contacts job (its run sent it to /contacts); leave out --kind`,
+    );
+    const same = await runCli(['jobs', 'fetch', contacts!.job_id, '--kind', 'contacts'], { env });
+    expect(same.code).toBe(0);
+  });
+
   it('fetch into a reader that goes away never ends in 0 (regression: exit 0, nothing said)', async () => {
     const big = await writeCsv(dir, 'big.csv', CONTACT_HEADER, contactRows(1500));
     const q = ['-q', '--no-cache', '--batch-size', '1500'];

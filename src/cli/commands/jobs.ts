@@ -95,6 +95,13 @@ function registerFetch(jobs: Command): void {
             const { usageError } = await import('../../errors.js');
             throw usageError(`--kind: expected contacts or companies, got "${kind}"`);
           }
+          // The journal knows which address its run sent the job to: another kind's is a 404.
+          if (job && options.kind !== undefined && options.kind !== job.kind) {
+            const { usageError } = await import('../../errors.js');
+            throw usageError(
+              `--kind ${options.kind}: job ${job.job_id} is journaled as a ${job.kind} job (its run sent it to /${job.kind}); leave out --kind`,
+            );
+          }
           const { fetchJobResults } = await import('./jobs/fetch.js');
           return fetchJobResults({
             jobId: job?.job_id ?? id,
