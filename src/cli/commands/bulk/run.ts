@@ -1,4 +1,3 @@
-import { setMaxListeners } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import type { RunCache } from '../../../bulk/run-cache.js';
 import type { BulkKind, JobEvent, ResolvedRun } from '../../../pipeline/types.js';
 import { openService, type Service } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
-import { removeLiveTempsSync } from '../../../io/stale-temps.js';
+import { interruptedText, interruptOnSignal } from '../../interrupt.js';
 import { noteOnClosedStdout, printable, warningLine } from '../../output.js';
 import { createProgress, rowsMayShow, type ProgressView } from '../../progress.js';
 import { jobLine } from '../../progress-text.js';
@@ -51,48 +50,10 @@ function checkJsonTarget(options: BulkOptions, globals: GlobalOptions): void {
 }
 
 /** What an interrupted run prints: the journal is kept, and the command that picks it up. */
-const interruptedText = (command: string) =>
-  `enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`;
-
-/**
- * Ctrl-C (or SIGTERM) once: stop submitting, keep the journal; twice: leave at once, without
- * the output's temp file, saying how to resume.
- */
-export function interruptOnSignal(
-  command: string,
-  stopping = 'no new jobs will be submitted; those already sent get their answer',
-): { signal: AbortSignal; dispose(): void } {
-  const aborter = new AbortController();
-  // Every job being polled waits on this one signal: many listeners are expected, not a leak.
-  setMaxListeners(0, aborter.signal);
-  const onSignal = () => {
-    if (aborter.signal.aborted) {
-      // A second Ctrl-C: leave now; the journal is safe, a half-written output is not kept.
-      removeLiveTempsSync();
-      process.stderr.write(`\n${interruptedText(command)}`);
-      process.exit(130);
-    }
-    process.stderr.write(`\nenrich: stopping: ${stopping} (Ctrl-C again to quit at once)\n`);
-    aborter.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    signal: aborter.signal,
-    dispose() {
-      // Once interrupted the process is on its way out (it ends with the event loop, after
-      // sockets and timers close): a second Ctrl-C until then still leaves at once with 130.
-      if (aborter.signal.aborted) return;
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
-}
-
 /** An interrupted run (Ctrl-C, SIGTERM) says how to resume and ends 130; any other error goes on. */
 export function exitOnInterrupt(err: unknown, command: string): number {
   if (!(err instanceof EnrichError && err.code === 'INTERRUPTED')) throw err;
-  process.stderr.write(`enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`);
+  process.stderr.write(interruptedText(command));
   return 130;
 }
 

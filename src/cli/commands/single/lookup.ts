@@ -11,6 +11,7 @@ import { getPaths } from '../../../config/paths.js';
 import { creditsScope, writeCreditsMemo, type CreditsMemo } from '../../../config/credits-memo.js';
 import { EnrichError, usageError } from '../../../errors.js';
 import { openService, type Service } from '../../context.js';
+import { interruptOnSignal } from '../../interrupt.js';
 import type { GlobalOptions } from '../../globals.js';
 import { printJson, printKeyValues, say } from '../../output.js';
 import { parseIntegerFlag } from '../../flags.js';
@@ -86,7 +87,13 @@ async function withService<T extends object>(
   fn: (service: Service, stop: AbortSignal) => Promise<T>,
   credits: (result: T) => Omit<CreditsMemo, 'at'> | undefined,
 ): Promise<T & { interrupted?: true }> {
-  const stop = stopOnSignal();
+  // Ctrl-C during a lookup: the first ends the call's waits (a 429's) but not a request on its
+  // way: the service may charge it, so its answer is still shown and cached.
+  const stop = interruptOnSignal(
+    '',
+    'a request on its way gets its answer, which may be charged',
+    'enrich: quit; a request on its way may still be charged\n',
+  );
   const service = await openService(globals);
   try {
     const result = await fn(service, stop.signal);
@@ -100,34 +107,6 @@ async function withService<T extends object>(
     stop.dispose();
     await service.close();
   }
-}
-
-/**
- * Ctrl-C (or SIGTERM) during a lookup. The first ends the call's waits (a 429's) but not a
- * request on its way: the service may charge it, so its answer is still shown and cached. A
- * second quits at once.
- */
-function stopOnSignal(): { signal: AbortSignal; dispose(): void } {
-  const aborter = new AbortController();
-  const onSignal = () => {
-    if (aborter.signal.aborted) {
-      process.stderr.write('\nenrich: quit; a request on its way may still be charged\n');
-      process.exit(130);
-    }
-    process.stderr.write(
-      '\nenrich: stopping: a request on its way gets its answer, which may be charged (Ctrl-C again to quit at once)\n',
-    );
-    aborter.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  return {
-    signal: aborter.signal,
-    dispose() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    },
-  };
 }
 
 /** The exit code of a lookup whose answer was shown: 130 when a Ctrl-C came meanwhile. */

@@ -20,7 +20,8 @@ import {
 } from '../../output.js';
 import { createProgress, rowsMayShow, type ProgressView } from '../../progress.js';
 import { verifyText } from '../../progress-text.js';
-import { exitOnInterrupt, interruptOnSignal } from '../bulk/run.js';
+import { exitOnInterrupt } from '../bulk/run.js';
+import { interruptOnSignal } from '../../interrupt.js';
 import { resumeCommand } from '../bulk/resolve.js';
 import { readOptionsOf, settingFlagsOf, VERIFY_WORDS, verifyOptionsOf } from './flags.js';
 import { budgetReached } from '../../../pipeline/run/messages.js';
