@@ -5,6 +5,7 @@ import {
   isoDate,
   sheetValue,
   timeOnly,
+  xlsxShownText,
   type SheetValue,
 } from './xlsx-cells.js';
 import { isPlainNumber, numberText, zeroPadded } from './xlsx-number-format.js';
@@ -143,7 +144,13 @@ function shapeRow(row: ExcelRow, date1904: boolean): SheetRow {
       cells[c - 1] = date ? cellText(date) : iso;
       continue;
     }
-    values[c - 1] = sheetValue(v);
+    const value = sheetValue(v);
+    if (typeof value === 'string') {
+      // Text as Excel shows it: `_x000D_` (how Excel stores a carriage return) is one.
+      values[c - 1] = cells[c - 1] = xlsxShownText(value);
+      continue;
+    }
+    values[c - 1] = value;
     cells[c - 1] = cellText(v);
   }
   // Cells styled but empty at the end of a row are no cells.

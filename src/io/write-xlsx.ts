@@ -1,7 +1,7 @@
 import { PassThrough, type Writable } from 'node:stream';
 import { drained, type Sink } from './write-sinks.js';
 import { STATUS_COLUMNS, type OutputRow, type OutputWriterOptions } from './write-types.js';
-import { SheetTime, type SheetValue } from './xlsx-cells.js';
+import { SheetTime, xlsxStoredText, type SheetValue } from './xlsx-cells.js';
 
 type Value = string | number | boolean | null | undefined | 'unknown';
 const text = (v: Value) =>
@@ -11,7 +11,9 @@ const text = (v: Value) =>
       ? v
         ? 'true'
         : 'false'
-      : String(v);
+      : xlsxStoredText(String(v));
+/** A cell as stored: text with OOXML's escapes (a carriage return kept), anything else as it is. */
+const stored = <T>(v: T): T | string => (typeof v === 'string' ? xlsxStoredText(v) : v);
 
 interface SheetWriter {
   addRow(values: unknown[]): {
@@ -59,7 +61,7 @@ export async function xlsxSink(o: OutputWriterOptions, out: Writable): Promise<S
   const width = o.inputHeader.length;
   const withStatus = STATUS_COLUMNS.every((c, i) => o.extraColumns[i] === c);
   const tail = withStatus ? o.extraColumns.slice(STATUS_COLUMNS.length) : o.extraColumns;
-  sheet.addRow([...o.inputHeader, ...STATUS_COLUMNS, ...tail]).commit();
+  sheet.addRow([...o.inputHeader, ...STATUS_COLUMNS, ...tail].map(xlsxStoredText)).commit();
   let rows = 0;
   return {
     async write(r: OutputRow) {
@@ -68,7 +70,7 @@ export async function xlsxSink(o: OutputWriterOptions, out: Writable): Promise<S
       const dates: [number, Date | SheetTime][] = [];
       for (let i = 0; i < width; i++) {
         const v: SheetValue | undefined = typed ? typed[i] : (r.input.cells[i] ?? '');
-        cells[i] = v === '' ? null : v;
+        cells[i] = v === '' ? null : stored(v);
         if (v instanceof Date) dates.push([i, v]);
         else if (v instanceof SheetTime) {
           cells[i] = v.days;
@@ -76,7 +78,7 @@ export async function xlsxSink(o: OutputWriterOptions, out: Writable): Promise<S
         }
       }
       cells[width] = r.status;
-      cells[width + 1] = r.error === '' ? null : r.error;
+      cells[width + 1] = r.error === '' ? null : xlsxStoredText(r.error);
       cells[width + 2] = text(r.creditCharged);
       cells[width + 3] = r.cachedAt ?? null;
       const at = width + STATUS_COLUMNS.length;

@@ -84,6 +84,33 @@ export function isoCellValue(text: string): Date | SheetTime | undefined {
   return same && s! < 60 ? date : undefined;
 }
 
+/**
+ * Text as a workbook stores it (OOXML's ST_Xstring): a character XML cannot hold, or that an XML
+ * reader would change (a carriage return becomes a line feed), as `_xHHHH_`, as Excel writes
+ * them (`line one_x000D_` before a line feed); a text that already reads as such an escape gets
+ * its underscore escaped (`_x005F_x0041_`), so it reads back as written.
+ */
+export function xlsxStoredText(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  if (!/[\u0000-\u0008\u000b-\u001f]|_x[0-9A-Fa-f]{4}_/.test(text)) return text;
+  return (
+    text
+      .replace(/_(x[0-9A-Fa-f]{4}_)/g, '_x005F_$1')
+      // eslint-disable-next-line no-control-regex
+      .replace(/[\u0000-\u0008\u000b-\u001f]/g, (c) => `_x${hex4(c.charCodeAt(0))}_`)
+  );
+}
+
+/** Text as a workbook's reader shows it: `_xHHHH_` escapes (`xlsxStoredText`) decoded, as Excel does. */
+export function xlsxShownText(text: string): string {
+  if (!text.includes('_x')) return text;
+  return text.replace(/_x([0-9A-Fa-f]{4})_/g, (_, h: string) =>
+    String.fromCharCode(parseInt(h, 16)),
+  );
+}
+
+const hex4 = (n: number) => n.toString(16).toUpperCase().padStart(4, '0');
+
 /** The text a user sees in a cell (a Date as ISO 8601, TRUE/FALSE, a formula's result). */
 export function cellText(v: unknown, numFmt?: string): string {
   const value = sheetValue(v);

@@ -6,6 +6,8 @@ import ExcelJS from 'exceljs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InputRow } from '../../src/io/read.js';
 import { createOutputWriter, type OutputRow } from '../../src/io/write.js';
+import { openInput } from '../../src/io/read.js';
+import { xlsxShownText, xlsxStoredText } from '../../src/io/xlsx-cells.js';
 
 let dir: string;
 beforeEach(async () => {
@@ -78,6 +80,41 @@ describe('XLSX output', () => {
     expect(ws.getRow(3).getCell(1).value).toBe('007');
     expect(ws.getRow(3).getCell(2).value).toBe('+1 555');
     expect(await readdir(dir)).toEqual(['out.xlsx']); // the temp file was renamed into place
+  });
+});
+
+describe('XLSX text as Excel stores it', () => {
+  it('a carriage return, a control character and a text that looks like an escape read back as written, through our reader and in the XML Excel reads (regression: CR became LF, control characters were dropped)', async () => {
+    const target = join(dir, 'text.xlsx');
+    const note = 'line one\r\nline two\u0001 and _x0041_ literally';
+    await write(
+      target,
+      [row({ index: 0, line: 2, cells: ['1', note, ''] }, ['tab\there\r', null])],
+      'xlsx',
+    );
+    // As Excel reads it: the sheet's XML holds OOXML's escapes, never a raw CR or control.
+    const { default: JSZip } = await import('jszip');
+    const zip = await JSZip.loadAsync(await readFile(target));
+    const xml = await zip.file('xl/worksheets/sheet1.xml')!.async('string');
+    expect(xml).toContain('line one_x000D_\nline two_x0001_ and _x005F_x0041_ literally');
+    expect(xml).toContain('tab\there_x000D_');
+    // As our reader reads it back (a resume, a second run on the output).
+    const source = await openInput(target);
+    try {
+      const rows = [];
+      for await (const r of source.rows()) rows.push(r);
+      expect(rows[0]!.cells[1]).toBe(note);
+      expect(rows[0]!.cells[7]).toBe('tab\there\r');
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('an escape in a workbook Excel wrote reads as the character (regression: "_x000D_" read as text)', () => {
+    expect(xlsxShownText('a_x000D_\nb')).toBe('a\r\nb');
+    expect(xlsxShownText('_x005F_x0041_ and _x0041_')).toBe('_x0041_ and A');
+    expect(xlsxShownText('plain')).toBe('plain');
+    expect(xlsxStoredText('plain _x')).toBe('plain _x');
   });
 });
 
