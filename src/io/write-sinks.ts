@@ -132,7 +132,7 @@ function jsonEncoder(o: OutputWriterOptions): Encoder {
   const key = o.recordKey ?? 'record';
   // The input part goes through stringifyExact: numbers are written back as they were written.
   const json = (r: OutputRow) =>
-    `{"row":${r.row},"input":${
+    `{"row":${r.row},${o.jsonLine ? `"line":${r.input.line},` : ''}"input":${
       r.input.value !== undefined
         ? stringifyExact(r.input.value)
         : JSON.stringify(Object.fromEntries(o.jsonKeys.map((k, i) => [k, r.input.cells[i] ?? ''])))

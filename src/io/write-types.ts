@@ -30,6 +30,8 @@ export interface OutputWriterOptions {
   formulaEscape?: FormulaEscape;
   /** JSON key of the record: `record` (contacts) or `records` (companies). */
   recordKey?: 'record' | 'records';
+  /** JSON/JSONL: each object says the input line its row starts on (`line`, after `row`): the rejects. */
+  jsonLine?: boolean;
   /** The sheet's name in an `.xlsx` output (`Enriched` by default). */
   sheetName?: string;
   /** Stream for '-' (defaults to process.stdout). */

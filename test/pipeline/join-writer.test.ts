@@ -241,7 +241,7 @@ describe('the join writer in JSON', () => {
     ['contacts', 'record', null],
     ['companies', 'records', []],
   ] as const)(
-    '%s: the JSON rejects name the answer as the output does (%s; regression: companies said record)',
+    '%s: the JSON rejects name the answer as the output does (%s; regression: companies said record), and the line (regression: none)',
     async (kind, key, empty) => {
       const out = await output({ format: 'jsonl' });
       const rejects = join(out.target, '..', 'rejects.jsonl');
@@ -251,14 +251,17 @@ describe('the join writer in JSON', () => {
         output: { ...out, rejects },
         onRow: () => undefined,
       });
-      await w.writeInvalid(row(0, ['']), { ok: false, error: 'needs a name' } as never);
+      const invalid = row(0, ['']);
+      await w.writeInvalid(invalid, { ok: false, error: 'needs a name' } as never);
       await w.close();
       const lineOf = async (path: string) =>
         JSON.parse((await readFile(path, 'utf8')).trimEnd()) as Record<string, unknown>;
       const [written, rejected] = [await lineOf(out.target), await lineOf(rejects)];
       expect(written).toMatchObject({ status: 'invalid', [key]: empty });
       expect(rejected).toMatchObject({ status: 'invalid', [key]: empty });
-      expect(Object.keys(rejected)).toEqual(Object.keys(written));
+      // The rejects also say the input line each row starts on (the CSV rejects' enrich_line).
+      expect(Object.keys(rejected)).toEqual(['row', 'line', ...Object.keys(written).slice(1)]);
+      expect(rejected.line).toBe(invalid.line);
     },
   );
 });

@@ -34,6 +34,7 @@ export async function openRejects(
     jsonKeys: source.header,
     extraColumns: ['enrich_line'],
     recordKey: recordKeyOf(kind),
+    jsonLine: true,
     formulaEscape: 'never',
     sheetName: 'Rejects',
   });
