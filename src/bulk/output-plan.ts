@@ -71,6 +71,14 @@ export function outputBomOf(asked: boolean | undefined, format: FileFormat, sour
   );
 }
 
+/**
+ * An Excel `sep=` first line on a CSV/TSV output when the input had one: Excel in a locale whose
+ * list separator differs then still opens it as columns (the line names the output's delimiter).
+ */
+export function outputSepLineOf(format: FileFormat, source: InputSource): boolean {
+  return (format === 'csv' || format === 'tsv') && source.dialect.sepLine;
+}
+
 /** `--fields`: the enrichment fields to write, each a record field's name; unknown names refused. */
 export function resolveFields(
   kind: BulkKind,

@@ -20,6 +20,7 @@ import type {
 import { BULK_RUN_KEYS, type BulkRunOptions } from './options.js';
 import {
   outputBomOf,
+  outputSepLineOf,
   outputDelimiterOf,
   outputFormatOf,
   refuseColumnClash,
@@ -113,6 +114,7 @@ export function fileOutputOf(
     format,
     delimiter: outputDelimiterOf(o.outputDelimiter, format, named, source),
     bom: outputBomOf(o.bom, format, source),
+    sepLine: outputSepLineOf(format, source),
     formulaEscape: setting('formulaEscape', o.formulaEscape, words),
   };
 }

@@ -68,7 +68,9 @@ export function csvSink(o: OutputWriterOptions, out: Writable): Sink {
   let blockCells = 0;
   let first = true;
   const flush = async () => {
-    const text = stringify(block, { ...options, bom: first && o.bom === true });
+    let text = stringify(block, { ...options, bom: first && o.bom === true && !o.sepLine });
+    if (first && o.sepLine)
+      text = `${o.bom === true ? '\ufeff' : ''}sep=${options.delimiter}\n${text}`;
     first = false;
     block = [];
     blockCells = 0;

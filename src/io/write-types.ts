@@ -30,6 +30,8 @@ export interface OutputWriterOptions {
   formulaEscape?: FormulaEscape;
   /** JSON key of the record: `record` (contacts) or `records` (companies). */
   recordKey?: 'record' | 'records';
+  /** CSV/TSV: an Excel `sep=<delimiter>` first line (after the BOM), as the input had. */
+  sepLine?: boolean;
   /** JSON/JSONL: each object says the input line its row starts on (`line`, after `row`): the rejects. */
   jsonLine?: boolean;
   /** The sheet's name in an `.xlsx` output (`Enriched` by default). */

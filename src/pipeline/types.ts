@@ -175,6 +175,8 @@ export interface JoinOutput {
   format: FileFormat;
   delimiter?: string;
   bom: boolean;
+  /** CSV/TSV: an Excel `sep=` first line, as the input had. */
+  sepLine?: boolean;
   formulaEscape: FormulaEscape;
   explode: boolean;
   prefix: string;

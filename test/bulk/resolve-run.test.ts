@@ -110,6 +110,26 @@ describe('resolveRun', () => {
     }
   });
 
+  it('writes an Excel sep= line to a CSV or TSV output when the input has one, never to JSON (regression: honoured on reading, not written)', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'semi.csv');
+    await writeFile(file, 'sep=;\nName;Email;Company\nJane;jane@acme.com;Acme\n');
+    const plain = join(dir, 'plain.csv');
+    await writeFile(plain, 'Name;Email;Company\nJane;jane@acme.com;Acme\n');
+    const outputOf = async (input: string, output: string) => {
+      const source = await openInput(input);
+      try {
+        return (await resolveRun({ kind: 'contacts', output }, source)).output;
+      } finally {
+        await source.close();
+      }
+    };
+    expect(await outputOf(file, '-')).toMatchObject({ delimiter: ';', sepLine: true });
+    expect(await outputOf(file, join(dir, 'o.tsv'))).toMatchObject({ sepLine: true });
+    expect(await outputOf(file, join(dir, 'o.jsonl'))).toMatchObject({ sepLine: false });
+    expect(await outputOf(plain, '-')).toMatchObject({ delimiter: ';', sepLine: false });
+  });
+
   it('refuses -o (or rejects) naming the input file, also through a symlinked directory, before anything is sent', async () => {
     const { dir, file } = await splitFile();
     await symlink(dir, join(dir, 'via'));

@@ -114,6 +114,19 @@ describe('createOutputWriter: CSV/TSV', () => {
     expect(text.split('\n')[1]).toBe('"a\tb"\tc\tenriched\t\ttrue\t\t=1\t');
   });
 
+  it('an Excel sep= first line when asked (the input had one), after the BOM, naming the delimiter (regression: not written)', async () => {
+    const rows = () => [row({ input: input(['a', 'b']) })];
+    const semi = await writeAll({ delimiter: ';', sepLine: true }, rows());
+    expect(semi.split('\n').slice(0, 2)).toEqual([
+      'sep=;',
+      'Email;Name;enrich_status;enrich_error;enrich_credit_charged;enrich_cached_at;enriched_phone;enriched_flag',
+    ]);
+    const withBom = await writeAll({ bom: true, sepLine: true }, rows());
+    expect(withBom.startsWith('\uFEFFsep=,\nEmail,Name,')).toBe(true);
+    expect(withBom.indexOf('\uFEFF', 1)).toBe(-1);
+    expect((await writeAll({}, rows())).startsWith('Email,')).toBe(true);
+  });
+
   it('an empty output still has its header', async () => {
     expect(await writeAll({}, [])).toBe(
       'Email,Name,enrich_status,enrich_error,enrich_credit_charged,enrich_cached_at,enriched_phone,enriched_flag\n',

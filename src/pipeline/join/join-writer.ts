@@ -120,6 +120,7 @@ export async function openJoinWriter(o: {
     recordKey: recordKeyOf(o.kind),
     delimiter: o.output.delimiter,
     bom: o.output.bom,
+    sepLine: o.output.sepLine === true,
     formulaEscape: o.output.formulaEscape,
   });
   const rejects = await openRejectsOr(o, o.output.rejects, () => writer.abort());

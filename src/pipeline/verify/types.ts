@@ -66,6 +66,7 @@ export interface VerifyRun {
     readonly format: FileFormat;
     readonly delimiter: string | undefined;
     readonly bom: boolean;
+    readonly sepLine?: boolean;
     readonly formulaEscape: FormulaEscape;
   };
   readonly words: RunWords;

@@ -138,6 +138,7 @@ export async function writeVerified(
     extraColumns: [...VERIFY_COLUMNS],
     delimiter: output.delimiter,
     bom: output.bom,
+    sepLine: output.sepLine === true,
     formulaEscape: output.formulaEscape,
   });
   // Only a reader of stdout needs the rows at once (and shows it left by a failed write): a
