@@ -174,6 +174,7 @@ export const TARGETS = [
       'test/integration/client-endpoints.test.ts',
       'test/integration/client-retry.test.ts',
       'test/integration/client-safety.test.ts',
+      'test/integration/client-long-wait.test.ts',
     ],
   },
   {
