@@ -138,12 +138,15 @@ function unconfirmed(ex: Exchange, error: ApiError, repeated: boolean, hint?: st
 
 /**
  * True when a failed attempt may have been processed by the service: its answer was lost or
- * cut off (a reset, a timeout), it was a 5xx, or it came and could not be read. Only a failure
- * to connect, a 429 and a 4xx say it was not.
+ * cut off (a reset, a timeout, the attempt's total limit), it was a 5xx, or it came and could
+ * not be read. Only a failure to connect, a 429 and a 4xx say it was not.
  */
 function mayHaveBeenProcessed(failure: Failure): boolean {
   if (failure.kind === 'status') return failure.status >= 500;
-  return failure.kind !== 'connect' && failure.kind !== 'deadline';
+  // 'deadline' too: the total limit (totalMs) ends an attempt whose request went out, and the
+  // headers' own limit is shorter, so the service had usually begun to answer (session 25: a
+  // POST cut so was a plain TIMEOUT, journaled failed and sent again by the resume).
+  return failure.kind !== 'connect';
 }
 
 type Attempt =

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { startRig, type Rig } from '../api/harness.js';
+import { failure, startRig, type Rig } from '../api/harness.js';
 
 let rig: Rig | undefined;
 afterEach(async () => {
@@ -48,5 +48,18 @@ describe("one attempt's limits", () => {
     // The job does not exist: the fifth request's 404 is the service's answer, not a retry.
     expect(answer).toMatchObject({ code: 'API_NOT_FOUND' });
     expect(rig.debug.filter((l) => l.startsWith('GET'))).toHaveLength(5);
+  });
+
+  it("a POST whose answer outlives the attempt's total limit may have been processed: UNCONFIRMED, never a plain TIMEOUT (a resume would send it again)", async () => {
+    rig = await startRig({}, { timeouts: { totalMs: 300 } });
+    rig.sandbox.admin.setFaults({ next: [{ delay_ms: 1000 }] });
+    const err = await failure(() =>
+      rig!.client.submitContacts(
+        { contacts: [{ business_email: 'a@acme.com', custom_fields: { row: 1 } }] },
+        { idempotencyKey: randomUUID() },
+      ),
+    );
+    expect(err).toMatchObject({ code: 'UNCONFIRMED', exitCode: 3 });
+    expect(err.message).toMatch(/no complete answer within 300ms; the service may have processed/);
   });
 });
