@@ -175,6 +175,7 @@ export const TARGETS = [
       'test/integration/client-retry.test.ts',
       'test/integration/client-safety.test.ts',
       'test/integration/client-long-wait.test.ts',
+      'test/api/real-sleep.test.ts',
     ],
   },
   {
