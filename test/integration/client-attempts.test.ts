@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import { failure, startRig, type Rig } from '../api/harness.js';
 
 let rig: Rig | undefined;
@@ -61,5 +62,61 @@ describe("one attempt's limits", () => {
     );
     expect(err).toMatchObject({ code: 'UNCONFIRMED', exitCode: 3 });
     expect(err.message).toMatch(/no complete answer within 300ms; the service may have processed/);
+  });
+
+  it("a GET cancelled on its way by the client's signal is INTERRUPTED: a read has nothing to confirm", async () => {
+    const controller = new AbortController();
+    rig = await startRig({}, { signal: controller.signal });
+    rig.sandbox.admin.setFaults({ next: [{ delay_ms: 1000 }] });
+    const read = failure(() => rig!.client.getContactsResults(randomUUID()));
+    await delay(100);
+    controller.abort();
+    const err = await read;
+    expect(err).toMatchObject({ code: 'INTERRUPTED', exitCode: 130 });
+    expect(rig.debug.filter((l) => l.startsWith('GET'))).toEqual([
+      expect.stringMatching(/^GET \/contacts\/results\/\S+ -> INTERRUPTED \(\d+ms, attempt 1\)$/),
+    ]);
+  });
+});
+
+describe('what --debug and -v say of each attempt (README: method, path, status, duration, attempt)', () => {
+  it('each answer with its status, how long it took and which attempt it was', async () => {
+    rig = await startRig();
+    const job = randomUUID();
+    rig.sandbox.admin.setFaults({ next: [{ status: 503, delay_ms: 300 }] });
+    await rig.client.getContactsResults(job).catch(() => undefined);
+    const lines = rig.debug.filter((l) => l.startsWith('GET'));
+    expect(lines).toEqual([
+      expect.stringMatching(/^GET \/contacts\/results\/\S+ -> 503 \(\d+ms, attempt 1\)$/),
+      expect.stringMatching(/^GET \/contacts\/results\/\S+ -> 404 \(\d+ms, attempt 2\)$/),
+    ]);
+    // The first answer was held back 300 ms: its line says so (a clock, not a timestamp).
+    const took = Number(/\((\d+)ms/.exec(lines[0] ?? '')?.[1]);
+    expect(took).toBeGreaterThanOrEqual(290);
+    expect(took).toBeLessThan(10_000);
+  });
+
+  it('a retry says why (the status, or the error code of a failure without one), a give-up says why not', async () => {
+    rig = await startRig({}, { retry: { baseMs: 100, maxAttempts: 2 } });
+    const job = randomUUID();
+    rig.sandbox.admin.setFaults({ next: [{ status: 503 }] });
+    await rig.client.getContactsResults(job).catch(() => undefined);
+    expect(rig.debug).toContainEqual(
+      expect.stringMatching(
+        /^retrying GET \/contacts\/results\/\S+ in \d+ms \(attempt 2 of 2, after 503 Service Unavailable\)$/,
+      ),
+    );
+    rig.debug.length = 0;
+    await rig.sandbox.close();
+    const err = await failure(() => rig!.client.getContactsResults(job));
+    expect(err).toMatchObject({ code: 'NETWORK' });
+    expect(rig.debug).toEqual([
+      expect.stringMatching(/^GET \/contacts\/results\/\S+ -> NETWORK \(\d+ms, attempt 1\)$/),
+      expect.stringMatching(
+        /^retrying GET \/contacts\/results\/\S+ in \d+ms \(attempt 2 of 2, after NETWORK\)$/,
+      ),
+      expect.stringMatching(/^GET \/contacts\/results\/\S+ -> NETWORK \(\d+ms, attempt 2\)$/),
+      `not retrying GET /contacts/results/${job}.json: gave up after 2 attempts`,
+    ]);
   });
 });

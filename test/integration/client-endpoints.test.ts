@@ -155,6 +155,23 @@ describe('client against a misbehaving server', () => {
     expect(srv.seen[0]?.headers.authorization).toBe('Bearer sk_test_abcdefghijklmnop');
   });
 
+  it("a redirect's error says where it pointed, the key masked; a 300 is no answer either", async () => {
+    const srv = await serve((req, res) => {
+      // A proxy that bounces the request and puts its credentials in the new address.
+      const key = (req.headers.authorization ?? '').replace('Bearer ', '');
+      res.writeHead(300, { location: `http://127.0.0.1:9/elsewhere?key=${key}` }).end('{}');
+    });
+    const c = client(srv.url);
+    const err = await failure(() => c.getContactsResults(randomUUID()));
+    await c.close();
+    expect(err.code).toBe('MALFORMED_RESPONSE');
+    expect(err.message).toMatch(
+      /300 Multiple Choices: redirects are not followed \(Location: http:\/\/127\.0\.0\.1:9\/elsewhere\?key=\*\*\*\)/,
+    );
+    expect(err.message).not.toContain('sk_test_');
+    expect(srv.seen).toHaveLength(1);
+  });
+
   it('rejects an answer that is not JSON or not the contract, never retries it, and says it may be charged', async () => {
     const bodies = ['<html>oops</html>', JSON.stringify({ email: 'a@b.co', status: 'maybe' })];
     const srv = await serve((_req, res) => res.end(bodies.shift()));

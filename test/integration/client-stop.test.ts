@@ -93,6 +93,21 @@ describe('a call stopped while it waits to send', () => {
     expect(sleeps).toHaveLength(1); // the backoff it was stopped in
   });
 
+  it("a call's stop ends its backoff under a client that has its own signal too: no second request", async () => {
+    const stop = new AbortController();
+    const sleeps: number[] = [];
+    // The client's signal (a run's second Ctrl-C) never fires; the call's stop (the first) does.
+    const client = new AbortController();
+    rig = await startRig({}, { signal: client.signal, sleep: stopWhileSleeping(stop, { sleeps }) });
+    rig.sandbox.admin.setFaults({ next: [{ status: 503 }] });
+    const err = await failure(() =>
+      rig!.client.getContactsResults(randomUUID(), { stop: stop.signal }),
+    );
+    expect(err).toMatchObject({ code: 'INTERRUPTED', exitCode: 130 });
+    expect(sleeps).toHaveLength(1);
+    expect(rig.debug.filter((l) => l.startsWith('GET'))).toHaveLength(1);
+  });
+
   it('a stop during a POST on its way does not cut it: its answer comes', async () => {
     rig = await startRig();
     const stop = new AbortController();
