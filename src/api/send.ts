@@ -3,7 +3,7 @@ import { ApiError } from '../errors.js';
 import { errorForStatus, statusLine } from './http-error.js';
 import { WaitPastDeadline, type LimitScope, type RateLimiter } from './rate-limiter.js';
 import { redact, redactAnswer } from './redact.js';
-import { decide, parseRetryAfter, type Failure, type RetryPolicy } from './retry.js';
+import { decide, isRateLimited, parseRetryAfter, type Failure, type RetryPolicy } from './retry.js';
 import {
   AttemptFailure,
   performExchange,
@@ -180,17 +180,13 @@ async function attemptOnce(
       retryAfterMs,
       location: typeof location === 'string' ? redact(location, ctx.secrets) : undefined,
     });
-    return {
-      failure: { kind: 'status', status: raw.status },
-      error,
-      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      ...(toldUntil !== undefined ? { toldUntil } : {}),
-    };
+    return { failure: { kind: 'status', status: raw.status }, error, retryAfterMs, toldUntil };
   } catch (err) {
     if (!(err instanceof AttemptFailure)) throw err;
     ctx.debug?.(`${ex.method} ${ex.label} -> ${err.error.code} (${ms()}ms, attempt ${attempt})`);
     // Cancelled on the wire (the client's signal): a POST may have been processed all the same.
     if (err.error.code === 'INTERRUPTED') {
+      // Stryker disable next-line BooleanLiteral: with a hint given, `repeated` (which only picks the hint) changes nothing
       throw ex.method === 'POST' ? unconfirmed(ex, err.error, false, CANCELLED_HINT) : err.error;
     }
     err.error.message = redact(err.error.message, ctx.secrets);
@@ -290,7 +286,7 @@ export async function sendWithRetry(
     const result = await attemptOnce(ctx, ex, sent, timeoutsFor(ctx, ex, opts.deadline));
     if ('raw' in result) return result.raw;
     const { failure, error } = result;
-    if (!(failure.kind === 'status' && failure.status === 429)) counted++;
+    if (!isRateLimited(failure)) counted++;
     if (mayHaveBeenProcessed(failure)) reached = error;
     const decision = decide({
       attempt: Math.max(counted, 1),
@@ -298,6 +294,7 @@ export async function sendWithRetry(
       method: ex.method,
       idempotent: opts.repeatable,
       retryAfterMs: result.retryAfterMs,
+      // Stryker disable next-line ArithmeticOperator: decide reads elapsedMs only without remainingMs, which this call always gives (its deadline defaults to started + maxTotalWaitMs)
       elapsedMs: ctx.clock.now() - started,
       remainingMs: deadline - ctx.clock.now(),
       policy: ctx.retry,
