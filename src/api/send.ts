@@ -91,6 +91,7 @@ export function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer);
       reject(signal?.reason as Error);
     };
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: a signal fires 'abort' once, and the timer takes the listener off
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
