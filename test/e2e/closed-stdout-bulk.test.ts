@@ -17,7 +17,8 @@ describe.concurrent.for(SANDBOX_MODES)(
   'a bulk run whose stdout reader goes away ($name sandbox)',
   ({ specOnly }) => {
     it('says how many jobs it had sent, and the command that writes them to a file; that command pays nothing more', async (t) => {
-      const sb = await sandboxForTest(t, { specOnly, jobMs: 300 });
+      // Jobs of 1 s: every POST is answered before the first results, so none is on its way at the stop.
+      const sb = await sandboxForTest(t, { specOnly, jobMs: 1000 });
       const env = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
       const dir = await tempDir();
       const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(3000));
