@@ -2,16 +2,23 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InputRow } from '../../src/io/read.js';
 import type { CacheLookup } from '../../src/pipeline/run/cache-hits.js';
-import { classifyClaimed, GROUP_ROWS } from '../../src/pipeline/run/classify-claimed.js';
+import {
+  classifyClaimed,
+  GROUP_ROWS,
+  waitForRows,
+  type ClaimsUse,
+} from '../../src/pipeline/run/classify-claimed.js';
+import type { RefillRow } from '../../src/pipeline/run/refill.js';
+import { createBudget } from '../../src/pipeline/run/budget.js';
 import { classifyRows, type ClassifyState } from '../../src/pipeline/run/classify.js';
 import type { Holder, RowClaims } from '../../src/pipeline/run/row-claims.js';
 import type { CachedAnswer } from '../../src/pipeline/types.js';
 
-const run = (batchSize: number) => ({
+const run = (batchSize: number, dedupe = true) => ({
   kind: 'contacts' as const,
   mapping: { fields: { business_email: 0 } },
   validate: { header: ['Email'] },
-  dedupe: true,
+  dedupe,
   idColumn: undefined,
   batchSize,
 });
@@ -80,14 +87,17 @@ async function classify(
   batchSize: number,
   state: ClassifyState,
   claims: { claims: RowClaims; log: string[] },
+  over: Partial<ClaimsUse> = {},
+  dedupe = true,
 ) {
   const out: string[] = [];
   const events = [];
-  for await (const c of classifyClaimed(run(batchSize), rowsOf(emails), state, {
+  for await (const c of classifyClaimed(run(batchSize, dedupe), rowsOf(emails), state, {
     claims: claims.claims,
     keyOf,
     deadline: Date.now() + 60_000,
     now: Date.now,
+    ...over,
   })) {
     events.push(c);
     if (c.t === 'batch') claims.log.push(`batch ${c.items.map((i) => i.index).join(',')}`);
@@ -124,6 +134,45 @@ describe('classifyClaimed: rows claimed before they are sent', () => {
         },
       ),
     );
+  });
+
+  it('under a spending limit too: rows over it are journaled as no hits, as classifyRows does (fast-check)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom('a@x.io', 'b@x.io', 'c@y.io', 'd@y.io', 'e@y.io', 'bad'), {
+          maxLength: 40,
+        }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 0, max: 4 }),
+        fc.subarray(['a@x.io', 'c@y.io']),
+        async (emails, size, limit, inCache) => {
+          const cache = () => cacheOf(new Map(inCache.map((e) => [e, answer(e)])));
+          const plain = [];
+          const state = { cache: cache(), budget: createBudget(limit, 1) };
+          for await (const c of classifyRows(run(size), rowsOf(emails), state)) plain.push(c);
+          const budget = createBudget(limit, 1);
+          const claimed = { cache: cache(), budget };
+          const { events } = await classify(emails, size, claimed, fakeClaims(new Map()));
+          expect(events).toEqual(plain);
+          expect(budget.left).toBe(state.budget.left);
+        },
+      ),
+    );
+  });
+
+  it('a row over the spending limit between two cache hits is journaled as no hit: a resume must not take it from the cache', async () => {
+    const answers = new Map([
+      ['a@x.io', answer('a@x.io')],
+      ['c@x.io', answer('c@x.io')],
+    ]);
+    const budget = createBudget(0, 1);
+    const { out } = await classify(
+      ['a@x.io', 'b@x.io', 'c@x.io'],
+      10,
+      { cache: cacheOf(answers), budget },
+      fakeClaims(new Map()),
+    );
+    expect(out).toEqual(['cached0', 'over-budget1', 'cached2', 'hits<=2:[[0,0],[2,2]]']);
   });
 
   it('a row another run sends is left out, journaled as a hit; the batch goes first, then the run waits, then takes the answer', async () => {
@@ -255,5 +304,251 @@ describe('classifyClaimed: rows claimed before they are sent', () => {
     expect(first.value).toMatchObject({ t: 'cached', row: { index: 0 } });
     expect(read.length).toBe(GROUP_ROWS);
     await gen.return(undefined);
+  });
+});
+
+describe('classifyClaimed: which rows are held back', () => {
+  it('with --no-dedupe, every copy of a row another run sends is held back, none paid for here', async () => {
+    const answers = new Map<string, CachedAnswer>();
+    const others = new Map([['b@x.io', { pid: 42 }]]);
+    const claims = fakeClaims(others, () => {
+      answers.set('b@x.io', answer('b@x.io'));
+      others.delete('b@x.io');
+    });
+    const { out } = await classify(
+      ['a@x.io', 'b@x.io', 'b@x.io'],
+      10,
+      { cache: cacheOf(answers) },
+      claims,
+      {},
+      false,
+    );
+    expect(out).toEqual(['hits<=2:[[1,2]]', 'batch0:0', 'send0', 'held1:answer', 'held2:answer']);
+  });
+
+  it('a cached row after a row another run sends stays a cache hit', async () => {
+    const answers = new Map([['c@x.io', answer('c@x.io')]]);
+    const others = new Map([['a@x.io', { pid: 42 }]]);
+    const claims = fakeClaims(others, () => {
+      answers.set('a@x.io', answer('a@x.io'));
+      others.delete('a@x.io');
+    });
+    const { out } = await classify(['a@x.io', 'c@x.io'], 10, { cache: cacheOf(answers) }, claims);
+    expect(out).toEqual(['hits<=1:[[0,1]]', 'held0:answer', 'cached1']);
+    expect(claims.log).toEqual(['claim a@x.io', 'settle a@x.io']);
+  });
+
+  it(`a batch is not handed out at a group's end (${GROUP_ROWS} rows): it fills up to its size`, async () => {
+    const emails = Array.from({ length: GROUP_ROWS + 2 }, (_, i) => `p${i}@x.io`);
+    const { events } = await classify(
+      emails,
+      2 * GROUP_ROWS,
+      { cache: cacheOf(new Map()) },
+      fakeClaims(new Map()),
+    );
+    const batches = events.flatMap((e) => (e.t === 'batch' ? [e.items.length] : []));
+    expect(batches).toEqual([GROUP_ROWS + 2]);
+  });
+
+  it('the wait is told which rows are answered: it ends when their answer is in, not when their holder lets go', async () => {
+    const answers = new Map<string, CachedAnswer>();
+    const seen: boolean[] = [];
+    const { claims, log } = fakeClaims(new Map([['b@x.io', { pid: 42 }]]));
+    claims.settle = async (keys, _deadline, answered) => {
+      log.push(`settle ${keys.join(',')}`);
+      answers.set('b@x.io', answer('b@x.io'));
+      seen.push(...keys.map(answered));
+      return new Map(); // the holder still has it; this run stops waiting all the same
+    };
+    const { out } = await classify(['b@x.io'], 10, { cache: cacheOf(answers) }, { claims, log });
+    expect(seen).toEqual([true]);
+    expect(out).toEqual(['hits<=0:[[0,0]]', 'held0:answer']);
+  });
+
+  it('a holder from a build that names no run has no jobs to settle: its row is sent again', async () => {
+    const others = new Map<string, Holder>([['b@x.io', { pid: 42 }]]);
+    const claims = fakeClaims(others, () => others.delete('b@x.io'));
+    const settled: string[][] = [];
+    const { out } = await classify(['b@x.io'], 10, { cache: cacheOf(new Map()) }, claims, {
+      settleRuns: async (runs) => void settled.push(runs),
+    });
+    expect(settled).toEqual([]);
+    expect(out).toEqual(['hits<=0:[[0,0]]', 'resend:0', 'held0:sent again']);
+  });
+});
+
+describe('classifyClaimed: rows whose holder run ended without their answers', () => {
+  const heldBy = (run: string, pid = 42) => new Map([['b@x.io', { pid, run }]]);
+
+  it("that run's jobs are settled first (once), and a row they answer is taken from the cache, not sent", async () => {
+    const answers = new Map<string, CachedAnswer>();
+    const others = heldBy('r1');
+    // The holder's claim ends with no answer in the cache: its process died.
+    const claims = fakeClaims(others, () => others.delete('b@x.io'));
+    const settled: string[][] = [];
+    const settleRuns = async (runs: string[]) => {
+      settled.push(runs);
+      answers.set('b@x.io', answer('b@x.io')); // its job downloaded: the answer is in
+    };
+    const { out } = await classify(['a@x.io', 'b@x.io'], 10, { cache: cacheOf(answers) }, claims, {
+      settleRuns,
+    });
+    expect(settled).toEqual([['r1']]);
+    expect(out).toEqual(['hits<=1:[[1,1]]', 'batch0:0', 'send0', 'held1:answer']);
+    expect(claims.log).toEqual(['claim a@x.io,b@x.io', 'batch 0', 'settle b@x.io']);
+  });
+
+  it('a run already settled is not settled again when its rows are held once more; a row still unanswered is then sent', async () => {
+    const others = heldBy('r1');
+    let round = 0;
+    const claims = fakeClaims(
+      others,
+      () => others.delete('b@x.io'),
+      () => {
+        // The run is resumed by another process, which claims the row again in between.
+        if (++round === 2) others.set('b@x.io', { pid: 43, run: 'r1' });
+      },
+    );
+    const settled: string[][] = [];
+    const { out } = await classify(
+      ['a@x.io', 'b@x.io'],
+      10,
+      { cache: cacheOf(new Map()) },
+      claims,
+      { settleRuns: async (runs) => void settled.push(runs) },
+    );
+    expect(settled).toEqual([['r1']]);
+    expect(out).toEqual(['hits<=1:[[1,1]]', 'batch0:0', 'resend:1', 'send0', 'held1:sent again']);
+    expect(claims.log).toEqual([
+      'claim a@x.io,b@x.io',
+      'batch 0',
+      'settle b@x.io',
+      'claim b@x.io',
+      'settle b@x.io',
+      'claim b@x.io',
+    ]);
+  });
+
+  it('at the deadline, a row its settled run did not answer stays with that run: not sent', async () => {
+    const others = heldBy('r1');
+    const claims = fakeClaims(others, () => others.delete('b@x.io'));
+    const settled: string[][] = [];
+    let now = 1000;
+    const { out } = await classify(
+      ['a@x.io', 'b@x.io'],
+      10,
+      { cache: cacheOf(new Map()) },
+      claims,
+      {
+        deadline: 2000,
+        now: () => now,
+        settleRuns: async (runs) => {
+          settled.push(runs);
+          now = 2000; // the download took until the deadline
+        },
+      },
+    );
+    expect(settled).toEqual([['r1']]);
+    expect(out).toEqual(['hits<=1:[[1,1]]', 'batch0:0', 'send0', 'held1:pid 42']);
+    expect(claims.log).toEqual(['claim a@x.io,b@x.io', 'batch 0', 'settle b@x.io']);
+  });
+});
+
+describe('classifyClaimed and waitForRows: what the run says while it waits', () => {
+  it('the run is told it waits, for how many rows and for whom, and when the wait is over', async () => {
+    const answers = new Map<string, CachedAnswer>();
+    const others = new Map([
+      ['b@x.io', { pid: 42, run: 'r1' }],
+      ['c@x.io', { pid: 42, run: 'r1' }],
+    ]);
+    const told: string[] = [];
+    const claims = fakeClaims(others, () => {
+      told.push('settling');
+      for (const e of others.keys()) answers.set(e, answer(e));
+    });
+    await classify(['a@x.io', 'b@x.io', 'c@x.io'], 10, { cache: cacheOf(answers) }, claims, {
+      onWaiting: (holder, rows) => told.push(`waiting ${rows} rows of pid ${holder.pid}`),
+      onWaited: () => told.push('waited'),
+    });
+    expect(told).toEqual(['waiting 2 rows of pid 42', 'settling', 'waited']);
+  });
+
+  const refill = (index: number, email: string): RefillRow => ({
+    row: { index, line: index + 2, cells: [email] } as InputRow,
+    item: { index, key: `contacts\x01business_email=${email}`, element: { business_email: email } },
+  });
+
+  it('waitForRows: a row answered meanwhile is not sent, one whose claim ended is sent, one held at the deadline is returned with its holder', async () => {
+    const answers = new Map<string, CachedAnswer>();
+    const others = new Map([
+      ['a@x.io', { pid: 42 }],
+      ['b@x.io', { pid: 42 }],
+      ['c@x.io', { pid: 43 }],
+    ]);
+    const claims = fakeClaims(others, () => {
+      answers.set('a@x.io', answer('a@x.io'));
+      others.delete('a@x.io');
+      others.delete('b@x.io'); // ended with no answer
+    });
+    const held = new Map([
+      ['a@x.io', { row: refill(0, 'a@x.io'), by: { pid: 42 } }],
+      ['b@x.io', { row: refill(1, 'b@x.io'), by: { pid: 42 } }],
+      ['c@x.io', { row: refill(2, 'c@x.io'), by: { pid: 43 } }],
+    ]);
+    const sent: number[][] = [];
+    const told: string[] = [];
+    const left = await waitForRows(
+      held,
+      {
+        claims: claims.claims,
+        keyOf,
+        deadline: Date.now() + 60_000,
+        now: Date.now,
+        onWaiting: (h, rows) => told.push(`waiting ${rows} of pid ${h.pid}`),
+        onWaited: () => told.push('waited'),
+      },
+      (request) => answers.get(addressOf(request)),
+      async (rows) => void sent.push(rows.map((r) => r.row.index)),
+    );
+    expect(sent).toEqual([[1]]);
+    expect(left).toEqual([{ row: held.get('c@x.io')?.row, by: { pid: 43 } }]);
+    expect(told).toEqual(['waiting 3 of pid 42', 'waited']);
+    expect(claims.log).toEqual(['settle a@x.io,b@x.io,c@x.io', 'claim b@x.io']);
+  });
+
+  it('waitForRows without hooks to tell waits all the same', async () => {
+    const answers = new Map<string, CachedAnswer>();
+    const others = new Map([['a@x.io', { pid: 42 }]]);
+    const claims = fakeClaims(others, () => answers.set('a@x.io', answer('a@x.io')));
+    const held = new Map([['a@x.io', { row: refill(0, 'a@x.io'), by: { pid: 42 } }]]);
+    const left = await waitForRows(
+      held,
+      { claims: claims.claims, keyOf, deadline: Date.now() + 60_000, now: Date.now },
+      (request) => answers.get(addressOf(request)),
+      async () => undefined,
+    );
+    expect(left).toEqual([]);
+    expect(claims.log).toEqual(['settle a@x.io']);
+  });
+
+  it('waitForRows with no row held waits for nothing and says nothing', async () => {
+    const claims = fakeClaims(new Map());
+    const told: string[] = [];
+    const left = await waitForRows(
+      new Map(),
+      {
+        claims: claims.claims,
+        keyOf,
+        deadline: Date.now() + 60_000,
+        now: Date.now,
+        onWaiting: () => told.push('waiting'),
+        onWaited: () => told.push('waited'),
+      },
+      () => undefined,
+      async () => undefined,
+    );
+    expect(left).toEqual([]);
+    expect(told).toEqual([]);
+    expect(claims.log).toEqual([]);
   });
 });
