@@ -673,7 +673,11 @@ describe('bulk run against the sandbox', () => {
         random: () => 0.5,
       });
       const env = { now: () => t, random: () => 0.5, sleep };
-      const o = { runsDir: dir, batchSize: 100, concurrency: 8, client, env };
+      // The run's deadline bounds each call's waits, as the CLI gives it (toBulkApi's deadline):
+      // without it a call had 2 minutes of this shared clock, which the 8 jobs' waits advance
+      // together, and under load one gave up (RATE_LIMITED after 7 attempts, 200 rows failed).
+      const api = toBulkApi(client, { deadline: t + 7_200_000 });
+      const o = { runsDir: dir, batchSize: 100, concurrency: 8, api, env };
       const { summary } = await runFile(s, file, { ...o, timeoutMs: 7_200_000 });
       await client.close();
       const stats = s.admin.stats();
