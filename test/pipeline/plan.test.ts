@@ -7,6 +7,7 @@ import { resolveRun } from '../../src/bulk/resolve-run.js';
 import { resolveMapping } from '../../src/pipeline/mapping/resolve-mapping.js';
 import { planBulk } from '../../src/pipeline/run/plan.js';
 import type { BulkKind } from '../../src/pipeline/types.js';
+import type { BatchState, RunState } from '../../src/pipeline/journal/journal.js';
 import type { EnrichError } from '../../src/errors.js';
 import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
 
@@ -175,6 +176,79 @@ describe('planBulk on fixtures/contacts.csv', () => {
       planOf(s, { kind: 'companies', topMatches: 3, maxCredits: 10 }),
     );
     expect(counts(companies)).toEqual([3, 7, 1, 9]);
+  });
+
+  it('resuming a journal: each batch counted by what the resume does with it (answered, in a job, unconfirmed, expired, sent again), in parts after a split', async () => {
+    const batch = (id: string, count: number, more: Partial<BatchState> = {}): BatchState => ({
+      id,
+      first: 0,
+      last: 0,
+      count,
+      idem: `idem-${id}`,
+      ...more,
+    });
+    const spooled = { records: 5, credits: 5, remaining: 100, creditError: false, unsure: false };
+    const state = (batches: BatchState[]): RunState => ({
+      header: {
+        t: 'run',
+        v: 1,
+        run: 'k',
+        nonce: 'n',
+        kind: 'contacts',
+        input: { path: 'contacts.csv', sha256: 'x', size: 1 } as RunState['header']['input'],
+        options: {},
+        command: 'enrich contacts contacts.csv',
+        at: Date.parse('2026-12-01T10:00:00Z'),
+      },
+      batches: new Map(batches.map((b) => [b.id, b])),
+    });
+    const plan = (s: RunState, mayResend: boolean, maxCredits?: number) =>
+      withSource(join(fixtures, 'contacts.csv'), async (source) => {
+        const run = await resolveRun(
+          { kind: 'contacts', output: '-', batchSize: 10, maxCredits },
+          source,
+        );
+        return planBulk(run, { resume: { state: s, mayResend } });
+      });
+    // 21 distinct rows in batches of 10, 10 and 1. Batch 0 was split in two parts of 5: the
+    // first answered, the second never journaled (sent again); batch 1's POST got no answer;
+    // batch 2 is new to the journal.
+    const journal = state([
+      batch('0', 10, { splitSize: 5 }),
+      batch('0.0', 5, { job: 'j0', url: 'u', spooled }),
+      batch('1', 10, { unconfirmed: { message: 'socket hang up' } }),
+    ]);
+    const p = await plan(journal, false);
+    expect([p.sent, p.batches, p.max_credits, p.over_budget, p.cached]).toEqual([6, 2, 6, 0, 0]);
+    expect(p.resume).toEqual({
+      startedAt: Date.parse('2026-12-01T10:00:00Z'),
+      finished: false,
+      answered: 5,
+      inJobs: 0,
+      unconfirmed: 10,
+      expired: 0,
+      resent: 5,
+    });
+    // Sending unconfirmed batches again is safe (--resend-unconfirmed, or a service that
+    // honours idempotency keys): batch 1 is sent again too.
+    const resend = await plan(journal, true);
+    expect([resend.sent, resend.batches, resend.max_credits]).toEqual([16, 3, 16]);
+    expect(resend.resume).toMatchObject({ unconfirmed: 0, resent: 15 });
+    // A job accepted is downloaded, one expired ends "expired": neither is sent or paid again.
+    const jobs = await plan(
+      state([
+        batch('0', 10, { job: 'j0', url: 'u' }),
+        batch('1', 10, { job: 'j1', url: 'u', expired: true }),
+        batch('2', 1, { job: 'j2', url: 'u', spooled: { ...spooled, records: 1, credits: 1 } }),
+      ]),
+      false,
+    );
+    expect([jobs.sent, jobs.batches, jobs.max_credits]).toEqual([0, 0, 0]);
+    expect(jobs.resume).toMatchObject({ inJobs: 10, expired: 10, answered: 1, resent: 0 });
+    // A batch sent again takes its credits all or none, before its POST: past --max-credits
+    // 3 the second part of batch 0 (5 rows) is not sent; batch 2's one row is.
+    const capped = await plan(journal, false, 3);
+    expect([capped.sent, capped.batches, capped.over_budget]).toEqual([1, 1, 5]);
   });
 
   it('ragged rows are counted invalid, never fatal', async () => {

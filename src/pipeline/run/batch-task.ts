@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { expirationToMs } from '../../contract/rules.js';
 import { isEnrichError, stopsRun } from '../../errors.js';
-import type { BatchState } from '../journal/journal.js';
 import { spoolAnswer } from '../journal/spool.js';
 import type { BatchItem, LeafResult, SentItem, SendControl } from '../types.js';
 import type { BatchContext, BatchRun } from './batch-context.js';
@@ -19,6 +18,7 @@ import {
 } from './messages.js';
 import { pollJob } from './poll.js';
 import { splitReason } from './submit.js';
+import { journaledFate } from './journaled-fate.js';
 
 /** Where a batch stands once its submission is settled. */
 type Submitted =
@@ -128,14 +128,15 @@ async function submitBatch(
 ): Promise<Submitted> {
   const base = leafBase(id, items);
   const state = ctx.journal.state.batches.get(id);
-  if (state?.splitSize)
-    return { t: 'final', leaves: await runParts(ctx, id, items, state.splitSize, paid) };
-  if (state?.spooled) {
-    const { credits, remaining, creditError, unsure } = state.spooled;
+  const fate = journaledFate(state, mayResend(ctx));
+  if (fate === 'split')
+    return { t: 'final', leaves: await runParts(ctx, id, items, state!.splitSize!, paid) };
+  if (fate === 'answered') {
+    const { credits, remaining, creditError, unsure } = state!.spooled!;
     const leaf: LeafResult = {
       ...base,
       state: 'spooled',
-      jobId: state.job,
+      jobId: state!.job,
       credits,
       creditsEarlier: credits,
       remaining,
@@ -148,33 +149,22 @@ async function submitBatch(
       ? { t: 'credit-retry', leaf: { ...leaf, creditError: true } }
       : { t: 'final', leaves: [leaf] };
   }
-  if (state?.expired) {
-    const error = resultsExpired(ctx.words, state.job);
-    return { t: 'final', leaves: [{ ...base, state: 'expired', jobId: state.job, error }] };
+  if (fate === 'expired') {
+    const error = resultsExpired(ctx.words, state!.job);
+    return { t: 'final', leaves: [{ ...base, state: 'expired', jobId: state!.job, error }] };
   }
-  if (state?.job) {
+  if (fate === 'job') {
     ctx.flight?.accepted(id, true); // taken over from an earlier run: in flight from now on
-    return { t: 'job', jobId: state.job, url: state.url ?? '', submits: 0 };
+    return { t: 'job', jobId: state!.job!, url: state!.url ?? '', submits: 0 };
   }
-  if (state && mayHaveReached(state) && !mayResend(ctx)) {
-    const why = state.unconfirmed?.message ?? 'the run stopped before the answer came';
+  if (fate === 'unconfirmed') {
+    const why = state!.unconfirmed?.message ?? 'the run stopped before the answer came';
     const error = unconfirmed(ctx.words, why);
     return { t: 'final', leaves: [{ ...base, state: 'unconfirmed', error }] };
   }
   const reason = ctx.stopped(paid) ?? (paid ? undefined : creditsOrStop(ctx, items.length));
   if (reason) return { t: 'final', leaves: [{ ...base, state: 'unsent', error: reason }] };
   return postBatch(ctx, id, items, state?.idem);
-}
-
-/**
- * A journaled batch whose POST may have reached the service without a confirmed answer:
- * unconfirmed, or submitted by a run that stopped before the answer came, or failed for a
- * reason that proves nothing (INTERNAL). (Other journaled failures are ones where nothing
- * was processed: refused, or never connected.)
- */
-function mayHaveReached(state: BatchState): boolean {
-  // An INTERNAL failure (a bug, or the process giving out) says nothing of what was sent.
-  return state.unconfirmed !== undefined || (state.failed?.code ?? 'INTERNAL') === 'INTERNAL';
 }
 
 /** Sending such a batch again is safe only to a service that honours idempotency keys, or when asked. */

@@ -1,5 +1,5 @@
 import type { InputSource } from '../../../io/read.js';
-import type { Plan } from '../../../pipeline/run/plan.js';
+import type { Plan, PlanResume, ResumePlan } from '../../../pipeline/run/plan.js';
 import type { ResolvedSettings } from '../../../config/settings.js';
 import type { BulkKind, ResolvedRun } from '../../../pipeline/types.js';
 import type { BulkOptions } from './options.js';
@@ -21,7 +21,49 @@ export function planJson(plan: Plan): Record<string, unknown> {
     over_budget: plan.over_budget,
     batches: plan.batches,
     max_credits: plan.max_credits,
+    ...(plan.resume ? { resume: resumeJson(plan.resume) } : {}),
   };
+}
+
+/** The `resume` member: the unfinished run the real run would resume, and its rows' fates. */
+function resumeJson(r: ResumePlan): Record<string, unknown> {
+  return {
+    started_at: new Date(r.startedAt).toISOString(),
+    finished: r.finished,
+    answered: r.answered,
+    in_jobs: r.inJobs,
+    unconfirmed: r.unconfirmed,
+    expired: r.expired,
+    resent: r.resent,
+  };
+}
+
+/** The plan's lines for a resume: the run resumed, then each fate its rows have (none: not shown). */
+function resumeLines(r: ResumePlan, option: (name: string) => string): [string, string][] {
+  const started = new Date(r.startedAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const lines: [string, string][] = [
+    [
+      'resumes',
+      `the ${r.finished ? '' : 'unfinished '}run of this file started ${started} (its journal)`,
+    ],
+  ];
+  if (r.answered) lines.push(['answered', `${r.answered} (kept in its journal: not sent again)`]);
+  if (r.inJobs)
+    lines.push([
+      'in_jobs',
+      `${r.inJobs} (in jobs the service accepted: downloaded, not paid again)`,
+    ]);
+  if (r.unconfirmed)
+    lines.push([
+      'unconfirmed',
+      `${r.unconfirmed} (sent, no answer came: they may have been charged; not sent again, they end "failed", exit 3; ${option('resendUnconfirmed')} sends them)`,
+    ]);
+  if (r.expired)
+    lines.push([
+      'expired',
+      `${r.expired} (their jobs' results expired before they were downloaded: they end "expired", exit 3)`,
+    ]);
+  return lines;
 }
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
@@ -92,7 +134,7 @@ function describeDialect(source: InputSource): string {
 export function formatPlan(
   plan: Plan,
   options: BulkOptions,
-  run: Pick<ResolvedRun, 'batchSize' | 'maxCredits'>,
+  run: Pick<ResolvedRun, 'batchSize' | 'maxCredits' | 'words'>,
 ): string {
   const cap = run.maxCredits === undefined ? undefined : `--max-credits ${run.maxCredits}`;
   const lines: [string, string][] = [
@@ -101,7 +143,15 @@ export function formatPlan(
     ['invalid', String(plan.invalid) + (options.rejects ? ` (written to ${options.rejects})` : '')],
     ['duplicates', String(plan.duplicates) + (options.dedupe ? ' (sent once)' : '')],
     ['cached', `${plan.cached} (answered from the results cache, not sent)`],
-    ['sent', String(plan.sent) + (cap ? ` (within ${cap})` : '')],
+    ...(plan.resume ? resumeLines(plan.resume, (n) => run.words.option(n)) : []),
+    [
+      'sent',
+      String(plan.sent) +
+        (cap ? ` (within ${cap})` : '') +
+        (plan.resume?.resent
+          ? ` (${plan.resume.resent} of them sent again: no answer of theirs is kept)`
+          : ''),
+    ],
   ];
   if (cap)
     lines.push([
@@ -129,7 +179,11 @@ export async function runDryRun(
   const { source, run, settings } = await openBulkRun(kind, input, options, globals);
   const cache = await planCache(run, settings, globals);
   try {
-    const plan = await planBulk(run, cache ? { cache: cache.cache } : {});
+    const resume = await resumeOf(run, settings, globals, cache !== undefined);
+    const plan = await planBulk(run, {
+      ...(cache ? { cache: cache.cache } : {}),
+      ...(resume ? { resume } : {}),
+    });
     if (!globals.quiet) process.stderr.write(`${formatMappingTable(plan, source)}\n`);
     if (plan.over_budget > 0 && !globals.quiet) {
       process.stderr.write(
@@ -162,4 +216,46 @@ async function planCache(run: ResolvedRun, settings: ResolvedSettings, globals: 
       if (!globals.quiet) process.stderr.write(`enrich: warning: ${w}\n`);
     },
   });
+}
+
+/**
+ * The unfinished run this command would resume (the same file, options, service and account),
+ * read from its journal without its lock, with what its resume may send again: known only with
+ * a key and a base URL, as the cache is; none under --restart, with --sandbox, or when the run
+ * would start afresh (a finished one under --refresh, or past the cache's max age).
+ */
+async function resumeOf(
+  run: ResolvedRun,
+  settings: ResolvedSettings,
+  globals: GlobalOptions,
+  cache: boolean,
+): Promise<PlanResume | undefined> {
+  if (globals.sandbox || run.restart || !settings.apiKey || !settings.baseUrl) return undefined;
+  const [{ accountOfKey }, { runKeyOf }, { peekRun }, { startsAfresh }] = await Promise.all([
+    import('../../../api/account.js'),
+    import('../../../pipeline/run/run.js'),
+    import('../../../pipeline/journal/journal.js'),
+    import('../../../pipeline/journal/renew.js'),
+  ]);
+  const account = accountOfKey(settings.apiKey);
+  const input = await run.source.identity();
+  const { key } = runKeyOf(run, input, settings.baseUrl, account);
+  const state = await peekRun(run.runsDir, key);
+  if (!state || startsAfresh(state, run.cache, { now: Date.now(), cache })) return undefined;
+  return { state, mayResend: run.resendUnconfirmed || (await honoured(run, settings, account)) };
+}
+
+/** Whether this service was seen, within the day, to honour idempotency keys (client.ts keeps it). */
+async function honoured(run: ResolvedRun, settings: ResolvedSettings, account: string) {
+  const [{ fileIdempotencyStore }, { idempotencyScope }, { Paths }, { getPaths }] =
+    await Promise.all([
+      import('../../../config/idempotency-memo.js'),
+      import('../../../api/idempotency.js'),
+      import('../../../contract/paths.js'),
+      import('../../../config/paths.js'),
+    ]);
+  const path = run.kind === 'contacts' ? Paths.contacts : Paths.companies;
+  const origin = new URL(settings.baseUrl!).origin;
+  const lessons = fileIdempotencyStore(getPaths().stateDir);
+  return lessons.get(idempotencyScope(origin, path, account)) === true;
 }
