@@ -8,9 +8,16 @@ import { getPaths } from '../config/paths.js';
 import { EnrichError } from '../errors.js';
 import { openInput, type InputSource } from '../io/read.js';
 import type { CachePolicy, ResultsCache } from '../pipeline/types.js';
-import { planVerify, type VerifyPlan } from '../pipeline/verify/plan.js';
-import { runVerify } from '../pipeline/verify/run-verify.js';
-import type { VerifyApi, VerifyProgress, VerifySummary } from '../pipeline/verify/types.js';
+import { peekRun } from '../pipeline/journal/journal.js';
+import { startsAfresh } from '../pipeline/journal/renew.js';
+import { planVerify, type VerifyPlan, type VerifyPlanResume } from '../pipeline/verify/plan.js';
+import { identityOf, runVerify } from '../pipeline/verify/run-verify.js';
+import type {
+  VerifyApi,
+  VerifyProgress,
+  VerifyRun,
+  VerifySummary,
+} from '../pipeline/verify/types.js';
 import { checkKeys } from './resolve-run.js';
 import {
   resolveVerifyRun,
@@ -115,8 +122,15 @@ export async function verifyEmailsFile(
           })
         : undefined;
     try {
-      if (dryRun)
-        return await planVerify(run, { cache: cache?.cache, policy: run.cache }, Date.now());
+      if (dryRun) {
+        const resume = account ? await resumeOf(run, account, cache !== undefined) : undefined;
+        return await planVerify(
+          run,
+          { cache: cache?.cache, policy: run.cache },
+          Date.now(),
+          resume,
+        );
+      }
       if (!service) throw new EnrichError('USAGE', 'verifyEmailsFile: service is required to send');
       await removeStaleSpools(undefined, { budgetMs: 100 });
       await pruneFinishedRuns(run.runsDir, {
@@ -140,4 +154,20 @@ export async function verifyEmailsFile(
   } finally {
     if (typeof input === 'string') await source.close();
   }
+}
+
+/**
+ * The journal of the run a real run of these options would resume (read without its lock), for
+ * the dry run's plan: none under `restart`, or when the run would start afresh.
+ */
+async function resumeOf(
+  run: VerifyRun,
+  account: string,
+  cache: boolean,
+): Promise<VerifyPlanResume | undefined> {
+  if (run.restart) return undefined;
+  const { key } = identityOf(run, { account }, await run.source.identity());
+  const state = await peekRun(run.runsDir, key);
+  if (!state || startsAfresh(state, run.cache, { now: Date.now(), cache })) return undefined;
+  return { state, resendUnconfirmed: run.resendUnconfirmed, words: run.words };
 }

@@ -162,6 +162,20 @@ describe.each([
     expect(lost[0]!.enrich_error).toMatch(/may have .*charged/);
     const charged = s.admin.stats().verification_credits_charged;
 
+    // The dry run plans what the resume does (regression: it planned every address sent).
+    const plan = await verifyEmailsFile({ ...options, dryRun: true });
+    expect(plan).toMatchObject({ sent: 0, maxCredits: 0 });
+    const answered = plan.addresses - 1;
+    expect(plan.resume).toEqual({
+      startedAt: expect.any(Number) as number,
+      finished: false,
+      answered,
+      unconfirmed: 1,
+      refused: 0,
+    });
+    const asked = await verifyEmailsFile({ ...options, dryRun: true, resendUnconfirmed: true });
+    expect(asked).toMatchObject({ sent: 1, maxCredits: 1, resume: { answered, unconfirmed: 0 } });
+
     const again = await verifyEmailsFile(options);
     expect(again.sent).toBe(0);
     expect(again.unconfirmed).toBe(1);

@@ -1,6 +1,7 @@
-import type { CachePolicy, ResultsCache } from '../types.js';
+import type { RunState } from '../journal/journal.js';
+import type { CachePolicy, ResultsCache, RunWords } from '../types.js';
 import { addressOfCell } from './address.js';
-import { outcomeOfCache } from './prior.js';
+import { outcomeOfCache, outcomeOfJournal } from './prior.js';
 import type { VerifyRun } from './types.js';
 
 /** What a verification run would do, sent nothing: `--dry-run`. */
@@ -21,6 +22,29 @@ export interface VerifyPlan {
   overBudget: number;
   /** The most this run could spend: one verification credit per address sent. */
   maxCredits: number;
+  /** The earlier attempt of this run the run would resume (its journal), if any. */
+  resume?: VerifyResumePlan;
+}
+
+/** What the resume takes from an earlier attempt's journal, in distinct addresses. */
+export interface VerifyResumePlan {
+  /** When that attempt started (ms since the epoch). */
+  startedAt: number;
+  /** Whether it wrote its output. */
+  finished: boolean;
+  /** Addresses it journaled a verdict for: written from the journal, not sent again. */
+  answered: number;
+  /** Addresses it sent with no answer (they may have been charged): not sent again, they end `failed`. */
+  unconfirmed: number;
+  /** Addresses the service refused as no address: not sent again. */
+  refused: number;
+}
+
+/** The journal of the verification run a real run would resume (`--resend-unconfirmed` or not). */
+export interface VerifyPlanResume {
+  state: RunState;
+  resendUnconfirmed: boolean;
+  words: RunWords;
 }
 
 /**
@@ -32,6 +56,7 @@ export async function planVerify(
   run: Pick<VerifyRun, 'source' | 'column' | 'columnName' | 'maxCredits'>,
   cache: { cache: ResultsCache | undefined; policy: CachePolicy },
   now: number,
+  resume?: VerifyPlanResume,
 ): Promise<VerifyPlan> {
   const plan: VerifyPlan = {
     column: run.columnName,
@@ -47,6 +72,13 @@ export async function planVerify(
     maxCredits: 0,
   };
   const limit = run.maxCredits ?? Infinity;
+  const resumed: VerifyResumePlan | undefined = resume && {
+    startedAt: resume.state.header.at,
+    finished: resume.state.done !== undefined,
+    answered: 0,
+    unconfirmed: 0,
+    refused: 0,
+  };
   // Each distinct address, and whether the limit leaves it unsent (so its duplicates too).
   const seen = new Map<string, boolean>();
   for await (const row of run.source.rows()) {
@@ -64,6 +96,12 @@ export async function planVerify(
       if (unsent) plan.overBudget++;
       continue;
     }
+    // Settled by the earlier attempt's journal first, as the run settles it (outcomes.ts).
+    const prior = resumed && priorOf(cell.address, resume!, resumed);
+    if (prior) {
+      seen.set(cell.address, false);
+      continue;
+    }
     const cached = outcomeOfCache(cell.address, cache.cache, cache.policy, now) !== undefined;
     const over = !cached && plan.sent >= limit;
     seen.set(cell.address, over);
@@ -73,5 +111,16 @@ export async function planVerify(
   }
   plan.addresses = seen.size;
   plan.maxCredits = plan.sent;
-  return plan;
+  return resumed ? { ...plan, resume: resumed } : plan;
+}
+
+/** Counts what an earlier attempt's journal settles `address` as (true), or false: it is to be sent. */
+function priorOf(address: string, resume: VerifyPlanResume, into: VerifyResumePlan): boolean {
+  const known = resume.state.verify?.get(address);
+  const prior = outcomeOfJournal(address, known, resume.resendUnconfirmed, resume.words);
+  if (!prior) return false;
+  if (prior.kind === 'answered') into.answered++;
+  else if (prior.kind === 'refused') into.refused++;
+  else into.unconfirmed++;
+  return true;
 }

@@ -124,7 +124,11 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
 }
 
 /** The run's journal key and header. Another account's run is another run: its answers are never this one's. */
-function identityOf(run: VerifyRun, deps: VerifyDeps, input: InputIdentity) {
+export function identityOf(
+  run: VerifyRun,
+  deps: Pick<VerifyDeps, 'account'>,
+  input: InputIdentity,
+) {
   const options = deps.account
     ? { ...run.identity, account: journalAccount(deps.account) }
     : run.identity;

@@ -1,6 +1,7 @@
 import { formatDuration } from '../../../config/duration.js';
 import type { VerifyPlan, VerifySummary } from '../../../bulk/verify-emails.js';
 import { printable } from '../../output.js';
+import type { VerifyResumePlan } from '../../../pipeline/verify/plan.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
 
@@ -65,6 +66,7 @@ export function verifyPlanText(p: VerifyPlan, limit: number | undefined): string
     `rows: ${n(p.rows)}  with an address: ${n(p.valid)}  not an address: ${n(p.invalid)}  empty: ${n(p.empty)}`,
     `distinct addresses: ${n(p.addresses)}  duplicates: ${n(p.duplicates)}  cached: ${n(p.cached)}  to send: ${n(p.sent)}`,
   ];
+  if (p.resume) lines.push(...verifyResumeLines(p.resume));
   if (limit !== undefined)
     lines.push(
       `--max-credits ${n(limit)}: ${n(p.overBudget)} row(s) not sent (they end "failed"${p.overBudget > 0 ? ', exit 5' : ''})`,
@@ -87,5 +89,31 @@ export function verifyPlanJson(p: VerifyPlan): Record<string, unknown> {
     sent: p.sent,
     over_budget: p.overBudget,
     max_credits: p.maxCredits,
+    ...(p.resume
+      ? {
+          resume: {
+            started_at: new Date(p.resume.startedAt).toISOString(),
+            finished: p.resume.finished,
+            answered: p.resume.answered,
+            unconfirmed: p.resume.unconfirmed,
+            refused: p.resume.refused,
+          },
+        }
+      : {}),
   };
+}
+
+/** The plan's lines for a resume: the run resumed, and the addresses its journal settles. */
+function verifyResumeLines(r: VerifyResumePlan): string[] {
+  const started = new Date(r.startedAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const lines = [
+    `resumes the ${r.finished ? '' : 'unfinished '}run of this file started ${started} (its journal): ${n(r.answered)} address(es) answered there, not sent again`,
+  ];
+  if (r.unconfirmed)
+    lines.push(
+      `unconfirmed: ${n(r.unconfirmed)} address(es) sent with no answer (they may have been charged): not sent again, they end "failed", exit 3 (--resend-unconfirmed sends them)`,
+    );
+  if (r.refused)
+    lines.push(`refused: ${n(r.refused)} address(es) the service refused: not sent again`);
+  return lines;
 }
