@@ -24,6 +24,12 @@ export interface CachedAnswer {
   /** When the service answered (epoch ms). */
   at: number;
   charged: boolean;
+  /**
+   * Not an answer but a mark: a run sent this request and its answer never came (the service
+   * may have charged it). Its `records` are empty and `at` is when it was sent. Runs do not send
+   * such a request again by themselves, as a run does not resend its own unconfirmed batch.
+   */
+  unconfirmed?: boolean;
 }
 
 /**
@@ -81,7 +87,16 @@ interface Stored {
   r: Record<string, unknown>[];
   t: number;
   c: boolean;
+  /**
+   * A mark of a request sent without an answer (CachedAnswer's `unconfirmed`): when it was
+   * sent. Its `t` is 0, so that earlier builds, which know no such mark, read it as an answer
+   * too old to serve (and send the row, as they did), never as a no-match.
+   */
+  u?: number;
 }
+
+/** When an entry was written (a mark's `t` is 0). */
+const timeOf = (v: Stored): number => v.u ?? v.t;
 
 /**
  * The address space mapped for the file up front (virtual: pages count in memory only once
@@ -339,6 +354,8 @@ function wrap(
             // A request looked up again (a row claimed after it missed) is not hashed again.
             const key = keys.known(requestKey);
             const v = db.get(key);
+            if (v?.u !== undefined)
+              return { records: [], at: v.u, charged: false, unconfirmed: true };
             if (v) return { records: v.r, at: v.t, charged: v.c };
             keys.missed(requestKey, key); // its answer is likely put soon: hashed once
             return undefined;
@@ -348,11 +365,12 @@ function wrap(
             if (!room.toPut()) return;
             marks.beforeWrite();
             seedOnce();
-            const written = db.put(keys.taken(requestKey), {
-              r: a.records,
-              t: a.at,
-              c: a.charged,
-            });
+            const written = db.put(
+              keys.taken(requestKey),
+              a.unconfirmed
+                ? { r: [], t: 0, c: false, u: a.at }
+                : { r: a.records, t: a.at, c: a.charged },
+            );
             pending++;
             // lmdb gives every put of one commit the same promise: one handler per commit.
             if (written !== batch.written) {
@@ -413,9 +431,10 @@ function statsOf(db: RootDatabase<Stored, string>): CacheStats {
   for (const { value } of db.getRange()) {
     s.entries++;
     if (value.c) s.charged++;
-    s.oldest = s.oldest === null ? value.t : Math.min(s.oldest, value.t);
+    const t = timeOf(value);
+    s.oldest = s.oldest === null ? t : Math.min(s.oldest, t);
     // Stryker disable next-line ConditionalExpression: Math.max(null, t) is t for any time after 1970
-    s.newest = s.newest === null ? value.t : Math.max(s.newest, value.t);
+    s.newest = s.newest === null ? t : Math.max(s.newest, t);
   }
   return s;
 }
@@ -439,7 +458,7 @@ function pruneOlder(db: RootDatabase<Stored, string>, cutoff: number): number {
     old = [];
   };
   for (const { key, value } of db.getRange()) {
-    if (value.t < cutoff) old.push(key);
+    if (timeOf(value) < cutoff) old.push(key);
     // Stryker disable next-line ConditionalExpression,EqualityOperator: when a chunk is removed changes the transactions (and memory), not which entries go
     if (old.length === PRUNE_CHUNK) removeOld();
   }

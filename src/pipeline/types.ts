@@ -84,6 +84,12 @@ export interface CachedAnswer {
   /** When the service gave it (epoch ms). */
   at: number;
   charged: boolean;
+  /**
+   * Not an answer but a mark: a run sent this request and its answer never came (the service
+   * may have charged it). Its `records` are empty and `at` is when it was sent. Runs do not send
+   * such a request again by themselves, as a run does not resend its own unconfirmed batch.
+   */
+  unconfirmed?: boolean;
 }
 
 /**

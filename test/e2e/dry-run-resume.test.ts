@@ -95,7 +95,7 @@ describe('enrich contacts --dry-run follows the journal of the run it would resu
         expect(plan.resume).toMatchObject({ answered: 10, unconfirmed: 10, resent: 0 });
         const text = await runCli([...args, '--dry-run', '-q'], { env });
         expect(text.stdout).toMatch(
-          /^unconfirmed\s+10 \(sent, no answer came: they may have been charged; not sent again, they end "failed", exit 3; --resend-unconfirmed sends them\)$/m,
+          /^unconfirmed\s+10 \(sent by an enrich run that never got their answer: they may have been charged; not sent again, they end "failed", exit 3; --resend-unconfirmed sends them\)$/m,
         );
         const asked = await runCli([...args, '--dry-run', '--json', '--resend-unconfirmed'], {
           env,

@@ -35,6 +35,7 @@ describe.concurrent('enrich contacts|companies --dry-run (e2e)', () => {
       valid: 23,
       invalid: 2,
       cached: 0,
+      unconfirmed_earlier: 0,
       duplicates: 2,
       sent: 21,
       over_budget: 0,

@@ -1,5 +1,5 @@
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, copyFile, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyEmailsFile, type EnrichClient, type VerifyEmailsOptions } from '../../src/index.js';
 import { fastClient, parseCsv, sandboxPerTest, tempDir, writeCsv } from './bulk-harness.js';
@@ -180,6 +180,21 @@ describe.each([
     expect(again.sent).toBe(0);
     expect(again.unconfirmed).toBe(1);
     expect(again.exitCode).toBe(3);
+    expect(s.admin.stats().verification_credits_charged).toBe(charged);
+
+    // Another list with the same addresses (another run) does not send it by itself either
+    // (regression: it was sent, and paid for, again); its dry run says so.
+    const other = join(dirname(options.input as string), 'copy.csv');
+    await copyFile(options.input as string, other);
+    const copyOptions = { ...options, input: other, output: `${other}.out.csv` };
+    const copyPlan = await verifyEmailsFile({ ...copyOptions, dryRun: true });
+    expect(copyPlan).toMatchObject({ unconfirmedEarlier: 1, sent: 0, cached: answered });
+    const copy = await verifyEmailsFile(copyOptions);
+    expect(copy).toMatchObject({ sent: 0, unconfirmed: 1, exitCode: 3 });
+    const copyOut = await readOutput(copyOptions.output);
+    expect(
+      copyOut.filter((r) => /^not sent: an enrich run sent this row at/.test(r.enrich_error!)),
+    ).toHaveLength(1);
     expect(s.admin.stats().verification_credits_charged).toBe(charged);
 
     const resent = await verifyEmailsFile({ ...options, resendUnconfirmed: true });

@@ -53,6 +53,11 @@ export interface BatchContext {
     records: readonly Record<string, unknown>[],
     remaining: number | null,
   ) => void | Promise<void>;
+  /**
+   * Marks in the results cache the requests of a batch whose POST got no answer, so that no
+   * other run sends them again by itself (absent: no cache, or `cache: false`).
+   */
+  markUnconfirmed?: (items: readonly SentItem[]) => void;
 }
 
 /** A batch on its way: `accepted` once the service holds it (or it needs no POST), `done` once it ends. */

@@ -160,6 +160,7 @@ async function submitBatch(
   if (fate === 'unconfirmed') {
     const why = state!.unconfirmed?.message ?? 'the run stopped before the answer came';
     const error = unconfirmed(ctx.words, why);
+    ctx.markUnconfirmed?.(items);
     return { t: 'final', leaves: [{ ...base, state: 'unconfirmed', error }] };
   }
   const reason = ctx.stopped(paid) ?? (paid ? undefined : creditsOrStop(ctx, items.length));
@@ -237,6 +238,7 @@ async function postBatch(
       const why = cause instanceof Error ? cause.message : message;
       await journal.append({ t: 'unconfirmed', batch: id, message: why }, { durable: true });
       const error = unconfirmed(ctx.words, why);
+      ctx.markUnconfirmed?.(items);
       return { t: 'final', leaves: [{ ...base, state: 'unconfirmed', code, error, submits: 1 }] };
     }
     await journal.append({ t: 'failed', batch: id, code, message });

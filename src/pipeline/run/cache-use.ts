@@ -10,7 +10,15 @@ import {
 } from '../join/join.js';
 import type { RowOutcome } from '../join/join.js';
 import { keyOfFields } from '../mapping/validate.js';
-import type { BulkKind, CachedAnswer, CachePolicy, ResultsCache, SentItem } from '../types.js';
+import type {
+  BulkKind,
+  CachedAnswer,
+  CachePolicy,
+  ResultsCache,
+  RunWords,
+  SentItem,
+} from '../types.js';
+import { unconfirmedEarlier } from './messages.js';
 import type { CacheLookup, JournaledHits } from './cache-hits.js';
 
 type AnyRecord = Record<string, unknown>;
@@ -49,6 +57,8 @@ export function cacheLookup(
       if (!policy.read) return undefined;
       const a = cache.get(key);
       if (!a) return undefined;
+      // A request sent without an answer is marked for the whole max age.
+      if (a.unconfirmed) return started - a.at < policy.maxAgeMs ? a : undefined;
       const maxAge = maxAgeOf(policy.maxAgeMs, { noMatch: isNoMatch(a), charged: a.charged });
       return started - a.at < maxAge ? a : undefined;
     },
@@ -57,21 +67,54 @@ export function cacheLookup(
   };
 }
 
-/** The outcome of a row answered from the cache: as the answer says, nothing charged now. */
+/**
+ * The outcome of a row answered from the cache: as the answer says, nothing charged now. A
+ * mark of a request another run sent without an answer: `failed`, not sent.
+ */
 export function cachedOutcome(
   answer: CachedAnswer | undefined,
   gone: string,
+  words: RunWords,
 ): RowOutcome<AnyRecord> {
   if (!answer) return noRecords('failed', gone);
+  if (answer.unconfirmed) return noRecords('failed', unconfirmedEarlier(words, answer.at));
   return copyWith(outcomeFromRecords(answer.records), {
     creditCharged: false,
     cachedAt: answer.at,
   });
 }
 
+/**
+ * Marks the requests of a batch whose POST got no answer (it may have been charged), so that
+ * no run sends them again by itself: another file's run that holds the same rows writes them
+ * `failed` unless it is asked to send them again (`--resend-unconfirmed`), as a resume of the
+ * same run does. A request the cache holds an answer to keeps it (a `--refresh` run's).
+ */
+export function markUnconfirmed(
+  cache: ResultsCache,
+  items: readonly { key: string }[],
+  at: number,
+): void {
+  for (const { key } of items)
+    if (!cache.get(key)) cache.put(key, { records: [], at, charged: false, unconfirmed: true });
+}
+
+/** The cache as a run asked to send unconfirmed requests again sees it: their marks are misses. */
+export function withoutMarks(cache: ResultsCache): ResultsCache {
+  // Everything else as the cache has it (its other methods, whatever object it is).
+  const view = Object.create(cache) as ResultsCache;
+  view.get = (key) => {
+    const a = cache.get(key);
+    return a?.unconfirmed ? undefined : a;
+  };
+  return view;
+}
+
 /** The credits a cached answer spared: what the service charged for it then. */
 export function creditsSaved(answer: CachedAnswer | undefined): number {
-  return answer ? answer.records.filter((r) => r.credit_charged === true).length : 0;
+  return answer && !answer.unconfirmed
+    ? answer.records.filter((r) => r.credit_charged === true).length
+    : 0;
 }
 
 /**

@@ -1,7 +1,14 @@
 import { CACHED_ROW, type RowIndex } from '../join/row-index.js';
 import type { SameRequests } from '../join/same-request.js';
 import type { StreamJoin } from '../join/stream-join.js';
-import type { BatchItem, LeafResult, ResolvedRun, RunProgress } from '../types.js';
+import type {
+  BatchItem,
+  CachedAnswer,
+  LeafResult,
+  ResolvedRun,
+  RunProgress,
+  RunWords,
+} from '../types.js';
 import type { BatchContext } from './batch-context.js';
 import { startBatch } from './batch-task.js';
 import type { CacheLookup } from './cache-hits.js';
@@ -30,6 +37,11 @@ export interface Driven {
   cacheResent: number;
   /** Rows another run was still sending at --timeout (written failed, not sent). */
   heldOut: number;
+  /**
+   * Rows whose request a run sent without getting its answer (marked in the results cache):
+   * written failed, not sent (unless --resend-unconfirmed, which reads no mark).
+   */
+  unconfirmedEarlier: number;
   overBudget: number;
   /** One per batch, in order: its leaves once it ends. */
   tasks: Promise<LeafResult[]>[];
@@ -77,6 +89,7 @@ export async function driveBatches(
     cacheGone: 0,
     cacheResent: 0,
     heldOut: 0,
+    unconfirmedEarlier: 0,
     overBudget: 0,
     tasks: [],
   };
@@ -139,7 +152,7 @@ async function classifyInto(
     d.valid++;
     if (c.t === 'held') {
       d.reps.push(CACHED_ROW);
-      heldRow(d, c, to, run.words.option('timeoutMs'));
+      heldRow(d, c, to, run.words);
       continue;
     }
     if (c.t === 'cached') {
@@ -153,10 +166,8 @@ async function classifyInto(
         join?.cached(c.row, resent);
         continue;
       }
-      if (c.answer) d.cacheHits++;
-      else d.cacheGone++;
-      d.creditsSaved += creditsSaved(c.answer);
-      join?.cached(c.row, cachedOutcome(c.answer, CACHED_ANSWER_GONE));
+      countCached(d, c.answer);
+      join?.cached(c.row, cachedOutcome(c.answer, CACHED_ANSWER_GONE, run.words));
       continue;
     }
     if (c.t === 'duplicate') {
@@ -181,17 +192,25 @@ export interface DriveClaims {
   releaseAfter(done: Promise<readonly LeafResult[]>, items: readonly BatchItem[]): void;
 }
 
+/** Counts a row the cache decided: a hit, an unconfirmed request's mark, or an answer gone since. */
+function countCached(d: Driven, answer: CachedAnswer | undefined): void {
+  if (answer?.unconfirmed) d.unconfirmedEarlier++;
+  else if (answer) d.cacheHits++;
+  else d.cacheGone++;
+  d.creditsSaved += creditsSaved(answer);
+}
+
 /** A row another run was sending when this one read it: its outcome to the join, counted. */
 function heldRow(
   d: Driven,
   c: Extract<HeldEvent, { t: 'held' }>,
   to: Parameters<typeof driveBatches>[2],
-  timeout: string,
+  words: RunWords,
 ): void {
+  const timeout = words.option('timeoutMs');
   if (c.answer) {
-    d.cacheHits++;
-    d.creditsSaved += creditsSaved(c.answer);
-    to.join?.cached(c.row, cachedOutcome(c.answer, CACHED_ANSWER_GONE));
+    countCached(d, c.answer);
+    to.join?.cached(c.row, cachedOutcome(c.answer, CACHED_ANSWER_GONE, words));
     return;
   }
   if (c.heldBy) {

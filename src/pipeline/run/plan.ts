@@ -3,7 +3,7 @@ import type { BatchState, RunState } from '../journal/journal.js';
 import type { ResolvedMapping } from '../mapping/resolve-mapping.js';
 import type { ResolvedRun, ResultsCache } from '../types.js';
 import { affordableRows, createBudget, takeCredits, type Budget } from './budget.js';
-import { cacheLookup } from './cache-use.js';
+import { cacheLookup, withoutMarks } from './cache-use.js';
 import { classifyRows } from './classify.js';
 import { journaledFate } from './journaled-fate.js';
 
@@ -18,6 +18,11 @@ export interface Plan extends ResolvedMapping {
   duplicates: number;
   /** Rows the results cache answers (never sent, nothing charged). */
   cached: number;
+  /**
+   * Rows whose request an enrich run sent without getting its answer (a mark in the results
+   * cache): not sent, they end `failed` (unless the run may send them again).
+   */
+  unconfirmed_earlier: number;
   /** Rows sent (each distinct request once), within the spending limit. */
   sent: number;
   /** Rows the spending limit leaves unsent (they end `failed`), their duplicates included. */
@@ -69,13 +74,15 @@ export async function planBulk(
 ): Promise<Plan> {
   const journal = deps.resume?.state;
   const hits = journal?.hits && { upTo: journal.hits.upTo, ranges: [...journal.hits.ranges] };
-  const cache = cacheLookup(deps.cache, run.cache, deps.now ?? Date.now, hits);
+  // As the run reads the cache: with --resend-unconfirmed, marks of unanswered requests are misses.
+  const store = deps.cache && run.resendUnconfirmed ? withoutMarks(deps.cache) : deps.cache;
+  const cache = cacheLookup(store, run.cache, deps.now ?? Date.now, hits);
   const budget = createBudget(run.maxCredits, run.creditsPerRow);
   const resumed = deps.resume && resumeCounter(deps.resume, budget);
   const rejects = run.output.rejects
     ? await openRejects(run.source, run.output.rejects, run.kind)
     : undefined;
-  const counts = { rows: 0, invalid: 0, duplicates: 0, cached: 0, batches: 0, sent: 0 };
+  const counts = { rows: 0, invalid: 0, duplicates: 0, cached: 0, marked: 0, batches: 0, sent: 0 };
   // The rows past the limit: their duplicates share their fate (not sent) in the run.
   const unsent = new Set<number>();
   let overBudget = 0;
@@ -100,6 +107,8 @@ export async function planBulk(
       } else if (c.t === 'duplicate') {
         counts.duplicates++;
         if (unsent.has(c.of)) overBudget++;
+      } else if (c.t === 'cached' && c.answer?.unconfirmed) {
+        counts.marked++;
       } else if (c.t === 'cached' && (c.answer || !resumed)) counts.cached++;
       else if (c.t === 'cached') {
         // Taken from the cache by an earlier attempt, and gone from it since: sent again.
@@ -120,7 +129,7 @@ export async function planBulk(
     throw err;
   }
   if (resumed) counts.batches += Math.ceil(resumed.refills() / run.batchSize);
-  const { rows, invalid, duplicates, cached, batches, sent } = counts;
+  const { rows, invalid, duplicates, cached, marked, batches, sent } = counts;
   return {
     mapping: run.mapping,
     names: { ...run.names },
@@ -130,6 +139,7 @@ export async function planBulk(
     invalid,
     duplicates,
     cached,
+    unconfirmed_earlier: marked,
     sent,
     over_budget: overBudget,
     batches,

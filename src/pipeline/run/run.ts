@@ -34,7 +34,13 @@ import { createBudget } from './budget.js';
 import { driveBatches, type Driven, type ProgressSink } from './drive.js';
 import { adoptableRun } from './adopt-run.js';
 import { settleEarlierRuns } from './earlier-runs.js';
-import { cacheLookup, cachedOutcome, fillCache } from './cache-use.js';
+import {
+  cacheLookup,
+  cachedOutcome,
+  fillCache,
+  markUnconfirmed as markUnconfirmedIn,
+  withoutMarks,
+} from './cache-use.js';
 import type { CacheLookup } from './cache-hits.js';
 import { refillGone, takeResent, type RefillClaims, type Resent } from './refill.js';
 import { runClaims, type ResendTo } from './run-claims.js';
@@ -112,9 +118,8 @@ export function runKeyOf(
 }
 
 /** Runs a resolved bulk enrichment end to end: classify, submit, poll, spool, join, write. */
-export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSummary> {
-  if (!URL.canParse(deps.baseUrl))
-    throw new EnrichError('USAGE', `baseUrl must be a URL, got ${JSON.stringify(deps.baseUrl)}`);
+export async function runBulk(run: ResolvedRun, given: RunDeps): Promise<RunSummary> {
+  const deps = depsOf(run, given);
   const input = await run.source.identity();
   const { key, options } = runKeyOf(run, input, deps.baseUrl, deps.account);
   const renews = (found: RunState) =>
@@ -207,6 +212,16 @@ export async function runBulk(run: ResolvedRun, deps: RunDeps): Promise<RunSumma
     for (const close of closeClaims) await close();
     await releaseOutput?.();
   }
+}
+
+/**
+ * The run's dependencies as it uses them: a base URL that is a URL, and, asked to send
+ * unconfirmed requests again (--resend-unconfirmed), a cache whose marks of them are no answers.
+ */
+function depsOf(run: ResolvedRun, deps: RunDeps): RunDeps {
+  if (!URL.canParse(deps.baseUrl))
+    throw new EnrichError('USAGE', `baseUrl must be a URL, got ${JSON.stringify(deps.baseUrl)}`);
+  return run.resendUnconfirmed && deps.cache ? { ...deps, cache: withoutMarks(deps.cache) } : deps;
 }
 
 /** The key of a run of this input another key of the same account left unfinished (adopt-run.ts). */
@@ -351,6 +366,7 @@ async function runWithJournal(
     join = out && openStreamJoin(run, deps, store, out, gate);
     const { ctx, stopReason } = batchContext(run, deps, journal, join, gate);
     ctx.remember = use.remember;
+    ctx.markUnconfirmed = use.markUnconfirmed;
     ctx.onJob = sink.onJob;
     const notSentNow = () => notSent(stopReason());
     const to = { resent: use.resent, store: { ...run, ...store }, gate, sink, notSent: notSentNow };
@@ -390,7 +406,8 @@ async function runWithJournal(
       ? await join.finish(final)
       : await writeAllAtOnce({ ...run, ...store }, driven, final, out);
     out = undefined; // closed: nothing to abort any more
-    const exitCode = exitCodeFor(stats, base.jobs, base.stopReason, base.cacheGone + base.heldOut);
+    const notSentRows = base.cacheGone + base.heldOut + base.unconfirmedEarlier;
+    const exitCode = exitCodeFor(stats, base.jobs, base.stopReason, notSentRows);
     await journal.append({ t: 'done', output: run.output.target, exit: exitCode });
     // Rows an answer left out were sent too: their charge is as unknown as a lost answer's.
     const { missingSent, ...written } = stats;
@@ -497,15 +514,20 @@ function cacheUse(run: ResolvedRun, deps: RunDeps, journal: Journal) {
         await cache.settled?.();
       }
     : undefined;
+  const markUnconfirmed: BatchContext['markUnconfirmed'] = run.cache.write
+    ? (items) => markUnconfirmedIn(cache, items, deps.env.now())
+    : undefined;
   // Rows whose cached answer was gone, sent again by this run (refill.ts), by request key.
   const resent: Resent = { outcomes: new Map(), over: new Set() };
   // The second pass reads a cached row's answer again (the first pass held it only briefly).
   const cachedOutcomeOf = (row: InputRow) => {
     const v = validateRow(run.kind, run.mapping, row, run.validate);
-    if (!v.ok) return cachedOutcome(undefined, CACHED_ANSWER_GONE);
-    return resent.outcomes.get(v.key) ?? cachedOutcome(lookup.any(v.key), CACHED_ANSWER_GONE);
+    if (!v.ok) return cachedOutcome(undefined, CACHED_ANSWER_GONE, run.words);
+    return (
+      resent.outcomes.get(v.key) ?? cachedOutcome(lookup.any(v.key), CACHED_ANSWER_GONE, run.words)
+    );
   };
-  return { lookup, remember, cachedOutcomeOf, resent };
+  return { lookup, remember, markUnconfirmed, cachedOutcomeOf, resent };
 }
 
 /** A run that did not wait, with every job done: the whole output in one pass over the input. */
@@ -542,6 +564,7 @@ function summaryBase(
     cacheGone: driven.cacheGone,
     cacheResent: driven.cacheResent,
     heldOut: driven.heldOut,
+    unconfirmedEarlier: driven.unconfirmedEarlier,
     jobs: countJobs(leaves, (b) => journal.state.batches.get(b)?.expires),
     requests: { submits: sum(leaves, (l) => l.submits), polls: sum(leaves, (l) => l.polls) },
     creditsCharged: sum(leaves, (l) => l.credits) - earlier,

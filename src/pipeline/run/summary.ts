@@ -34,6 +34,12 @@ export interface RunSummary extends Omit<JoinStats, 'missingSent'> {
    * the cache (or sends them, if none came).
    */
   heldOut: number;
+  /**
+   * Rows whose request an enrich run sent without getting its answer (marked in the results
+   * cache; it may have been charged): written `failed`, not sent; the run exits 3, and
+   * `--resend-unconfirmed` sends them.
+   */
+  unconfirmedEarlier: number;
   jobs: {
     total: number;
     spooled: number;

@@ -1,5 +1,6 @@
 import type { EnrichError } from '../../errors.js';
 import type { Journal } from '../journal/journal.js';
+import { markUnconfirmed } from '../run/cache-use.js';
 import type { CachePolicy, ResultsCache, RunWords } from '../types.js';
 import { outcomeOfCache, outcomeOfJournal } from './prior.js';
 import type { AddressEntry, VerifyAnswer } from './types.js';
@@ -78,9 +79,16 @@ export function settleBefore(ctx: OutcomeContext, address: string, entry: Addres
     if (prior.kind === 'failed') stats.unconfirmed++;
     return true;
   }
-  const hit = outcomeOfCache(address, ctx.cache, ctx.policy, ctx.now());
+  const hit = outcomeOfCache(address, ctx.cache, ctx.policy, ctx.now(), {
+    resend: ctx.resendUnconfirmed,
+    words: ctx.words,
+  });
   if (!hit) return false;
   entry.outcome = hit.outcome;
+  if (hit.unconfirmed) {
+    stats.unconfirmed++;
+    return true;
+  }
   stats.cacheHits++;
   if (hit.charged) stats.creditsSaved++;
   return true;
@@ -134,8 +142,11 @@ export function settleFailed(
       charge: unconfirmed ? 'unknown' : false,
     };
   }
-  if (unconfirmed) ctx.stats.unconfirmed++;
-  else if (err.code !== 'API_VALIDATION') ctx.stats.failed++;
+  if (unconfirmed) {
+    ctx.stats.unconfirmed++;
+    // No other run (another list holding the address) sends it again by itself either.
+    if (ctx.cache && ctx.policy.write) markUnconfirmed(ctx.cache, [{ key: address }], ctx.now());
+  } else if (err.code !== 'API_VALIDATION') ctx.stats.failed++;
   if (STOPS.has(err.code)) ctx.halt(err.code, err.message);
   const e = { t: 'vfail', addr: address, code: err.code, message: err.message } as const;
   return ctx.journal.append({ ...e, unconfirmed });

@@ -16,6 +16,11 @@ export interface VerifyPlan {
   addresses: number;
   duplicates: number;
   cached: number;
+  /**
+   * Addresses an enrich run sent and never got the answer to (a mark in the results cache):
+   * not sent, their rows end `failed` (unless --resend-unconfirmed).
+   */
+  unconfirmedEarlier: number;
   /** Addresses sent: every one neither cached nor past the spending limit (`maxCredits` of the run). */
   sent: number;
   /** Rows whose address the spending limit leaves unsent (they end `failed`), duplicates included. */
@@ -53,7 +58,10 @@ export interface VerifyPlanResume {
  * run's spending limit.
  */
 export async function planVerify(
-  run: Pick<VerifyRun, 'source' | 'column' | 'columnName' | 'maxCredits'>,
+  run: Pick<
+    VerifyRun,
+    'source' | 'column' | 'columnName' | 'maxCredits' | 'resendUnconfirmed' | 'words'
+  >,
   cache: { cache: ResultsCache | undefined; policy: CachePolicy },
   now: number,
   resume?: VerifyPlanResume,
@@ -67,6 +75,7 @@ export async function planVerify(
     addresses: 0,
     duplicates: 0,
     cached: 0,
+    unconfirmedEarlier: 0,
     sent: 0,
     overBudget: 0,
     maxCredits: 0,
@@ -102,10 +111,15 @@ export async function planVerify(
       seen.set(cell.address, false);
       continue;
     }
-    const cached = outcomeOfCache(cell.address, cache.cache, cache.policy, now) !== undefined;
+    const hit = outcomeOfCache(cell.address, cache.cache, cache.policy, now, {
+      resend: run.resendUnconfirmed,
+      words: run.words,
+    });
+    const cached = hit !== undefined;
     const over = !cached && plan.sent >= limit;
     seen.set(cell.address, over);
-    if (cached) plan.cached++;
+    if (hit?.unconfirmed) plan.unconfirmedEarlier++;
+    else if (cached) plan.cached++;
     else if (over) plan.overBudget++;
     else plan.sent++;
   }

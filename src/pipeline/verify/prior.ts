@@ -1,4 +1,5 @@
 import type { VerifyState } from '../journal/verify-events.js';
+import { unconfirmedEarlier } from '../run/messages.js';
 import type { CachePolicy, ResultsCache, RunWords } from '../types.js';
 import type { AddressOutcome, VerifyAnswer } from './types.js';
 
@@ -38,15 +39,29 @@ export function outcomeOfJournal(
   };
 }
 
-/** A fresh verdict from the results cache (never one that carried an error). */
+/**
+ * A fresh verdict from the results cache (never one that carried an error); or, for an address
+ * an enrich run sent and never got the answer to (a mark, cache-use.ts), `failed` and not sent,
+ * unless `resend` (--resend-unconfirmed) sends it again.
+ */
 export function outcomeOfCache(
   address: string,
   cache: ResultsCache | undefined,
   policy: CachePolicy,
   now: number,
-): { outcome: AddressOutcome; charged: boolean } | undefined {
+  unconfirmed: { resend: boolean; words: RunWords },
+): { outcome: AddressOutcome; charged: boolean; unconfirmed?: true } | undefined {
   if (!cache || !policy.read) return undefined;
   const hit = cache.get(address);
+  if (hit?.unconfirmed) {
+    if (unconfirmed.resend || now - hit.at >= policy.maxAgeMs) return undefined;
+    const message = unconfirmedEarlier(unconfirmed.words, hit.at);
+    return {
+      outcome: { kind: 'failed', message, charge: null },
+      charged: false,
+      unconfirmed: true,
+    };
+  }
   const answer = hit?.records[0] as VerifyAnswer | undefined;
   if (!hit || !answer || typeof answer.status !== 'string') return undefined;
   if (answer.error || now - hit.at >= policy.maxAgeMs) return undefined;

@@ -17,6 +17,7 @@ export function planJson(plan: Plan): Record<string, unknown> {
     invalid: plan.invalid,
     duplicates: plan.duplicates,
     cached: plan.cached,
+    unconfirmed_earlier: plan.unconfirmed_earlier,
     sent: plan.sent,
     over_budget: plan.over_budget,
     batches: plan.batches,
@@ -38,8 +39,23 @@ function resumeJson(r: ResumePlan): Record<string, unknown> {
   };
 }
 
+/**
+ * The rows sent by an enrich run with no answer (by the resumed run's journal, or marked in
+ * the results cache by any run): not sent again by themselves. None: no line.
+ */
+function unconfirmedLine(plan: Plan, resend: string): [string, string][] {
+  const rows = (plan.resume?.unconfirmed ?? 0) + plan.unconfirmed_earlier;
+  if (rows === 0) return [];
+  return [
+    [
+      'unconfirmed',
+      `${rows} (sent by an enrich run that never got their answer: they may have been charged; not sent again, they end "failed", exit 3; ${resend} sends them)`,
+    ],
+  ];
+}
+
 /** The plan's lines for a resume: the run resumed, then each fate its rows have (none: not shown). */
-function resumeLines(r: ResumePlan, option: (name: string) => string): [string, string][] {
+function resumeLines(r: ResumePlan): [string, string][] {
   const started = new Date(r.startedAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const lines: [string, string][] = [
     [
@@ -52,11 +68,6 @@ function resumeLines(r: ResumePlan, option: (name: string) => string): [string, 
     lines.push([
       'in_jobs',
       `${r.inJobs} (in jobs the service accepted: downloaded, not paid again)`,
-    ]);
-  if (r.unconfirmed)
-    lines.push([
-      'unconfirmed',
-      `${r.unconfirmed} (sent, no answer came: they may have been charged; not sent again, they end "failed", exit 3; ${option('resendUnconfirmed')} sends them)`,
     ]);
   if (r.expired)
     lines.push([
@@ -143,7 +154,8 @@ export function formatPlan(
     ['invalid', String(plan.invalid) + (options.rejects ? ` (written to ${options.rejects})` : '')],
     ['duplicates', String(plan.duplicates) + (options.dedupe ? ' (sent once)' : '')],
     ['cached', `${plan.cached} (answered from the results cache, not sent)`],
-    ...(plan.resume ? resumeLines(plan.resume, (n) => run.words.option(n)) : []),
+    ...(plan.resume ? resumeLines(plan.resume) : []),
+    ...unconfirmedLine(plan, run.words.option('resendUnconfirmed')),
     [
       'sent',
       String(plan.sent) +

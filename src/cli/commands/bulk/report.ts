@@ -18,6 +18,7 @@ export function summaryJson(s: RunSummary, elapsedMs: number): Record<string, un
       gone: s.cacheGone,
       resent: s.cacheResent,
       held_elsewhere: s.heldOut,
+      unconfirmed: s.unconfirmedEarlier,
     },
     jobs: {
       total: s.jobs.total,
@@ -150,6 +151,8 @@ function partialHints(s: RunSummary, command: string, by: string): string {
     text += `enrich: ${s.cacheGone} row(s) were not sent: an earlier attempt of this run took them from the results cache, and their answers went while this run ran (the cache was cleared or pruned meanwhile); running the same command again sends them (and pays for them):\n  ${command}\n`;
   if (s.heldOut > 0 && !resume)
     text += `enrich: ${s.heldOut} row(s) were not sent: another enrich process was still looking them up when this run's time was up; running the same command again takes their answers from the results cache (or sends them, if none came):\n  ${command}\n`;
+  if (s.unconfirmedEarlier > 0)
+    text += `enrich: ${s.unconfirmedEarlier} row(s) were not sent: an enrich run (of this file or another) sent them and never got their answer, so the service may have charged them, and they are not sent again by themselves. To send them again (which may charge them twice):\n  ${command} --resend-unconfirmed\n`;
   if (s.statuses.expired > 0)
     text += `enrich: ${s.statuses.expired} row(s) expired: their results were deleted before they were downloaded, and running the same command again will not bring them back; --restart runs the whole file again (paying for every row again)\n`;
   return text;

@@ -67,6 +67,10 @@ export function verifyPlanText(p: VerifyPlan, limit: number | undefined): string
     `distinct addresses: ${n(p.addresses)}  duplicates: ${n(p.duplicates)}  cached: ${n(p.cached)}  to send: ${n(p.sent)}`,
   ];
   if (p.resume) lines.push(...verifyResumeLines(p.resume));
+  if (p.unconfirmedEarlier > 0)
+    lines.push(
+      `unconfirmed: ${n(p.unconfirmedEarlier)} address(es) an enrich run sent and never got the answer to (they may have been charged): not sent, they end "failed", exit 3 (--resend-unconfirmed sends them)`,
+    );
   if (limit !== undefined)
     lines.push(
       `--max-credits ${n(limit)}: ${n(p.overBudget)} row(s) not sent (they end "failed"${p.overBudget > 0 ? ', exit 5' : ''})`,
@@ -86,6 +90,7 @@ export function verifyPlanJson(p: VerifyPlan): Record<string, unknown> {
     addresses: p.addresses,
     duplicates: p.duplicates,
     cached: p.cached,
+    unconfirmed_earlier: p.unconfirmedEarlier,
     sent: p.sent,
     over_budget: p.overBudget,
     max_credits: p.maxCredits,

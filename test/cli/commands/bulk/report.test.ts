@@ -22,6 +22,7 @@ const summary: RunSummary = {
   cacheGone: 0,
   cacheResent: 0,
   heldOut: 0,
+  unconfirmedEarlier: 0,
   jobs: {
     total: 2,
     spooled: 2,

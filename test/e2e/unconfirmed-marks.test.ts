@@ -1,0 +1,87 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import {
+  CONTACT_HEADER,
+  SANDBOX_MODES,
+  contactRows,
+  parseCsv,
+  sandboxForTest,
+  tempDir,
+  writeCsv,
+} from '../integration/bulk-harness.js';
+
+beforeAll(() => ensureBuilt());
+
+/**
+ * A batch whose POST got no answer (the service may have charged it) is not sent again by the
+ * run's resume unless asked (DESIGN.md section 5); nor, since session 26, by a run of another
+ * file holding the same rows: the day-2 export of a cron job, a copy, another list. Each mode's
+ * case has its own sandbox, state, cache and files.
+ */
+describe('rows a run sent without an answer are not sent again by another file’s run (e2e)', () => {
+  it.concurrent.for(SANDBOX_MODES)(
+    '$name: day 2 (day 1 and two new rows) pays only for the new rows, writes the unconfirmed ones failed, exit 3; --resend-unconfirmed sends them (regression: sent and paid again silently)',
+    async ({ specOnly }, t) => {
+      // Day 1's first POST is processed, then its connection reset: its answer never comes.
+      const sb = await sandboxForTest(t, {
+        port: 0,
+        host: '127.0.0.1',
+        specOnly,
+        faults: { next: [{ path: '/contacts', reset: true, after: true }] },
+      });
+      const env = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
+      const dir = await tempDir();
+      const rows = contactRows(22);
+      const day1 = await writeCsv(dir, 'day1.csv', CONTACT_HEADER, rows.slice(0, 20));
+      const day2 = await writeCsv(dir, 'day2.csv', CONTACT_HEADER, rows);
+      const opts = ['--batch-size', '10', '--concurrency', '1', '-q'];
+      const first = await runCli(['contacts', day1, '-o', join(dir, 'day1.out.csv'), ...opts], {
+        env,
+      });
+      expect(first.code, first.stderr).toBe(3);
+      const charged = sb.admin.stats().credits_charged;
+      expect(charged).toBe(20); // both batches were processed; only the second one's answer came
+
+      const args = ['contacts', day2, '-o', join(dir, 'day2.out.csv'), ...opts];
+      const plan = await runCli([...args, '--dry-run', '--json'], { env });
+      expect(JSON.parse(plan.stdout)).toMatchObject({
+        cached: 10,
+        unconfirmed_earlier: 10,
+        sent: 2,
+        max_credits: 2,
+      });
+      const second = await runCli([...args, '--json'], { env });
+      expect(second.code, second.stderr).toBe(3);
+      expect(JSON.parse(second.stdout)).toMatchObject({
+        cache: { hits: 10, unconfirmed: 10 },
+        credits_charged: 2,
+      });
+      expect(second.stderr).toContain(
+        `10 row(s) were not sent: an enrich run (of this file or another) sent them and never got their answer`,
+      );
+      expect(second.stderr).toContain(`--resend-unconfirmed`);
+      expect(sb.admin.stats().credits_charged).toBe(charged + 2);
+      const out = parseCsv(await readFile(join(dir, 'day2.out.csv'), 'utf8'));
+      const status = out[0]!.indexOf('enrich_status');
+      const error = out[0]!.indexOf('enrich_error');
+      const failed = out.slice(1).filter((r) => r[status] === 'failed');
+      expect(failed).toHaveLength(10);
+      expect(failed[0]![error]).toMatch(
+        /^not sent: an enrich run sent this row at \S+Z and its answer never came \(the service may have charged it\)/,
+      );
+
+      // Asked to: sent (and paid) again, and answered from then on.
+      const resent = await runCli([...args, '--resend-unconfirmed', '--json'], { env });
+      expect(resent.code, resent.stderr).toBe(0);
+      expect(JSON.parse(resent.stdout)).toMatchObject({ credits_charged: 10 });
+      expect(sb.admin.stats().credits_charged).toBe(charged + 12);
+      const third = await runCli(['contacts', day2, '-o', join(dir, 'day3.out.csv'), ...opts], {
+        env,
+      });
+      expect(third.code).toBe(0);
+      expect(sb.admin.stats().credits_charged).toBe(charged + 12);
+    },
+  );
+});
