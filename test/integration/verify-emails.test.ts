@@ -319,6 +319,19 @@ describe('verifyEmailsFile: cache, budget and rate limits', () => {
     expect(s.admin.stats().requests_by_status['429']).toBe(6);
   });
 
+  it('an address a 429 kept from being processed is not counted sent (regression: sent 1)', async () => {
+    const { s, options } = await rig({ n: 10 });
+    // A wait past the run's time: the address is never processed, and the run stops.
+    s.admin.setFaults({
+      next: [{ status: 429, retry_after_s: 7200, path: '/email-verification' }],
+    });
+    const summary = await verifyEmailsFile({ ...options, concurrency: 1, timeoutMs: 60_000 });
+    expect(summary.stopReason?.code).toBe('RATE_LIMITED');
+    expect(s.admin.stats().requests_by_status['200'] ?? 0).toBe(0);
+    expect(summary.sent).toBe(0);
+    expect(s.admin.stats().verification_credits_charged).toBe(0);
+  });
+
   it('a refused key stops the run at once: exit 4, nothing verified, the rows failed', async () => {
     const { s, options } = await rig({ n: 30 });
     const bad = fastClient(s, 'sk_sbx_not_a_key');

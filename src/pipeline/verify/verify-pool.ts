@@ -47,18 +47,29 @@ function stopBeforeSend(ctx: PoolContext, sent: number): StopReason | undefined 
   return undefined;
 }
 
-/** How an address is sent: stopped by a Ctrl-C, journaled around each attempt. */
-function sendControl(ctx: PoolContext, address: string): SendControl {
+/**
+ * How an address is sent: stopped by a Ctrl-C, journaled around each attempt. `refused` says
+ * whether its last attempt was refused unprocessed (a 429): an address that ends so was never
+ * sent, whatever its error (it is not counted sent, nor against --max-credits).
+ */
+function sendControl(ctx: PoolContext, address: string): SendControl & { refused(): boolean } {
   // A Ctrl-C ends its wait to be sent (a 429's Retry-After), not a request on its way.
-  if (!ctx.api.verify.journalsAttempts) return { stop: ctx.signal };
+  if (!ctx.api.verify.journalsAttempts) return { stop: ctx.signal, refused: () => false };
+  let refused = false;
   return {
     stop: ctx.signal,
+    refused: () => refused,
     // On disk before each attempt: a run killed from there on knows it may have been charged,
     // and one killed while it waited (out a 429) knows it was not.
     hooks: {
-      sending: () => ctx.journal.append({ t: 'vsend', addr: address }),
-      notSent: ({ code, message }) =>
-        ctx.journal.append({ t: 'vfail', addr: address, code, message, unconfirmed: false }),
+      sending: () => {
+        refused = false;
+        return ctx.journal.append({ t: 'vsend', addr: address });
+      },
+      notSent: ({ code, message }) => {
+        refused = true;
+        return ctx.journal.append({ t: 'vfail', addr: address, code, message, unconfirmed: false });
+      },
     },
   };
 }
@@ -66,6 +77,30 @@ function sendControl(ctx: PoolContext, address: string): SendControl {
 /** Why an address another run still sent when this run's time was up is not sent. */
 const heldElsewhere = (ctx: PoolContext, who: string) =>
   `${who} was still verifying this address when this run's time was up (${ctx.words.option('timeoutMs')})`;
+
+/** Sends one address and settles it: its verdict, or why it has none. */
+async function sendOne(
+  ctx: PoolContext,
+  out: OutcomeContext,
+  address: string,
+  entry: AddressEntry,
+): Promise<void> {
+  const how = sendControl(ctx, address);
+  // On disk before the request, by this pool when the api cannot tell each attempt.
+  if (!how.hooks) await ctx.journal.append({ t: 'vsend', addr: address });
+  let answer: VerifyAnswer;
+  try {
+    answer = await ctx.api.verify(address, how);
+  } catch (err) {
+    if (!(err instanceof EnrichError)) throw err;
+    if (how.refused()) out.stats.sent--;
+    return settleFailed(out, address, entry, err);
+  }
+  await settleAnswered(out, address, entry, answer);
+  await ctx.cache?.settled?.();
+  // Committed before the claim is given back: a run waiting for it reads the answer there.
+  if (ctx.claims) await ctx.cache?.committed?.();
+}
 
 /**
  * Verifies addresses, at most `concurrency` at once: each distinct address is settled once,
@@ -101,27 +136,10 @@ export function createVerifyPool(ctx: PoolContext) {
     stats.notSent++;
   };
 
-  const send = async (address: string, entry: AddressEntry) => {
-    const how = sendControl(ctx, address);
-    // On disk before the request, by this pool when the api cannot tell each attempt.
-    if (!how.hooks) await ctx.journal.append({ t: 'vsend', addr: address });
-    let answer: VerifyAnswer;
-    try {
-      answer = await ctx.api.verify(address, how);
-    } catch (err) {
-      if (!(err instanceof EnrichError)) throw err;
-      return settleFailed(out, address, entry, err);
-    }
-    await settleAnswered(out, address, entry, answer);
-    await ctx.cache?.settled?.();
-    // Committed before the claim is given back: a run waiting for it reads the answer there.
-    if (ctx.claims) await ctx.cache?.committed?.();
-  };
-
   const start = (address: string, entry: AddressEntry, release?: () => Promise<void>) => {
     inFlight++;
     stats.sent++;
-    const task = send(address, entry)
+    const task = sendOne(ctx, out, address, entry)
       .finally(() => release?.())
       .catch((error: unknown) => {
         bug ??= { error };
