@@ -39,35 +39,42 @@ export async function pruneFinishedRuns(
       break;
     }
     const dir = join(runsDir, name);
-    if (await removable(dir, cutoff, o.now ?? started, o.holdsJobs)) {
+    const fate = await fateOf(dir, cutoff, o.now ?? started, o.holdsJobs);
+    if (fate === 'remove') {
       await rm(dir, { recursive: true, force: true });
       report.removed++;
-    } else report.kept++;
+    } else if (fate === 'keep') report.kept++;
   }
   return report;
 }
 
-async function removable(
+/**
+ * What becomes of an entry of the runs directory: a finished run's is removed, any other run's
+ * kept; an entry with no journal is no run (a file left there, a run's directory being made):
+ * left as it is, and not counted.
+ */
+async function fateOf(
   dir: string,
   cutoff: number,
   now: number,
   holdsJobs: HoldsJobs,
-): Promise<boolean> {
+): Promise<'remove' | 'keep' | 'none'> {
   const journal = join(dir, 'journal.jsonl');
+  const st = await stat(journal).catch(() => undefined);
+  if (!st?.isFile()) return 'none';
   try {
-    const st = await stat(journal);
-    if (st.mtimeMs > cutoff) return false;
+    if (st.mtimeMs > cutoff) return 'keep';
     if (
       await stat(join(dir, 'lock')).then(
         () => true,
         () => false,
       )
     )
-      return false;
-    if (!(await endsDone(journal, st.size))) return false;
-    return !holdsJobs(await readFile(journal, 'utf8'), now);
+      return 'keep';
+    if (!(await endsDone(journal, st.size))) return 'keep';
+    return holdsJobs(await readFile(journal, 'utf8'), now) ? 'keep' : 'remove';
   } catch {
-    return false; // not a run directory
+    return 'keep'; // a journal that cannot be read: kept, as an unfinished run's
   }
 }
 

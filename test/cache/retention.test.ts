@@ -67,6 +67,10 @@ describe('pruneFinishedRuns', () => {
     });
     // Hidden entries are locks (of output files, of addresses in flight), no runs: neither counted nor removed.
     await mkdir(join(runsDir, '.outputs', 'ab12'), { recursive: true });
+    // Nor is what has no journal: a file left there, a directory without one (regression: a
+    // stray file was counted "kept: an unfinished run").
+    await writeFile(join(runsDir, 'notes.txt'), 'mine\n');
+    await mkdir(join(runsDir, 'empty'));
     const report = await pruneFinishedRuns(runsDir, {
       olderThanMs: 0,
       now: NOW + 60_000,
@@ -75,7 +79,9 @@ describe('pruneFinishedRuns', () => {
     expect(report).toMatchObject({ removed: 3, kept: 4 });
     expect((await readdir(runsDir)).sort()).toEqual([
       '.outputs',
+      'empty',
       'notDone',
+      'notes.txt',
       'submitting',
       'timedOut',
       'unconfirmed',
