@@ -51,6 +51,7 @@ export interface ScopedCache {
   settled(): Promise<void>;
   committed(): Promise<void>;
   claimKey(requestKey: string): string;
+  markStored(storeKey: string, at: number): void;
 }
 
 /** The opened cache. Every method degrades (warns once, then does nothing) instead of failing. */
@@ -324,6 +325,46 @@ interface CommitBatch {
   puts: number;
 }
 
+/**
+ * Entries written into lmdb's commits (`before` says whether one may be written now), each
+ * counted until its commit settles; a commit that fails is `fail`ed.
+ */
+function writeQueue(
+  db: RootDatabase<Stored, string>,
+  fail: (err: unknown) => void,
+  before: () => boolean,
+) {
+  let pending = 0;
+  let last: Promise<void> = Promise.resolve();
+  // Stryker disable next-line ObjectLiteral: the first put starts a batch of its own whatever this holds (its promise is never undefined)
+  let batch: CommitBatch = { written: undefined, puts: 0 };
+  return {
+    write(key: string, value: Stored): void {
+      if (!before()) return;
+      const written = db.put(key, value);
+      pending++;
+      // lmdb gives every put of one commit the same promise: one handler per commit.
+      if (written !== batch.written) {
+        const b = { written, puts: 0 };
+        batch = b;
+        last = written.then(
+          () => void (pending -= b.puts),
+          (err: unknown) => {
+            // Stryker disable next-line AssignmentOperator: the cache is off after this: no more puts, and settled() returns the settled `last` either way
+            pending -= b.puts;
+            onCommitFailure(err, fail);
+          },
+        );
+      }
+      batch.puts++;
+    },
+    /** Waits for the writes queued so far once more than a batch or two of them pile up. */
+    settled: (): Promise<void> => (pending > MAX_PENDING_PUTS ? last : Promise.resolve()),
+    /** The commit of the writes so far. */
+    committed: (): Promise<void> => last,
+  };
+}
+
 function wrap(
   db: RootDatabase<Stored, string>,
   dir: string,
@@ -331,14 +372,17 @@ function wrap(
   room: SpaceWatch,
 ): Omit<ResultsCacheStore, 'repairs'> {
   const { fail, guard, whenBroken, isBroken } = latch((err) => onWarning(unusable(dir, err)));
-  let pending = 0;
   // This process's writes since its last flush (unsynced.ts: marked before the first).
   // Stryker disable next-line ArrowFunction: what a flush changes shows only after a power cut
   const marks = markedWrites(dir, () => syncFile(db));
   const seedOnce = once(() => seedShapes(db));
-  let last: Promise<void> = Promise.resolve();
-  // Stryker disable next-line ObjectLiteral: the first put starts a batch of its own whatever this holds (its promise is never undefined)
-  let batch: CommitBatch = { written: undefined, puts: 0 };
+  const queue = writeQueue(db, fail, () => {
+    if (!room.toPut()) return false;
+    marks.beforeWrite();
+    seedOnce();
+    return true;
+  });
+  const write = queue.write;
   // After a failed commit lmdb's `flushed` never settles: a failure ends the wait too.
   const flushed = () =>
     guard(Promise.resolve(), () =>
@@ -361,36 +405,23 @@ function wrap(
             return undefined;
           }),
         put: (requestKey, a) =>
-          guard(undefined, () => {
-            if (!room.toPut()) return;
-            marks.beforeWrite();
-            seedOnce();
-            const written = db.put(
+          guard(undefined, () =>
+            write(
               keys.taken(requestKey),
               a.unconfirmed
                 ? { r: [], t: 0, c: false, u: a.at }
                 : { r: a.records, t: a.at, c: a.charged },
-            );
-            pending++;
-            // lmdb gives every put of one commit the same promise: one handler per commit.
-            if (written !== batch.written) {
-              const b = { written, puts: 0 };
-              batch = b;
-              last = written.then(
-                () => void (pending -= b.puts),
-                (err: unknown) => {
-                  // Stryker disable next-line AssignmentOperator: the cache is off after this: no more puts, and settled() returns the settled `last` either way
-                  pending -= b.puts;
-                  onCommitFailure(err, fail);
-                },
-              );
-            }
-            batch.puts++;
+            ),
+          ),
+        // A mark by the entry's own key (a claim key), where there is no entry yet.
+        markStored: (storeKey, at) =>
+          guard(undefined, () => {
+            if (db.get(storeKey) === undefined) write(storeKey, { r: [], t: 0, c: false, u: at });
           }),
         // Waits for the writes queued so far once more than a batch or two of them pile up.
-        settled: () => (pending > MAX_PENDING_PUTS ? last : Promise.resolve()),
+        settled: queue.settled,
         // The commit of the puts so far (not flushed to the disk: other processes read it).
-        committed: () => last,
+        committed: queue.committed,
         // The request's key in the store: unique to the scope, so it names the request for the
         // claims of runs that would fill the same entry (row-claims.ts).
         claimKey: (requestKey) => keys.known(requestKey),

@@ -115,6 +115,11 @@ export interface ResultsCache {
    * and the request): what runs claim before they send a row (row-claims.ts). None: no claims.
    */
   claimKey?(requestKey: string): string;
+  /**
+   * Marks the entry of a claim key (`claimKey`'s) as a request sent without an answer, where
+   * it holds nothing yet: an earlier run's batch whose POST got no answer, found in its journal.
+   */
+  markStored?(storeKey: string, at: number): void;
 }
 
 /** How a run uses the results cache. */

@@ -1,7 +1,8 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { ensureBuilt, runCli, spawnCli, tempEnv } from '../api/harness.js';
 import {
   CONTACT_HEADER,
   SANDBOX_MODES,
@@ -84,4 +85,59 @@ describe('rows a run sent without an answer are not sent again by another fileâ€
       expect(sb.admin.stats().credits_charged).toBe(charged + 12);
     },
   );
+
+  it.concurrent.for(SANDBOX_MODES)(
+    '$name: a run killed while its POST was on the wire: another fileâ€™s run (before the killed one is resumed) does not send its rows either (regression: sent and paid again)',
+    async ({ specOnly }, t) => {
+      // Day 1's only POST is held by the service until the process is gone.
+      const sb = await sandboxForTest(t, {
+        port: 0,
+        host: '127.0.0.1',
+        specOnly,
+        faults: { next: [{ path: '/contacts', delay_ms: 8_000 }] },
+      });
+      const env: Record<string, string> = {
+        ...(await tempEnv()),
+        ENRICH_BASE_URL: sb.url,
+        ENRICH_API_KEY: sb.apiKey,
+      };
+      const dir = await tempDir();
+      const rows = contactRows(12);
+      const day1 = await writeCsv(dir, 'day1.csv', CONTACT_HEADER, rows.slice(0, 10));
+      const day2 = await writeCsv(dir, 'day2.csv', CONTACT_HEADER, rows);
+      const killed = await spawnCli(['contacts', day1, '-o', join(dir, 'day1.out.csv'), '-q'], {
+        env,
+      });
+      const state = env.ENRICH_STATE_DIR!;
+      for (let i = 0; i < 400 && !(await journaled(state, /"t":"submit","batch":"0"/)); i++)
+        await new Promise((r) => setTimeout(r, 25));
+      expect(await journaled(state, /"t":"submit","batch":"0"/)).toBe(true);
+      killed.child.kill('SIGKILL');
+      await killed.code;
+      sb.admin.setFaults({});
+
+      const second = await runCli(
+        ['contacts', day2, '-o', join(dir, 'day2.out.csv'), '-q', '--json'],
+        { env },
+      );
+      expect(second.code, second.stderr).toBe(3);
+      expect(JSON.parse(second.stdout)).toMatchObject({
+        cache: { unconfirmed: 10 },
+        credits_charged: 2,
+      });
+      expect(sb.admin.stats().records_submitted).toBeLessThanOrEqual(12);
+    },
+  );
 });
+
+/** True when a journal line under the state dir matches. */
+async function journaled(dir: string, line: RegExp): Promise<boolean> {
+  const walk = (d: string): string[] =>
+    (existsSync(d) ? readdirSync(d) : []).flatMap((f) => {
+      const p = join(d, f);
+      return statSync(p).isDirectory() ? walk(p) : [p];
+    });
+  return walk(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .some((f) => line.test(readFileSync(f, 'utf8')));
+}

@@ -58,6 +58,11 @@ export interface BatchContext {
    * other run sends them again by itself (absent: no cache, or `cache: false`).
    */
   markUnconfirmed?: (items: readonly SentItem[]) => void;
+  /**
+   * Keeps the keys of a batch's requests beside the journal before its POST, where a later run
+   * finds them if this one dies with the POST unanswered (batch-keys.ts; absent: no cache).
+   */
+  keepKeys?: (id: string, items: readonly SentItem[]) => Promise<void>;
 }
 
 /** A batch on its way: `accepted` once the service holds it (or it needs no POST), `done` once it ends. */

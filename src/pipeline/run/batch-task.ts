@@ -186,6 +186,7 @@ async function postBatch(
     journaledIdem ?? idempotencyKey(journal.state.header.run, journal.state.header.nonce, id);
   const { first, last } = base;
   const sent = { t: 'submit', batch: id, first, last, count: items.length, idem } as const;
+  await ctx.keepKeys?.(id, items);
   // A Ctrl-C ends a wait to send (a 429's Retry-After can be hours), not a POST on its way.
   const how: SendControl = { stop: ctx.env.signal };
   if (ctx.api.submit.journalsAttempts) {

@@ -8,9 +8,11 @@ import {
   type Journal,
 } from '../journal/journal.js';
 import { lockHolder } from '../journal/run-lock.js';
+import { batchKeys } from '../journal/batch-keys.js';
 import { spoolAnswer } from '../journal/spool.js';
 import type { BulkApi, BulkKind, ResultsCache } from '../types.js';
 import { echoedItems, fillCache } from './cache-use.js';
+import { journaledFate } from './journaled-fate.js';
 import { pollJob, type PollEnv } from './poll.js';
 
 /** What settling the earlier runs of an input needs. */
@@ -103,7 +105,8 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
       // it wrote its output says nothing here: one stopped by --timeout did, its jobs running.
       const peeked = await peekRun(c.runsDir, header.run);
       const now = c.env.now();
-      if (!peeked || ![...peeked.batches.values()].some((b) => notDownloaded(b, now))) continue;
+      const left = (b: BatchState) => notDownloaded(b, now) || unanswered(b);
+      if (!peeked || ![...peeked.batches.values()].some(left)) continue;
     }
     const what = only
       ? `the run of ${header.input.path} that held rows of this file`
@@ -137,6 +140,7 @@ export async function settleEarlierRuns(c: EarlierRunsContext): Promise<void> {
     }
     try {
       if (!c.cache) continue;
+      await markUnanswered(c.cache, journal, c.env.now());
       const now = c.env.now();
       const open = [...journal.state.batches.values()].filter((b) => notDownloaded(b, now));
       if (open.length === 0) continue;
@@ -181,6 +185,27 @@ export function runningNow(
       hint: `Wait for it to finish, then run again (the rows it paid for come from the results cache): ${c.command}`,
     },
   );
+}
+
+/**
+ * A batch whose POST may have reached the service with no answer ever seen (the run died while
+ * it was on the wire, or it ended unconfirmed): its resume does not send it again by itself.
+ */
+function unanswered(b: BatchState): boolean {
+  return journaledFate(b, false) === 'unconfirmed';
+}
+
+/**
+ * Marks in the cache the requests of an earlier run's batches sent with no answer (by the keys
+ * that run kept before each POST, batch-keys.ts): this run does not send them by itself, as
+ * that run's resume would not (a run that lived to see its POST unanswered marked them then).
+ */
+async function markUnanswered(cache: ResultsCache, journal: Journal, now: number): Promise<void> {
+  if (!cache.markStored) return;
+  for (const b of journal.state.batches.values()) {
+    if (!unanswered(b)) continue;
+    for (const key of await batchKeys(journal.dir, b.id)) cache.markStored(key, now);
+  }
 }
 
 /** Downloads one job of an earlier run into its journal and the cache; true when it is still running. */

@@ -14,6 +14,7 @@ import {
   type Journal,
   type RunState,
 } from '../journal/journal.js';
+import { keepBatchKeys } from '../journal/batch-keys.js';
 import { claimOutput, refuseOutputInUse } from '../journal/output-lock.js';
 import { startsAfresh } from '../journal/renew.js';
 import { refuseUnsettledSibling } from './cache-sibling.js';
@@ -365,8 +366,7 @@ async function runWithJournal(
     const gate = flightGate(run.concurrency, deps.env.now, deps.api);
     join = out && openStreamJoin(run, deps, store, out, gate);
     const { ctx, stopReason } = batchContext(run, deps, journal, join, gate);
-    ctx.remember = use.remember;
-    ctx.markUnconfirmed = use.markUnconfirmed;
+    Object.assign(ctx, use.hooks);
     ctx.onJob = sink.onJob;
     const notSentNow = () => notSent(stopReason());
     const to = { resent: use.resent, store: { ...run, ...store }, gate, sink, notSent: notSentNow };
@@ -517,6 +517,16 @@ function cacheUse(run: ResolvedRun, deps: RunDeps, journal: Journal) {
   const markUnconfirmed: BatchContext['markUnconfirmed'] = run.cache.write
     ? (items) => markUnconfirmedIn(cache, items, deps.env.now())
     : undefined;
+  const claimKey = cache.claimKey?.bind(cache);
+  const keepKeys: BatchContext['keepKeys'] =
+    run.cache.write && claimKey
+      ? (id, items) =>
+          keepBatchKeys(
+            journal.dir,
+            id,
+            items.map((i) => claimKey(i.key)),
+          )
+      : undefined;
   // Rows whose cached answer was gone, sent again by this run (refill.ts), by request key.
   const resent: Resent = { outcomes: new Map(), over: new Set() };
   // The second pass reads a cached row's answer again (the first pass held it only briefly).
@@ -527,7 +537,12 @@ function cacheUse(run: ResolvedRun, deps: RunDeps, journal: Journal) {
       resent.outcomes.get(v.key) ?? cachedOutcome(lookup.any(v.key), CACHED_ANSWER_GONE, run.words)
     );
   };
-  return { lookup, remember, markUnconfirmed, cachedOutcomeOf, resent };
+  const hooks: Pick<BatchContext, 'remember' | 'markUnconfirmed' | 'keepKeys'> = {
+    remember,
+    markUnconfirmed,
+    keepKeys,
+  };
+  return { lookup, hooks, cachedOutcomeOf, resent };
 }
 
 /** A run that did not wait, with every job done: the whole output in one pass over the input. */
