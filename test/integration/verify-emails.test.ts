@@ -2,6 +2,8 @@ import { appendFile, copyFile, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyEmailsFile, type EnrichClient, type VerifyEmailsOptions } from '../../src/index.js';
+import { toVerifyApi } from '../../src/bulk/verify-emails.js';
+import type { VerifyApi } from '../../src/pipeline/verify/types.js';
 import { fastClient, parseCsv, sandboxPerTest, tempDir, writeCsv } from './bulk-harness.js';
 
 const sandbox = sandboxPerTest();
@@ -200,6 +202,35 @@ describe.each([
     const resent = await verifyEmailsFile({ ...options, resendUnconfirmed: true });
     expect(resent.sent).toBe(1);
     expect(resent.exitCode).toBe(0);
+  });
+});
+
+describe('verifyEmailsFile: an attempt that died with a request on the wire', () => {
+  it('its resume marks the address as sent without an answer: a run of another list does not send it either (regression: verified and paid again)', async () => {
+    const { s, dir, options, client } = await rig({ n: 6 });
+    // The first request is journaled as sent, then the process "dies" (a bug ends the run).
+    let calls = 0;
+    const real = toVerifyApi(client);
+    const dying = Object.assign(
+      async (address: string, how?: Parameters<VerifyApi['verify']>[1]) => {
+        if (calls++ === 0) {
+          await how?.hooks?.sending();
+          throw new Error('the process died here');
+        }
+        return real.verify(address, how);
+      },
+      { journalsAttempts: true },
+    );
+    const service = { api: { verify: dying }, baseUrl: s.url, account: client.account };
+    await expect(verifyEmailsFile({ ...options, concurrency: 1, service })).rejects.toThrow();
+    const resumed = await verifyEmailsFile({ ...options, concurrency: 1 });
+    expect(resumed).toMatchObject({ unconfirmed: 1, exitCode: 3 });
+    const charged = s.admin.stats().verification_credits_charged;
+
+    const other = await writeCsv(dir, 'other.csv', HEADER, rows(6));
+    const copy = await verifyEmailsFile({ ...options, input: other, output: `${other}.out.csv` });
+    expect(copy).toMatchObject({ sent: 0, unconfirmed: 1, exitCode: 3 });
+    expect(s.admin.stats().verification_credits_charged).toBe(charged);
   });
 });
 

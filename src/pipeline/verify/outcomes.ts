@@ -76,7 +76,11 @@ export function settleBefore(ctx: OutcomeContext, address: string, entry: Addres
   if (prior) {
     entry.outcome = prior;
     if (prior.kind === 'answered') stats.answeredEarlier++;
-    if (prior.kind === 'failed') stats.unconfirmed++;
+    if (prior.kind === 'failed') {
+      // Sent by an earlier attempt that died before its answer: marked as one this run lost is.
+      stats.unconfirmed++;
+      markLost(ctx, address);
+    }
     return true;
   }
   const hit = outcomeOfCache(address, ctx.cache, ctx.policy, ctx.now(), {
@@ -92,6 +96,11 @@ export function settleBefore(ctx: OutcomeContext, address: string, entry: Addres
   stats.cacheHits++;
   if (hit.charged) stats.creditsSaved++;
   return true;
+}
+
+/** An address sent whose answer was lost: no other run (another list holding it) sends it by itself either. */
+function markLost(ctx: OutcomeContext, address: string): void {
+  if (ctx.cache && ctx.policy.write) markUnconfirmed(ctx.cache, [{ key: address }], ctx.now());
 }
 
 /** Records the service's answer: outcome, counts, cache, journal; an empty balance sends no more. */
@@ -144,8 +153,7 @@ export function settleFailed(
   }
   if (unconfirmed) {
     ctx.stats.unconfirmed++;
-    // No other run (another list holding the address) sends it again by itself either.
-    if (ctx.cache && ctx.policy.write) markUnconfirmed(ctx.cache, [{ key: address }], ctx.now());
+    markLost(ctx, address);
   } else if (err.code !== 'API_VALIDATION') ctx.stats.failed++;
   if (STOPS.has(err.code)) ctx.halt(err.code, err.message);
   const e = { t: 'vfail', addr: address, code: err.code, message: err.message } as const;
