@@ -1,5 +1,4 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { writeFile } from 'node:fs/promises';
@@ -12,6 +11,7 @@ import {
   tempDir,
   writeCsv,
 } from '../integration/bulk-harness.js';
+import { journaled, untilJournaled } from '../helpers/journaled.js';
 import { sandboxForTest as sandboxFor, type TestEnd } from '../integration/bulk-harness.js';
 
 beforeAll(() => ensureBuilt());
@@ -193,9 +193,8 @@ describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
         sb.admin.setFaults({ next: [{ delay_ms: 30_000, path: '/contacts' }] });
         const run = await spawnCli([...args, '-q'], { env });
         const state = env.ENRICH_STATE_DIR as string;
-        for (let i = 0; i < 400 && !(await journaled(state, /"t":"submit","batch":"g1"/)); i++)
-          await new Promise((r) => setTimeout(r, 25));
-        expect(await journaled(state, /"t":"refill","batch":"g1","rows":\[1,3,5\]/)).toBe(true);
+        await untilJournaled(state, /"t":"submit","batch":"g1"/);
+        expect(journaled(state, /"t":"refill","batch":"g1","rows":\[1,3,5\]/)).toBe(true);
         run.child.kill('SIGKILL');
         await run.code;
         sb.admin.setFaults({});
@@ -212,15 +211,3 @@ describe('enrich cache clear | prune keep runs holding paid jobs (e2e)', () => {
     );
   });
 });
-
-/** True when a journal line under the state dir matches. */
-async function journaled(dir: string, line: RegExp): Promise<boolean> {
-  const walk = (d: string): string[] =>
-    readdirSync(d).flatMap((f) => {
-      const p = join(d, f);
-      return statSync(p).isDirectory() ? walk(p) : [p];
-    });
-  return walk(dir)
-    .filter((f) => f.endsWith('.jsonl'))
-    .some((f) => line.test(readFileSync(f, 'utf8')));
-}

@@ -9,6 +9,7 @@ import {
   tempDir,
   writeCsv,
 } from '../integration/bulk-harness.js';
+import { lostFirstAnswer } from '../helpers/lost-answer.js';
 
 beforeAll(() => ensureBuilt());
 
@@ -72,14 +73,7 @@ describe('enrich contacts --dry-run follows the journal of the run it would resu
     '$name: a batch whose POST got no answer is planned as the resume treats it: not sent by a service that keeps only the spec, sent again (and replayed) by one seen to honour idempotency keys',
     async ({ specOnly }, t) => {
       // The first POST is processed, then its connection reset: the run never learns its job.
-      const sb = await sandboxForTest(t, {
-        port: 0,
-        host: '127.0.0.1',
-        specOnly,
-        faults: { next: [{ path: '/contacts', reset: true, after: true }] },
-      });
-      const env = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
-      const dir = await tempDir();
+      const { sb, env, dir } = await lostFirstAnswer(t, specOnly);
       const input = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(20));
       const args = ['contacts', input, '-o', join(dir, 'out.csv'), '--batch-size', '10'];
       const first = await runCli([...args, '--concurrency', '1', '-q'], { env });

@@ -1,4 +1,3 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,8 @@ import {
   tempDir,
   writeCsv,
 } from '../integration/bulk-harness.js';
+import { untilJournaled } from '../helpers/journaled.js';
+import { lostFirstAnswer } from '../helpers/lost-answer.js';
 
 beforeAll(() => ensureBuilt());
 
@@ -26,14 +27,7 @@ describe('rows a run sent without an answer are not sent again by another fileâ€
     '$name: day 2 (day 1 and two new rows) pays only for the new rows, writes the unconfirmed ones failed, exit 3; --resend-unconfirmed sends them (regression: sent and paid again silently)',
     async ({ specOnly }, t) => {
       // Day 1's first POST is processed, then its connection reset: its answer never comes.
-      const sb = await sandboxForTest(t, {
-        port: 0,
-        host: '127.0.0.1',
-        specOnly,
-        faults: { next: [{ path: '/contacts', reset: true, after: true }] },
-      });
-      const env = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
-      const dir = await tempDir();
+      const { sb, env, dir } = await lostFirstAnswer(t, specOnly);
       const rows = contactRows(22);
       const day1 = await writeCsv(dir, 'day1.csv', CONTACT_HEADER, rows.slice(0, 20));
       const day2 = await writeCsv(dir, 'day2.csv', CONTACT_HEADER, rows);
@@ -109,9 +103,7 @@ describe('rows a run sent without an answer are not sent again by another fileâ€
         env,
       });
       const state = env.ENRICH_STATE_DIR!;
-      for (let i = 0; i < 400 && !(await journaled(state, /"t":"submit","batch":"0"/)); i++)
-        await new Promise((r) => setTimeout(r, 25));
-      expect(await journaled(state, /"t":"submit","batch":"0"/)).toBe(true);
+      expect(await untilJournaled(state, /"t":"submit","batch":"0"/)).toBe(true);
       killed.child.kill('SIGKILL');
       await killed.code;
       sb.admin.setFaults({});
@@ -129,15 +121,3 @@ describe('rows a run sent without an answer are not sent again by another fileâ€
     },
   );
 });
-
-/** True when a journal line under the state dir matches. */
-async function journaled(dir: string, line: RegExp): Promise<boolean> {
-  const walk = (d: string): string[] =>
-    (existsSync(d) ? readdirSync(d) : []).flatMap((f) => {
-      const p = join(d, f);
-      return statSync(p).isDirectory() ? walk(p) : [p];
-    });
-  return walk(dir)
-    .filter((f) => f.endsWith('.jsonl'))
-    .some((f) => line.test(readFileSync(f, 'utf8')));
-}
