@@ -25,7 +25,10 @@ describe('the outcome of a cached or a duplicate row', () => {
       records: answer(1).records,
       cachedAt: 1_700_000_000_001,
     });
-    expect(cachedOutcome(undefined, 'gone', CLI_WORDS)).toMatchObject({ status: 'failed', error: 'gone' });
+    expect(cachedOutcome(undefined, 'gone', CLI_WORDS)).toMatchObject({
+      status: 'failed',
+      error: 'gone',
+    });
     // A mark of a request a run sent without its answer: failed, not sent, saying when and why.
     const mark = { records: [], at: Date.parse('2026-12-01T10:00:00Z'), charged: false };
     expect(cachedOutcome({ ...mark, unconfirmed: true }, 'gone', CLI_WORDS)).toStrictEqual({
@@ -43,7 +46,9 @@ describe('the outcome of a cached or a duplicate row', () => {
   });
 
   it('made once per row, share one hidden class per set of fields (Node 20 gave spread copies a class each)', () => {
-    const cached = Array.from({ length: 40_000 }, (_, i) => cachedOutcome(answer(i), 'gone', CLI_WORDS));
+    const cached = Array.from({ length: 40_000 }, (_, i) =>
+      cachedOutcome(answer(i), 'gone', CLI_WORDS),
+    );
     const dups = cached.map((o, i) =>
       duplicateOutcome(i % 4 === 0 ? { ...o, creditCharged: null } : o),
     );
