@@ -81,6 +81,45 @@ describe('rows a run sent without an answer are not sent again by another fileâ€
   );
 
   it.concurrent.for(SANDBOX_MODES)(
+    '$name: a run waiting for rows another run is sending, whose POST then ends unanswered, does not send them (regression: paid twice)',
+    async ({ specOnly }, t) => {
+      // Day 1's POST is held 2 s, processed, then its connection reset.
+      const sb = await sandboxForTest(t, {
+        port: 0,
+        host: '127.0.0.1',
+        specOnly,
+        faults: { next: [{ path: '/contacts', delay_ms: 2_000, reset: true, after: true }] },
+      });
+      const env: Record<string, string> = {
+        ...(await tempEnv()),
+        ENRICH_BASE_URL: sb.url,
+        ENRICH_API_KEY: sb.apiKey,
+      };
+      const dir = await tempDir();
+      const rows = contactRows(12);
+      const day1 = await writeCsv(dir, 'day1.csv', CONTACT_HEADER, rows.slice(0, 10));
+      const day2 = await writeCsv(dir, 'day2.csv', CONTACT_HEADER, rows);
+      const first = await spawnCli(['contacts', day1, '-o', join(dir, 'day1.out.csv'), '-q'], {
+        env,
+      });
+      // Day 2 starts once day 1's POST is on its way (its rows claimed), and waits for them: day 1
+      // marks them when its POST ends unanswered (and settling its run would mark them too).
+      expect(await untilJournaled(env.ENRICH_STATE_DIR!, /"t":"submit","batch":"0"/)).toBe(true);
+      const second = await runCli(
+        ['contacts', day2, '-o', join(dir, 'day2.out.csv'), '-q', '--json'],
+        { env },
+      );
+      expect(await first.code).toBe(3);
+      expect(second.code, second.stderr).toBe(3);
+      expect(JSON.parse(second.stdout)).toMatchObject({
+        cache: { unconfirmed: 10 },
+        credits_charged: 2,
+      });
+      expect(sb.admin.stats().credits_charged).toBe(12);
+    },
+  );
+
+  it.concurrent.for(SANDBOX_MODES)(
     '$name: a run killed while its POST was on the wire: another fileâ€™s run (before the killed one is resumed) does not send its rows either (regression: sent and paid again)',
     async ({ specOnly }, t) => {
       // Day 1's only POST is held by the service until the process is gone.
