@@ -85,7 +85,6 @@ export function notEnriched(message: string): string {
   return `not enriched: ${message}`;
 }
 
-/** A batch whose POST may have reached the service, which never confirmed it. */
 /**
  * A row whose request a run sent without getting its answer (a mark in the results cache,
  * cache-use.ts): not sent again by another run either, unless asked.
@@ -94,6 +93,7 @@ export function unconfirmedEarlier(words: RunWords, at: number): string {
   return `not sent: an enrich run sent this row at ${isoSecond(at)} and its answer never came (the service may have charged it), so it is not sent again by itself; ${words.option('resendUnconfirmed')} sends it again (which may charge it twice)`;
 }
 
+/** A batch whose POST may have reached the service, which never confirmed it. */
 export function unconfirmed(words: RunWords, why: string): string {
   return `not confirmed: the service may have received and charged these rows, but its answer was lost (${why}); it has not shown that it honours idempotency keys, so they are sent again only when asked to with ${words.option('resendUnconfirmed')} (which may charge them twice)`;
 }

@@ -254,20 +254,25 @@ async function resumeOf(
   const { key } = runKeyOf(run, input, settings.baseUrl, account);
   const state = await peekRun(run.runsDir, key);
   if (!state || startsAfresh(state, run.cache, { now: Date.now(), cache })) return undefined;
-  return { state, mayResend: run.resendUnconfirmed || (await honoured(run, settings, account)) };
+  return { state, mayResend: run.resendUnconfirmed || (await honoured(run, settings)) };
 }
 
-/** Whether this service was seen, within the day, to honour idempotency keys (client.ts keeps it). */
-async function honoured(run: ResolvedRun, settings: ResolvedSettings, account: string) {
-  const [{ fileIdempotencyStore }, { idempotencyScope }, { Paths }, { getPaths }] =
-    await Promise.all([
-      import('../../../config/idempotency-memo.js'),
-      import('../../../api/idempotency.js'),
-      import('../../../contract/paths.js'),
-      import('../../../config/paths.js'),
-    ]);
-  const path = run.kind === 'contacts' ? Paths.contacts : Paths.companies;
-  const origin = new URL(settings.baseUrl!).origin;
-  const lessons = fileIdempotencyStore(getPaths().stateDir);
-  return lessons.get(idempotencyScope(origin, path, account)) === true;
+/** Whether this service was seen, within the day, to honour idempotency keys: the client's own answer. */
+async function honoured(run: ResolvedRun, settings: ResolvedSettings): Promise<boolean> {
+  const [{ createClient }, { fileIdempotencyStore }, { getPaths }] = await Promise.all([
+    import('../../../api/client.js'),
+    import('../../../config/idempotency-memo.js'),
+    import('../../../config/paths.js'),
+  ]);
+  // Nothing is sent: the client only reads what earlier runs learned (idempotency.json).
+  const client = createClient({
+    baseUrl: settings.baseUrl!,
+    apiKey: settings.apiKey!,
+    idempotencyStore: fileIdempotencyStore(getPaths().stateDir),
+  });
+  try {
+    return client.honoursIdempotency(run.kind) === true;
+  } finally {
+    await client.close();
+  }
 }
