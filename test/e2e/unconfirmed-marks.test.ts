@@ -1,18 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli, spawnCli, tempEnv } from '../api/harness.js';
+import { ensureBuilt, runCli, spawnCli } from '../api/harness.js';
 import {
   CONTACT_HEADER,
   SANDBOX_MODES,
   contactRows,
   parseCsv,
-  sandboxForTest,
-  tempDir,
   writeCsv,
 } from '../integration/bulk-harness.js';
 import { untilJournaled } from '../helpers/journaled.js';
-import { lostFirstAnswer } from '../helpers/lost-answer.js';
+import { faultyService, lostFirstAnswer } from '../helpers/lost-answer.js';
 
 beforeAll(() => ensureBuilt());
 
@@ -84,18 +82,9 @@ describe('rows a run sent without an answer are not sent again by another fileâ€
     '$name: a run waiting for rows another run is sending, whose POST then ends unanswered, does not send them (regression: paid twice)',
     async ({ specOnly }, t) => {
       // Day 1's POST is held 2 s, processed, then its connection reset.
-      const sb = await sandboxForTest(t, {
-        port: 0,
-        host: '127.0.0.1',
-        specOnly,
-        faults: { next: [{ path: '/contacts', delay_ms: 2_000, reset: true, after: true }] },
+      const { sb, env, dir } = await faultyService(t, specOnly, {
+        next: [{ path: '/contacts', delay_ms: 2_000, reset: true, after: true }],
       });
-      const env: Record<string, string> = {
-        ...(await tempEnv()),
-        ENRICH_BASE_URL: sb.url,
-        ENRICH_API_KEY: sb.apiKey,
-      };
-      const dir = await tempDir();
       const rows = contactRows(12);
       const day1 = await writeCsv(dir, 'day1.csv', CONTACT_HEADER, rows.slice(0, 10));
       const day2 = await writeCsv(dir, 'day2.csv', CONTACT_HEADER, rows);
@@ -123,18 +112,9 @@ describe('rows a run sent without an answer are not sent again by another fileâ€
     '$name: a run killed while its POST was on the wire: another fileâ€™s run (before the killed one is resumed) does not send its rows either (regression: sent and paid again)',
     async ({ specOnly }, t) => {
       // Day 1's only POST is held by the service until the process is gone.
-      const sb = await sandboxForTest(t, {
-        port: 0,
-        host: '127.0.0.1',
-        specOnly,
-        faults: { next: [{ path: '/contacts', delay_ms: 8_000 }] },
+      const { sb, env, dir } = await faultyService(t, specOnly, {
+        next: [{ path: '/contacts', delay_ms: 8_000 }],
       });
-      const env: Record<string, string> = {
-        ...(await tempEnv()),
-        ENRICH_BASE_URL: sb.url,
-        ENRICH_API_KEY: sb.apiKey,
-      };
-      const dir = await tempDir();
       const rows = contactRows(12);
       const day1 = await writeCsv(dir, 'day1.csv', CONTACT_HEADER, rows.slice(0, 10));
       const day2 = await writeCsv(dir, 'day2.csv', CONTACT_HEADER, rows);
