@@ -100,6 +100,12 @@ export const TARGETS = [
     tests: ['test/pipeline/address-claims.test.ts', 'test/integration/verify-turn.test.ts'],
   },
   {
+    // Whether a verification run pays again for an address a killed run sent (session 27).
+    name: 'lost-elsewhere',
+    file: 'src/pipeline/verify/lost-elsewhere.ts',
+    tests: ['test/pipeline/lost-elsewhere.test.ts', 'test/integration/verify-emails.test.ts'],
+  },
+  {
     // Whether two bulk runs of different files pay twice for the rows they share.
     name: 'row-claims',
     coverage: 'perTest',

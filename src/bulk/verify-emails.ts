@@ -11,7 +11,8 @@ import type { CachePolicy, ResultsCache } from '../pipeline/types.js';
 import { peekRun } from '../pipeline/journal/journal.js';
 import { startsAfresh } from '../pipeline/journal/renew.js';
 import { planVerify, type VerifyPlan, type VerifyPlanResume } from '../pipeline/verify/plan.js';
-import { identityOf, runVerify } from '../pipeline/verify/run-verify.js';
+import { identityOf, runVerify, VERIFY_KIND } from '../pipeline/verify/run-verify.js';
+import { lostByDeadRuns, withLostMarks } from '../pipeline/verify/lost-elsewhere.js';
 import type {
   VerifyApi,
   VerifyProgress,
@@ -126,7 +127,10 @@ export async function verifyEmailsFile(
         const resume = account ? await resumeOf(run, account, cache !== undefined) : undefined;
         return await planVerify(
           run,
-          { cache: cache?.cache, policy: run.cache },
+          {
+            cache: cache && (await seenAsTheRunMarksIt(run, account, cache.cache)),
+            policy: run.cache,
+          },
           Date.now(),
           resume,
         );
@@ -154,6 +158,21 @@ export async function verifyEmailsFile(
   } finally {
     if (typeof input === 'string') await source.close();
   }
+}
+
+/**
+ * The cache as the run reads it once it has marked what other runs that died lost
+ * (lost-elsewhere.ts): the dry run marks nothing, it reads those addresses as marks.
+ */
+async function seenAsTheRunMarksIt(
+  run: VerifyRun,
+  account: string | undefined,
+  cache: ResultsCache,
+): Promise<ResultsCache> {
+  if (!run.cache.write) return cache;
+  const { key } = identityOf(run, { account }, await run.source.identity());
+  const lost = await lostByDeadRuns({ runsDir: run.runsDir, key, account, kind: VERIFY_KIND });
+  return lost.size > 0 ? withLostMarks(cache, lost) : cache;
 }
 
 /**

@@ -140,3 +140,70 @@ describe('rows a run sent without an answer are not sent again by another fileâ€
     },
   );
 });
+
+/**
+ * `verify-emails` journals each address before its request: a run killed with one on the wire
+ * leaves it journaled sent, with no answer. Since session 27 a run of another list does not send
+ * it either (before, only the killed run's own resume held it back).
+ */
+describe('an address a killed verify-emails run sent is not verified again by another listâ€™s run (e2e)', () => {
+  const VERIFY = '/email-verification';
+
+  it.concurrent.for(SANDBOX_MODES)(
+    '$name: killed mid-request, then another list: its dry run and its run leave that address unsent, failed, exit 3 (regression: verified and paid again)',
+    async ({ specOnly }, t) => {
+      const { sb, env, dir } = await faultyService(t, specOnly, {
+        next: [{ path: VERIFY, delay_ms: 15_000 }],
+      });
+      const verifyRequests = () => sb.admin.stats().requests_by_path[VERIFY] ?? 0;
+      const rows = contactRows(5);
+      const day1 = await writeCsv(dir, 'day1.csv', CONTACT_HEADER, rows.slice(0, 3));
+      const day2 = await writeCsv(dir, 'day2.csv', CONTACT_HEADER, rows);
+      const killed = await spawnCli(
+        ['verify-emails', day1, '-o', join(dir, 'day1.out.csv'), '--concurrency', '1', '-q'],
+        { env },
+      );
+      expect(await untilJournaled(env.ENRICH_STATE_DIR!, /"t":"vsend"/)).toBe(true);
+      killed.child.kill('SIGKILL');
+      await killed.code;
+      sb.admin.setFaults({});
+      const before = verifyRequests();
+
+      const args = ['verify-emails', day2, '-o', join(dir, 'day2.out.csv'), '-q', '--json'];
+      const plan = await runCli([...args, '--dry-run'], { env });
+      expect(JSON.parse(plan.stdout)).toMatchObject({ unconfirmed_earlier: 1, sent: 4 });
+      const second = await runCli(args, { env });
+      expect(second.code, second.stderr).toBe(3);
+      expect(JSON.parse(second.stdout)).toMatchObject({ unconfirmed: 1, sent: 4 });
+      // Day 1's request is still held by the service: day 2's are the four new addresses.
+      expect(verifyRequests() - before).toBe(4);
+    },
+  );
+
+  it.concurrent.for(SANDBOX_MODES)(
+    '$name: a run waiting for an address another run is sending, when that run is killed, does not send it (regression: paid twice)',
+    async ({ specOnly }, t) => {
+      const { env, dir } = await faultyService(t, specOnly, {
+        next: [{ path: VERIFY, delay_ms: 6_000 }],
+      });
+      const rows = contactRows(5);
+      const day1 = await writeCsv(dir, 'day1.csv', CONTACT_HEADER, rows.slice(0, 1));
+      const day2 = await writeCsv(dir, 'day2.csv', CONTACT_HEADER, rows);
+      const killed = await spawnCli(['verify-emails', day1, '-o', join(dir, 'day1.out.csv')], {
+        env,
+      });
+      expect(await untilJournaled(env.ENRICH_STATE_DIR!, /"t":"vsend"/)).toBe(true);
+      const waiting = await spawnCli(
+        ['verify-emails', day2, '-o', join(dir, 'day2.out.csv'), '--json', '--no-progress'],
+        { env },
+      );
+      for (let i = 0; i < 200 && !waiting.out.stderr.includes('waiting for'); i++)
+        await new Promise((r) => setTimeout(r, 25));
+      expect(waiting.out.stderr).toContain('waiting for another enrich process');
+      killed.child.kill('SIGKILL');
+      await killed.code;
+      expect(await waiting.code, waiting.out.stderr).toBe(3);
+      expect(JSON.parse(waiting.out.stdout)).toMatchObject({ unconfirmed: 1, sent: 4 });
+    },
+  );
+});

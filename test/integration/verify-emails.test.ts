@@ -234,6 +234,73 @@ describe('verifyEmailsFile: an attempt that died with a request on the wire', ()
   });
 });
 
+describe.each([
+  ['default', false],
+  ['--spec-only', true],
+])(
+  'verifyEmailsFile against the %s sandbox: a run that died with a request on the wire',
+  (_m, specOnly) => {
+    /** A first run of `options` that journals its first address sent, then dies before the answer. */
+    async function dies(options: VerifyEmailsOptions, client: EnrichClient, url: string) {
+      let calls = 0;
+      const real = toVerifyApi(client);
+      const dying = Object.assign(
+        async (address: string, how?: Parameters<VerifyApi['verify']>[1]) => {
+          if (calls++ === 0) {
+            await how?.hooks?.sending();
+            throw new Error('the process died here');
+          }
+          return real.verify(address, how);
+        },
+        { journalsAttempts: true },
+      );
+      const service = { api: { verify: dying }, baseUrl: url, account: client.account };
+      await expect(verifyEmailsFile({ ...options, concurrency: 1, service })).rejects.toThrow();
+    }
+
+    it('a run of another list, before the dead one is resumed, does not send that address either; its dry run says so (regression: verified and paid again)', async () => {
+      const { s, dir, options, client } = await rig({ n: 6, specOnly });
+      await dies(options, client, s.url);
+      const charged = s.admin.stats().verification_credits_charged;
+      const other = await writeCsv(dir, 'other.csv', HEADER, rows(8));
+      const theirs = { ...options, input: other, output: `${other}.out.csv` };
+      const plan = await verifyEmailsFile({ ...theirs, dryRun: true });
+      expect(plan).toMatchObject({ unconfirmedEarlier: 1, sent: plan.addresses - 1 });
+      const copy = await verifyEmailsFile(theirs);
+      expect(copy).toMatchObject({ sent: plan.sent, unconfirmed: 1, exitCode: 3 });
+      expect(s.admin.stats().verification_credits_charged).toBe(charged + plan.sent);
+      const out = await readOutput(theirs.output);
+      const first = out.find((r) => r['Id'] === 'R0')!;
+      expect(first['enrich_status']).toBe('failed');
+      expect(first['enrich_error']).toMatch(
+        /an enrich run sent this row at \S+Z and its answer never came/,
+      );
+
+      // The dead run's own resume does not send it either; asked to, a run sends it once more.
+      expect(await verifyEmailsFile({ ...options, concurrency: 1 })).toMatchObject({
+        unconfirmed: 1,
+        exitCode: 3,
+      });
+      const resent = await verifyEmailsFile({ ...theirs, resendUnconfirmed: true });
+      expect(resent).toMatchObject({ sent: 1, exitCode: 0 });
+    });
+
+    it('a run that neither reads nor writes the cache marks nothing, and sends it (--no-cache: asked not to use the cache)', async () => {
+      const { s, dir, options, client } = await rig({ n: 6, specOnly });
+      await dies(options, client, s.url);
+      const other = await writeCsv(dir, 'other.csv', HEADER, rows(6));
+      const copy = await verifyEmailsFile({
+        ...options,
+        input: other,
+        output: `${other}.out.csv`,
+        cache: false,
+      });
+      expect(copy).toMatchObject({ unconfirmed: 0, exitCode: 0 });
+      expect(copy.sent).toBe(copy.addresses);
+    });
+  },
+);
+
 describe('verifyEmailsFile: cache, budget and rate limits', () => {
   it('another file with the same addresses is answered from the results cache, paying nothing', async () => {
     const { s, dir, options } = await rig({ n: 40 });

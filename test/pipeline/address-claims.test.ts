@@ -92,15 +92,24 @@ describe('address claims', () => {
     expect(await addressClaims(ctx).take('a@x.io')).toMatchObject({ heldBy: expect.any(String) });
   });
 
-  it('a claim left by a process that died is taken over; one freed while waited for is taken then', async () => {
-    const { ctx, heldElsewhere } = await rig();
-    await heldElsewhere('a@x.io', deadPid());
+  it('a claim left by a process that died is taken over (the run told of that process first); one freed while waited for is taken then (nothing told)', async () => {
+    const died: number[] = [];
+    const { ctx, heldElsewhere } = await rig({
+      onHolderDied: async (pid) => {
+        await new Promise((r) => setTimeout(r, 10));
+        died.push(pid);
+      },
+    });
+    const dead = deadPid();
+    await heldElsewhere('a@x.io', dead);
     expect(await addressClaims(ctx).take('a@x.io')).toMatchObject({ waited: false });
+    expect(died).toEqual([dead]);
     const free = await heldElsewhere('b@x.io');
     const taking = addressClaims(ctx).take('b@x.io');
     await new Promise((r) => setTimeout(r, CLAIM_POLL_MS / 2));
     await free();
     expect(await taking).toMatchObject({ waited: true });
+    expect(died).toEqual([dead]);
   });
 
   it('a claim that cannot be made (the runs directory is a file) is sent unclaimed', async () => {

@@ -41,7 +41,7 @@ export type VerifyEvent = VerifySendEvent | VerifyAnswerEvent | VerifyFailEvent;
 
 /** What the journal knows of one address: sent, answered, or failed. */
 export type VerifyState =
-  | { state: 'sent' }
+  | { state: 'sent'; at: number }
   | { state: 'answered'; answer: Omit<VerifyAnswerEvent, 't' | 'addr'> }
   | { state: 'failed'; code: string; message: string; unconfirmed: boolean };
 
@@ -52,7 +52,7 @@ export function isVerifyEvent(e: { t: string }): e is VerifyEvent {
 
 /** Folds one verification event into the per-address table (the last word on an address wins). */
 export function applyVerifyEvent(table: Map<string, VerifyState>, e: VerifyEvent): void {
-  if (e.t === 'vsend') table.set(e.addr, { state: 'sent' });
+  if (e.t === 'vsend') table.set(e.addr, { state: 'sent', at: e.at });
   else if (e.t === 'vanswer') {
     const { t: _t, addr: _a, ...answer } = e;
     table.set(e.addr, { state: 'answered', answer });

@@ -202,10 +202,16 @@ function unanswered(b: BatchState): boolean {
  */
 async function markUnanswered(cache: ResultsCache, journal: Journal, now: number): Promise<void> {
   if (!cache.markStored) return;
+  let marked = 0;
   for (const b of journal.state.batches.values()) {
     if (!unanswered(b)) continue;
-    for (const key of await batchKeys(journal.dir, b.id)) cache.markStored(key, now);
+    for (const key of await batchKeys(journal.dir, b.id)) {
+      cache.markStored(key, now);
+      marked++;
+    }
   }
+  // The rows are looked up next: a put is seen once committed.
+  if (marked > 0) await cache.committed?.();
 }
 
 /** Downloads one job of an earlier run into its journal and the cache; true when it is still running. */

@@ -38,6 +38,11 @@ export interface ClaimContext {
   signal?: AbortSignal | undefined;
   /** Told once, when the run first waits for another run's request. */
   onWaiting?: ((text: string) => void) | undefined;
+  /**
+   * Awaited when a claim is taken over from a process that died holding it (`pid`), before the
+   * claim is handed out: the run looks for what that process sent with no answer.
+   */
+  onHolderDied?: ((pid: number) => Promise<void>) | undefined;
 }
 
 /** A claim taken (`release` gives it back), or who still held it when the run's time was up. */
@@ -177,8 +182,10 @@ export function addressClaims(c: ClaimContext) {
     const seen = await readClaim(path);
     // Ours though no run here holds it: a release cut short (its unlink failed). Taken again.
     if (seen?.pid === process.pid) return { claim: taken(path, waited) };
-    if (seen && !live(seen) && (await replaceStale(linkAt, path, seen)))
+    if (seen && !live(seen) && (await replaceStale(linkAt, path, seen))) {
+      await c.onHolderDied?.(seen.pid);
       return { claim: taken(path, waited) };
+    }
     heldHere.delete(path);
     if (seen === undefined || !live(seen)) return 'again'; // given back, or stale: looked at again
     return { who: `another enrich process (pid ${seen.pid})`, pid: seen.pid };

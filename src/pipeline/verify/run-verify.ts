@@ -7,6 +7,7 @@ import { refuseRunOfChangedFile } from './running-now.js';
 import { addressClaims, type AddressClaims } from './address-claims.js';
 import { addressOfCell } from './address.js';
 import { createFeed, type Feed } from './feed.js';
+import { markLostByDeadRuns } from './lost-elsewhere.js';
 import { createVerifyProgress, PROGRESS_EVERY_ROWS } from './progress.js';
 import { createVerifyPool, type PoolStats, type VerifyPool } from './verify-pool.js';
 import type { AddressEntry, VerifyDeps, VerifyRun, VerifySummary } from './types.js';
@@ -44,23 +45,16 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   const as = run.words.option('output');
   const writes = { runsDir: run.runsDir, key, target: run.output.target, command: run.command, as };
   await refuseOutputInUse(writes);
-  const journal = await openJournal({
-    runsDir: run.runsDir,
-    key,
-    header,
-    restart: run.restart,
-    now,
-    // A finished run is not resumed under --refresh, nor once past the max age.
-    renew: (found) =>
-      startsAfresh(found, run.cache, { now: now(), cache: deps.cache !== undefined }),
-  });
+  const journal = await openVerifyJournal(run, deps, { key, header }, now);
   let progress: Progress | undefined;
   let release: (() => Promise<void>) | undefined;
-  const claims = claimsOf(run, deps, deadline);
+  const lost = deadRunsOf(run, deps, key);
+  const claims = claimsOf(run, deps, deadline, lost);
   try {
     // Two runs started at once both passed refuseOutputInUse: one takes the output's lock, the
     // other stops here, leaving no journal behind (its next run is a new run, not a resumed one).
     release = await discardNewIfThrows(journal, claimOutput({ ...writes, input: input.path }));
+    await lost?.();
     // Ctrl-C stops the output with the requests: rows after it would only say "not sent".
     const feed = createFeed(() => pool.stopReason()?.code === 'INTERRUPTED');
     const table = new Map<string, AddressEntry>();
@@ -123,6 +117,23 @@ export async function runVerify(run: VerifyRun, deps: VerifyDeps): Promise<Verif
   }
 }
 
+/** Opens (or resumes) the run's journal; a finished run is not resumed under --refresh, nor once past the max age. */
+function openVerifyJournal(
+  run: VerifyRun,
+  deps: VerifyDeps,
+  id: ReturnType<typeof identityOf>,
+  now: () => number,
+) {
+  return openJournal({
+    runsDir: run.runsDir,
+    ...id,
+    restart: run.restart,
+    now,
+    renew: (found) =>
+      startsAfresh(found, run.cache, { now: now(), cache: deps.cache !== undefined }),
+  });
+}
+
 /** The run's journal key and header. Another account's run is another run: its answers are never this one's. */
 export function identityOf(
   run: VerifyRun,
@@ -142,8 +153,15 @@ export function identityOf(
  * nor fills the cache (--no-cache) stays out: no other run could take its answers, and it sends
  * every address anyway. A --refresh run takes part: the runs after it take its answers.
  */
-function claimsOf(run: VerifyRun, deps: VerifyDeps, deadline: number): AddressClaims | undefined {
+function claimsOf(
+  run: VerifyRun,
+  deps: VerifyDeps,
+  deadline: number,
+  lost: (() => Promise<void>) | undefined,
+): AddressClaims | undefined {
   if (!deps.cache || (!run.cache.read && !run.cache.write)) return undefined;
+  // Once per process found dead holding a claim: what it sent then is journaled by now.
+  const looked = new Map<number, Promise<void>>();
   return addressClaims({
     runsDir: run.runsDir,
     account: deps.account,
@@ -151,7 +169,31 @@ function claimsOf(run: VerifyRun, deps: VerifyDeps, deadline: number): AddressCl
     now: deps.now ?? Date.now,
     signal: deps.signal,
     onWaiting: deps.onWaiting,
+    ...(lost
+      ? {
+          onHolderDied: (pid: number) => {
+            if (!looked.has(pid)) looked.set(pid, lost());
+            return looked.get(pid)!;
+          },
+        }
+      : {}),
   });
+}
+
+/**
+ * Marks, as a run that lost their answers would have, the addresses other verification runs of
+ * the account sent before they died with no answer (lost-elsewhere.ts): at the run's start, and
+ * again when a claim is found held by a process gone. Undefined when the run writes no cache.
+ */
+function deadRunsOf(
+  run: VerifyRun,
+  deps: VerifyDeps,
+  key: string,
+): (() => Promise<void>) | undefined {
+  const cache = deps.cache;
+  if (!cache || !run.cache.write) return undefined;
+  const c = { runsDir: run.runsDir, key, account: deps.account, kind: VERIFY_KIND };
+  return () => markLostByDeadRuns(c, cache).catch(() => undefined);
 }
 
 /**

@@ -1,0 +1,93 @@
+import { join } from 'node:path';
+import { journalAccount, peekRun, runsMatching } from '../journal/journal.js';
+import { runLockInUse } from '../journal/run-lock.js';
+import { markUnconfirmed } from '../run/cache-use.js';
+import type { ResultsCache } from '../types.js';
+
+/**
+ * The addresses other verification runs of the account sent and never saw answered because
+ * they died with the request on the wire (SIGKILL, a crash, a power cut after the journal line
+ * reached the disk): their journals say `vsend` and nothing after. That run's own resume would
+ * not send them again by itself (they may have been charged); a run of another list holding
+ * them must not either. A run that lived to see its request unanswered marked the address in
+ * the results cache then (outcomes.ts); this finds the ones a dead run could not mark.
+ */
+
+/** What finding them needs. */
+export interface LostElsewhereContext {
+  runsDir: string;
+  /** This run's key: never one of the others. */
+  key: string;
+  /** The key's account (`client.account`); undefined: an injected API, runs without one. */
+  account: string | undefined;
+  /** The kind of verification runs' journals (run-verify.ts VERIFY_KIND). */
+  kind: string;
+  /** How long reading the other runs' journals may take (the rest are left for the next start). */
+  budgetMs?: number;
+}
+
+/** How long looking at other runs' journals may take, by default. */
+const BUDGET_MS = 1_000;
+
+/**
+ * The addresses (with when each was sent) that the verification runs of the account, other than
+ * `key`, journaled sent and never answered, of runs no live process holds. Read without taking
+ * their locks (a dry run takes none either): a run going on now is left out, its requests are
+ * its own to settle, and an address it sends is claimed (address-claims.ts).
+ */
+export async function lostByDeadRuns(c: LostElsewhereContext): Promise<Map<string, number>> {
+  const started = performance.now();
+  const account = c.account === undefined ? undefined : journalAccount(c.account);
+  const lost = new Map<string, number>();
+  const runs = await runsMatching(
+    c.runsDir,
+    c.key,
+    (h) => h.kind === c.kind && h.options.account === account,
+  );
+  for (const header of runs) {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: past the budget the rest are left for the next start (a test would need a slow disk)
+    if (performance.now() - started > (c.budgetMs ?? BUDGET_MS)) break;
+    const state = await peekRun(c.runsDir, header.run);
+    const sent: [string, number][] = [];
+    for (const [address, s] of state?.verify ?? [])
+      if (s.state === 'sent') sent.push([address, s.at]);
+    if (sent.length === 0) continue;
+    if (await runLockInUse(join(c.runsDir, header.run), header.command)) continue;
+    for (const [address, at] of sent) if (!lost.has(address)) lost.set(address, at);
+  }
+  return lost;
+}
+
+/**
+ * Marks in the results cache the addresses dead runs of the account lost (lostByDeadRuns), where
+ * the cache holds nothing for them yet: no run sends them again by itself. Resolves once the
+ * marks are committed (read back by this run, and by other processes).
+ */
+export async function markLostByDeadRuns(
+  c: LostElsewhereContext,
+  cache: ResultsCache,
+): Promise<void> {
+  const lost = await lostByDeadRuns(c);
+  for (const [address, at] of lost) markUnconfirmed(cache, [{ key: address }], at);
+  // Read back at once (the address a claim was just taken for): a put is seen once committed.
+  if (lost.size > 0) await cache.committed?.();
+}
+
+/**
+ * The cache as a dry run reads it: the addresses dead runs lost read as marks (as the run would
+ * mark them before it sends anything), where the cache holds nothing for them.
+ */
+export function withLostMarks(
+  cache: ResultsCache,
+  lost: ReadonlyMap<string, number>,
+): ResultsCache {
+  // Everything else as the cache has it (as withoutMarks, cache-use.ts).
+  const view = Object.create(cache) as ResultsCache;
+  view.get = (address) => {
+    const found = cache.get(address);
+    const at = lost.get(address);
+    if (found || at === undefined) return found;
+    return { records: [], at, charged: false, unconfirmed: true };
+  };
+  return view;
+}
