@@ -100,6 +100,12 @@ export const TARGETS = [
     tests: ['test/pipeline/address-claims.test.ts', 'test/integration/verify-turn.test.ts'],
   },
   {
+    // Whether --dry-run plans what a run's start settles of other files' runs (session 27).
+    name: 'earlier-left',
+    file: 'src/pipeline/run/earlier-left.ts',
+    tests: ['test/pipeline/earlier-left.test.ts'],
+  },
+  {
     // Whether a verification run pays again for an address a killed run sent (session 27).
     name: 'lost-elsewhere',
     file: 'src/pipeline/verify/lost-elsewhere.ts',

@@ -70,6 +70,40 @@ describe('enrich contacts --dry-run follows the journal of the run it would resu
   );
 
   it.concurrent.for(SANDBOX_MODES)(
+    '$name: another file after a --no-wait run: the rows in that run’s jobs are planned downloaded (earlier_jobs), not sent; the run then pays only for the new rows (regression: planned sent, and cut by --max-credits)',
+    async ({ specOnly }, t) => {
+      const sb = await sandboxForTest(t, { port: 0, host: '127.0.0.1', jobMs: 5_000, specOnly });
+      const env = { ...(await tempEnv()), ENRICH_BASE_URL: sb.url, ENRICH_API_KEY: sb.apiKey };
+      const dir = await tempDir();
+      const rows = contactRows(25);
+      const day1 = await writeCsv(dir, 'day1.csv', CONTACT_HEADER, rows.slice(0, 20));
+      const day2 = await writeCsv(dir, 'day2.csv', CONTACT_HEADER, rows);
+      const opts = ['--batch-size', '10', '-q'];
+      const first = ['contacts', day1, '-o', join(dir, 'day1.out.csv'), ...opts, '--no-wait'];
+      expect((await runCli(first, { env })).code).toBe(0);
+      expect(sb.admin.stats().credits_charged).toBe(20);
+      sb.admin.advanceClock(5_000);
+
+      const args = ['contacts', day2, '-o', join(dir, 'day2.out.csv'), ...opts];
+      const dry = await runCli([...args, '--dry-run', '--json', '--max-credits', '5'], { env });
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(JSON.parse(dry.stdout)).toMatchObject({
+        cached: 0,
+        earlier_jobs: 20,
+        sent: 5,
+        over_budget: 0,
+        max_credits: 5,
+      });
+      const text = await runCli([...args, '--dry-run'], { env });
+      expect(text.stdout).toMatch(/^earlier_jobs\s+20 \(in jobs earlier runs of other files left/m);
+      const run = await runCli([...args, '--max-credits', '5', '--json'], { env });
+      expect(run.code, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({ credits_charged: 5 });
+      expect(sb.admin.stats().credits_charged).toBe(25);
+    },
+  );
+
+  it.concurrent.for(SANDBOX_MODES)(
     '$name: a batch whose POST got no answer is planned as the resume treats it: not sent by a service that keeps only the spec, sent again (and replayed) by one seen to honour idempotency keys',
     async ({ specOnly }, t) => {
       // The first POST is processed, then its connection reset: the run never learns its job.

@@ -1,7 +1,7 @@
 import { openRejects } from '../join/rejects.js';
 import type { BatchState, RunState } from '../journal/journal.js';
 import type { ResolvedMapping } from '../mapping/resolve-mapping.js';
-import type { ResolvedRun, ResultsCache } from '../types.js';
+import type { CachedAnswer, ResolvedRun, ResultsCache } from '../types.js';
 import { affordableRows, createBudget, takeCredits, type Budget } from './budget.js';
 import { cacheLookup, withoutMarks } from './cache-use.js';
 import { classifyRows } from './classify.js';
@@ -23,6 +23,11 @@ export interface Plan extends ResolvedMapping {
    * cache): not sent, they end `failed` (unless the run may send them again).
    */
   unconfirmed_earlier: number;
+  /**
+   * Rows in jobs earlier runs (of other files, or of this file before it changed) left not
+   * downloaded: the run downloads those jobs first and takes the rows from the cache, unsent.
+   */
+  earlier_jobs: number;
   /** Rows sent (each distinct request once), within the spending limit. */
   sent: number;
   /** Rows the spending limit leaves unsent (they end `failed`), their duplicates included. */
@@ -62,16 +67,34 @@ export interface PlanResume {
   mayResend: boolean;
 }
 
+/** What a plan reads besides the run: the cache, the clock, the journal it resumes. */
+export interface PlanDeps {
+  cache?: ResultsCache;
+  now?: () => number;
+  resume?: PlanResume;
+  /** Tells the answers of jobs earlier runs left not downloaded (earlier-left.ts) apart. */
+  inEarlierJob?: (answer: CachedAnswer) => boolean;
+}
+
+/** The plan's counters, zero. */
+const zeroCounts = () => ({
+  rows: 0,
+  invalid: 0,
+  duplicates: 0,
+  cached: 0,
+  marked: 0,
+  inJobs: 0,
+  batches: 0,
+  sent: 0,
+});
+
 /**
  * The plan of a resolved run without sending anything: every row through the run's own
  * classification and spending limit (so the plan is the run's plan), counted; invalid rows go
  * to `rejects`. With `resume` (the journal of the run a real run would resume), its batches
  * are rebuilt as the resume rebuilds them, and each counted by what the resume does with it.
  */
-export async function planBulk(
-  run: ResolvedRun,
-  deps: { cache?: ResultsCache; now?: () => number; resume?: PlanResume } = {},
-): Promise<Plan> {
+export async function planBulk(run: ResolvedRun, deps: PlanDeps = {}): Promise<Plan> {
   const journal = deps.resume?.state;
   const hits = journal?.hits && { upTo: journal.hits.upTo, ranges: [...journal.hits.ranges] };
   // As the run reads the cache: with --resend-unconfirmed, marks of unanswered requests are misses.
@@ -82,7 +105,7 @@ export async function planBulk(
   const rejects = run.output.rejects
     ? await openRejects(run.source, run.output.rejects, run.kind)
     : undefined;
-  const counts = { rows: 0, invalid: 0, duplicates: 0, cached: 0, marked: 0, batches: 0, sent: 0 };
+  const counts = zeroCounts();
   // The rows past the limit: their duplicates share their fate (not sent) in the run.
   const unsent = new Set<number>();
   let overBudget = 0;
@@ -109,6 +132,8 @@ export async function planBulk(
         if (unsent.has(c.of)) overBudget++;
       } else if (c.t === 'cached' && c.answer?.unconfirmed) {
         counts.marked++;
+      } else if (c.t === 'cached' && c.answer && deps.inEarlierJob?.(c.answer)) {
+        counts.inJobs++;
       } else if (c.t === 'cached' && (c.answer || !resumed)) counts.cached++;
       else if (c.t === 'cached') {
         // Taken from the cache by an earlier attempt, and gone from it since: sent again.
@@ -129,7 +154,7 @@ export async function planBulk(
     throw err;
   }
   if (resumed) counts.batches += Math.ceil(resumed.refills() / run.batchSize);
-  const { rows, invalid, duplicates, cached, marked, batches, sent } = counts;
+  const { rows, invalid, duplicates, cached, marked, inJobs, batches, sent } = counts;
   return {
     mapping: run.mapping,
     names: { ...run.names },
@@ -140,6 +165,7 @@ export async function planBulk(
     duplicates,
     cached,
     unconfirmed_earlier: marked,
+    earlier_jobs: inJobs,
     sent,
     over_budget: overBudget,
     batches,

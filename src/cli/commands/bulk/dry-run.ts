@@ -1,7 +1,7 @@
 import type { InputSource } from '../../../io/read.js';
 import type { Plan, PlanResume, ResumePlan } from '../../../pipeline/run/plan.js';
 import type { ResolvedSettings } from '../../../config/settings.js';
-import type { BulkKind, ResolvedRun } from '../../../pipeline/types.js';
+import type { BulkKind, ResolvedRun, ResultsCache } from '../../../pipeline/types.js';
 import type { BulkOptions } from './options.js';
 import type { GlobalOptions } from '../../globals.js';
 
@@ -18,6 +18,7 @@ export function planJson(plan: Plan): Record<string, unknown> {
     duplicates: plan.duplicates,
     cached: plan.cached,
     unconfirmed_earlier: plan.unconfirmed_earlier,
+    earlier_jobs: plan.earlier_jobs,
     sent: plan.sent,
     over_budget: plan.over_budget,
     batches: plan.batches,
@@ -50,6 +51,17 @@ function unconfirmedLine(plan: Plan, resend: string): [string, string][] {
     [
       'unconfirmed',
       `${rows} (sent by an enrich run that never got their answer: they may have been charged; not sent again, they end "failed", exit 3; ${resend} sends them)`,
+    ],
+  ];
+}
+
+/** Rows in jobs earlier runs left not downloaded (none: no line). */
+function earlierJobsLine(plan: Plan): [string, string][] {
+  if (plan.earlier_jobs === 0) return [];
+  return [
+    [
+      'earlier_jobs',
+      `${plan.earlier_jobs} (in jobs earlier runs of other files left not downloaded: downloaded first, not paid again, while the service keeps them)`,
     ],
   ];
 }
@@ -154,6 +166,7 @@ export function formatPlan(
     ['invalid', String(plan.invalid) + (options.rejects ? ` (written to ${options.rejects})` : '')],
     ['duplicates', String(plan.duplicates) + (options.dedupe ? ' (sent once)' : '')],
     ['cached', `${plan.cached} (answered from the results cache, not sent)`],
+    ...earlierJobsLine(plan),
     ...(plan.resume ? resumeLines(plan.resume) : []),
     ...unconfirmedLine(plan, run.words.option('resendUnconfirmed')),
     [
@@ -192,8 +205,9 @@ export async function runDryRun(
   const cache = await planCache(run, settings, globals);
   try {
     const resume = await resumeOf(run, settings, globals, cache !== undefined);
+    const earlier = cache && (await earlierView(run, settings, cache.cache));
     const plan = await planBulk(run, {
-      ...(cache ? { cache: cache.cache } : {}),
+      ...(earlier ? { cache: earlier.cache, inEarlierJob: earlier.inJob } : {}),
       ...(resume ? { resume } : {}),
     });
     if (!globals.quiet) process.stderr.write(`${formatMappingTable(plan, source)}\n`);
@@ -228,6 +242,26 @@ async function planCache(run: ResolvedRun, settings: ResolvedSettings, globals: 
       if (!globals.quiet) process.stderr.write(`enrich: warning: ${w}\n`);
     },
   });
+}
+
+/**
+ * The cache as the run reads it once its start settled what earlier runs of other files (or of
+ * this file before it changed) left: their jobs not downloaded, their batches sent with no
+ * answer (earlier-left.ts). Only for a run that reads and writes the cache, as the run settles
+ * them only then.
+ */
+async function earlierView(run: ResolvedRun, settings: ResolvedSettings, cache: ResultsCache) {
+  if (!run.cache.read || !run.cache.write) return { cache, inJob: () => false };
+  const [{ accountOfKey }, { runKeyOf }, { earlierLeft, withEarlierLeft }] = await Promise.all([
+    import('../../../api/account.js'),
+    import('../../../pipeline/run/run.js'),
+    import('../../../pipeline/run/earlier-left.js'),
+  ]);
+  const input = await run.source.identity();
+  const id = runKeyOf(run, input, settings.baseUrl!, accountOfKey(settings.apiKey!));
+  const now = Date.now();
+  const left = await earlierLeft({ runsDir: run.runsDir, kind: run.kind, input, now, ...id });
+  return withEarlierLeft(cache, left, now);
 }
 
 /**

@@ -1,0 +1,104 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { keepBatchKeys } from '../../src/pipeline/journal/batch-keys.js';
+import { openJournal } from '../../src/pipeline/journal/journal.js';
+import { earlierLeft, withEarlierLeft } from '../../src/pipeline/run/earlier-left.js';
+import type { CachedAnswer, ResultsCache } from '../../src/pipeline/types.js';
+
+// What earlier runs leave to a new run's start, as its dry run reads it (earlier-left.ts): the
+// requests of their jobs not downloaded, and of their batches sent with no answer.
+
+const options = { service: 'http://127.0.0.1:1', account: 'a1', metadata: {} };
+
+/** An earlier run `key` of `path` under `runsDir`, open (its lock held). */
+function earlierRun(runsDir: string, key: string, path: string, opts = options) {
+  return openJournal({
+    runsDir,
+    key,
+    header: {
+      kind: 'contacts',
+      input: { path, size: 10, sha256: key.padEnd(64, '0') },
+      options: opts,
+      command: `enrich contacts ${path}`,
+    },
+    restart: false,
+    now: () => 1,
+  });
+}
+
+describe('earlierLeft', () => {
+  it('takes the keys of jobs not downloaded and of batches sent with no answer, of runs no process holds, with the same options', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-left-'));
+    const j = await earlierRun(runsDir, 'day1', '/data/day1.csv');
+    const submit = (batch: string) =>
+      j.append({ t: 'submit', batch, first: 0, last: 0, count: 1, idem: `i${batch}` });
+    const accept = (batch: string, expires: number | null) =>
+      j.append({ t: 'accepted', batch, job: `job-${batch}`, url: `http://x/${batch}`, expires });
+    for (const b of ['0', '1', '2', '3', '4']) {
+      await submit(b);
+      await keepBatchKeys(j.dir, b, [`k${b}`]);
+    }
+    await accept('0', null); // a job not downloaded
+    await accept('1', 500); // expired by now (1000)
+    await accept('2', null);
+    await j.append({
+      t: 'spooled',
+      batch: '2',
+      records: 1,
+      credits: 1,
+      remaining: 9,
+      creditError: false,
+    }); // downloaded
+    // '3': submitted and never answered (the run died); '4': refused, nothing processed.
+    await j.append({ t: 'failed', batch: '4', code: 'API_VALIDATION', message: 'no' });
+    const other = await earlierRun(runsDir, 'other', '/data/x.csv', { ...options, account: 'a2' });
+    await other.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'x' });
+    await keepBatchKeys(other.dir, '0', ['other-account']);
+    await other.close();
+
+    const c = {
+      runsDir,
+      key: 'day2',
+      kind: 'contacts',
+      options,
+      input: { path: '/data/day2.csv' },
+      now: 1_000,
+    };
+    // Held by a live run (this process): left to it.
+    expect(await earlierLeft(c)).toEqual({ inJobs: new Set(), unanswered: new Set() });
+    await j.close();
+    const left = await earlierLeft(c);
+    expect(left).toEqual({ inJobs: new Set(['k0']), unanswered: new Set(['k3']) });
+    // Past the budget, other files' runs are left; the same file's (before it changed) never.
+    expect(await earlierLeft({ ...c, budgetMs: -1 })).toEqual({
+      inJobs: new Set(),
+      unanswered: new Set(),
+    });
+    expect(await earlierLeft({ ...c, budgetMs: -1, input: { path: '/data/day1.csv' } })).toEqual(
+      left,
+    );
+  });
+
+  it('the view answers a job’s request as fresh (told apart), and a lost one as a mark where the cache holds nothing', () => {
+    const stored = new Map<string, CachedAnswer>([
+      ['k-answered', { records: [{ n: 1 }], at: 5, charged: true }],
+      ['k-job', { records: [{ n: 2 }], at: 5, charged: true }],
+    ]);
+    const cache: ResultsCache = {
+      get: (k) => stored.get(`k-${k}`),
+      put: () => undefined,
+      claimKey: (k) => `k-${k}`,
+    };
+    const left = { inJobs: new Set(['k-job']), unanswered: new Set(['k-lost', 'k-answered']) };
+    const { cache: view, inJob } = withEarlierLeft(cache, left, 900);
+    const job = view.get('job')!;
+    expect(job).toEqual({ records: [], at: 900, charged: false });
+    expect(inJob(job)).toBe(true);
+    expect(view.get('lost')).toEqual({ records: [], at: 900, charged: false, unconfirmed: true });
+    expect(view.get('answered')).toBe(stored.get('k-answered'));
+    expect(inJob(view.get('answered')!)).toBe(false);
+    expect(view.get('new')).toBeUndefined();
+  });
+});
