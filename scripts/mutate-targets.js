@@ -100,6 +100,16 @@ export const TARGETS = [
     tests: ['test/pipeline/address-claims.test.ts', 'test/integration/verify-turn.test.ts'],
   },
   {
+    // What a resume does with each journaled batch: sent again (paid again) or not (session 26).
+    name: 'journaled-fate',
+    file: 'src/pipeline/run/journaled-fate.ts',
+    tests: [
+      'test/pipeline/plan.test.ts',
+      'test/pipeline/batch-task.test.ts',
+      'test/pipeline/earlier-left.test.ts',
+    ],
+  },
+  {
     // Whether --dry-run plans what a run's start settles of other files' runs (session 27).
     name: 'earlier-left',
     file: 'src/pipeline/run/earlier-left.ts',

@@ -228,10 +228,12 @@ function unusable(dir: string, err: unknown): string {
 /** The errno of a failure, or of lmdb's message (it throws plain Errors). */
 function errnoOf(err: unknown): string | undefined {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (typeof code === 'string') return code;
+  // fs.rm names a directory where it expected a file with a code of its own.
+  if (typeof code === 'string') return code === 'ERR_FS_EISDIR' ? 'EISDIR' : code;
   const text = err instanceof Error ? err.message : String(err);
   if (/permission denied/i.test(text)) return 'EACCES';
   if (/not a directory/i.test(text)) return 'ENOTDIR';
+  if (/is a directory/i.test(text)) return 'EISDIR';
   return undefined;
 }
 
@@ -247,6 +249,12 @@ export function describeUnusable(dir: string, err: unknown): { why: string; hint
     return {
       why: `${dir} is not a directory`,
       hint: `set ENRICH_CACHE_DIR to a directory, or move what is at ${dir}`,
+    };
+  // A directory where the cache's file goes: not enrich's to remove (`cache clear` leaves it).
+  if (errno === 'EISDIR')
+    return {
+      why: `${join(dir, CACHE_FILE)} is a directory, not the cache's file`,
+      hint: `move or remove ${join(dir, CACHE_FILE)} (enrich makes the file there), or set ENRICH_CACHE_DIR to another directory`,
     };
   if (errno === 'EACCES' || errno === 'EPERM' || errno === 'EROFS')
     return {

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
@@ -117,6 +117,23 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
       expect(r.stderr).not.toMatch(/internal error|every row is sent|going on without it/);
     }
     expect(await readFile(file, 'utf8')).toBe('important');
+  });
+
+  it('a directory where the cache file goes: stats, prune and clear name it and say to move it, never to run cache clear (which cannot remove it; regression: it said so)', async () => {
+    const env = await tempEnv();
+    const dir = env.ENRICH_CACHE_DIR as string;
+    const where = join(dir, CACHE_FILE);
+    await mkdir(join(where, 'inside'), { recursive: true });
+    for (const args of [['stats'], ['prune'], ['clear']]) {
+      const r = await runCli(['cache', ...args], { env });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`(${where} is a directory, not the cache's file)`);
+      expect(r.stderr.toLowerCase()).toContain(
+        `move or remove ${where} (enrich makes the file there)`.toLowerCase(),
+      );
+      expect(r.stderr).not.toMatch(/cache clear starts a new one|internal error/);
+    }
+    expect((await stat(join(where, 'inside'))).isDirectory()).toBe(true);
   });
 
   it('enrich cache stats on a damaged cache: exit 2 saying so, never "answers 0" (regression: exit 0); prune says it in its own words', async () => {
