@@ -79,6 +79,13 @@ describe('earlierLeft', () => {
     expect(await earlierLeft({ ...c, budgetMs: -1, input: { path: '/data/day1.csv' } })).toEqual(
       left,
     );
+    // Standard input is never "the same file" as another run's standard input.
+    const none = { inJobs: new Set(), unanswered: new Set() };
+    const j2 = await earlierRun(runsDir, 'stdin', '-');
+    await j2.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'x' });
+    await keepBatchKeys(j2.dir, '0', ['from-stdin']);
+    await j2.close();
+    expect(await earlierLeft({ ...c, budgetMs: -1, input: { path: '-' } })).toEqual(none);
   });
 
   it('the view answers a job’s request as fresh (told apart), and a lost one as a mark where the cache holds nothing', () => {
@@ -100,5 +107,12 @@ describe('earlierLeft', () => {
     expect(view.get('answered')).toBe(stored.get('k-answered'));
     expect(inJob(view.get('answered')!)).toBe(false);
     expect(view.get('new')).toBeUndefined();
+
+    // A cache that names no store keys: read as it is.
+    const plain: ResultsCache = { get: (k) => stored.get(`k-${k}`), put: () => undefined };
+    const same = withEarlierLeft(plain, left, 900);
+    expect(same.cache).toBe(plain);
+    expect(same.cache.get('job')).toBe(stored.get('k-job'));
+    expect(same.inJob(same.cache.get('job')!)).toBe(false);
   });
 });

@@ -16,18 +16,24 @@ import type { CachedAnswer, ResultsCache } from '../../src/pipeline/types.js';
 const KIND = 'verify-emails';
 
 /** A verification run's journal of `account` under `runsDir`, left open (its lock held). */
-async function verifyRun(runsDir: string, key: string, account: string, kind = KIND) {
+async function verifyRun(
+  runsDir: string,
+  key: string,
+  account: string | undefined,
+  kind = KIND,
+  at = 1_000,
+) {
   return openJournal({
     runsDir,
     key,
     header: {
       kind,
       input: { path: `/data/${key}.csv`, size: 10, sha256: key.padEnd(64, '0') },
-      options: { column: 'Email', account: journalAccount(account) },
+      options: { column: 'Email', ...(account ? { account: journalAccount(account) } : {}) },
       command: `enrich verify-emails ${key}.csv -o out.csv`,
     },
     restart: false,
-    now: () => 1_000,
+    now: () => at,
   });
 }
 
@@ -84,6 +90,25 @@ describe('lostByDeadRuns', () => {
     expect([...(await lostByDeadRuns({ ...c, budgetMs: -1 }))]).toEqual([]);
   });
 
+  it('an address two dead runs sent keeps the latest send; runs with no account are an injected API’s', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-lost-'));
+    for (const [key, at] of [
+      ['early', 1_000],
+      ['late', 5_000],
+      ['middle', 3_000],
+    ] as const) {
+      const j = await verifyRun(runsDir, key, 'acct', KIND, at);
+      await sent(j, 'a@x.io');
+      await j.close();
+    }
+    const anyAccount = await verifyRun(runsDir, 'injected', undefined);
+    await sent(anyAccount, 'b@x.io');
+    await anyAccount.close();
+    const c = { runsDir, key: 'mine', kind: KIND };
+    expect([...(await lostByDeadRuns({ ...c, account: 'acct' }))]).toEqual([['a@x.io', 5_000]]);
+    expect([...(await lostByDeadRuns({ ...c, account: undefined }))]).toEqual([['b@x.io', 1_000]]);
+  });
+
   it('marks them where the cache holds nothing, and waits for the commit; the dry run’s view reads them as marks', async () => {
     const runsDir = await mkdtemp(join(tmpdir(), 'enrich-lost-'));
     const dead = await verifyRun(runsDir, 'dead', 'acct');
@@ -117,5 +142,10 @@ describe('lostByDeadRuns', () => {
     // Nothing lost: nothing marked, no commit waited for.
     await markLostByDeadRuns({ runsDir, key: 'dead', account: 'acct', kind: KIND }, cache);
     expect(commits()).toBe(1);
+    // A cache with no commits to wait for (a library user's): marked all the same.
+    const plain = new Map<string, CachedAnswer>();
+    const bare: ResultsCache = { get: (k) => plain.get(k), put: (k, a) => void plain.set(k, a) };
+    await markLostByDeadRuns({ runsDir, key: 'mine', account: 'acct', kind: KIND }, bare);
+    expect([...plain.keys()]).toEqual(['a@x.io', 'b@x.io']);
   });
 });
