@@ -3,8 +3,9 @@
  * allows, data flows one way inside pipeline/, and there are no runtime import cycles.
  * Checked by `npm run lint` (dependency-cruiser), not by memory.
  */
-// Leaves anyone may read: the version string, copyWith (a spread's copy, sharing its class), processAlive.
-const shared = '(version|copy-with|process-alive)\\.ts';
+// Leaves anyone may read: the version string, copyWith (a spread's copy, sharing its class),
+// processAlive, endsDone (a journal's last line).
+const shared = '(version|copy-with|process-alive|journal-tail)\\.ts';
 const layer = (name, comment, folder, may) => ({
   name,
   comment,

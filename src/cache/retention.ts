@@ -1,5 +1,6 @@
-import { open, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { readFile, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { endsDone } from '../journal-tail.js';
 
 /** What a pruning pass did. */
 export interface PruneReport {
@@ -75,20 +76,5 @@ async function fateOf(
     return holdsJobs(await readFile(journal, 'utf8'), now) ? 'keep' : 'remove';
   } catch {
     return 'keep'; // a journal that cannot be read: kept, as an unfinished run's
-  }
-}
-
-/** True when the journal's last line is a `done` event (read from its tail only). */
-async function endsDone(path: string, size: number): Promise<boolean> {
-  const fh = await open(path, 'r');
-  try {
-    const len = Math.min(size, 4096);
-    const buf = Buffer.alloc(len);
-    await fh.read(buf, 0, len, size - len);
-    const lines = buf.toString('utf8').trimEnd().split('\n');
-    const last = lines[lines.length - 1] ?? '';
-    return /^\{"t":"done"/.test(last);
-  } finally {
-    await fh.close();
   }
 }

@@ -90,6 +90,20 @@ describe('lostByDeadRuns', () => {
     expect([...(await lostByDeadRuns({ ...c, budgetMs: -1 }))]).toEqual([]);
   });
 
+  it('a run whose journal ends done (exit 0, everything written) is not read; one resumed after it is', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-lost-'));
+    const done = await verifyRun(runsDir, 'done', 'acct');
+    await sent(done, 'a@x.io'); // (a journal the tail alone rules out)
+    await done.append({ t: 'done', output: 'out.csv', exit: 0 });
+    await done.close();
+    const again = await verifyRun(runsDir, 'again', 'acct');
+    await again.append({ t: 'done', output: 'out.csv', exit: 0 });
+    await sent(again, 'b@x.io');
+    await again.close();
+    const lost = await lostByDeadRuns({ runsDir, key: 'mine', account: 'acct', kind: KIND });
+    expect([...lost.keys()]).toEqual(['b@x.io']);
+  });
+
   it('an address two dead runs sent keeps the latest send; runs with no account are an injected API’s', async () => {
     const runsDir = await mkdtemp(join(tmpdir(), 'enrich-lost-'));
     for (const [key, at] of [

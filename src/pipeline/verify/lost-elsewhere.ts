@@ -1,4 +1,6 @@
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { endsDone } from '../../journal-tail.js';
 import { journalAccount, peekRun, runsMatching } from '../journal/journal.js';
 import { runLockInUse } from '../journal/run-lock.js';
 import { markUnconfirmed } from '../run/cache-use.js';
@@ -47,6 +49,9 @@ export async function lostByDeadRuns(c: LostElsewhereContext): Promise<Map<strin
   for (const header of runs) {
     // Stryker disable next-line ConditionalExpression,EqualityOperator: past the budget the rest are left for the next start (a test would need a slow disk)
     if (performance.now() - started > (c.budgetMs ?? BUDGET_MS)) break;
+    // A run that finished with everything written (exit 0) left no address unanswered: its
+    // journal, which may be long, is not read.
+    if (await finished(join(c.runsDir, header.run, 'journal.jsonl'))) continue;
     const state = await peekRun(c.runsDir, header.run);
     const sent: [string, number][] = [];
     // Stryker disable next-line OptionalChaining,ArrayDeclaration: a journal whose header was just read folds to a state; one with no address yet adds none either way
@@ -60,6 +65,13 @@ export async function lostByDeadRuns(c: LostElsewhereContext): Promise<Map<strin
   }
   return lost;
 }
+
+/** Whether a journal ends with its run's `done` (false when it cannot be read). */
+const finished = (path: string): Promise<boolean> =>
+  stat(path).then(
+    (st) => endsDone(path, st.size),
+    () => false,
+  );
 
 /**
  * Marks in the results cache the addresses dead runs of the account lost (lostByDeadRuns), where
