@@ -36,6 +36,7 @@ describe.concurrent('enrich contacts|companies --dry-run (e2e)', () => {
       invalid: 2,
       cached: 0,
       unconfirmed_earlier: 0,
+      earlier_jobs: 0,
       duplicates: 2,
       sent: 21,
       over_budget: 0,

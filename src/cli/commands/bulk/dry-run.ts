@@ -187,7 +187,8 @@ export function formatPlan(
     ['batches', `${plan.batches} (batch size ${run.batchSize})`],
     ['max_credits', `${plan.max_credits} (at most, for the rows sent)`],
   );
-  return lines.map(([k, v]) => `${k.padEnd(11)}  ${v}`).join('\n');
+  const width = Math.max(...lines.map(([k]) => k.length));
+  return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n');
 }
 
 /** `enrich contacts|companies <input> --dry-run`: read, map, validate, dedupe and count; send nothing. */
