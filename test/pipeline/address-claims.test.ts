@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -225,5 +225,94 @@ describe('address claims', () => {
     await removeFreeClaims(dir);
     await expect(readdir(dir)).rejects.toMatchObject({ code: 'ENOENT' });
     await removeFreeClaims(dir); // no directory: nothing to do
+  });
+
+  it('a claim is named by 32 hex digits of the address’s SHA-256, as every build names it (two builds at once claim the same file); the holder file is 0600', async () => {
+    const { runsDir, ctx } = await rig();
+    expect(basename(claimPath(runsDir, 'acct-1', 'a@x.io'))).toBe(
+      'aa8a6b1226018606fb52fd4fb5e6f407',
+    );
+    const claims = addressClaims(ctx);
+    const claim = await claims.take('a@x.io');
+    const holder = join(claimsDir(runsDir, 'acct-1'), `holder-${process.pid}`);
+    expect((await stat(holder)).mode & 0o777).toBe(0o600);
+    if ('release' in claim) await claim.release();
+  });
+
+  it('a claim this run cannot read (a directory stands there) is waited for as a held one, said once, until the deadline; with no onWaiting too', async () => {
+    const { runsDir, ctx, told } = await rig();
+    const path = claimPath(runsDir, 'acct-1', 'a@x.io');
+    await mkdir(path, { recursive: true });
+    const deadline = Date.now() + 2 * CLAIM_POLL_MS;
+    const got = await addressClaims({ ...ctx, now: Date.now, deadline }).take('a@x.io');
+    expect(got).toEqual({ heldBy: `whoever holds ${path} (a claim this run cannot read)` });
+    expect(told).toEqual([
+      `waiting for whoever holds ${path} (a claim this run cannot read), which is verifying an address this list holds too: its answer is then taken from the results cache instead of being paid for twice`,
+    ]);
+    const { onWaiting: _none, ...quiet } = ctx;
+    const again = addressClaims({
+      ...quiet,
+      now: Date.now,
+      deadline: Date.now() + 2 * CLAIM_POLL_MS,
+    });
+    expect(await again.take('a@x.io')).toMatchObject({ heldBy: expect.any(String) });
+  });
+
+  it('a claim whose link names nothing to open (a dangling link) is looked at again until the deadline or an interrupt, never forever', async () => {
+    const { runsDir, ctx } = await rig();
+    const path = claimPath(runsDir, 'acct-1', 'a@x.io');
+    await mkdir(claimsDir(runsDir, 'acct-1'), { recursive: true });
+    await symlink(join(runsDir, 'nowhere'), path);
+    const deadline = Date.now() + 60;
+    const held = { heldBy: 'another enrich process replacing a claim left by one gone' };
+    expect(await addressClaims({ ...ctx, now: Date.now, deadline }).take('a@x.io')).toEqual(held);
+    const stop = new AbortController();
+    stop.abort();
+    expect(await addressClaims({ ...ctx, signal: stop.signal }).take('a@x.io')).toEqual(held);
+  });
+
+  it('a deadline one look away gives up at once, without waiting for that look', async () => {
+    const { ctx, heldElsewhere } = await rig({ now: () => 0, deadline: CLAIM_POLL_MS });
+    await heldElsewhere('a@x.io');
+    expect(await addressClaims(ctx).take('a@x.io')).toEqual({
+      heldBy: `another enrich process (pid ${process.ppid})`,
+      details: { pid: process.ppid },
+    });
+    // A run in this process holds it: no pid to name.
+    const mine = addressClaims({ ...ctx, deadline: 10_000 });
+    const first = await mine.take('b@x.io');
+    expect(await addressClaims(ctx).take('b@x.io')).toEqual({
+      heldBy: 'another run in this process',
+    });
+    if ('release' in first) await first.release();
+  });
+
+  it('a release is harmless twice, and after the claims directory was removed; close leaves the holder file while another set of claims here holds one, and is harmless with none', async () => {
+    const { runsDir, ctx } = await rig();
+    const one = addressClaims(ctx);
+    const two = addressClaims(ctx);
+    const a = await one.take('a@x.io');
+    if (!('release' in a)) throw new Error('not taken');
+    await a.release();
+    await a.release();
+    const b = await two.take('b@x.io');
+    if (!('release' in b)) throw new Error('not taken');
+    await one.close();
+    const holder = join(claimsDir(runsDir, 'acct-1'), `holder-${process.pid}`);
+    expect((await stat(holder)).isFile()).toBe(true);
+    await rm(claimsDir(runsDir, 'acct-1'), { recursive: true });
+    await b.release();
+    await two.close();
+    const never = await rig();
+    await addressClaims(never.ctx).close();
+  });
+
+  it('removeFreeClaims also removes what cannot be read: a dangling link, a directory', async () => {
+    const { runsDir } = await rig();
+    const dir = claimsDir(runsDir, 'acct-1');
+    await mkdir(join(dir, 'a-directory', 'inside'), { recursive: true });
+    await symlink(join(runsDir, 'nowhere'), join(dir, 'dangling'));
+    await removeFreeClaims(dir);
+    await expect(stat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
