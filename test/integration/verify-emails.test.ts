@@ -205,24 +205,29 @@ describe.each([
   });
 });
 
+/** A first run of `options` that journals its first address sent, then dies before the answer. */
+async function dies(options: VerifyEmailsOptions, client: EnrichClient, url: string) {
+  let calls = 0;
+  const real = toVerifyApi(client);
+  const dying = Object.assign(
+    async (address: string, how?: Parameters<VerifyApi['verify']>[1]) => {
+      if (calls++ === 0) {
+        await how?.hooks?.sending();
+        throw new Error('the process died here');
+      }
+      return real.verify(address, how);
+    },
+    { journalsAttempts: true },
+  );
+  const service = { api: { verify: dying }, baseUrl: url, account: client.account };
+  await expect(verifyEmailsFile({ ...options, concurrency: 1, service })).rejects.toThrow();
+}
+
 describe('verifyEmailsFile: an attempt that died with a request on the wire', () => {
   it('its resume marks the address as sent without an answer: a run of another list does not send it either (regression: verified and paid again)', async () => {
     const { s, dir, options, client } = await rig({ n: 6 });
     // The first request is journaled as sent, then the process "dies" (a bug ends the run).
-    let calls = 0;
-    const real = toVerifyApi(client);
-    const dying = Object.assign(
-      async (address: string, how?: Parameters<VerifyApi['verify']>[1]) => {
-        if (calls++ === 0) {
-          await how?.hooks?.sending();
-          throw new Error('the process died here');
-        }
-        return real.verify(address, how);
-      },
-      { journalsAttempts: true },
-    );
-    const service = { api: { verify: dying }, baseUrl: s.url, account: client.account };
-    await expect(verifyEmailsFile({ ...options, concurrency: 1, service })).rejects.toThrow();
+    await dies(options, client, s.url);
     const resumed = await verifyEmailsFile({ ...options, concurrency: 1 });
     expect(resumed).toMatchObject({ unconfirmed: 1, exitCode: 3 });
     const charged = s.admin.stats().verification_credits_charged;
@@ -240,24 +245,6 @@ describe.each([
 ])(
   'verifyEmailsFile against the %s sandbox: a run that died with a request on the wire',
   (_m, specOnly) => {
-    /** A first run of `options` that journals its first address sent, then dies before the answer. */
-    async function dies(options: VerifyEmailsOptions, client: EnrichClient, url: string) {
-      let calls = 0;
-      const real = toVerifyApi(client);
-      const dying = Object.assign(
-        async (address: string, how?: Parameters<VerifyApi['verify']>[1]) => {
-          if (calls++ === 0) {
-            await how?.hooks?.sending();
-            throw new Error('the process died here');
-          }
-          return real.verify(address, how);
-        },
-        { journalsAttempts: true },
-      );
-      const service = { api: { verify: dying }, baseUrl: url, account: client.account };
-      await expect(verifyEmailsFile({ ...options, concurrency: 1, service })).rejects.toThrow();
-    }
-
     it('a run of another list, before the dead one is resumed, does not send that address either; its dry run says so (regression: verified and paid again)', async () => {
       const { s, dir, options, client } = await rig({ n: 6, specOnly });
       await dies(options, client, s.url);
