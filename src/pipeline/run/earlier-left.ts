@@ -3,8 +3,7 @@ import { batchKeys } from '../journal/batch-keys.js';
 import { earlierRunsOf, peekRun } from '../journal/journal.js';
 import { runLockInUse } from '../journal/run-lock.js';
 import type { CachedAnswer, ResultsCache } from '../types.js';
-import { notDownloaded } from './earlier-runs.js';
-import { journaledFate } from './journaled-fate.js';
+import { notDownloaded, OTHER_FILES_BUDGET_MS, unanswered } from './earlier-runs.js';
 
 /**
  * What the earlier runs of other files (and of this file before it changed) leave to a new
@@ -34,8 +33,6 @@ export interface EarlierLeftContext {
   budgetMs?: number;
 }
 
-const OTHER_FILES_BUDGET_MS = 1_000;
-
 /**
  * The requests earlier runs of the same kind, options, service and account left to this run's
  * start, read without their locks; runs a live process holds are left out (the real run leaves
@@ -53,7 +50,7 @@ export async function earlierLeft(c: EarlierLeftContext): Promise<EarlierLeft> {
     // Stryker disable next-line OptionalChaining,ArrayDeclaration: a journal whose header was just read folds to a state (gone meanwhile: nothing)
     const batches = [...(state?.batches.values() ?? [])];
     const jobs = batches.filter((b) => notDownloaded(b, c.now));
-    const lost = batches.filter((b) => journaledFate(b, false) === 'unconfirmed');
+    const lost = batches.filter(unanswered);
     // Stryker disable next-line ConditionalExpression: a run that left nothing adds no key either way (this spares the look at its lock)
     if (jobs.length + lost.length === 0) continue;
     const dir = join(c.runsDir, header.run);

@@ -45,7 +45,7 @@ export interface EarlierRunsContext {
 }
 
 /** How long looking at the runs of other files may take at a run's start (their journals are read). */
-const OTHER_FILES_BUDGET_MS = 1_000;
+export const OTHER_FILES_BUDGET_MS = 1_000;
 
 /**
  * A batch the service accepted (a job and its address) whose results it may still keep at
@@ -191,7 +191,7 @@ export function runningNow(
  * A batch whose POST may have reached the service with no answer ever seen (the run died while
  * it was on the wire, or it ended unconfirmed): its resume does not send it again by itself.
  */
-function unanswered(b: BatchState): boolean {
+export function unanswered(b: BatchState): boolean {
   return journaledFate(b, false) === 'unconfirmed';
 }
 

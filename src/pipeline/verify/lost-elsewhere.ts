@@ -4,6 +4,7 @@ import { endsDone } from '../../journal-tail.js';
 import { journalAccount, peekRun, runsMatching } from '../journal/journal.js';
 import { runLockInUse } from '../journal/run-lock.js';
 import { markUnconfirmed } from '../run/cache-use.js';
+import { OTHER_FILES_BUDGET_MS } from '../run/earlier-runs.js';
 import type { ResultsCache } from '../types.js';
 
 /**
@@ -28,9 +29,6 @@ export interface LostElsewhereContext {
   budgetMs?: number;
 }
 
-/** How long looking at other runs' journals may take, by default. */
-const BUDGET_MS = 1_000;
-
 /**
  * The addresses (with when each was sent) that the verification runs of the account, other than
  * `key`, journaled sent and never answered, of runs no live process holds. Read without taking
@@ -48,7 +46,7 @@ export async function lostByDeadRuns(c: LostElsewhereContext): Promise<Map<strin
   );
   for (const header of runs) {
     // Stryker disable next-line ConditionalExpression,EqualityOperator: past the budget the rest are left for the next start (a test would need a slow disk)
-    if (performance.now() - started > (c.budgetMs ?? BUDGET_MS)) break;
+    if (performance.now() - started > (c.budgetMs ?? OTHER_FILES_BUDGET_MS)) break;
     // A run that finished with everything written (exit 0) left no address unanswered: its
     // journal, which may be long, is not read.
     if (await finished(join(c.runsDir, header.run, 'journal.jsonl'))) continue;
