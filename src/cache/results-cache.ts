@@ -30,6 +30,12 @@ export interface CachedAnswer {
    * such a request again by themselves, as a run does not resend its own unconfirmed batch.
    */
   unconfirmed?: boolean;
+  /**
+   * A mark over this answer: a run sent the request again (the answer was too old for it) at
+   * this time, and its answer never came. A run reads the answer while it is fresh for it, and
+   * the mark after that (cache-use.ts `asRead`).
+   */
+  unansweredAt?: number;
 }
 
 /**
@@ -89,9 +95,10 @@ interface Stored {
   t: number;
   c: boolean;
   /**
-   * A mark of a request sent without an answer (CachedAnswer's `unconfirmed`): when it was
-   * sent. Its `t` is 0, so that earlier builds, which know no such mark, read it as an answer
-   * too old to serve (and send the row, as they did), never as a no-match.
+   * A mark of a request sent without an answer: when it was sent. Alone (CachedAnswer's
+   * `unconfirmed`) its `t` is 0, so that earlier builds, which know no such mark, read it as an
+   * answer too old to serve (and send the row, as they did), never as a no-match. Over an older
+   * answer (`unansweredAt`) that answer is kept: earlier builds read it as they always did.
    */
   u?: number;
 }
@@ -406,8 +413,10 @@ function wrap(
             // A request looked up again (a row claimed after it missed) is not hashed again.
             const key = keys.known(requestKey);
             const v = db.get(key);
-            if (v?.u !== undefined)
+            if (v?.u !== undefined && v.t === 0)
               return { records: [], at: v.u, charged: false, unconfirmed: true };
+            if (v?.u !== undefined)
+              return { records: v.r, at: v.t, charged: v.c, unansweredAt: v.u };
             if (v) return { records: v.r, at: v.t, charged: v.c };
             keys.missed(requestKey, key); // its answer is likely put soon: hashed once
             return undefined;
@@ -418,13 +427,18 @@ function wrap(
               keys.taken(requestKey),
               a.unconfirmed
                 ? { r: [], t: 0, c: false, u: a.at }
-                : { r: a.records, t: a.at, c: a.charged },
+                : a.unansweredAt !== undefined
+                  ? { r: a.records, t: a.at, c: a.charged, u: a.unansweredAt }
+                  : { r: a.records, t: a.at, c: a.charged },
             ),
           ),
-        // A mark by the entry's own key (a claim key), where there is no entry yet.
+        // A mark by the entry's own key (a claim key): where there is no entry yet, an earlier
+        // mark, or an answer older than the request (as cache-use.ts `marked`).
         markStored: (storeKey, at) =>
           guard(undefined, () => {
-            if (db.get(storeKey) === undefined) write(storeKey, { r: [], t: 0, c: false, u: at });
+            const v = db.get(storeKey);
+            if (v === undefined) write(storeKey, { r: [], t: 0, c: false, u: at });
+            else if (v.t < at && (v.u ?? -Infinity) < at) write(storeKey, { ...v, u: at });
           }),
         // Waits for the writes queued so far once more than a batch or two of them pile up.
         settled: queue.settled,

@@ -90,6 +90,12 @@ export interface CachedAnswer {
    * such a request again by themselves, as a run does not resend its own unconfirmed batch.
    */
   unconfirmed?: boolean;
+  /**
+   * A mark over this answer: a run sent the request again (the answer was too old for it) at
+   * this time, and its answer never came. A run reads the answer while it is fresh for it, and
+   * the mark after that (cache-use.ts `asRead`).
+   */
+  unansweredAt?: number;
 }
 
 /**
@@ -116,8 +122,9 @@ export interface ResultsCache {
    */
   claimKey?(requestKey: string): string;
   /**
-   * Marks the entry of a claim key (`claimKey`'s) as a request sent without an answer, where
-   * it holds nothing yet: an earlier run's batch whose POST got no answer, found in its journal.
+   * Marks the entry of a claim key (`claimKey`'s) as a request sent without an answer at `at`,
+   * where it holds nothing yet or an answer older than that (cache-use.ts `marked`): an earlier
+   * run's batch whose POST got no answer, found in its journal.
    */
   markStored?(storeKey: string, at: number): void;
 }

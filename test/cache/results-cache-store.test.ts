@@ -241,3 +241,44 @@ describe('clearCache', () => {
     await rm(store.dir, { recursive: true, force: true });
   });
 });
+
+describe('marks of requests sent without an answer', () => {
+  it('a mark alone, and one over an older answer that keeps it; by claim key where nothing, an older answer or an older mark is', async () => {
+    const { store, cache } = await opened();
+    cache.put('lost', { records: [], at: 500, charged: false, unconfirmed: true });
+    cache.put('old', answer(100));
+    cache.put('newer', answer(900));
+    cache.put('over', { ...answer(100), unansweredAt: 700 });
+    await store.flushed();
+    expect(cache.get('lost')).toEqual({ records: [], at: 500, charged: false, unconfirmed: true });
+    expect(cache.get('over')).toEqual({ ...answer(100), unansweredAt: 700 });
+
+    const mark = (k: string, at: number) => cache.markStored!(cache.claimKey!(k), at);
+    mark('old', 600);
+    mark('newer', 600); // the answer came after the request: kept as it is
+    mark('lost', 400); // marked since: the later mark stays
+    mark('over', 650); // likewise over an answer
+    mark('none', 600);
+    await store.flushed();
+    expect(cache.get('old')).toEqual({ ...answer(100), unansweredAt: 600 });
+    expect(cache.get('newer')).toEqual(answer(900));
+    expect(cache.get('lost')).toMatchObject({ at: 500, unconfirmed: true });
+    expect(cache.get('over')).toEqual({ ...answer(100), unansweredAt: 700 });
+    // A loss after the mark moves it on: it lasts a max age from the last one.
+    mark('lost', 550);
+    mark('over', 750);
+    await store.flushed();
+    expect(cache.get('lost')).toMatchObject({ at: 550, unconfirmed: true });
+    expect(cache.get('over')).toEqual({ ...answer(100), unansweredAt: 750 });
+    expect(cache.get('none')).toEqual({ records: [], at: 600, charged: false, unconfirmed: true });
+    // An answer put again over its mark (sent again and answered) is an answer alone.
+    cache.put('old', answer(1_000));
+    await store.flushed();
+    expect(cache.get('old')).toEqual(answer(1_000));
+    // A marked entry's age is its mark's: a prune of what is older than 650 removes the two
+    // marks of 550 and 600, and keeps the answer of 100 under its mark of 750.
+    expect(await store.prune(650)).toBe(2);
+    expect(store.stats()).toMatchObject({ entries: 3, oldest: 750, newest: 1_000 });
+    expect(cache.get('over')).toEqual({ ...answer(100), unansweredAt: 750 });
+  });
+});

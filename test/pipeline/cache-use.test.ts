@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { cacheLookup, NO_MATCH_MAX_AGE_MS } from '../../src/pipeline/run/cache-use.js';
-import type { CachedAnswer } from '../../src/pipeline/types.js';
+import {
+  cacheLookup,
+  markUnconfirmed,
+  NO_MATCH_MAX_AGE_MS,
+  withoutMarks,
+} from '../../src/pipeline/run/cache-use.js';
+import type { CachedAnswer, ResultsCache } from '../../src/pipeline/types.js';
 
 // How long the results cache's answers are used by a bulk run (cache-use.ts).
 
@@ -48,5 +53,79 @@ describe('cacheLookup: the age of an answer it uses', () => {
     expect(cacheLookup(undefined, { read: true, write: true, maxAgeMs: DAY }, () => NOW)).toBe(
       undefined,
     );
+  });
+});
+
+/**
+ * A request sent again (its answer too old for that run) whose answer never came: the mark goes
+ * over the old answer (regression: marks were written only where the cache held nothing, so the
+ * next run with the same max age sent that request again and the account paid twice).
+ */
+describe('a mark over an older answer', () => {
+  const at = (days: number) => NOW - days * DAY;
+  const memory = (entries: Record<string, CachedAnswer>) => {
+    const map = new Map(Object.entries(entries));
+    const cache: ResultsCache = { get: (k) => map.get(k), put: (k, a) => void map.set(k, a) };
+    return { map, cache };
+  };
+
+  it('is written over an answer older than the request, never over a newer one or a newer mark', () => {
+    const old = { records: [match], at: at(40), charged: true };
+    const newer = { records: [match], at: at(1), charged: true };
+    const mark = { records: [], at: at(3), charged: false, unconfirmed: true };
+    const { map, cache } = memory({ old, newer, mark });
+    markUnconfirmed(
+      cache,
+      [{ key: 'old' }, { key: 'newer' }, { key: 'mark' }, { key: 'none' }],
+      at(2),
+    );
+    expect(map.get('old')).toEqual({ ...old, unansweredAt: at(2) });
+    expect(map.get('newer')).toBe(newer);
+    expect(map.get('mark')).toEqual({ ...mark, at: at(2) }); // the mark of the later loss
+    expect(map.get('none')).toEqual({ records: [], at: at(2), charged: false, unconfirmed: true });
+    // A later loss of the same request moves the mark on (it lasts a max age from then); an
+    // earlier one (a dead run's, settled late) leaves it.
+    markUnconfirmed(cache, [{ key: 'old' }, { key: 'mark' }], at(1));
+    expect(map.get('old')).toEqual({ ...old, unansweredAt: at(1) });
+    expect(map.get('mark')).toEqual({ ...mark, at: at(1) });
+    markUnconfirmed(cache, [{ key: 'old' }, { key: 'mark' }], at(5));
+    expect(map.get('old')).toEqual({ ...old, unansweredAt: at(1) });
+    expect(map.get('mark')).toEqual({ ...mark, at: at(1) });
+  });
+
+  it('is read as the answer while the answer is fresh for the run, then as the mark while that is fresh, then as nothing', () => {
+    const marked = (answerDays: number, markDays: number): CachedAnswer => ({
+      records: [match],
+      at: at(answerDays),
+      charged: true,
+      unansweredAt: at(markDays),
+    });
+    const lookup = lookupOf({ fresh: marked(10, 2), stale: marked(40, 2), gone: marked(70, 31) });
+    // Fresh: the answer alone (written as a hit, its credits saved).
+    expect(lookup.fresh('fresh')).toEqual({ records: [match], at: at(10), charged: true });
+    expect(lookup.any('fresh')).toEqual({ records: [match], at: at(10), charged: true });
+    // Too old for this run: the mark, as if the cache held nothing else (not sent again).
+    const mark = { records: [], at: at(2), charged: false, unconfirmed: true };
+    expect(lookup.fresh('stale')).toEqual(mark);
+    expect(lookup.any('stale')).toEqual(mark);
+    // Both too old: sent again, as an answer or a mark alone would be.
+    expect(lookup.fresh('gone')).toBeUndefined();
+    // A run with a longer max age still takes the answer.
+    expect(lookupOf({ stale: marked(40, 2) }, 60 * DAY).fresh('stale')?.at).toBe(at(40));
+    // A free no-match is fresh for a week only: past it, the mark.
+    const free = { records: [noMatch(false)], at: at(8), charged: false, unansweredAt: at(1) };
+    expect(lookupOf({ free }).fresh('free')).toMatchObject({ unconfirmed: true, at: at(1) });
+  });
+
+  it('--resend-unconfirmed reads the answer alone (and sends it when it is too old)', () => {
+    const { cache } = memory({
+      stale: { records: [match], at: at(40), charged: true, unansweredAt: at(2) },
+      mark: { records: [], at: at(2), charged: false, unconfirmed: true },
+    });
+    const view = withoutMarks(cache);
+    expect(view.get('stale')).toEqual({ records: [match], at: at(40), charged: true });
+    expect(view.get('mark')).toBeUndefined();
+    const lookup = cacheLookup(view, { read: true, write: true, maxAgeMs: 30 * DAY }, () => NOW)!;
+    expect(lookup.fresh('stale')).toBeUndefined();
   });
 });

@@ -67,20 +67,21 @@ describe('earlierLeft', () => {
       now: 1_000,
     };
     // Held by a live run (this process): left to it.
-    expect(await earlierLeft(c)).toEqual({ inJobs: new Set(), unanswered: new Set() });
+    expect(await earlierLeft(c)).toEqual({ inJobs: new Set(), unanswered: new Map() });
     await j.close();
     const left = await earlierLeft(c);
-    expect(left).toEqual({ inJobs: new Set(['k0']), unanswered: new Set(['k3']) });
+    // A lost request with when it was sent (the journal's clock reads 1): its mark's time.
+    expect(left).toEqual({ inJobs: new Set(['k0']), unanswered: new Map([['k3', 1]]) });
     // Past the budget, other files' runs are left; the same file's (before it changed) never.
     expect(await earlierLeft({ ...c, budgetMs: -1 })).toEqual({
       inJobs: new Set(),
-      unanswered: new Set(),
+      unanswered: new Map(),
     });
     expect(await earlierLeft({ ...c, budgetMs: -1, input: { path: '/data/day1.csv' } })).toEqual(
       left,
     );
     // Standard input is never "the same file" as another run's standard input.
-    const none = { inJobs: new Set(), unanswered: new Set() };
+    const none = { inJobs: new Set(), unanswered: new Map() };
     const j2 = await earlierRun(runsDir, 'stdin', '-');
     await j2.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'x' });
     await keepBatchKeys(j2.dir, '0', ['from-stdin']);
@@ -88,9 +89,10 @@ describe('earlierLeft', () => {
     expect(await earlierLeft({ ...c, budgetMs: -1, input: { path: '-' } })).toEqual(none);
   });
 
-  it('the view answers a job’s request as fresh (told apart), and a lost one as a mark where the cache holds nothing', () => {
+  it('the view answers a job’s request as fresh (told apart), and a lost one as a mark (over an older answer too)', () => {
     const stored = new Map<string, CachedAnswer>([
       ['k-answered', { records: [{ n: 1 }], at: 5, charged: true }],
+      ['k-later', { records: [{ n: 3 }], at: 850, charged: true }],
       ['k-job', { records: [{ n: 2 }], at: 5, charged: true }],
     ]);
     const cache: ResultsCache = {
@@ -98,13 +100,23 @@ describe('earlierLeft', () => {
       put: () => undefined,
       claimKey: (k) => `k-${k}`,
     };
-    const left = { inJobs: new Set(['k-job']), unanswered: new Set(['k-lost', 'k-answered']) };
+    const left = {
+      inJobs: new Set(['k-job']),
+      unanswered: new Map([
+        ['k-lost', 800],
+        ['k-answered', 800],
+        ['k-later', 800],
+      ]),
+    };
     const { cache: view, inJob } = withEarlierLeft(cache, left, 900);
     const job = view.get('job')!;
     expect(job).toEqual({ records: [], at: 900, charged: false });
     expect(inJob(job)).toBe(true);
-    expect(view.get('lost')).toEqual({ records: [], at: 900, charged: false, unconfirmed: true });
-    expect(view.get('answered')).toBe(stored.get('k-answered'));
+    // Marked when it was sent, as the run's start marks it.
+    expect(view.get('lost')).toEqual({ records: [], at: 800, charged: false, unconfirmed: true });
+    // An answer older than the lost request keeps the mark over it; one that came after, none.
+    expect(view.get('answered')).toEqual({ ...stored.get('k-answered'), unansweredAt: 800 });
+    expect(view.get('later')).toBe(stored.get('k-later'));
     expect(inJob(view.get('answered')!)).toBe(false);
     expect(view.get('new')).toBeUndefined();
 

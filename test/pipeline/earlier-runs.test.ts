@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireRunLock } from '../../src/pipeline/journal/run-lock.js';
+import { keepBatchKeys } from '../../src/pipeline/journal/batch-keys.js';
 import { openJournal } from '../../src/pipeline/journal/journal.js';
 import { runningNow, settleEarlierRuns } from '../../src/pipeline/run/earlier-runs.js';
 import type { BulkApi, CachedAnswer } from '../../src/pipeline/types.js';
@@ -321,6 +322,29 @@ async function earlierRunOf(path: string, jobs: ('open' | 'spooled')[]) {
 /** Its lock cannot be taken: a directory stands where the lock goes. */
 const breakLock = (runsDir: string) =>
   mkdir(join(runsDir, 'old', 'lock', 'x'), { recursive: true });
+
+describe('batches an earlier run sent with no answer', () => {
+  it('their requests are marked as sent when that run sent them (its journal’s time), and the marks committed before the rows are looked up', async () => {
+    const { runsDir, j } = await earlierJournal(); // its clock reads 1
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'i0' });
+    await keepBatchKeys(j.dir, '0', ['s-a', 's-b']);
+    await j.close(); // it died: the POST's answer never came
+    const r = rig(0);
+    const marks: [string, number][] = [];
+    let commits = 0;
+    const cache = {
+      ...r.context(runsDir, 0).cache,
+      markStored: (key: string, at: number) => void marks.push([key, at]),
+      committed: async () => void commits++,
+    };
+    await settleEarlierRuns({ ...r.context(runsDir, 60_000), cache });
+    expect(marks).toEqual([
+      ['s-a', 1],
+      ['s-b', 1],
+    ]);
+    expect([commits, r.asked]).toEqual([1, []]);
+  });
+});
 
 describe('which earlier runs are opened', () => {
   it('a run of stdin before this run of stdin is another input: one look, not waited for', async () => {

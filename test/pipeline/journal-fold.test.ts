@@ -84,7 +84,7 @@ describe('reading a journal back', () => {
 
   it('a batch sent again after a failure (refused with a 429, or by a resume) may have been processed from then on: its failure is forgotten', () => {
     const events = parseJournal([runLine, submitLine('a')].join('\n')) as JournalEvent[];
-    const again = parseJournal(submitLine('a'))[0] as JournalEvent;
+    const again = { ...(parseJournal(submitLine('a'))[0] as JournalEvent), at: 4 };
     events.push({ t: 'failed', batch: 'a', code: 'RATE_LIMITED', message: '429', at: 3 }, again);
     const state = foldEvents(events);
     expect(state?.batches.get('a')).toEqual({
@@ -93,6 +93,7 @@ describe('reading a journal back', () => {
       last: 0,
       count: 1,
       idem: 'ia',
+      sentAt: 4, // when it was last sent: what a mark of it as unanswered says
       failed: undefined,
     });
     // The failure alone (killed while waiting to send it again): it was not processed.

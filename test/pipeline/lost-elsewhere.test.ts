@@ -123,15 +123,18 @@ describe('lostByDeadRuns', () => {
     expect([...(await lostByDeadRuns({ ...c, account: undefined }))]).toEqual([['b@x.io', 1_000]]);
   });
 
-  it('marks them where the cache holds nothing, and waits for the commit; the dry run’s view reads them as marks', async () => {
+  it('marks them where the cache holds nothing or an older answer, and waits for the commit; the dry run’s view reads them as marks', async () => {
     const runsDir = await mkdtemp(join(tmpdir(), 'enrich-lost-'));
     const dead = await verifyRun(runsDir, 'dead', 'acct');
     await sent(dead, 'a@x.io');
     await sent(dead, 'b@x.io');
+    await sent(dead, 'c@x.io');
     await dead.close();
     const { map, cache, commits } = memoryCache();
     const answer = { records: [{ status: 'valid' }], at: 5, charged: true };
-    map.set('b@x.io', answer);
+    map.set('b@x.io', answer); // older than the lost request: the mark goes over it
+    const later = { records: [{ status: 'invalid' }], at: 2_000, charged: true };
+    map.set('c@x.io', later); // came after it: it stays as it is
     const lost = await lostByDeadRuns({ runsDir, key: 'mine', account: 'acct', kind: KIND });
     const view = withLostMarks(cache, lost);
     expect(view.get('a@x.io')).toEqual({
@@ -140,7 +143,8 @@ describe('lostByDeadRuns', () => {
       charged: false,
       unconfirmed: true,
     });
-    expect(view.get('b@x.io')).toBe(answer);
+    expect(view.get('b@x.io')).toEqual({ ...answer, unansweredAt: 1_000 });
+    expect(view.get('c@x.io')).toBe(later);
     expect(view.get('z@x.io')).toBeUndefined();
     expect(map.has('a@x.io')).toBe(false); // the view writes nothing
 
@@ -151,7 +155,8 @@ describe('lostByDeadRuns', () => {
       charged: false,
       unconfirmed: true,
     });
-    expect(map.get('b@x.io')).toBe(answer);
+    expect(map.get('b@x.io')).toEqual({ ...answer, unansweredAt: 1_000 });
+    expect(map.get('c@x.io')).toBe(later);
     expect(commits()).toBe(1);
     // Nothing lost: nothing marked, no commit waited for.
     await markLostByDeadRuns({ runsDir, key: 'dead', account: 'acct', kind: KIND }, cache);
@@ -160,6 +165,6 @@ describe('lostByDeadRuns', () => {
     const plain = new Map<string, CachedAnswer>();
     const bare: ResultsCache = { get: (k) => plain.get(k), put: (k, a) => void plain.set(k, a) };
     await markLostByDeadRuns({ runsDir, key: 'mine', account: 'acct', kind: KIND }, bare);
-    expect([...plain.keys()]).toEqual(['a@x.io', 'b@x.io']);
+    expect([...plain.keys()]).toEqual(['a@x.io', 'b@x.io', 'c@x.io']);
   });
 });

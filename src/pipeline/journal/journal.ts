@@ -91,6 +91,8 @@ export interface BatchState {
   last: number;
   count: number;
   idem: string;
+  /** When its POST was (last) journaled: the time a mark of it as sent without an answer gives. */
+  sentAt?: number;
   job?: string;
   url?: string;
   expires?: number | null;
@@ -208,6 +210,7 @@ export function applyEvent(state: RunState, e: JournalEvent): void {
       last: e.last,
       count: e.count,
       idem: e.idem,
+      sentAt: e.at,
       // Sent again after a failure that proved nothing was processed: from here on it may be.
       failed: undefined,
     });

@@ -52,19 +52,52 @@ export function cacheLookup(
 ): CacheLookup | undefined {
   if (!cache) return undefined;
   const started = now();
+  const answerFresh = (a: CachedAnswer) =>
+    started - a.at < maxAgeOf(policy.maxAgeMs, { noMatch: isNoMatch(a), charged: a.charged });
   return {
     fresh(key) {
       if (!policy.read) return undefined;
-      const a = cache.get(key);
+      const a = asRead(cache.get(key), answerFresh);
       if (!a) return undefined;
       // A request sent without an answer is marked for the whole max age.
       if (a.unconfirmed) return started - a.at < policy.maxAgeMs ? a : undefined;
-      const maxAge = maxAgeOf(policy.maxAgeMs, { noMatch: isNoMatch(a), charged: a.charged });
-      return started - a.at < maxAge ? a : undefined;
+      return answerFresh(a) ? a : undefined;
     },
-    any: (key) => cache.get(key),
+    any: (key) => asRead(cache.get(key), answerFresh),
     ...(journaled ? { journaled } : {}),
   };
+}
+
+/**
+ * An entry as a run reads it: a mark over an older answer (a run sent the request again and its
+ * answer never came) is that answer while `fresh` says it is, and the mark after that; any other
+ * entry as it is. So a run that would take the answer still does, and one that would send the
+ * request again does not.
+ */
+export function asRead(
+  a: CachedAnswer | undefined,
+  fresh: (answer: CachedAnswer) => boolean,
+): CachedAnswer | undefined {
+  if (a?.unansweredAt === undefined) return a;
+  const { unansweredAt, ...answer } = a;
+  return fresh(answer)
+    ? answer
+    : { records: [], at: unansweredAt, charged: false, unconfirmed: true };
+}
+
+/**
+ * What an entry becomes once its request is marked sent without an answer at `at`: a mark
+ * where it holds nothing or an earlier mark (a mark lasts a max age from the last loss), a mark
+ * over an answer older than the request (which a run takes while it is fresh for it: `asRead`);
+ * undefined where it stays as it is (an answer as new as the request, another run's or a
+ * `--refresh` run's that came first, or a mark as new).
+ */
+export function marked(a: CachedAnswer | undefined, at: number): CachedAnswer | undefined {
+  const mark = { records: [], at, charged: false, unconfirmed: true };
+  if (!a) return mark;
+  if (a.unconfirmed) return a.at < at ? mark : undefined;
+  if (a.at >= at || (a.unansweredAt ?? -Infinity) >= at) return undefined;
+  return { ...a, unansweredAt: at };
 }
 
 /**
@@ -88,24 +121,33 @@ export function cachedOutcome(
  * Marks the requests of a batch whose POST got no answer (it may have been charged), so that
  * no run sends them again by itself: another file's run that holds the same rows writes them
  * `failed` unless it is asked to send them again (`--resend-unconfirmed`), as a resume of the
- * same run does. A request the cache holds an answer to keeps it (a `--refresh` run's).
+ * same run does. An answer the cache holds is kept (`marked`): a run takes it while it is
+ * fresh for that run (a `--refresh` run's lost answer leaves others the one they had).
  */
 export function markUnconfirmed(
   cache: ResultsCache,
   items: readonly { key: string }[],
   at: number,
 ): void {
-  for (const { key } of items)
-    if (!cache.get(key)) cache.put(key, { records: [], at, charged: false, unconfirmed: true });
+  for (const { key } of items) {
+    const mark = marked(cache.get(key), at);
+    if (mark) cache.put(key, mark);
+  }
 }
 
-/** The cache as a run asked to send unconfirmed requests again sees it: their marks are misses. */
+/**
+ * The cache as a run asked to send unconfirmed requests again sees it: their marks are misses,
+ * and an answer under a mark is the answer alone.
+ */
 export function withoutMarks(cache: ResultsCache): ResultsCache {
   // Everything else as the cache has it (its other methods, whatever object it is).
   const view = Object.create(cache) as ResultsCache;
   view.get = (key) => {
     const a = cache.get(key);
-    return a?.unconfirmed ? undefined : a;
+    if (a?.unconfirmed) return undefined;
+    if (a?.unansweredAt === undefined) return a;
+    const { unansweredAt: _, ...answer } = a;
+    return answer;
   };
   return view;
 }

@@ -3,6 +3,7 @@ import { batchKeys } from '../journal/batch-keys.js';
 import { earlierRunsOf, peekRun } from '../journal/journal.js';
 import { runLockInUse } from '../journal/run-lock.js';
 import type { CachedAnswer, ResultsCache } from '../types.js';
+import { marked } from './cache-use.js';
 import { notDownloaded, OTHER_FILES_BUDGET_MS, unanswered } from './earlier-runs.js';
 
 /**
@@ -15,8 +16,8 @@ import { notDownloaded, OTHER_FILES_BUDGET_MS, unanswered } from './earlier-runs
 export interface EarlierLeft {
   /** Requests of jobs not downloaded (that may still be kept): downloaded first, not paid again. */
   inJobs: Set<string>;
-  /** Requests a run that died sent with no answer: marked first, not sent. */
-  unanswered: Set<string>;
+  /** Requests a run that died sent with no answer, with when: marked first, not sent. */
+  unanswered: Map<string, number>;
 }
 
 /** What reading the earlier runs needs: as settleEarlierRuns (the same runs, the same budget). */
@@ -41,7 +42,7 @@ export interface EarlierLeftContext {
  */
 export async function earlierLeft(c: EarlierLeftContext): Promise<EarlierLeft> {
   const started = performance.now();
-  const left: EarlierLeft = { inJobs: new Set(), unanswered: new Set() };
+  const left: EarlierLeft = { inJobs: new Set(), unanswered: new Map() };
   for (const header of await earlierRunsOf(c.runsDir, c.key, c)) {
     const sameFile = header.input.path === c.input.path && c.input.path !== '-';
     // Stryker disable next-line ConditionalExpression,EqualityOperator: past the budget the rest are left (as the real start leaves them)
@@ -56,7 +57,8 @@ export async function earlierLeft(c: EarlierLeftContext): Promise<EarlierLeft> {
     const dir = join(c.runsDir, header.run);
     if (await runLockInUse(dir, header.command)) continue;
     for (const b of jobs) for (const k of await batchKeys(dir, b.id)) left.inJobs.add(k);
-    for (const b of lost) for (const k of await batchKeys(dir, b.id)) left.unanswered.add(k);
+    for (const b of lost)
+      for (const k of await batchKeys(dir, b.id)) left.unanswered.set(k, b.sentAt ?? c.now);
   }
   return left;
 }
@@ -64,7 +66,7 @@ export async function earlierLeft(c: EarlierLeftContext): Promise<EarlierLeft> {
 /**
  * The cache as the run reads it once its start settled the earlier runs: a request of a job not
  * downloaded reads as a fresh answer (`inJob` tells those apart: they are counted apart), one sent
- * with no answer as a mark where the cache holds nothing. Writes nothing.
+ * with no answer as a mark (cache-use.ts `marked`). Writes nothing.
  */
 export function withEarlierLeft(
   cache: ResultsCache,
@@ -84,8 +86,8 @@ export function withEarlierLeft(
       return answer;
     }
     const found = cache.get(requestKey);
-    if (found || !left.unanswered.has(key)) return found;
-    return { records: [], at, charged: false, unconfirmed: true };
+    const sent = left.unanswered.get(key);
+    return (sent !== undefined && marked(found, sent)) || found;
   };
   return { cache: view, inJob: (answer) => fromJobs.has(answer) };
 }

@@ -206,7 +206,7 @@ async function markUnanswered(cache: ResultsCache, journal: Journal, now: number
   for (const b of journal.state.batches.values()) {
     if (!unanswered(b)) continue;
     for (const key of await batchKeys(journal.dir, b.id)) {
-      cache.markStored(key, now);
+      cache.markStored(key, b.sentAt ?? now);
       marked++;
     }
   }

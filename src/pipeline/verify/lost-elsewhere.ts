@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { endsDone } from '../../journal-tail.js';
 import { journalAccount, peekRun, runsMatching } from '../journal/journal.js';
 import { runLockInUse } from '../journal/run-lock.js';
-import { markUnconfirmed } from '../run/cache-use.js';
+import { marked, markUnconfirmed } from '../run/cache-use.js';
 import { OTHER_FILES_BUDGET_MS } from '../run/earlier-runs.js';
 import type { ResultsCache } from '../types.js';
 
@@ -88,7 +88,7 @@ export async function markLostByDeadRuns(
 
 /**
  * The cache as a dry run reads it: the addresses dead runs lost read as marks (as the run would
- * mark them before it sends anything), where the cache holds nothing for them.
+ * mark them before it sends anything: cache-use.ts `marked`).
  */
 export function withLostMarks(
   cache: ResultsCache,
@@ -99,8 +99,7 @@ export function withLostMarks(
   view.get = (address) => {
     const found = cache.get(address);
     const at = lost.get(address);
-    if (found || at === undefined) return found;
-    return { records: [], at, charged: false, unconfirmed: true };
+    return (at !== undefined && marked(found, at)) || found;
   };
   return view;
 }

@@ -1,4 +1,5 @@
 import type { VerifyState } from '../journal/verify-events.js';
+import { asRead } from '../run/cache-use.js';
 import { unconfirmedEarlier } from '../run/messages.js';
 import type { CachePolicy, ResultsCache, RunWords } from '../types.js';
 import type { AddressOutcome, VerifyAnswer } from './types.js';
@@ -52,7 +53,7 @@ export function outcomeOfCache(
   unconfirmed: { resend: boolean; words: RunWords },
 ): { outcome: AddressOutcome; charged: boolean; unconfirmed?: true } | undefined {
   if (!cache || !policy.read) return undefined;
-  const hit = cache.get(address);
+  const hit = asRead(cache.get(address), (a) => now - a.at < policy.maxAgeMs);
   if (hit?.unconfirmed) {
     if (unconfirmed.resend || now - hit.at >= policy.maxAgeMs) return undefined;
     const message = unconfirmedEarlier(unconfirmed.words, hit.at);
