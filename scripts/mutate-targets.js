@@ -122,6 +122,20 @@ export const TARGETS = [
     tests: ['test/pipeline/lost-elsewhere.test.ts', 'test/integration/verify-emails.test.ts'],
   },
   {
+    // Which cached answers a bulk run takes, for how long, and how it marks requests sent with
+    // no answer so that no other run pays for them again (session 28).
+    name: 'cache-use',
+    file: 'src/pipeline/run/cache-use.ts',
+    tests: [
+      'test/pipeline/cache-use.test.ts',
+      'test/pipeline/row-outcomes.test.ts',
+      'test/pipeline/earlier-left.test.ts',
+      'test/pipeline/lost-elsewhere.test.ts',
+      'test/integration/marks-over-answers.test.ts',
+      'test/integration/results-cache.test.ts',
+    ],
+  },
+  {
     // Whether two bulk runs of different files pay twice for the rows they share.
     name: 'row-claims',
     coverage: 'perTest',
