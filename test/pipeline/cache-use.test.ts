@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   cacheLookup,
+  creditsSaved,
+  echoedItems,
+  fillCache,
+  isNoMatch,
+  marked,
   markUnconfirmed,
   NO_MATCH_MAX_AGE_MS,
   withoutMarks,
@@ -110,6 +115,16 @@ describe('a mark over an older answer', () => {
     expect(lookup.any('stale')).toEqual(mark);
     // Both too old: sent again, as an answer or a mark alone would be.
     expect(lookup.fresh('gone')).toBeUndefined();
+    // A mark alone lasts the whole max age (not a no-match's week), and not a moment more.
+    const alone = (days: number) => ({
+      records: [],
+      at: at(days),
+      charged: false,
+      unconfirmed: true,
+    });
+    const marks = lookupOf({ ten: alone(10), edge: alone(30) });
+    expect(marks.fresh('ten')).toEqual(alone(10));
+    expect(marks.fresh('edge')).toBeUndefined();
     // A run with a longer max age still takes the answer.
     expect(lookupOf({ stale: marked(40, 2) }, 60 * DAY).fresh('stale')?.at).toBe(at(40));
     // A free no-match is fresh for a week only: past it, the mark.
@@ -117,15 +132,104 @@ describe('a mark over an older answer', () => {
     expect(lookupOf({ free }).fresh('free')).toMatchObject({ unconfirmed: true, at: at(1) });
   });
 
+  it('an answer as new as the lost request is left unmarked', () => {
+    const answer = { records: [match], at: at(2), charged: true };
+    expect(marked(answer, at(2))).toBeUndefined();
+    expect(marked(answer, at(2) + 1)).toEqual({ ...answer, unansweredAt: at(2) + 1 });
+  });
+
   it('--resend-unconfirmed reads the answer alone (and sends it when it is too old)', () => {
     const { cache } = memory({
       stale: { records: [match], at: at(40), charged: true, unansweredAt: at(2) },
       mark: { records: [], at: at(2), charged: false, unconfirmed: true },
     });
+    const plain = { records: [match], at: at(1), charged: true };
+    cache.put('plain', plain);
     const view = withoutMarks(cache);
     expect(view.get('stale')).toEqual({ records: [match], at: at(40), charged: true });
     expect(view.get('mark')).toBeUndefined();
+    expect(view.get('plain')).toBe(plain);
+    expect(view.get('missing')).toBeUndefined();
     const lookup = cacheLookup(view, { read: true, write: true, maxAgeMs: 30 * DAY }, () => NOW)!;
     expect(lookup.fresh('stale')).toBeUndefined();
+  });
+});
+
+describe('what an answer is and what it saved', () => {
+  it('isNoMatch: no record without an error (blank errors are none); no records at all', () => {
+    const of = (...records: Record<string, unknown>[]) =>
+      isNoMatch({ records, at: 0, charged: false });
+    expect(of(noMatch(false))).toBe(true);
+    expect(of()).toBe(true);
+    expect(of(match)).toBe(false);
+    expect(of({ error: '   ', email: 'a@x.io' })).toBe(false);
+    expect(of({ email: 'a@x.io' })).toBe(false); // no error field: a match
+    expect(of({ error: 7 })).toBe(false); // not a text: no error the service said
+    expect(of(noMatch(false), match)).toBe(false);
+    expect(of(noMatch(false), noMatch(true))).toBe(true);
+  });
+
+  it('creditsSaved: the records the service charged for then; nothing for a mark or no answer', () => {
+    const records = [match, { ...match, credit_charged: false }, { ...match }];
+    expect(creditsSaved({ records, at: 0, charged: true })).toBe(2);
+    expect(creditsSaved(undefined)).toBe(0);
+    expect(creditsSaved({ records: [match], at: 0, charged: false, unconfirmed: true })).toBe(0);
+  });
+});
+
+describe('fillCache: what a batch leaves in the cache', () => {
+  const rec = (row: number, r: Record<string, unknown>) => ({
+    ...r,
+    custom_fields: { enrich_row: row },
+    original_fields: { business_email: `p${row}@x.io` },
+  });
+
+  it('keeps each answered row without its echoes, charged when any record was; leaves rows with no records, or out of credits', () => {
+    const map = new Map<string, CachedAnswer>();
+    const cache: ResultsCache = { get: (k) => map.get(k), put: (k, a) => void map.set(k, a) };
+    const dry = { error: 'Insufficient credits', credit_charged: false };
+    const free = { ...match, credit_charged: false, first_name: 'Ann' }; // data, not charged
+    const kept = fillCache(
+      cache,
+      'contacts',
+      [
+        { index: 0, key: 'k0' },
+        { index: 1, key: 'k1' },
+        { index: 2, key: 'k2' },
+        { index: 3, key: 'k3' },
+      ],
+      {
+        records: [
+          rec(0, match),
+          rec(0, free),
+          rec(1, free),
+          rec(2, match),
+          rec(2, dry),
+        ],
+        remaining: 0,
+        at: 42,
+      },
+    );
+    expect(kept).toBe(2);
+    expect(map.get('k0')).toEqual({
+      records: [match, free],
+      at: 42,
+      charged: true,
+    });
+    expect(map.get('k1')).toEqual({
+      records: [free],
+      at: 42,
+      charged: false,
+    });
+    expect(map.has('k2')).toBe(false); // one of its records ran out of credits
+    expect(map.has('k3')).toBe(false); // no record answered it
+  });
+
+  it('echoedItems: a record’s key from what it echoes, its row id, or a negative index of its own', () => {
+    const noId = { ...match, original_fields: { business_email: 'q@x.io' } };
+    const items = echoedItems('contacts', [rec(5, match), noId, noId, { ...match }]);
+    expect(items.map((i) => i.index)).toEqual([5, -2, -3]);
+    expect(items[1]!.key).toBe(items[2]!.key);
+    expect(items[0]!.key).not.toBe(items[1]!.key);
   });
 });

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, writeFile, appendFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, symlink, writeFile, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { acquireLockDir, identityOf } from '../../src/pipeline/journal/run-lock.js';
@@ -240,5 +240,77 @@ describe('row claims: one request per row at a time across runs', () => {
     await writeFile(join(dir, '1-new.claims'), '');
     await removeFreeRowClaims(runsDir);
     expect((await readdir(dir)).sort()).toEqual(['1-new.claims', 'notes.txt']);
+  });
+  it('a run never waits for its own claims; rows all held by another run write no claims file', async () => {
+    const { dir, a, b } = await two();
+    await a.claim(['k1']);
+    const t0 = Date.now();
+    expect((await a.settle(['k1'], Date.now() + 2_000, never)).size).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect([...(await b.claim(['k1'])).keys()]).toEqual(['k1']);
+    expect((await readdir(dir)).filter((n) => n.endsWith('.claims'))).toHaveLength(1); // a's
+  });
+
+  it('its claims file names the process by pid and identity, and is private', async () => {
+    const { dir, a } = await two();
+    await a.claim(['k1']);
+    const file = join(dir, (await readdir(dir)).find((n) => n.endsWith('.claims')) as string);
+    const identity = identityOf(process.pid);
+    expect(identity).toBeTruthy(); // Linux: a reused pid is told apart by it
+    expect((await readFile(file, 'utf8')).split('\n')[0]).toBe(`${process.pid} ${identity}`);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  it('a line that is no claim (not +, - or =) changes nothing, not the run it names either', async () => {
+    const { dir, a } = await two();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'x.claims'), `${process.pid}\n=run-1\n+k1\n?k1\n#run-2\n`);
+    expect([...(await a.claim(['k1'])).entries()]).toEqual([
+      ['k1', { pid: process.pid, run: 'run-1' }],
+    ]);
+  });
+
+  it('claims that cannot be kept with no one to tell: the rows go unclaimed all the same', async () => {
+    const base = await tempDir('enrich-row-claims-');
+    const runsDir = join(base, 'a-file');
+    await writeFile(runsDir, 'not a directory');
+    const c = rowClaims({ runsDir, now: Date.now });
+    expect((await c.claim(['k1'])).size).toBe(0);
+  });
+
+  it('a directory where a claims file would be leaves the rows unclaimed, said once; a link to nothing holds nothing', async () => {
+    const { dir } = await two();
+    await mkdir(join(dir, 'odd.claims'), { recursive: true });
+    const told: string[] = [];
+    const runsDir = join(dir, '..');
+    const c = rowClaims({ runsDir, now: Date.now, onUnclaimed: (w) => told.push(w) });
+    expect((await c.claim(['k1'])).size).toBe(0);
+    expect((await c.claim(['k2'])).size).toBe(0);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/EISDIR|directory/);
+
+    const { dir: dir2, a, b } = await two();
+    await mkdir(dir2, { recursive: true });
+    await symlink(join(dir2, 'nowhere'), join(dir2, 'gone.claims'));
+    await a.claim(['k1']);
+    expect((await b.claim(['k2'])).size).toBe(0);
+    expect([...(await b.claim(['k1'])).keys()]).toEqual(['k1']);
+    // removeFreeRowClaims passes over it (nothing to read: no process to judge).
+    await removeFreeRowClaims(join(dir2, '..'));
+    expect(await readdir(dir2)).toContain('gone.claims');
+  });
+
+  it('removeFreeRowClaims: a claims file with an empty first line is stale; the lock a live run holds stays', async () => {
+    const runsDir = await tempDir('enrich-row-claims-');
+    const dir = join(runsDir, ROW_CLAIMS_DIR);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'blank.claims'), '\n+k1\n');
+    const release = await acquireLockDir(join(dir, '.mutex'), 'test');
+    try {
+      await removeFreeRowClaims(runsDir);
+      expect(await readdir(dir)).toEqual(['.mutex']);
+    } finally {
+      await release();
+    }
   });
 });
