@@ -199,13 +199,7 @@ describe('fillCache: what a batch leaves in the cache', () => {
         { index: 3, key: 'k3' },
       ],
       {
-        records: [
-          rec(0, match),
-          rec(0, free),
-          rec(1, free),
-          rec(2, match),
-          rec(2, dry),
-        ],
+        records: [rec(0, match), rec(0, free), rec(1, free), rec(2, match), rec(2, dry)],
         remaining: 0,
         at: 42,
       },
@@ -223,6 +217,21 @@ describe('fillCache: what a batch leaves in the cache', () => {
     });
     expect(map.has('k2')).toBe(false); // one of its records ran out of credits
     expect(map.has('k3')).toBe(false); // no record answered it
+  });
+
+  it('a row answered by echo alone (no row ids) keeps its records in the order the service gave', () => {
+    const map = new Map<string, CachedAnswer>();
+    const cache: ResultsCache = { get: (k) => map.get(k), put: (k, a) => void map.set(k, a) };
+    const sent = { business_email: 'q@x.io' };
+    const [item] = echoedItems('contacts', [{ original_fields: sent }]);
+    const first = { ...noMatch(false), original_fields: sent };
+    const second = { ...match, original_fields: sent };
+    fillCache(cache, 'contacts', [{ index: 0, key: item!.key }], {
+      records: [first, second],
+      remaining: 10,
+      at: 1,
+    });
+    expect(map.get(item!.key)?.records).toEqual([noMatch(false), match]);
   });
 
   it('echoedItems: a record’s key from what it echoes, its row id, or a negative index of its own', () => {

@@ -91,6 +91,9 @@ describe('row claims: one request per row at a time across runs', () => {
     expect([...(await a.claim(['k1', 'k2'])).keys()]).toEqual(['k1']);
     await appendFile(other, '3\n');
     expect([...(await a.claim(['k3'])).keys()]).toEqual(['k3']);
+    // Read on from where it stopped: the part read before is not joined to the file's start.
+    const joined = `k${process.pid} ${identityOf(process.pid) ?? ''}`;
+    expect((await a.claim([joined])).size).toBe(0);
     const empty = join(dir, `${process.pid}-new.claims`);
     await writeFile(empty, '');
     await a.claim(['k4']);
@@ -249,6 +252,16 @@ describe('row claims: one request per row at a time across runs', () => {
     expect(Date.now() - t0).toBeLessThan(1_000);
     expect([...(await b.claim(['k1'])).keys()]).toEqual(['k1']);
     expect((await readdir(dir)).filter((n) => n.endsWith('.claims'))).toHaveLength(1); // a's
+  });
+
+  it('a run named when its claims are opened is named to those waiting for its rows', async () => {
+    const runsDir = await tempDir('enrich-row-claims-');
+    const a = rowClaims({ runsDir, run: 'run-a', now: Date.now });
+    const b = rowClaims({ runsDir, now: Date.now });
+    await a.claim(['k1']);
+    expect([...(await b.claim(['k1'])).entries()]).toEqual([
+      ['k1', { pid: process.pid, run: 'run-a' }],
+    ]);
   });
 
   it('its claims file names the process by pid and identity, and is private', async () => {

