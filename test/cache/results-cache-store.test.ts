@@ -248,6 +248,7 @@ describe('marks of requests sent without an answer', () => {
     cache.put('lost', { records: [], at: 500, charged: false, unconfirmed: true });
     cache.put('old', answer(100));
     cache.put('newer', answer(900));
+    cache.put('at', answer(300));
     cache.put('over', { ...answer(100), unansweredAt: 700 });
     await store.flushed();
     expect(cache.get('lost')).toEqual({ records: [], at: 500, charged: false, unconfirmed: true });
@@ -256,12 +257,14 @@ describe('marks of requests sent without an answer', () => {
     const mark = (k: string, at: number) => cache.markStored!(cache.claimKey!(k), at);
     mark('old', 600);
     mark('newer', 600); // the answer came after the request: kept as it is
+    mark('at', 300); // an answer of the request's own time: kept as it is too
     mark('lost', 400); // marked since: the later mark stays
     mark('over', 650); // likewise over an answer
     mark('none', 600);
     await store.flushed();
     expect(cache.get('old')).toEqual({ ...answer(100), unansweredAt: 600 });
     expect(cache.get('newer')).toEqual(answer(900));
+    expect(cache.get('at')).toEqual(answer(300));
     expect(cache.get('lost')).toMatchObject({ at: 500, unconfirmed: true });
     expect(cache.get('over')).toEqual({ ...answer(100), unansweredAt: 700 });
     // A loss after the mark moves it on: it lasts a max age from the last one.
@@ -275,9 +278,11 @@ describe('marks of requests sent without an answer', () => {
     cache.put('old', answer(1_000));
     await store.flushed();
     expect(cache.get('old')).toEqual(answer(1_000));
+    // Marks alone are no answers charged for: 'old' (put again), 'newer', 'at' and 'over' are.
+    expect(store.stats()).toMatchObject({ entries: 6, charged: 4 });
     // A marked entry's age is its mark's: a prune of what is older than 650 removes the two
-    // marks of 550 and 600, and keeps the answer of 100 under its mark of 750.
-    expect(await store.prune(650)).toBe(2);
+    // marks of 550 and 600 and the answer of 300, and keeps the answer of 100 under its mark of 750.
+    expect(await store.prune(650)).toBe(3);
     expect(store.stats()).toMatchObject({ entries: 3, oldest: 750, newest: 1_000 });
     expect(cache.get('over')).toEqual({ ...answer(100), unansweredAt: 750 });
   });
