@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CACHE_FILE,
+  cacheDirError,
+  cacheError,
   clearCache,
+  describeUnusable,
   openResultsCache,
   type CacheScope,
   type ResultsCacheStore,
@@ -285,5 +288,81 @@ describe('marks of requests sent without an answer', () => {
     expect(await store.prune(650)).toBe(3);
     expect(store.stats()).toMatchObject({ entries: 3, oldest: 750, newest: 1_000 });
     expect(cache.get('over')).toEqual({ ...answer(100), unansweredAt: 750 });
+  });
+});
+
+describe('why a cache cannot be used, and its fix', () => {
+  const coded = (code: string, message = `${code}: failed`) =>
+    Object.assign(new Error(message), { code });
+  const dir = '/data/cache';
+  const file = join(dir, CACHE_FILE);
+
+  it('by errno: not a directory, a directory at the file, not ours to write; anything else is fixed by starting anew', () => {
+    for (const code of ['ENOTDIR', 'EEXIST'])
+      expect(describeUnusable(dir, coded(code))).toEqual({
+        why: `${dir} is not a directory`,
+        hint: `set ENRICH_CACHE_DIR to a directory, or move what is at ${dir}`,
+      });
+    for (const code of ['EISDIR', 'ERR_FS_EISDIR'])
+      expect(describeUnusable(dir, coded(code))).toEqual({
+        why: `${file} is a directory, not the cache's file`,
+        hint: `move or remove ${file} (enrich makes the file there), or set ENRICH_CACHE_DIR to another directory`,
+      });
+    for (const code of ['EACCES', 'EPERM', 'EROFS'])
+      expect(describeUnusable(dir, coded(code, `${code}: no`))).toEqual({
+        why: `${code}: no`,
+        hint: 'run as the user the directory belongs to, or set ENRICH_CACHE_DIR to a directory of your own',
+      });
+    expect(describeUnusable(dir, coded('EIO', 'EIO: bad block'))).toEqual({
+      why: 'EIO: bad block',
+      hint: 'enrich cache clear starts a new one',
+    });
+    expect(describeUnusable(dir, 'MDB_CORRUPTED')).toEqual({
+      why: 'MDB_CORRUPTED',
+      hint: 'enrich cache clear starts a new one',
+    });
+  });
+
+  it("by lmdb's message when there is no errno (it throws plain errors)", () => {
+    const hintOf = (message: string) => describeUnusable(dir, new Error(message)).hint;
+    expect(hintOf('open failed: Permission denied')).toMatch(/^run as the user/);
+    expect(hintOf('Not a directory')).toMatch(/^set ENRICH_CACHE_DIR to a directory/);
+    expect(hintOf('Is a directory')).toMatch(/^move or remove/);
+    expect(hintOf('MDB_INVALID: File is not an LMDB file')).toBe(
+      'enrich cache clear starts a new one',
+    );
+  });
+
+  it("a cache command's error: FILE_SYSTEM, the path, why (or the errno), a hint as a sentence", () => {
+    const denied = cacheError(dir, 'cannot be cleared', coded('EACCES', 'EACCES: denied'));
+    expect(denied).toMatchObject({
+      code: 'FILE_SYSTEM',
+      message: `the results cache in ${dir} cannot be cleared (EACCES: denied)`,
+      location: { file: dir },
+      hint: 'Run as the user the directory belongs to, or set ENRICH_CACHE_DIR to a directory of your own.',
+      details: { errno: 'EACCES' },
+    });
+    expect(denied.cause).toBeInstanceOf(Error);
+    // A hint that is a command keeps its case; an error with no message gives its errno.
+    const damaged = cacheError(dir, 'cannot be read', coded('EIO', ''));
+    expect(damaged).toMatchObject({
+      message: `the results cache in ${dir} cannot be read (EIO)`,
+      hint: 'enrich cache clear starts a new one.',
+      details: { errno: 'EIO' },
+    });
+    expect(cacheError(dir, 'x', 'gone').details).toBeUndefined();
+  });
+
+  it('cacheDirError: none for a directory or nothing yet; FILE_SYSTEM for a file there', async () => {
+    const base = await tempDir();
+    expect(cacheDirError(base)).toBeUndefined();
+    expect(cacheDirError(join(base, 'not-yet'))).toBeUndefined();
+    const plain = join(base, 'a-file');
+    await writeFile(plain, 'x');
+    expect(cacheDirError(plain)).toMatchObject({
+      code: 'FILE_SYSTEM',
+      message: `the results cache in ${plain} cannot be used (${plain} is not a directory)`,
+      details: { errno: 'ENOTDIR' },
+    });
   });
 });
