@@ -439,9 +439,11 @@ function wrap(
         markStored: (storeKey, at) =>
           guard(undefined, () => {
             const v = db.get(storeKey);
-            if (v === undefined) write(storeKey, markAlone(at));
-            // Stryker disable next-line EqualityOperator: a mark of the same time written again is the same mark (an answer of that time stays: a test)
-            else if (v.t < at && (v.u ?? -Infinity) < at) write(storeKey, { ...v, u: at });
+            if (v === undefined) return write(storeKey, markAlone(at));
+            // An answer as new as the request stays unmarked.
+            if (v.t >= at) return;
+            // Stryker disable next-line EqualityOperator: a mark of the same time written again is the same mark
+            if ((v.u ?? -Infinity) < at) write(storeKey, { ...v, u: at });
           }),
         // Waits for the writes queued so far once more than a batch or two of them pile up.
         settled: queue.settled,
