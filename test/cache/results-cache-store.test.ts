@@ -317,6 +317,10 @@ describe('why a cache cannot be used, and its fix', () => {
       why: 'EIO: bad block',
       hint: 'enrich cache clear starts a new one',
     });
+    expect(describeUnusable(dir, undefined)).toEqual({
+      why: 'undefined',
+      hint: 'enrich cache clear starts a new one',
+    });
     expect(describeUnusable(dir, 'MDB_CORRUPTED')).toEqual({
       why: 'MDB_CORRUPTED',
       hint: 'enrich cache clear starts a new one',
