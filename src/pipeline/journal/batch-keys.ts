@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -7,22 +7,52 @@ import { join } from 'node:path';
  * wire leaves the batch journaled without an answer, and nothing else says which requests it
  * held: a later run of another file (or of this file changed) reads them here and marks them
  * in the cache as sent without an answer, so that it does not send them again by itself
- * (cache-use.ts `markUnconfirmed`). Not flushed to the disk: a kill leaves it in the page
- * cache; after a power cut it may be gone, and then those rows are sent again.
+ * (cache-use.ts `markUnconfirmed`). Flushed to the disk with its directory entry (session 29),
+ * alongside the journal's `submit` line and before the POST, so that they outlive a power cut
+ * as that line does.
  */
 const DIR = 'batch-keys';
 
-/** Keeps the keys of batch `id` (best effort: a run is never stopped for them). */
+/** Flushes the entries of directory `dir` (a file made in it survives a power cut). */
+async function syncDir(dir: string): Promise<void> {
+  // Windows opens no directory for reading: its entries are then as durable as the OS makes them.
+  const handle = await open(dir, 'r').catch(() => undefined);
+  if (!handle) return;
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes `text` to a new file at `path` and flushes it to the disk. */
+async function writeFlushed(path: string, text: string): Promise<void> {
+  const handle = await open(path, 'w', 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Keeps the keys of batch `id` on disk (best effort: a run is never stopped for them; a full
+ * disk or a directory made read-only leaves a later run to send those rows again, as before).
+ */
 export async function keepBatchKeys(
   runDir: string,
   id: string,
   keys: readonly string[],
 ): Promise<void> {
   try {
-    await mkdir(join(runDir, DIR), { recursive: true, mode: 0o700 });
-    await writeFile(join(runDir, DIR, `${id}.keys`), `${keys.join('\n')}\n`, { mode: 0o600 });
+    const dir = join(runDir, DIR);
+    const made = await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFlushed(join(dir, `${id}.keys`), `${keys.join('\n')}\n`);
+    await syncDir(dir);
+    if (made !== undefined) await syncDir(runDir);
   } catch {
-    // A full disk, a directory made read-only: a later run sends those rows again, as before.
+    // As above: best effort.
   }
 }
 

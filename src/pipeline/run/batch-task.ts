@@ -186,17 +186,22 @@ async function postBatch(
     journaledIdem ?? idempotencyKey(journal.state.header.run, journal.state.header.nonce, id);
   const { first, last } = base;
   const sent = { t: 'submit', batch: id, first, last, count: items.length, idem } as const;
-  await ctx.keepKeys?.(id, items);
+  // The batch's keys reach the disk alongside its submit line (two flushes at once), both
+  // before the POST: after a power cut, what the journal says was sent, they say of which rows.
+  const keysKept = ctx.keepKeys?.(id, items);
+  const journalSent = async () => {
+    await Promise.all([keysKept, journal.append(sent, { durable: true })]);
+  };
   // A Ctrl-C ends a wait to send (a 429's Retry-After can be hours), not a POST on its way.
   const how: SendControl = { stop: ctx.env.signal };
   if (ctx.api.submit.journalsAttempts) {
     // On disk before each attempt goes out, and not before: a batch killed while it waited
     // for its turn (or out a 429) was never sent, and its resume sends it by itself.
     how.hooks = {
-      sending: () => journal.append(sent, { durable: true }),
+      sending: journalSent,
       notSent: ({ code, message }) => journal.append({ t: 'failed', batch: id, code, message }),
     };
-  } else await journal.append(sent, { durable: true });
+  } else await journalSent();
   try {
     const body = { items: items.map((i) => i.element), metadata: { ...ctx.metadata } };
     let sentMark = ctx.balance.mark();

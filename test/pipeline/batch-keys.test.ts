@@ -1,0 +1,93 @@
+import { readlinkSync } from 'node:fs';
+import { mkdtemp, open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { batchKeys, keepBatchKeys } from '../../src/pipeline/journal/batch-keys.js';
+import { openJournal } from '../../src/pipeline/journal/journal.js';
+import { startBatch } from '../../src/pipeline/run/batch-task.js';
+import type { BulkApi, SendControl } from '../../src/pipeline/types.js';
+import { batchContext } from '../helpers/batch-context.js';
+
+// A batch's keys say which rows a POST that got no answer held. Since session 29 they are
+// flushed to the disk (with their directory entries) before the POST, as its submit line is:
+// after a power cut, the journal's "sent" and the keys of what was sent survive together.
+
+type Flushable = { datasync(): Promise<void>; sync(): Promise<void>; fd: number };
+
+/** Records the path of every file or directory flushed (datasync or sync), in order. */
+async function watchFlushes(): Promise<string[]> {
+  const probe = await open(join(tmpdir(), `enrich-probe-${process.pid}`), 'w');
+  const proto = Object.getPrototypeOf(probe) as Flushable;
+  await probe.close();
+  const flushed: string[] = [];
+  for (const m of ['datasync', 'sync'] as const) {
+    const real = proto[m];
+    vi.spyOn(proto, m).mockImplementation(function (this: Flushable) {
+      flushed.push(readlinkSync(`/proc/self/fd/${this.fd}`));
+      return real.call(this);
+    });
+  }
+  return flushed;
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const header = {
+  kind: 'contacts',
+  input: { path: '/data/leads.csv', size: 120, sha256: 'ab'.repeat(32) },
+  options: {},
+  command: 'enrich contacts leads.csv',
+};
+
+describe.runIf(process.platform === 'linux')('batch keys on disk', () => {
+  it('are flushed, with their directory entries, before keepBatchKeys resolves', async () => {
+    const run = await mkdtemp(join(tmpdir(), 'enrich-batch-keys-'));
+    const flushed = await watchFlushes();
+    await keepBatchKeys(run, '0', ['s-a', 's-b']);
+    // The file, the directory that names it, and (made just now) the run's entry of that directory.
+    expect(flushed).toEqual([join(run, 'batch-keys', '0.keys'), join(run, 'batch-keys'), run]);
+    flushed.length = 0;
+    await keepBatchKeys(run, '1', ['s-c']);
+    expect(flushed).toEqual([join(run, 'batch-keys', '1.keys'), join(run, 'batch-keys')]);
+    expect(await batchKeys(run, '0')).toEqual(['s-a', 's-b']);
+    expect(await batchKeys(run, '1')).toEqual(['s-c']);
+  });
+
+  it('are on disk before the POST, also when the transport journals each attempt', async () => {
+    for (const journalsAttempts of [false, true]) {
+      const runs = await mkdtemp(join(tmpdir(), 'enrich-batch-keys-'));
+      const journal = await openJournal({
+        runsDir: runs,
+        key: 'k',
+        header,
+        restart: false,
+        now: () => 1,
+      });
+      const flushed = await watchFlushes();
+      let atPost: string[] = [];
+      const submit = async (_k: unknown, _b: unknown, _i: unknown, how?: SendControl) => {
+        await how?.hooks?.sending();
+        atPost = [...flushed];
+        return { job_id: 'j', download_url: 'http://fake/j', expiration_date: '9999999999' };
+      };
+      const api: BulkApi = {
+        submit: Object.assign(submit, { journalsAttempts }),
+        results: async () => ({ state: 'done', records: [], remainingCredits: 1 }),
+      };
+      const keepKeys = (id: string) => keepBatchKeys(journal.dir, id, ['s-a']);
+      const items = [{ index: 0, element: { business_email: 'a@x.io' }, key: 'a' }];
+      try {
+        await startBatch(batchContext(journal, api, { keepKeys }), '0', items, true).done;
+      } finally {
+        vi.restoreAllMocks();
+        await journal.close();
+      }
+      expect(atPost, `journalsAttempts: ${journalsAttempts}`).toEqual(
+        expect.arrayContaining([join(journal.dir, 'batch-keys', '0.keys'), journal.path]),
+      );
+    }
+  });
+});
