@@ -25,6 +25,7 @@ export const TARGETS = [
       'test/pipeline/batch-task.test.ts',
       'test/integration/spend-limit.test.ts',
       'test/pipeline/journal-guards.test.ts',
+      'test/pipeline/batch-keys.test.ts',
       'test/pipeline/expiry-schedule.test.ts',
       'test/integration/credit-retry-run.test.ts',
       BULK,
@@ -106,6 +107,16 @@ export const TARGETS = [
     tests: [
       'test/pipeline/plan.test.ts',
       'test/pipeline/batch-task.test.ts',
+      'test/pipeline/earlier-left.test.ts',
+    ],
+  },
+  {
+    // Which requests a batch sent with no answer held, on disk before its POST (session 29).
+    name: 'batch-keys',
+    file: 'src/pipeline/journal/batch-keys.ts',
+    tests: [
+      'test/pipeline/batch-keys.test.ts',
+      'test/pipeline/earlier-runs.test.ts',
       'test/pipeline/earlier-left.test.ts',
     ],
   },
