@@ -1,4 +1,4 @@
-import { readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { mkdtemp, open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +54,16 @@ describe.runIf(process.platform === 'linux')('batch keys on disk', () => {
     expect(flushed).toEqual([join(run, 'batch-keys', '1.keys'), join(run, 'batch-keys')]);
     expect(await batchKeys(run, '0')).toEqual(['s-a', 's-b']);
     expect(await batchKeys(run, '1')).toEqual(['s-c']);
+  });
+
+  it('leave no file or directory open behind them, and a batch never kept has none', async () => {
+    const run = await mkdtemp(join(tmpdir(), 'enrich-batch-keys-'));
+    const openFds = () => readdirSync('/proc/self/fd').length;
+    const before = openFds();
+    for (const id of ['0', '1', '2']) await keepBatchKeys(run, id, [`s-${id}`]);
+    expect(openFds()).toBe(before);
+    expect(await batchKeys(run, '3')).toEqual([]);
+    expect(await batchKeys(join(run, 'no-such-run'), '0')).toEqual([]);
   });
 
   it('are on disk before the POST, also when the transport journals each attempt', async () => {
