@@ -3,6 +3,7 @@ import { chmod, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { checkOutputTarget, fileSystemError, followLinks } from './output-target.js';
 import { removeStaleTemps, tempNameFor } from './stale-temps.js';
+import { syncDir } from './sync-dir.js';
 
 /**
  * Writes a whole file atomically: a temp file beside the target (named for this
@@ -45,6 +46,8 @@ export async function writeFileAtomic(
     await rm(temp, { force: true });
     throw err;
   }
+  // The rename itself reaches the disk (a power cut then leaves the new file).
+  await syncDir(dir);
 }
 
 /**

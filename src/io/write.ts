@@ -6,6 +6,7 @@ import type { Writable } from 'node:stream';
 import type { EnrichError } from '../errors.js';
 import { checkOutputTarget, fileSystemError, type OutputTarget } from './output-target.js';
 import { removeStaleTemps, tempNameFor, trackTemp } from './stale-temps.js';
+import { syncDir } from './sync-dir.js';
 import { createGzip } from 'node:zlib';
 import { isGzipName } from './file-format.js';
 import { csvSink, jsonSink, type Sink } from './write-sinks.js';
@@ -166,6 +167,8 @@ async function openDestination(target: OutputTarget, stdout?: Writable): Promise
     }
     await rename(temp, target.path);
     untrack();
+    // The rename itself reaches the disk: after exit 0, a power cut leaves the new output.
+    await syncDir(dir);
   };
   return { out: file, finish, discard };
 }

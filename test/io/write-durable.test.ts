@@ -8,6 +8,7 @@ import type * as FsPromises from 'node:fs/promises';
 import type * as Zlib from 'node:zlib';
 import type { Gzip } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { writeFileAtomic } from '../../src/io/atomic-write.js';
 import { createOutputWriter, type OutputRow } from '../../src/io/write.js';
 
 // What the output writer asks of the file system and of gzip, seen through pass-through
@@ -84,13 +85,32 @@ const row = (i: number): OutputRow => ({
 const options = { format: 'csv', inputHeader: ['Email'], jsonKeys: ['Email'], extraColumns: [] };
 
 describe('the output file on disk', () => {
-  it('is flushed to disk (fsync) and its handle closed before the rename makes it the output: a crash never leaves a renamed, empty file', async () => {
+  it('is flushed to disk (fsync) and its handle closed before the rename makes it the output: a crash never leaves a renamed, empty file; then the rename itself is flushed (its directory)', async () => {
     const target = join(dir, 'out.csv');
     const w = await createOutputWriter({ ...options, target, format: 'csv' });
     await w.write(row(0));
     await w.close();
-    expect(seen.events).toEqual(['sync temp', 'close temp', 'rename temp -> out.csv']);
+    const d = basename(dir);
+    expect(seen.events).toEqual([
+      'sync temp',
+      'close temp',
+      'rename temp -> out.csv',
+      `sync ${d}`,
+      `close ${d}`,
+    ]);
     expect(await readFile(target, 'utf8')).toContain('p0@acme.com');
+  });
+
+  it('writeFileAtomic (a saved mapping, jobs fetch -o) flushes its rename too', async () => {
+    const target = join(dir, 'mapping.json');
+    await writeFileAtomic(target, '{}');
+    const d = basename(dir);
+    expect(seen.events.slice(-3)).toEqual([
+      'rename temp -> mapping.json',
+      `sync ${d}`,
+      `close ${d}`,
+    ]);
+    expect(await readFile(target, 'utf8')).toBe('{}');
   });
 });
 

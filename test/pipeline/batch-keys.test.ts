@@ -1,5 +1,5 @@
-import { readdirSync, readlinkSync } from 'node:fs';
-import { mkdtemp, open } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -8,28 +8,11 @@ import { openJournal } from '../../src/pipeline/journal/journal.js';
 import { startBatch } from '../../src/pipeline/run/batch-task.js';
 import type { BulkApi, SendControl } from '../../src/pipeline/types.js';
 import { batchContext } from '../helpers/batch-context.js';
+import { watchFlushes } from '../helpers/flushes.js';
 
 // A batch's keys say which rows a POST that got no answer held. Since session 29 they are
 // flushed to the disk (with their directory entries) before the POST, as its submit line is:
 // after a power cut, the journal's "sent" and the keys of what was sent survive together.
-
-type Flushable = { datasync(): Promise<void>; sync(): Promise<void>; fd: number };
-
-/** Records the path of every file or directory flushed (datasync or sync), in order. */
-async function watchFlushes(): Promise<string[]> {
-  const probe = await open(join(tmpdir(), `enrich-probe-${process.pid}`), 'w');
-  const proto = Object.getPrototypeOf(probe) as Flushable;
-  await probe.close();
-  const flushed: string[] = [];
-  for (const m of ['datasync', 'sync'] as const) {
-    const real = proto[m];
-    vi.spyOn(proto, m).mockImplementation(function (this: Flushable) {
-      flushed.push(readlinkSync(`/proc/self/fd/${this.fd}`));
-      return real.call(this);
-    });
-  }
-  return flushed;
-}
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -47,8 +30,8 @@ describe.runIf(process.platform === 'linux')('batch keys on disk', () => {
     const run = await mkdtemp(join(tmpdir(), 'enrich-batch-keys-'));
     const flushed = await watchFlushes();
     await keepBatchKeys(run, '0', ['s-a', 's-b']);
-    // The file, the directory that names it, and (made just now) the run's entry of that directory.
-    expect(flushed).toEqual([join(run, 'batch-keys', '0.keys'), join(run, 'batch-keys'), run]);
+    // The file, then (made just now) the run's entry of its directory, and that directory's of it.
+    expect(flushed).toEqual([join(run, 'batch-keys', '0.keys'), run, join(run, 'batch-keys')]);
     flushed.length = 0;
     await keepBatchKeys(run, '1', ['s-c']);
     expect(flushed).toEqual([join(run, 'batch-keys', '1.keys'), join(run, 'batch-keys')]);

@@ -14,6 +14,7 @@ import {
 import { startBatch } from '../../src/pipeline/run/batch-task.js';
 import type { BulkApi } from '../../src/pipeline/types.js';
 import { batchContext } from '../helpers/batch-context.js';
+import { watchFlushes } from '../helpers/flushes.js';
 
 // What the journal guards (issue 21: mutants of journal.ts that no test saw): the lock of the
 // run that holds it, and the POST that must never go out unless its batch is on disk.
@@ -133,6 +134,34 @@ describe('durable appends', () => {
     } finally {
       sync.mockRestore();
       await j.close();
+    }
+  });
+});
+
+describe.runIf(process.platform === 'linux')('a new journal on disk', () => {
+  it('has its name, and its run directory’s when made just now, flushed with its header; a resumed one flushes no directory', async () => {
+    const state = await runsDir();
+    const runs = join(state, 'runs');
+    const flushed = await watchFlushes();
+    try {
+      const j = await openJournal({ runsDir: runs, key: 'k', header, restart: false, now });
+      // The header, then the new levels' names from the top: state/runs, runs/k, k/journal.jsonl.
+      expect(flushed).toEqual([j.path, state, runs, j.dir]);
+      await j.close();
+      flushed.length = 0;
+      const again = await openJournal({ runsDir: runs, key: 'k2', header, restart: false, now });
+      expect(flushed).toEqual([again.path, runs, again.dir]);
+      await again.close();
+      flushed.length = 0;
+      const resumed = await openJournal({ runsDir: runs, key: 'k', header, restart: false, now });
+      expect(resumed.resumed).toBe(true);
+      expect(flushed).toEqual([]);
+      await resumed.close();
+      const restarted = await openJournal({ runsDir: runs, key: 'k', header, restart: true, now });
+      expect(flushed).toEqual([restarted.path, restarted.dir]);
+      await restarted.close();
+    } finally {
+      vi.restoreAllMocks();
     }
   });
 });

@@ -1,5 +1,6 @@
 import { mkdir, open, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { syncDirsDown } from '../../io/sync-dir.js';
 
 /**
  * The keys of a batch's requests (the results cache's own keys of them: hashes, no contact
@@ -12,19 +13,6 @@ import { join } from 'node:path';
  * as that line does.
  */
 const DIR = 'batch-keys';
-
-/** Flushes the entries of directory `dir` (a file made in it survives a power cut). */
-async function syncDir(dir: string): Promise<void> {
-  // Windows opens no directory for reading: its entries are then as durable as the OS makes them.
-  const handle = await open(dir, 'r').catch(() => undefined);
-  // Stryker disable next-line ConditionalExpression: Linux opens every directory it can list (and root any): not reached there; going on would throw into keepBatchKeys' catch after the keys were written
-  if (!handle) return;
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
 
 /** Writes `text` to a new file at `path` and flushes it to the disk. */
 async function writeFlushed(path: string, text: string): Promise<void> {
@@ -50,8 +38,7 @@ export async function keepBatchKeys(
     const dir = join(runDir, DIR);
     const made = await mkdir(dir, { recursive: true, mode: 0o700 });
     await writeFlushed(join(dir, `${id}.keys`), `${keys.join('\n')}\n`);
-    await syncDir(dir);
-    if (made !== undefined) await syncDir(runDir);
+    await syncDirsDown(made === undefined ? dir : dirname(made), dir);
   } catch {
     // As above: best effort.
   }

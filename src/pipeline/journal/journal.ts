@@ -1,10 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, readdir, rm, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { EnrichError } from '../../errors.js';
 import { fileSystemError } from '../../io/output-target.js';
 import type { InputIdentity } from '../../io/read.js';
+import { syncDirsDown } from '../../io/sync-dir.js';
 import { acquireRunLock } from './run-lock.js';
 import {
   applyVerifyEvent,
@@ -300,17 +301,7 @@ export async function openJournal(opts: {
 }): Promise<Journal> {
   const dir = join(opts.runsDir, opts.key);
   const path = join(dir, 'journal.jsonl');
-  await mkdir(dir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
-    // A state dir that is a file, or not ours to write: the user's setup, not a bug.
-    throw new EnrichError(
-      'USAGE',
-      `cannot use the state directory ${opts.runsDir}: ${err.code ?? err.message}`,
-      {
-        cause: err,
-        hint: 'Point ENRICH_STATE_DIR at a directory you can write (run journals and results are kept there).',
-      },
-    );
-  });
+  const top = await makeRunDir(opts.runsDir, dir);
   // Nothing is sent before the journal is open: a full or read-only disk here is the user's
   // to mend (FILE_SYSTEM, naming the directory), not an internal error.
   const unlock = await acquireRunLock(dir, opts.header.command).catch((err: unknown) => {
@@ -330,12 +321,16 @@ export async function openJournal(opts: {
   }
   const { state: found, tornAt, newline } = read;
   const resumed = found !== undefined;
-  const { handle, state: live } = await openForAppend(path, found, { tornAt, newline }, opts).catch(
-    async (err: unknown) => {
-      await unlock();
-      throw stateOpenError(path, err);
-    },
-  );
+  const opening = { ...opts, top };
+  const { handle, state: live } = await openForAppend(
+    path,
+    found,
+    { tornAt, newline },
+    opening,
+  ).catch(async (err: unknown) => {
+    await unlock();
+    throw stateOpenError(path, err);
+  });
   let tail: Promise<void> = Promise.resolve();
   let appended = false;
   return {
@@ -396,6 +391,27 @@ async function clearRun(dir: string): Promise<void> {
 }
 
 /**
+ * Makes the run's directory `dir` in `runsDir`; returns the highest directory whose entries
+ * then name a new level (the parent of the first one made), or `dir` when it was there.
+ */
+async function makeRunDir(runsDir: string, dir: string): Promise<string> {
+  const made = await mkdir(dir, { recursive: true, mode: 0o700 }).catch(
+    (err: NodeJS.ErrnoException) => {
+      // A state dir that is a file, or not ours to write: the user's setup, not a bug.
+      throw new EnrichError(
+        'USAGE',
+        `cannot use the state directory ${runsDir}: ${err.code ?? err.message}`,
+        {
+          cause: err,
+          hint: 'Point ENRICH_STATE_DIR at a directory you can write (run journals and results are kept there).',
+        },
+      );
+    },
+  );
+  return made === undefined ? dir : dirname(made);
+}
+
+/**
  * Opens the journal to append to: a torn last line a crash left is cut (appending after it
  * would glue the next event onto it, and the run after that would lose every event from there
  * on); a new journal gets its header, on the disk before anything is sent. The file is closed
@@ -405,7 +421,13 @@ async function openForAppend(
   path: string,
   found: RunState | undefined,
   repair: { tornAt?: number; newline?: boolean },
-  opts: { key: string; header: Parameters<typeof openJournal>[0]['header']; now: () => number },
+  opts: {
+    key: string;
+    header: Parameters<typeof openJournal>[0]['header'];
+    now: () => number;
+    /** The highest directory whose entries a new journal's name depends on (syncDirsDown). */
+    top: string;
+  },
 ): Promise<{ handle: FileHandle; state: RunState }> {
   const handle = await open(path, found ? 'a' : 'w', 0o600);
   try {
@@ -422,6 +444,9 @@ async function openForAppend(
     } as const;
     await writeAll(handle, `${JSON.stringify(header)}\n`);
     await handle.datasync();
+    // Its name (and its run directory's, when made just now) reaches the disk with its header:
+    // after a power cut, a run whose first batch was sent is still found, and not sent again.
+    await syncDirsDown(opts.top, dirname(path));
     return { handle, state: { header, batches: new Map() } };
   } catch (err) {
     await handle.close().catch(() => undefined);
