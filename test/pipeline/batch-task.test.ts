@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -13,7 +13,13 @@ import { createBudget } from '../../src/pipeline/run/budget.js';
 import { createFlightGate } from '../../src/pipeline/run/flight-gate.js';
 import type { BatchContext } from '../../src/pipeline/run/batch-context.js';
 import type { FlightWatch } from '../../src/pipeline/run/flight-gate.js';
-import type { BatchItem, BulkApi, BulkKind, JobEvent } from '../../src/pipeline/types.js';
+import type {
+  BatchItem,
+  BulkApi,
+  BulkKind,
+  JobEvent,
+  SendControl,
+} from '../../src/pipeline/types.js';
 import { batchContext } from '../helpers/batch-context.js';
 
 // One batch task on its own (issue 21: mutants of batch-task.ts that no test saw): what it
@@ -946,4 +952,43 @@ describe('an answer whose balance may not have held while its job ran', () => {
       expect(leaf).toMatchObject({ state: 'spooled', creditError: false });
     },
   );
+});
+
+describe('a batch journaled around each attempt, by a transport that can tell them (journalsAttempts)', () => {
+  /** The journal's events of batch '0', as written to the file (its header left out). */
+  const events = async (j: Journal) =>
+    (await readFile(j.path, 'utf8'))
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .map(({ at: _at, ...e }) => e);
+
+  it('an attempt never made (refused unprocessed, a wait past the deadline) leaves no submit line, only why; one made is journaled before it goes; Ctrl-C reaches the wait', async () => {
+    const j = await journal();
+    const signal = new AbortController().signal;
+    const seen: { stop?: AbortSignal; lines: Record<string, unknown>[][] } = { lines: [] };
+    const submit = Object.assign(
+      async (_k: unknown, _b: unknown, _i: unknown, how?: SendControl) => {
+        seen.stop = how?.stop;
+        await how?.hooks?.notSent({ code: 'RATE_LIMITED', message: '429: wait 3600 s' });
+        seen.lines.push(await events(j)); // before any attempt went out
+        await how?.hooks?.sending();
+        seen.lines.push(await events(j)); // as the attempt goes out
+        throw new EnrichError('SERVER', 'POST /contacts: 503');
+      },
+      { journalsAttempts: true },
+    );
+    const api: BulkApi = { submit, results: async () => ({ state: 'done', records: [] }) };
+    const env = { now: () => 1, sleep: async () => undefined, random: () => 0.5, signal };
+    const [leaf] = await startBatch(batchContext(j, api, { env }), '0', items(2), true).done;
+    expect(seen.stop).toBe(signal);
+    const refused = { t: 'failed', batch: '0', code: 'RATE_LIMITED', message: '429: wait 3600 s' };
+    expect(seen.lines[0]).toEqual([refused]);
+    expect(seen.lines[1]).toEqual([
+      refused,
+      { t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: expect.any(String) },
+    ]);
+    expect(leaf).toMatchObject({ state: 'failed', code: 'SERVER' });
+  });
 });
