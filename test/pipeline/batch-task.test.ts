@@ -583,6 +583,7 @@ describe('what a batch task tells the progress line and the flight gate', () => 
     const answers: Awaited<ReturnType<BulkApi['results']>>[] = [
       { state: 'pending', processed: 400, total: 1000, retryAfterMs: 2000 },
       { state: 'pending', processed: 0, total: 0 },
+      { state: 'pending', total: 1000 },
       { state: 'pending' },
       {
         state: 'done',
@@ -607,6 +608,8 @@ describe('what a batch task tells the progress line and the flight gate', () => 
       ['pending', '0', 2000],
       { t: 'pending', ...job },
       ['pending', '0', undefined],
+      { t: 'pending', ...job }, // a total without a count of what is processed: no progress
+      ['pending', '0', undefined],
       { t: 'pending', ...job },
       ['pending', '0', undefined],
       ['ended', '0', true],
@@ -615,14 +618,27 @@ describe('what a batch task tells the progress line and the flight gate', () => 
   });
 
   it('a download that fails, a job still running at the deadline, results gone', async () => {
+    let posts = 0;
     const failing: BulkApi = {
-      submit: async () => accepted('job-e'),
+      submit: async () => {
+        posts++;
+        return accepted('job-e');
+      },
       results: async () => {
         throw new EnrichError('API_CONFLICT', 'GET: 409');
       },
     };
     const failed = watching();
-    await startBatch(batchContext(await journal(), failing, failed.o), '0', items(1), true).done;
+    const [unread] = await startBatch(
+      batchContext(await journal(), failing, failed.o),
+      '0',
+      items(1),
+      true,
+    ).done;
+    // Its job is kept to download later: its rows are never sent again for it (nor as a credit retry).
+    expect(posts).toBe(1);
+    expect(unread).toMatchObject({ state: 'pending', code: 'API_CONFLICT', jobId: 'job-e' });
+    expect(unread?.retry).toBeUndefined();
     expect(failed.seen).toStrictEqual([
       { t: 'submitted', ...job, rows: 1 },
       ['accepted', '0', false, 1],
@@ -690,6 +706,35 @@ describe('what a batch task tells the progress line and the flight gate', () => 
       { t: 'submitted', batch: '0.1', job: 'job-3', rows: 1 },
       { t: 'done', batch: '0.1', job: 'job-3', records: 0, credits: 0 },
     ]);
+  });
+});
+
+describe('a batch task with no one to tell of its job', () => {
+  it('a 404 before its results are due (not yet expired) is polled again, and the job downloaded', async () => {
+    const answers = [
+      () => {
+        throw new ApiError('API_NOT_FOUND', {
+          status: 404,
+          method: 'GET',
+          path: '/j',
+          message: '404',
+        });
+      },
+      () => ({
+        state: 'done' as const,
+        remainingCredits: 9,
+        records: [{ error: '', credit_charged: true, custom_fields: { enrich_row: 0 } }],
+      }),
+    ];
+    const api: BulkApi = {
+      submit: async () => accepted('job-n'),
+      results: async () => (answers.shift() as () => never)(),
+    };
+    const ctx = batchContext(await journal(), api);
+    expect(ctx.onJob).toBeUndefined();
+    const [leaf] = await startBatch(ctx, '0', items(1), true).done;
+    expect(leaf).toMatchObject({ state: 'spooled', credits: 1 });
+    expect(answers).toEqual([]);
   });
 });
 
@@ -975,11 +1020,14 @@ describe('a batch journaled around each attempt, by a transport that can tell th
         seen.lines.push(await events(j)); // before any attempt went out
         await how?.hooks?.sending();
         seen.lines.push(await events(j)); // as the attempt goes out
-        throw new EnrichError('SERVER', 'POST /contacts: 503');
+        throw new EnrichError('SERVER_ERROR', 'POST /contacts: 503');
       },
       { journalsAttempts: true },
     );
-    const api: BulkApi = { submit, results: async () => ({ state: 'done', records: [] }) };
+    const api: BulkApi = {
+      submit,
+      results: async () => ({ state: 'done', records: [], remainingCredits: 1 }),
+    };
     const env = { now: () => 1, sleep: async () => undefined, random: () => 0.5, signal };
     const [leaf] = await startBatch(batchContext(j, api, { env }), '0', items(2), true).done;
     expect(seen.stop).toBe(signal);
@@ -989,6 +1037,6 @@ describe('a batch journaled around each attempt, by a transport that can tell th
       refused,
       { t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: expect.any(String) },
     ]);
-    expect(leaf).toMatchObject({ state: 'failed', code: 'SERVER' });
+    expect(leaf).toMatchObject({ state: 'failed', code: 'SERVER_ERROR' });
   });
 });

@@ -80,6 +80,7 @@ async function takenOver(
 ): Promise<LeafResult[]> {
   const p = await pollAndSpool(ctx, { id, items: items.map(sentItem) }, job);
   if (!p.unsure || isCreditRetry(id)) return [p.leaf];
+  // Stryker disable next-line BooleanLiteral: retryCreditFailures sets every leaf's creditError itself
   return [await retryCreditFailures(ctx, id, items, { ...p.leaf, creditError: true }, startBatch)];
 }
 
@@ -146,7 +147,8 @@ async function submitBatch(
     // by an earlier build) goes the way of a dry one: those rows are sent once more.
     // A credit retry's own answer is final (credit-retry.ts), whatever it may hold.
     return creditError || (unsure !== false && !isCreditRetry(id))
-      ? { t: 'credit-retry', leaf: { ...leaf, creditError: true } }
+      ? // Stryker disable next-line BooleanLiteral: retryCreditFailures sets every leaf's creditError itself
+        { t: 'credit-retry', leaf: { ...leaf, creditError: true } }
       : { t: 'final', leaves: [leaf] };
   }
   if (fate === 'expired') {
@@ -155,6 +157,7 @@ async function submitBatch(
   }
   if (fate === 'job') {
     ctx.flight?.accepted(id, true); // taken over from an earlier run: in flight from now on
+    // Stryker disable next-line StringLiteral: 'job' is startBatch's default branch, any other tag goes the same way
     return { t: 'job', jobId: state!.job!, url: state!.url ?? '', submits: 0 };
   }
   if (fate === 'unconfirmed') {
@@ -211,8 +214,7 @@ async function postBatch(
     });
     ctx.balance.seen(job.remaining_credits, ctx.env.now(), sentMark);
     ctx.splits.accepted = true;
-    const balance =
-      typeof job.remaining_credits === 'number' && Number.isFinite(job.remaining_credits);
+    const balance = Number.isFinite(job.remaining_credits);
     const expires = expirationToMs(job.expiration_date) ?? null;
     await journal.append(
       { t: 'accepted', batch: id, job: job.job_id, url: job.download_url, expires },
