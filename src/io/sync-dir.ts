@@ -1,18 +1,24 @@
 import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
+/** Errors of a file system that cannot flush a directory at all (not of a failing disk). */
+const CANNOT_SYNC_DIRS = new Set(['EINVAL', 'ENOTSUP', 'EOPNOTSUPP', 'EISDIR', 'EPERM', 'EBADF']);
+
 /**
  * Flushes the entries of directory `dir` to the disk: a file made, renamed or removed in it
  * then survives a power cut (flushing a file's data does not flush its name, by POSIX). Where
- * a directory cannot be opened for reading (Windows; a directory without read permission), its
- * entries are as durable as the system makes them.
+ * a directory cannot be opened for reading (Windows; a directory without read permission) or
+ * its file system cannot flush one (some network and FUSE file systems answer EINVAL), its
+ * entries are as durable as the system makes them. A failing disk (EIO, ENOSPC) is thrown.
  */
 export async function syncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r').catch(() => undefined);
   // Stryker disable next-line ConditionalExpression: Linux opens every directory it can list (root any): going on would throw where the caller already stands to lose only durability
   if (!handle) return;
   try {
-    await handle.sync();
+    await handle.sync().catch((err: NodeJS.ErrnoException) => {
+      if (!CANNOT_SYNC_DIRS.has(err.code ?? '')) throw err;
+    });
   } finally {
     await handle.close();
   }
