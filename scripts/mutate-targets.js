@@ -111,6 +111,17 @@ export const TARGETS = [
     ],
   },
   {
+    // Whether the names of what a run flushes reach the disk too (session 29).
+    name: 'sync-dir',
+    file: 'src/io/sync-dir.ts',
+    tests: [
+      'test/io/sync-dir.test.ts',
+      'test/pipeline/batch-keys.test.ts',
+      'test/pipeline/journal-guards.test.ts',
+      'test/io/write-durable.test.ts',
+    ],
+  },
+  {
     // Which requests a batch sent with no answer held, on disk before its POST (session 29).
     name: 'batch-keys',
     file: 'src/pipeline/journal/batch-keys.ts',
