@@ -36,6 +36,15 @@ describe('syncDir', () => {
     await expect(syncDir(dir)).rejects.toMatchObject({ code });
   });
 
+  it('an error with no code is thrown (nothing says the file system cannot flush)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'enrich-sync-dir-'));
+    const probe = await open(join(tmpdir(), `enrich-probe-${process.pid}`), 'w');
+    const proto = Object.getPrototypeOf(probe) as { sync(): Promise<void> };
+    await probe.close();
+    vi.spyOn(proto, 'sync').mockRejectedValue(new Error('odd'));
+    await expect(syncDir(dir)).rejects.toThrow('odd');
+  });
+
   it('a directory that is not there: nothing to flush', async () => {
     await expect(
       syncDir(join(tmpdir(), 'enrich-no-such-dir-', String(process.pid))),
@@ -53,5 +62,11 @@ describe.runIf(process.platform === 'linux')('syncDirsDown', () => {
     flushed.length = 0;
     await syncDirsDown(join(top, 'a'), join(top, 'a'));
     expect(flushed).toEqual([join(top, 'a')]);
+    // A top that is no ancestor: every level up to the root, and no further.
+    flushed.length = 0;
+    await syncDirsDown(join(top, 'elsewhere'), join(top, 'a'));
+    expect(flushed.at(0)).toBe('/');
+    expect(flushed.at(-1)).toBe(join(top, 'a'));
+    expect(flushed).toHaveLength(join(top, 'a').split('/').length);
   });
 });
