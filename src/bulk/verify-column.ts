@@ -35,6 +35,11 @@ export async function resolveEmailColumn(
     if (!(err instanceof EnrichError) || err.code !== 'MAPPING_INVALID' || named !== undefined)
       throw err;
   }
+  if (column === undefined && !(await holdsRows(source))) {
+    // A list with nothing in it (`[]`, an empty JSON Lines file, a header alone): nothing is
+    // sent, so no email column is no error, as for the bulk commands: cron gets its empty output.
+    return { column: -1, name: named ?? '' };
+  }
   if (column === undefined) {
     const columns = source.header.map((h) => `"${h}"`).join(', ');
     throw new EnrichError(
@@ -47,4 +52,13 @@ export async function resolveEmailColumn(
     );
   }
   return { column, name: source.header[column] ?? String(column) };
+}
+
+/** Whether the input has a row below its header (the first pass stops at the first). */
+async function holdsRows(source: InputSource): Promise<boolean> {
+  for await (const row of source.rows()) {
+    void row;
+    return true;
+  }
+  return false;
 }
