@@ -1,4 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
+import { parseTypedDuration } from '../../../config/duration.js';
+import { usageError } from '../../../errors.js';
 
 /** The results-cache flags of the single commands (the bulk commands' own, same meaning). */
 export interface CacheFlags {
@@ -17,6 +19,19 @@ export function addCacheOptions(cmd: Command): Command {
     )
     .option('--refresh', 'look it up again (paying again) and keep the new answer')
     .option('--no-cache', 'neither read nor write the results cache');
+}
+
+/**
+ * Refuses what the bulk commands refuse (before a key is looked for or anything is sent):
+ * `--refresh` with `--no-cache` (one keeps the new answer, the other keeps nothing), and a
+ * `--max-age` that is no duration.
+ */
+export function checkCacheFlags(flags: CacheFlags): void {
+  if (flags.refresh === true && flags.cache === false)
+    throw usageError('--refresh and --no-cache: choose one', {
+      hint: '--refresh looks it up again and keeps the new answer; --no-cache neither reads nor writes the cache.',
+    });
+  if (flags.maxAge !== undefined) parseTypedDuration(flags.maxAge, '--max-age');
 }
 
 /**

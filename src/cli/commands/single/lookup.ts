@@ -17,6 +17,7 @@ import { printJson, printKeyValues, say } from '../../output.js';
 import { parseIntegerFlag } from '../../flags.js';
 import { checkRequest, compact } from './request-flags.js';
 import { cachedLookup, sayCached, type CacheFlags } from './lookup-cache.js';
+import { checkCacheFlags } from './cache-flags.js';
 import { canonicalAddress } from '../../../pipeline/verify/address.js';
 import { fieldValueProblem, keyOfFields } from '../../../pipeline/mapping/validate.js';
 import type { ApiField } from '../../../pipeline/mapping/mapping-types.js';
@@ -132,6 +133,7 @@ function refuseNoSites(
 
 /** `enrich contact`: validates the flags, enriches one contact and prints it. */
 export async function runContact(flags: ContactFlags, globals: GlobalOptions): Promise<number> {
+  checkCacheFlags(flags);
   // The one email rule (contract/email.ts), as a bulk run applies it: a lookup it could not
   // answer would still be charged. The wire itself takes any string.
   const badEmail = flags.email === undefined ? undefined : emailProblem(flags.email.trim());
@@ -199,6 +201,7 @@ export async function runContact(flags: ContactFlags, globals: GlobalOptions): P
 
 /** `enrich company`: validates the flags, enriches one company and prints its matches. */
 export async function runCompany(flags: CompanyFlags, globals: GlobalOptions): Promise<number> {
+  checkCacheFlags(flags);
   const top =
     flags.top === undefined
       ? undefined
@@ -304,6 +307,7 @@ export async function runVerifyEmail(
   globals: GlobalOptions,
   flags: CacheFlags = {},
 ): Promise<number> {
+  checkCacheFlags(flags);
   const body = checkRequest(
     'verify-email',
     emailVerificationRequestSchema,
