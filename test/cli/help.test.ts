@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { globalsReadBy } from '../../src/cli/globals.js';
 import { buildProgram, helpArgv, usageLine } from '../../src/cli/program.js';
+import { SETTING_KEYS } from '../../src/config/settings-table.js';
 
 /** Every command below the root, with its path (`jobs list`). */
 function commands(): { path: string; cmd: Command }[] {
@@ -213,4 +214,18 @@ describe('help of the bulk commands says what they read and write', () => {
       expect(help).toMatch(/else the input format, CSV for a workbook\)/);
     },
   );
+});
+
+describe('help of enrich config', () => {
+  it('names every setting `enrich config list` shows (cache_max_age, run_retention, rate_limit too)', () => {
+    const config = buildProgram().commands.find((c) => c.name() === 'config');
+    if (!config) throw new Error('no command config');
+    const help = helpOf(config);
+    const named = /Settings:([^(]*)\(api_key/
+      .exec(help)?.[1]
+      ?.split(/[\s,]+/)
+      .filter(Boolean);
+    expect(named).toEqual([...SETTING_KEYS]);
+    for (const line of help.split('\n')) expect(line.length).toBeLessThanOrEqual(84);
+  });
 });

@@ -1,5 +1,20 @@
 import type { Command } from 'commander';
+import { SETTING_KEYS } from '../../config/settings-table.js';
 import { action } from '../action.js';
+
+/** "Settings: base_url, …": every setting of the table (the help never misses one), wrapped at 80 columns. */
+function settingsLine(): string {
+  const done: string[] = [];
+  let line = 'Settings:';
+  for (const [i, key] of SETTING_KEYS.entries()) {
+    const word = i < SETTING_KEYS.length - 1 ? `${key},` : key;
+    if (line.length + 1 + word.length > 80) {
+      done.push(line);
+      line = word;
+    } else line += ` ${word}`;
+  }
+  return [...done, line].join('\n');
+}
 
 /** Registers `enrich config list|get|set|unset`. */
 export function registerConfig(program: Command): void {
@@ -9,7 +24,7 @@ export function registerConfig(program: Command): void {
     .addHelpText(
       'after',
       `
-Settings: base_url, batch_size, concurrency, timeout, formula_escape, prefix
+${settingsLine()}
 (api_key is shown masked; set it with \`enrich auth login\`).
 Precedence: flags > environment (ENRICH_*) > profile in the config file > defaults.
 
