@@ -172,8 +172,11 @@ export async function* readXlsxRows(
     name: string;
     sheet?: SheetChoice;
     hiddenSkipped?: (names: string[], read: string) => void;
-    /** The sheet read: its name and 1-based place in the workbook's list (hidden ones counted). */
-    onSheet?: (sheet: { name: string; position: number }) => void;
+    /**
+     * The sheet read: its name and 1-based place in the workbook's list (hidden ones counted),
+     * and the names of the workbook's other sheets that hold cells and are not hidden.
+     */
+    onSheet?: (sheet: { name: string; position: number; others: string[] }) => void;
   },
 ): AsyncGenerator<SheetRow> {
   let book: OpenWorkbook | undefined;
@@ -184,7 +187,8 @@ export async function* readXlsxRows(
     if (!sheet) throw sheetNotFound(o.name, o.sheet, book.sheets);
     if (sheet.chart) throw chartChosen(o.name, sheet.name);
     if (o.sheet === undefined) o.hiddenSkipped?.(hiddenBeforeFirst(book.sheets), sheet.name);
-    o.onSheet?.({ name: sheet.name, position: sheet.position });
+    const others = book.sheets.filter((s) => s !== sheet && !s.hidden && !s.chart);
+    o.onSheet?.({ name: sheet.name, position: sheet.position, others: others.map((s) => s.name) });
     for await (const row of sheet.rows()) yield shapeRow(row, book.date1904);
   } catch (err) {
     if (err instanceof EnrichError) throw err;
@@ -238,12 +242,15 @@ export async function sheetSample(
   sheetName: string;
   /** 1-based place of the sheet read in the workbook's list of sheets (hidden ones counted). */
   sheetPosition: number;
+  /** The workbook's other visible sheets that hold cells (what `--sheet` could read instead). */
+  otherSheets: string[];
 }> {
   const lines: string[] = [];
   const rows: SheetRow[] = [];
   let hiddenSkipped: string[] = [];
   let sheetName = '';
   let sheetPosition = 1;
+  let otherSheets: string[] = [];
   let taken = 0;
   for await (const row of readXlsxRows(filePath, {
     ...o,
@@ -253,6 +260,7 @@ export async function sheetSample(
     onSheet: (sheet) => {
       sheetName = sheet.name;
       sheetPosition = sheet.position;
+      otherSheets = sheet.others;
     },
   })) {
     rows.push(row);
@@ -261,7 +269,7 @@ export async function sheetSample(
     lines.push(row.cells.map(quote).join(','));
     if (++taken >= maxRows) break;
   }
-  return { text: lines.join('\n'), rows, hiddenSkipped, sheetName, sheetPosition };
+  return { text: lines.join('\n'), rows, hiddenSkipped, sheetName, sheetPosition, otherSheets };
 }
 
 /** A cell as a CSV field on one line: a line break inside a cell would shift the row numbers. */

@@ -38,20 +38,21 @@ export async function xlsxSource(
     );
   }
   const headerLine = sniffed.headerLine;
-  let rawHeader = sample.rows.find((r) => r.line >= headerLine)?.cells;
+  // The header is the row on that line: a blank one (not stored) is no header, and taking the
+  // next row instead would read that row as the header and again as data below it.
+  const onLine = (row: SheetRow | undefined) =>
+    row === undefined ? undefined : row.line === headerLine ? row.cells : [];
+  let rawHeader = onLine(sample.rows.find((r) => r.line >= headerLine));
+  let lastLine = sample.rows.at(-1)?.line;
   // A --header-row below the sample: one more pass to reach it.
   for await (const row of rawHeader ? [] : readXlsxRows(filePath, at)) {
+    lastLine = row.line;
     if (row.line < headerLine) continue;
-    rawHeader = row.cells;
+    rawHeader = onLine(row);
     break;
   }
-  if (!rawHeader || rawHeader.length === 0) {
-    throw new EnrichError(
-      'INPUT_INVALID',
-      `${name} has no header row: expected a row naming the columns, got an empty sheet`,
-      { location: { file: name, line: headerLine } },
-    );
-  }
+  if (!rawHeader || rawHeader.length === 0)
+    throw noSheetHeader(name, sample, { headerLine, headerRow: options.headerRow, lastLine });
   const width = rawHeader.length;
   const wider = widerRowsWarning(name, 'row', sniffed, width);
   if (wider) warnings.push(wider);
@@ -87,6 +88,41 @@ export async function xlsxSource(
     rawHeader,
     rows,
   };
+}
+
+/**
+ * A sheet without a header row, said as it is (as `noHeaderRow` says it of a CSV): the sheet read
+ * is empty (a cover sheet left before the data: the other sheets are named for `--sheet`), or
+ * `--header-row` is past its last row. Never "an empty sheet" for a sheet that has rows.
+ */
+function noSheetHeader(
+  name: string,
+  sample: { sheetName: string; otherSheets: string[] },
+  o: { headerLine: number; headerRow: number | undefined; lastLine: number | undefined },
+): EnrichError {
+  const sheet = JSON.stringify(sample.sheetName);
+  const empty = o.lastLine === undefined;
+  const past = o.headerRow !== undefined && o.lastLine !== undefined && o.headerRow > o.lastLine;
+  const got = past
+    ? `--header-row ${o.headerRow} is past the end of sheet ${sheet} (its last row is ${o.lastLine})`
+    : empty
+      ? `sheet ${sheet} is empty`
+      : `row ${o.headerLine} of sheet ${sheet} names no column (it is blank)`;
+  const others = sample.otherSheets.map((s) => `--sheet ${JSON.stringify(s)}`);
+  const hint =
+    !empty && o.headerRow !== undefined
+      ? 'Give the row the column names are on (--header-row 1 is the first row), or leave --header-row out to let the header be found.'
+      : others.length > 0
+        ? `The workbook has other sheets: read one with ${others.join(' or ')}.`
+        : 'Check that the right file was given.';
+  return new EnrichError(
+    'INPUT_INVALID',
+    `${name} has no header row (a row naming the columns): ${got}`,
+    {
+      location: { file: name, line: o.headerLine },
+      hint,
+    },
+  );
 }
 
 /**
