@@ -111,4 +111,19 @@ describe('the columns of an earlier output, replaced when it is enriched again',
     // Not an output of this tool: nothing is taken for one.
     expect(earlierOutputColumns(['Email', 'enriched_email'], bulk('enriched_'))).toEqual([]);
   });
+
+  it("takes a companies output's fields whose names end in a number (hq_address_1) for the run's own, numbered or not", () => {
+    const header = [
+      'Account Name',
+      'enrich_status',
+      'enriched_name',
+      'enriched_hq_address_1',
+      'enriched_hq_address_2',
+      'enriched_hq_address_1_2',
+      'enriched_hq_address_2_3',
+      'enriched_address_1',
+    ];
+    // Each of the run's columns is replaced (a re-run used to refuse them as the user's own).
+    expect(earlierOutputColumns(header, writtenByBulkRun('enriched_'))).toEqual([1, 2, 3, 4, 5, 6]);
+  });
 });

@@ -162,14 +162,16 @@ const OWN_COLUMNS = new Set([...STATUS_COLUMNS, 'enrich_cached_at', 'enrich_matc
 /**
  * Whether a column is one a bulk run with `prefix` writes: a record field's name, or its
  * numbered `_2`.. `_N` of `--top`. A column of the user's own that merely starts with the
- * prefix (`enriched_notes`) is not.
+ * prefix (`enriched_notes`) is not. A field whose own name ends in a number (`hq_address_1`)
+ * is one as it is, not only with a number taken off.
  */
 export function writtenByBulkRun(prefix: string): (column: string) => boolean {
   const fields = new Set([...contactColumns(''), ...companyColumns('')]);
-  return (h) =>
-    prefix !== '' &&
-    h.startsWith(prefix) &&
-    fields.has(h.slice(prefix.length).replace(/_\d+$/, ''));
+  return (h) => {
+    if (prefix === '' || !h.startsWith(prefix)) return false;
+    const field = h.slice(prefix.length);
+    return fields.has(field) || fields.has(field.replace(/_\d+$/, ''));
+  };
 }
 
 /**
