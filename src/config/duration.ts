@@ -7,8 +7,22 @@ const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i;
 /** `what: ` before a message, or nothing for a caller that names the option itself. */
 const named = (what: string | undefined) => (what === undefined ? '' : `${what}: `);
 
-/** The number and unit of a duration's text (USAGE when it is none). */
+/** Two or more parts, each with its unit: `1h 30m`, `2h 00m`, `4m 05s`, as formatDuration writes them. */
+const COMPOUND = /^\s*(?:\d+(?:\.\d+)?\s*(?:ms|s|m|h|d)\s*){2,}$/i;
+const PART = /(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)/gi;
+
+/**
+ * The number and unit of a duration's text (USAGE when it is none). A compound duration, what
+ * `enrich config get timeout` prints (`1h 30m`), is read too, as its milliseconds: a value the
+ * tool shows can be given back to it (`ENRICH_TIMEOUT=$(enrich config get timeout)`).
+ */
 function durationParts(text: string, what?: string): { n: string; unit: string | undefined } {
+  if (COMPOUND.test(text)) {
+    let ms = 0;
+    for (const [, n, unit] of text.matchAll(PART))
+      ms += Number(n) * (UNITS[unit!.toLowerCase()] ?? 1);
+    return { n: String(Math.round(ms)), unit: 'ms' };
+  }
   const m = DURATION.exec(text);
   if (!m) {
     throw usageError(

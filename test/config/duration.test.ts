@@ -44,3 +44,17 @@ describe('formatDuration', () => {
     expect(formatDuration(7_380_000)).toBe('2h 03m');
   });
 });
+
+describe('what the tool shows can be given back to it', () => {
+  it('reads the compound durations formatDuration writes (`enrich config get timeout`: "1h 30m")', () => {
+    for (const ms of [90 * 60_000, 7_200_000, 245_000, 36 * 3_600_000]) {
+      const shown = formatDuration(ms);
+      expect(parseSetting('timeoutMs', shown), shown).toBe(ms);
+    }
+    expect(parseSetting('timeoutMs', '2h 00m')).toBe(7_200_000);
+    expect(parseSetting('timeoutMs', '1h30m')).toBe(5_400_000);
+    expect(parseSetting('cacheMaxAgeMs', '1d 12h')).toBe(36 * 3_600_000);
+    // Every part needs its unit.
+    expect(() => parseSetting('timeoutMs', '1h 30')).toThrow(/expected a duration/);
+  });
+});
