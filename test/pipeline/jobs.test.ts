@@ -116,6 +116,13 @@ describe('matchJob (enrich jobs show / fetch <id>)', () => {
     });
     expect(matchJob(jobs, 'ffff')).toEqual({ why: 'none' });
   });
+
+  it('finds a job by an id or prefix pasted upper-cased or with spaces around it (a UUID has no case)', () => {
+    expect(matchJob(jobs, 'AB12CD34-1').found?.job_id).toBe('ab12cd34-1');
+    expect(matchJob(jobs, ' ab12cd34-1\n').found?.job_id).toBe('ab12cd34-1');
+    expect(matchJob(jobs, 'AB12E').found?.batch).toBe('1');
+    expect(matchJob(jobs, ' ab1 ')).toEqual({ why: 'too-short' });
+  });
 });
 
 describe('filterJobs (enrich jobs list --input / --status)', () => {

@@ -86,7 +86,8 @@ function registerFetch(jobs: Command): void {
     .action(
       action<{ output?: string; format?: string; kind?: string; cache?: boolean }>(
         async ({ args, options, globals }) => {
-          const id = args[0] as string;
+          // Pasted with a space or a line break around it: the id is what is between.
+          const id = (args[0] as string).trim();
           const { runsDir } = await locate();
           const { journaledJob } = await import('./jobs/lookup.js');
           const job = await journaledJob(runsDir, id, true);

@@ -119,8 +119,13 @@ export async function findJob(runsDir: string, id: string, now = Date.now()): Pr
 export function matchJob(jobs: readonly JobInfo[], id: string): JobLookup {
   const exact = jobs.find((j) => j.job_id === id);
   if (exact) return { found: exact };
-  if (id.length < MIN_JOB_PREFIX) return { why: 'too-short' };
-  const matches = jobs.filter((j) => j.job_id?.startsWith(id));
+  // A UUID is the same in any case (RFC 9562), and one pasted from a spreadsheet or a ticket
+  // may be upper-cased or carry a space: the journal's own spelling is the one used from here.
+  const want = id.trim().toLowerCase();
+  const same = jobs.find((j) => j.job_id?.toLowerCase() === want);
+  if (same) return { found: same };
+  if (want.length < MIN_JOB_PREFIX) return { why: 'too-short' };
+  const matches = jobs.filter((j) => j.job_id?.toLowerCase().startsWith(want));
   if (matches.length === 1) return { found: matches[0] as JobInfo };
   if (matches.length === 0) return { why: 'none' };
   return { why: 'ambiguous', matches: matches.map((j) => j.job_id as string) };
