@@ -100,6 +100,22 @@ async function dryRun(
   return 0;
 }
 
+/**
+ * Refuses --json when the verified rows go to stdout, as the bulk commands do: the summary it
+ * asks for would have nowhere to go, and a program that asked for JSON would get CSV rows
+ * without a word. Refused before anything is read or sent.
+ */
+function checkJsonTarget(opts: VerifyEmailsOptions, globals: GlobalOptions): void {
+  if (!globals.json || opts.output !== '-') return;
+  throw new EnrichError(
+    'USAGE',
+    '--json prints the run summary on stdout, where the verified rows go without -o',
+    {
+      hint: 'Write the rows to a file with -o verified.csv (the summary then goes to stdout), or drop --json (--format json writes the rows themselves as JSON).',
+    },
+  );
+}
+
 /** `enrich verify-emails <input>`: verify, write, summarise; the exit code says how it ended. */
 export async function runVerifyEmails(
   input: string,
@@ -111,6 +127,7 @@ export async function runVerifyEmails(
   const settings = resolveSettings({ globals, flags: settingFlagsOf(raw) });
   const opts = optionsOf(input, raw, settings, command);
   if (raw.dryRun === true) return dryRun(opts, settings, globals);
+  checkJsonTarget(opts, globals);
   // --sandbox runs are throw-away: their journal lives in a temp dir, removed afterwards.
   const scratch = globals.sandbox
     ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
@@ -208,7 +225,7 @@ function report(
     process.stderr.write(
       `enrich: stopped early: ${printable(s.stopReason.message)} [${s.stopReason.code}]\n`,
     );
-  if (globals.json && opts.output !== '-')
+  if (globals.json)
     process.stdout.write(`${JSON.stringify(verifySummaryJson(s, elapsedMs), null, 2)}\n`);
   const left = s.notSent + s.failed;
   // --max-credits reached needs no top-up: the next run sends the next addresses.
