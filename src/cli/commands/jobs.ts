@@ -88,7 +88,8 @@ function registerFetch(jobs: Command): void {
         async ({ args, options, globals }) => {
           // Pasted with a space or a line break around it: the id is what is between.
           const id = (args[0] as string).trim();
-          const { runsDir } = await locate();
+          // A journal that cannot be read is no reason not to ask the service (checked: false).
+          const { runsDir } = await locate(false);
           const { journaledJob } = await import('./jobs/lookup.js');
           const job = await journaledJob(runsDir, id, true);
           const kind = options.kind ?? job?.kind;
@@ -118,10 +119,13 @@ function registerFetch(jobs: Command): void {
     );
 }
 
-async function locate(): Promise<{ runsDir: string }> {
+async function locate(checked = true): Promise<{ runsDir: string }> {
   const [{ getPaths }, { runsDirOf }] = await Promise.all([
     import('../../config/paths.js'),
     import('../../pipeline/run/run.js'),
   ]);
-  return { runsDir: runsDirOf(getPaths().stateDir) };
+  const runsDir = runsDirOf(getPaths().stateDir);
+  const { checkRunsDir } = await import('./runs-dir.js');
+  if (checked) await checkRunsDir(runsDir);
+  return { runsDir };
 }

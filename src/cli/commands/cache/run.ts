@@ -22,6 +22,7 @@ import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GlobalOptions } from '../../globals.js';
 import { printJson, printKeyValues, say, warningLine } from '../../output.js';
+import { checkRunsDir } from '../runs-dir.js';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const warn = (w: string) => process.stderr.write(`${warningLine(w)}\n`);
@@ -70,6 +71,7 @@ export async function cachePrune(
   const { cacheDir, stateDir } = getPaths();
   const dirError = cacheDirError(cacheDir);
   if (dirError) throw dirError;
+  await checkRunsDir(runsDirOf(stateDir));
   // The cache's one warning (cannot be opened, written, or its disk is full) means nothing was
   // pruned: said once, as the command's error, after what was done.
   let trouble: string | undefined;
@@ -121,6 +123,7 @@ export async function cacheClear(
   const runsDir = runsDirOf(stateDir);
   const dirError = cacheDirError(cacheDir);
   if (dirError) throw dirError;
+  await checkRunsDir(runsDir);
   await clearCache(cacheDir).catch((err: unknown) => {
     throw cacheError(cacheDir, 'cannot be cleared', err);
   });
