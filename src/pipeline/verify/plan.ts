@@ -12,6 +12,8 @@ export interface VerifyPlan {
   valid: number;
   invalid: number;
   empty: number;
+  /** Rows the reader could not take whole (too many or too few cells): invalid, never sent. */
+  malformed: number;
   /** Distinct addresses, rows repeating one, and addresses the results cache answers. */
   addresses: number;
   duplicates: number;
@@ -72,6 +74,7 @@ export async function planVerify(
     valid: 0,
     invalid: 0,
     empty: 0,
+    malformed: 0,
     addresses: 0,
     duplicates: 0,
     cached: 0,
@@ -92,10 +95,14 @@ export async function planVerify(
   const seen = new Map<string, boolean>();
   for await (const row of run.source.rows()) {
     plan.rows++;
-    const cell = row.error ? undefined : addressOfCell(row.cells[run.column]);
-    if (cell?.kind === 'empty') plan.empty++;
-    if (cell?.kind !== 'address') {
-      if (cell?.kind !== 'empty') plan.invalid++;
+    if (row.error) {
+      plan.malformed++;
+      continue;
+    }
+    const cell = addressOfCell(row.cells[run.column]);
+    if (cell.kind === 'empty') plan.empty++;
+    if (cell.kind !== 'address') {
+      if (cell.kind !== 'empty') plan.invalid++;
       continue;
     }
     plan.valid++;

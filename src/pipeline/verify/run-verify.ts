@@ -250,6 +250,7 @@ export function summarize(
     verdicts: written.verdicts,
     notAnAddress: written.notAnAddress,
     noAddress: written.noAddress,
+    malformed: written.malformed,
     addresses,
     duplicates,
     cacheHits: s.cacheHits,

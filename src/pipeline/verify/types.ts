@@ -138,6 +138,8 @@ export interface VerifySummary {
   /** Invalid rows: a value that is not an address (never sent; its verdict `invalid`), or none. */
   notAnAddress: number;
   noAddress: number;
+  /** Rows the reader could not take whole (too many or too few cells): invalid, never sent. */
+  malformed: number;
   /** Distinct valid addresses, and the rows that repeated one (fanned out, not sent again). */
   addresses: number;
   duplicates: number;

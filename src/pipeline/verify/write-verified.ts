@@ -20,6 +20,8 @@ export interface WrittenStats {
   /** Invalid rows: a value that is not an address (never sent), or no address at all. */
   notAnAddress: number;
   noAddress: number;
+  /** Rows the reader could not take whole (too many or too few cells): no address was looked at. */
+  malformed: number;
 }
 
 const ISO = (ms: number) => new Date(ms).toISOString();
@@ -151,6 +153,7 @@ export async function writeVerified(
     verdicts: { valid: 0, invalid: 0, unknown: 0 },
     notAnAddress: 0,
     noAddress: 0,
+    malformed: 0,
   };
   try {
     for await (const row of source.rows()) {
@@ -162,7 +165,10 @@ export async function writeVerified(
       const verdict = out.values[0];
       if (verdict === 'valid' || verdict === 'invalid' || verdict === 'unknown')
         stats.verdicts[verdict]++;
-      if (out.status === 'invalid') stats[verdict === 'invalid' ? 'notAnAddress' : 'noAddress']++;
+      // A malformed row holds an address as often as not: never counted as "no address".
+      if (row.error) stats.malformed++;
+      else if (out.status === 'invalid')
+        stats[verdict === 'invalid' ? 'notAnAddress' : 'noAddress']++;
       await writer.write(out);
       feed?.wrote();
     }

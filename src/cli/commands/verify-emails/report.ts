@@ -13,6 +13,7 @@ export function verifySummaryJson(s: VerifySummary, elapsedMs: number): Record<s
     verdicts: s.verdicts,
     not_an_address: s.notAnAddress,
     no_address: s.noAddress,
+    malformed_rows: s.malformed,
     addresses: s.addresses,
     duplicates: s.duplicates,
     cache: { hits: s.cacheHits, credits_saved: s.creditsSaved },
@@ -36,7 +37,7 @@ export function verifySummaryText(s: VerifySummary, elapsedMs: number): string {
   const v = s.verdicts;
   const st = s.statuses;
   const lines = [
-    `rows: ${n(s.rows)}  valid: ${n(v.valid)}  invalid: ${n(v.invalid)}  unknown: ${n(v.unknown)}  (not an address: ${n(s.notAnAddress)})  no address: ${n(s.noAddress)}  not verified: ${n(st.failed)}`,
+    `rows: ${n(s.rows)}  valid: ${n(v.valid)}  invalid: ${n(v.invalid)}  unknown: ${n(v.unknown)}  (not an address: ${n(s.notAnAddress)})  no address: ${n(s.noAddress)}${s.malformed > 0 ? `  malformed rows: ${n(s.malformed)}` : ''}  not verified: ${n(st.failed)}`,
     `addresses: ${n(s.addresses)} distinct  duplicates sent once: ${n(s.duplicates)}  sent: ${n(s.sent)}${s.resumed ? ' (resumed)' : ''}  credits charged: ${n(s.creditsCharged)}  remaining: ${s.remainingCredits ?? 'unknown'}  time: ${formatDuration(elapsedMs)}`,
   ];
   if (s.cacheHits > 0)
@@ -63,7 +64,7 @@ export function verifySummaryText(s: VerifySummary, elapsedMs: number): string {
 export function verifyPlanText(p: VerifyPlan, limit: number | undefined): string {
   const lines = [
     `email column: "${p.column}"`,
-    `rows: ${n(p.rows)}  with an address: ${n(p.valid)}  not an address: ${n(p.invalid)}  empty: ${n(p.empty)}`,
+    `rows: ${n(p.rows)}  with an address: ${n(p.valid)}  not an address: ${n(p.invalid)}  empty: ${n(p.empty)}${p.malformed > 0 ? `  malformed rows: ${n(p.malformed)}` : ''}`,
     `distinct addresses: ${n(p.addresses)}  duplicates: ${n(p.duplicates)}  cached: ${n(p.cached)}  to send: ${n(p.sent)}`,
   ];
   if (p.resume) lines.push(...verifyResumeLines(p.resume));
@@ -87,6 +88,7 @@ export function verifyPlanJson(p: VerifyPlan): Record<string, unknown> {
     valid: p.valid,
     invalid: p.invalid,
     empty: p.empty,
+    malformed_rows: p.malformed,
     addresses: p.addresses,
     duplicates: p.duplicates,
     cached: p.cached,
