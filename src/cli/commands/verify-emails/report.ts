@@ -1,6 +1,7 @@
 import { formatDuration } from '../../../config/duration.js';
 import type { VerifyPlan, VerifySummary } from '../../../bulk/verify-emails.js';
 import { printable } from '../../output.js';
+import { printable as escaped } from '../bulk/dry-run.js';
 import type { VerifyResumePlan } from '../../../pipeline/verify/plan.js';
 
 const n = (x: number) => x.toLocaleString('en-US');
@@ -63,7 +64,9 @@ export function verifySummaryText(s: VerifySummary, elapsedMs: number): string {
 /** The dry run's plan, for people (stdout); with --max-credits, what the run sends within it. */
 export function verifyPlanText(p: VerifyPlan, limit: number | undefined): string {
   const lines = [
-    `email column: "${p.column}"`,
+    // A header cell holding a line break (`"Work\nEmail"`) shows it escaped, as the bulk
+    // commands' mapping table does: it cannot break the plan's lines.
+    `email column: "${escaped(p.column)}"`,
     `rows: ${n(p.rows)}  with an address: ${n(p.valid)}  not an address: ${n(p.invalid)}  empty: ${n(p.empty)}${p.malformed > 0 ? `  malformed rows: ${n(p.malformed)}` : ''}`,
     `distinct addresses: ${n(p.addresses)}  duplicates: ${n(p.duplicates)}  cached: ${n(p.cached)}  to send: ${n(p.sent)}`,
   ];
