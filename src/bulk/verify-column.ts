@@ -33,7 +33,7 @@ export async function resolveEmailColumn(
   } catch (err) {
     // Coverage: no column passed as an email. Said below, in this command's words.
     if (!(err instanceof EnrichError) || err.code !== 'MAPPING_INVALID' || named !== undefined)
-      throw err;
+      throw inOwnWords(err);
   }
   if (column === undefined && !(await holdsRows(source))) {
     // A list with nothing in it (`[]`, an empty JSON Lines file, a header alone): nothing is
@@ -52,6 +52,26 @@ export async function resolveEmailColumn(
     );
   }
   return { column, name: source.header[column] ?? String(column) };
+}
+
+/**
+ * A mapping error in this command's words: it maps one column, the email (`--map email=…`), and
+ * never names the contacts field `business_email` its detection borrows.
+ */
+function inOwnWords(err: unknown): unknown {
+  if (!(err instanceof EnrichError) || !err.code.startsWith('MAPPING_')) return err;
+  // It has no mapping file either: the hint to save one again is left out.
+  const own = (text: string) =>
+    text
+      .replace(/\bbusiness_email\b/g, 'email')
+      .replace(/, or re-create the mapping file with \S+\./, '.');
+  if (!/\bbusiness_email\b/.test(err.message)) return err;
+  return new EnrichError(err.code, own(err.message), {
+    cause: err,
+    ...(err.hint !== undefined ? { hint: own(err.hint) } : {}),
+    ...(err.details !== undefined ? { details: err.details } : {}),
+    ...(err.location !== undefined ? { location: err.location } : {}),
+  });
 }
 
 /** Whether the input has a row below its header (the first pass stops at the first). */
