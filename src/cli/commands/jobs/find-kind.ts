@@ -30,7 +30,22 @@ export async function resultsOfJob(
   kind: BulkKind | undefined,
   baseUrl: string,
 ): Promise<FoundResults> {
-  if (kind) return { kind, answer: await ask(client, kind, jobId), guessed: false };
+  if (kind) {
+    try {
+      return { kind, answer: await ask(client, kind, jobId), guessed: false };
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+      // Journaled or named with --kind: not there is expired or another account's (api-spec.md).
+      throw new EnrichError(
+        'API_NOT_FOUND',
+        `the service at ${baseUrl} has no results for ${kind} job ${jobId} (${err.message.replace(/^GET \S+: /, '')})`,
+        {
+          location: { jobId },
+          hint: 'its results may have expired (they are deleted at its expiration date: `enrich jobs list` shows it for the jobs this machine sent), or it may belong to another account or service; its rows are enriched again by running their file again',
+        },
+      );
+    }
+  }
   try {
     return { kind: 'contacts', answer: await ask(client, 'contacts', jobId), guessed: true };
   } catch (first) {
