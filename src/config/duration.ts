@@ -26,7 +26,7 @@ function durationParts(text: string, what?: string): { n: string; unit: string |
   const m = DURATION.exec(text);
   if (!m) {
     throw usageError(
-      `${named(what)}expected a duration such as 500ms, 30s, 5m or 2h, got "${text}"`,
+      `${named(what)}expected a duration such as 500ms, 30s, 5m, 2h or 7d, got "${text}"`,
     );
   }
   return { n: m[1]!, unit: m[2]?.toLowerCase() };

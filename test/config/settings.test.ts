@@ -150,7 +150,7 @@ describe('resolveSettings', () => {
       }
       return 'no error';
     };
-    const bad = 'expected a duration such as 500ms, 30s, 5m or 2h, got "abc"';
+    const bad = 'expected a duration such as 500ms, 30s, 5m, 2h or 7d, got "abc"';
     expect(
       threw(() =>
         resolveSettings({ globals: globals(), env, flags: { cacheMaxAgeMs: 'abc' as never } }),

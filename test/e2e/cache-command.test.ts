@@ -65,7 +65,7 @@ describe('enrich with the results cache, and enrich cache stats | prune | clear 
     const typo = await runCli(['cache', 'prune', '--older-than', 'abc'], { env });
     expect([typo.code, typo.stderr.trim()]).toEqual([
       2,
-      'enrich: --older-than: expected a duration such as 500ms, 30s, 5m or 2h, got "abc" [USAGE]',
+      'enrich: --older-than: expected a duration such as 500ms, 30s, 5m, 2h or 7d, got "abc" [USAGE]',
     ]);
     const pruned = await runCli(['cache', 'prune', '--older-than', '0s', '--json'], { env });
     expect(JSON.parse(pruned.stdout)).toMatchObject({ answers_removed: 9 });

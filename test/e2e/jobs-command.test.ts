@@ -51,6 +51,13 @@ describe('enrich jobs (e2e)', () => {
     expect(none.stderr).toMatch(/no job ffffffff in the local journal/);
   });
 
+  it('list --all --limit is refused (exit 2) rather than one of them dropped', async () => {
+    const r = await runCli(['jobs', 'list', '--all', '--limit', '1'], { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--all and --limit: choose one [USAGE]');
+    expect(r.stdout).toBe('');
+  });
+
   it('list --input and --status keep the runs of one file and the jobs in one status', async () => {
     expect((await listed()).map((j) => j.kind).sort()).toEqual(['companies', 'contacts']);
     const ofFile = await listed('--input', companiesFile);

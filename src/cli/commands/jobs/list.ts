@@ -44,6 +44,7 @@ export async function listJobsCommand(
   flags: ListFlags,
   globals: GlobalOptions,
 ): Promise<void> {
+  if (flags.all && flags.limit !== undefined) throw usageError('--all and --limit: choose one');
   const limit = flags.all
     ? undefined
     : flags.limit === undefined
