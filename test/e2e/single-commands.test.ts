@@ -68,6 +68,15 @@ describe.concurrent('enrich contact / company / verify-email (--sandbox)', () =>
     expect(r.stdout.split(/\s/)[0]).toMatch(/^(valid|invalid|unknown)$/);
     expect(r.stdout).toMatch(/^remaining_credits\s+\d+$/m);
   });
+
+  it('verify-email reads an address pasted with spaces or a line break around it, as verify-emails reads a cell', async () => {
+    const r = await runCli(['verify-email', ' jane@acme.com\n', '--sandbox', '--json'], {
+      env: await tempEnv(),
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as { email: string }).email).toBe('jane@acme.com');
+  });
 });
 
 describe('the one email rule in the single commands (--sandbox)', () => {

@@ -308,10 +308,11 @@ export async function runVerifyEmail(
   flags: CacheFlags = {},
 ): Promise<number> {
   checkCacheFlags(flags);
+  // Pasted with spaces or a line break around it, as verify-emails reads a cell: what is between.
   const body = checkRequest(
     'verify-email',
     emailVerificationRequestSchema,
-    { email },
+    { email: email.trim() },
     {
       email: '<email>',
     },
