@@ -53,6 +53,24 @@ export async function missingBaseUrl(profile: string) {
   });
 }
 
+/** AUTH_MISSING for a profile without a key: one the config file does not have is said so. */
+async function noKey(settings: ResolvedSettings) {
+  const [{ EnrichError }, { unknownProfileText }] = await Promise.all([
+    import('../errors.js'),
+    import('../config/settings.js'),
+  ]);
+  const unknown = unknownProfileText(settings);
+  return new EnrichError(
+    'AUTH_MISSING',
+    `no API key for profile "${settings.profile}"${unknown ? `: ${unknown}` : ''}`,
+    {
+      hint: unknown
+        ? `check the profile's name, or save a key under it with \`enrich auth login --profile ${settings.profile}\``
+        : 'run `enrich auth login` (or set ENRICH_API_KEY), or try the command offline with --sandbox',
+    },
+  );
+}
+
 /** AUTH_MISSING for a saved key that is not sent to this base URL's origin (settings.keyWithheld). */
 async function keyNotForHere(settings: ResolvedSettings) {
   const { EnrichError } = await import('../errors.js');
@@ -85,10 +103,7 @@ export async function openService(
     timeoutFlag?: string;
   },
 ): Promise<Service> {
-  const [{ resolveSettings }, { EnrichError }] = await Promise.all([
-    import('../config/settings.js'),
-    import('../errors.js'),
-  ]);
+  const { resolveSettings } = await import('../config/settings.js');
   // The HTTP client (undici) loads only once we know a request will be made.
   const loadClient = async () => (await import('../api/client.js')).createClient;
   const settings =
@@ -126,11 +141,7 @@ export async function openService(
     };
   }
   if (!settings.apiKey && settings.keyWithheld) throw await keyNotForHere(settings);
-  if (!settings.apiKey) {
-    throw new EnrichError('AUTH_MISSING', `no API key for profile "${settings.profile}"`, {
-      hint: 'run `enrich auth login` (or set ENRICH_API_KEY), or try the command offline with --sandbox',
-    });
-  }
+  if (!settings.apiKey) throw await noKey(settings);
   if (!settings.baseUrl) throw await missingBaseUrl(settings.profile);
   const createClient = await loadClient();
   const { credits, idempotencyStore, lastKnownCredits } = await serviceMemos(

@@ -27,6 +27,18 @@ export interface ResolvedSettings extends Readonly<Settings> {
   readonly sources: Readonly<Record<SettingName, SettingSource>>;
   /** Config file/directory mode repairs made while reading. */
   readonly repairs: readonly string[];
+  /**
+   * Set when the profile was chosen (`--profile`, ENRICH_PROFILE) and the config file has none
+   * by that name (a typo, or never saved): the names it has. Its settings are the defaults.
+   */
+  readonly unknownProfile?: readonly string[];
+}
+
+/** `no profile "x" in <file> (its profiles: a, b)`, for a profile chosen that is not stored. */
+export function unknownProfileText(s: ResolvedSettings): string | undefined {
+  if (!s.unknownProfile) return undefined;
+  const known = s.unknownProfile.length > 0 ? s.unknownProfile.join(', ') : 'none';
+  return `no profile "${s.profile}" in ${s.configPath} (its profiles: ${known})`;
 }
 
 /** Profile keys that are not settings but may be stored. */
@@ -120,8 +132,11 @@ export function resolveSettings(input: {
   checkProfileName(profile);
 
   const store = openConfigStore(getPaths(env).configDir);
-  const stored = store.readProfile(profile) ?? {};
+  const found = store.readProfile(profile);
+  const stored = found ?? {};
   checkStored(stored, profile, store.path);
+  const unknownProfile =
+    found === undefined && sources.profile !== 'default' ? store.profileNames() : undefined;
 
   const values: Record<string, unknown> = {};
   for (const spec of SETTINGS) {
@@ -166,5 +181,6 @@ export function resolveSettings(input: {
     configPath: store.path,
     sources: Object.freeze(sources as Record<SettingName, SettingSource>),
     repairs: store.repairs,
+    ...(unknownProfile ? { unknownProfile } : {}),
   });
 }

@@ -14,6 +14,8 @@ export interface ConfigStore {
   readonly repairs: readonly string[];
   /** The stored profile, or undefined when there is none by that name. */
   readProfile(name: string): StoredProfile | undefined;
+  /** The names of the stored profiles, sorted. */
+  profileNames(): string[];
   /** Sets one value in a profile (created when missing) and writes the file. */
   setValue(profile: string, key: string, value: unknown): Promise<void>;
   /** Removes one value; returns false when it was not set. */
@@ -141,6 +143,7 @@ export function openConfigStore(configDir: string): ConfigStore {
       }
       return p;
     },
+    profileNames: () => Object.keys(readAll()).sort(),
     async setValue(profile, key, value) {
       const all = readAll();
       const current = ownProfile(all, checkProfileName(profile)) ?? {};

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { GlobalOptions } from '../../src/cli/globals.js';
-import { resolveSettings } from '../../src/config/settings.js';
+import { resolveSettings, unknownProfileText } from '../../src/config/settings.js';
 import { openConfigStore } from '../../src/config/store.js';
 
 const globals = (over: Partial<GlobalOptions> = {}): GlobalOptions => ({
@@ -23,6 +23,32 @@ function setup() {
   const env = { ENRICH_CONFIG_DIR: join(root, 'cfg'), ENRICH_STATE_DIR: join(root, 'state') };
   return { env, store: openConfigStore(env.ENRICH_CONFIG_DIR) };
 }
+
+describe('a profile chosen that the config file does not have (a typo)', () => {
+  it('is named with the profiles it has, by flag or ENRICH_PROFILE; the default profile and a stored one are not', async () => {
+    const { env, store } = setup();
+    await store.setValue('staging', 'timeout', '5m');
+    await store.setValue('prod', 'batch_size', 500);
+    const typo = resolveSettings({ globals: globals({ profile: 'stagign' }), env });
+    expect(typo.unknownProfile).toEqual(['prod', 'staging']);
+    expect(typo.timeoutMs).toBe(7_200_000);
+    expect(unknownProfileText(typo)).toBe(
+      `no profile "stagign" in ${join(env.ENRICH_CONFIG_DIR, 'config.json')} (its profiles: prod, staging)`,
+    );
+    const byEnv = resolveSettings({ globals: globals(), env: { ...env, ENRICH_PROFILE: 'prdo' } });
+    expect(byEnv.unknownProfile).toEqual(['prod', 'staging']);
+    for (const s of [
+      resolveSettings({ globals: globals(), env }),
+      resolveSettings({ globals: globals({ profile: 'staging' }), env }),
+    ]) {
+      expect(s.unknownProfile).toBeUndefined();
+      expect(unknownProfileText(s)).toBeUndefined();
+    }
+    const { env: empty } = setup();
+    const none = resolveSettings({ globals: globals({ profile: 'x' }), env: empty });
+    expect(unknownProfileText(none)).toMatch(/\(its profiles: none\)$/);
+  });
+});
 
 describe('resolveSettings', () => {
   it('gives the defaults with their source when nothing is set', async () => {

@@ -78,6 +78,28 @@ describe('enrich config', () => {
     expect(viaAutoEnv.settings.concurrency?.value).toBe('auto');
   });
 
+  it('a mistyped profile is said so: config list shows what it would have, a command asks for its key naming the profiles there are', async () => {
+    const env = await tempEnv();
+    expect(
+      (await runCli(['config', 'set', 'timeout', '5m', '--profile', 'staging'], { env })).code,
+    ).toBe(0);
+    const l = await runCli(['config', 'list', '--profile', 'stagign'], { env });
+    expect(l.code).toBe(0);
+    expect(l.stdout).toMatch(/^timeout\s+2h 00m\s+\(default\)$/m);
+    expect(l.stderr).toContain('enrich: no profile "stagign" in ');
+    expect(l.stderr).toContain('(its profiles: staging): what is shown is what it would have');
+    const c = await runCli(['contact', '--email', 'a@b.com', '--profile', 'stagign'], {
+      env: { ...env, ENRICH_API_KEY: '' },
+    });
+    expect(c.code).toBe(4);
+    expect(c.stderr).toMatch(
+      /no API key for profile "stagign": no profile "stagign" in .* \(its profiles: staging\) \[AUTH_MISSING\]/,
+    );
+    expect(c.stderr).toContain(
+      "hint: check the profile's name, or save a key under it with `enrich auth login --profile stagign`",
+    );
+  });
+
   it('refuses unknown keys, bad values and a key on the command line (exit 2)', async () => {
     const env = await tempEnv();
     const cases: [string[], RegExp][] = [

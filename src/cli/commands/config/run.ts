@@ -3,6 +3,7 @@ import { maskKey } from '../../../config/mask-key.js';
 import { getPaths } from '../../../config/paths.js';
 import {
   resolveSettings,
+  unknownProfileText,
   type ResolvedSettings,
   type SettingSource,
 } from '../../../config/settings.js';
@@ -34,9 +35,16 @@ function unknownKey(key: string): EnrichError {
   );
 }
 
+/** A profile chosen that the config file does not have: its values are the defaults, said so. */
+function sayUnknownProfile(globals: GlobalOptions, s: ResolvedSettings): void {
+  const unknown = unknownProfileText(s);
+  if (unknown) say(globals.quiet, `enrich: ${unknown}: what is shown is what it would have`);
+}
+
 /** `enrich config list`: every setting with its value and source. */
 export function runList(globals: GlobalOptions): number {
   const s = resolveSettings({ globals });
+  sayUnknownProfile(globals, s);
   const all = rows(s);
   if (globals.json) {
     printJson({
@@ -57,6 +65,7 @@ export function runList(globals: GlobalOptions): number {
 /** `enrich config get <key>`: the value alone on stdout (source on stderr, or both with --json). */
 export function runGet(globals: GlobalOptions, key: string): number {
   const s = resolveSettings({ globals });
+  sayUnknownProfile(globals, s);
   const row = rows(s).find((r) => r.key === key);
   if (!row) throw unknownKey(key);
   if (globals.json) printJson(row);
