@@ -229,6 +229,7 @@ async function inspect(
     { stripBOM: false },
   );
   const format = options.format ?? formatOf(name, text);
+  warnings.push(...ignoredSheet(options.sheet, name, format));
   // How the bytes were decoded is part of the run's identity: a run read with the wrong
   // --encoding is not resumed for the same file read right (its lookups were of garbled names).
   // UTF-8 says nothing, so the journals of earlier builds still resume.
@@ -246,6 +247,13 @@ async function inspect(
   if (format === 'json' || format === 'jsonl')
     return jsonSource(format, base, readOpts, enc, verify);
   return csvSource({ base, readOpts, enc, verify, text, sample, options, truncated, scan });
+}
+
+/** A sheet is a workbook's: asked of a text file, it is said to do nothing (not silently). */
+function ignoredSheet(sheet: string | number | undefined, name: string, format: string): string[] {
+  return sheet === undefined
+    ? []
+    : [`--sheet ${sheet}: ${name} is no workbook (${format}): ignored`];
 }
 
 /** A file named or forced as `.xlsx` that is no ZIP workbook. */

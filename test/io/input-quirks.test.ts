@@ -92,3 +92,18 @@ describe('--encoding names of UTF-16', () => {
     expect(rows[0]!.cells).toEqual(['josé@acme.com', 'José']);
   });
 });
+
+describe('--sheet given for a text file (a flag set shared with workbook jobs)', () => {
+  it('is said to do nothing, naming the file and its format; the rows are read as without it', async () => {
+    const csv = await read('Email\r\njo@acme.com\r\n', { sheet: '2' });
+    expect(csv.source.warnings).toEqual([
+      `--sheet 2: ${csv.source.name} is no workbook (csv): ignored`,
+    ]);
+    expect(csv.rows.map((r) => r.cells)).toEqual([['jo@acme.com']]);
+    const json = await read('[{"Email":"jo@acme.com"}]', { sheet: 'Leads' }, 'json');
+    expect(json.source.warnings).toEqual([
+      `--sheet Leads: ${json.source.name} is no workbook (json): ignored`,
+    ]);
+    expect((await read('Email\r\njo@acme.com\r\n')).source.warnings).toEqual([]);
+  });
+});
