@@ -55,6 +55,17 @@ function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** Checks the profile's name, naming what chose it (`--profile`, ENRICH_PROFILE) when it is bad. */
+function checkChosenProfile(name: string, by: SettingSource): void {
+  try {
+    checkProfileName(name);
+  } catch (err) {
+    if (!(err instanceof EnrichError) || by === 'default') throw err;
+    const what = by === 'env' ? 'ENRICH_PROFILE' : '--profile';
+    throw new EnrichError(err.code, err.message.replace(/^profile:/, `${what}:`));
+  }
+}
+
 /** Checks a stored profile for unknown keys and a well-formed key. */
 function checkStored(profile: StoredProfile, name: string, path: string): void {
   for (const key of Object.keys(profile)) {
@@ -129,7 +140,7 @@ export function resolveSettings(input: {
     profile = env.ENRICH_PROFILE;
     sources.profile = 'env';
   }
-  checkProfileName(profile);
+  checkChosenProfile(profile, sources.profile);
 
   const store = openConfigStore(getPaths(env).configDir);
   const found = store.readProfile(profile);

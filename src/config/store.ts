@@ -75,9 +75,9 @@ function readProfiles(path: string): Record<string, StoredProfile> {
       },
     );
   }
-  let profiles: unknown;
+  let whole: unknown;
   try {
-    profiles = (JSON.parse(text) as { profiles?: unknown } | null)?.profiles;
+    whole = JSON.parse(text);
   } catch (err) {
     // The parser's message quotes a piece of the file, which may be the key: only its
     // position is used, and the parser error is not kept as the cause.
@@ -90,6 +90,18 @@ function readProfiles(path: string): Record<string, StoredProfile> {
       },
     );
   }
+  // Hand-edited to something else than an object (`[]`, `null`, `3`): never read as "no profiles".
+  if (whole === null || typeof whole !== 'object' || Array.isArray(whole)) {
+    throw new EnrichError(
+      'CONFIG_INVALID',
+      'config file: expected a JSON object ({"profiles": {…}})',
+      {
+        location: { file: path },
+        hint: `fix or delete ${path}, then run \`enrich auth login\` again`,
+      },
+    );
+  }
+  const profiles = (whole as { profiles?: unknown }).profiles;
   if (profiles === undefined) return {};
   if (profiles === null || typeof profiles !== 'object' || Array.isArray(profiles)) {
     throw new EnrichError('CONFIG_INVALID', 'config file: "profiles" must be an object', {

@@ -24,6 +24,18 @@ function setup() {
   return { env, store: openConfigStore(env.ENRICH_CONFIG_DIR) };
 }
 
+describe('a profile name that is no name', () => {
+  it('is refused naming what chose it: ENRICH_PROFILE or --profile', () => {
+    const { env } = setup();
+    expect(() =>
+      resolveSettings({ globals: globals(), env: { ...env, ENRICH_PROFILE: 'bad/name' } }),
+    ).toThrow(/^ENRICH_PROFILE: expected letters, digits.*got "bad\/name"$/);
+    expect(() => resolveSettings({ globals: globals({ profile: '../etc' }), env })).toThrow(
+      /^--profile: expected letters, digits.*got "\.\.\/etc"$/,
+    );
+  });
+});
+
 describe('a profile chosen that the config file does not have (a typo)', () => {
   it('is named with the profiles it has, by flag or ENRICH_PROFILE; the default profile and a stored one are not', async () => {
     const { env, store } = setup();

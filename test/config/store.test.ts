@@ -67,6 +67,23 @@ describe('openConfigStore', () => {
     );
   });
 
+  it.each(['[]', 'null', '3', '"profiles"', '[{"profiles":{"default":{}}}]'])(
+    'a file that is JSON but no object (%s) is refused, never read as "no profiles"',
+    (text) => {
+      const dir = tempDir();
+      const store = openConfigStore(dir);
+      writeFileSync(store.path, text, { mode: 0o600 });
+      expect(() => store.readProfile('default')).toThrow(
+        expect.objectContaining({
+          code: 'CONFIG_INVALID',
+          message: 'config file: expected a JSON object ({"profiles": {…}})',
+          location: { file: store.path },
+        }),
+      );
+      expect(() => store.profileNames()).toThrow(/expected a JSON object/);
+    },
+  );
+
   describe('a damaged file never shows its content', () => {
     const secret = 'sk_live_SECRET123abcdef';
     // Every 6-character piece of the key: none may reach the message, hint or cause.
