@@ -1,10 +1,10 @@
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { batchKeys, keepBatchKeys } from '../../src/pipeline/journal/batch-keys.js';
-import { openJournal } from '../../src/pipeline/journal/journal.js';
+import { openJournal, type Journal } from '../../src/pipeline/journal/journal.js';
 import { startBatch } from '../../src/pipeline/run/batch-task.js';
 import type { BulkApi, SendControl } from '../../src/pipeline/types.js';
 import { batchContext } from '../helpers/batch-context.js';
@@ -26,14 +26,19 @@ const header = {
 };
 
 describe.runIf(process.platform === 'linux')('batch keys on disk', () => {
-  it('are flushed, with their directory entries, before keepBatchKeys resolves', async () => {
+  it('are written by keepBatchKeys, and flushed with their directory entries by what it returns', async () => {
     const run = await mkdtemp(join(tmpdir(), 'enrich-batch-keys-'));
     const flushed = await watchFlushes();
-    await keepBatchKeys(run, '0', ['s-a', 's-b']);
+    const flush0 = await keepBatchKeys(run, '0', ['s-a', 's-b']);
+    expect(flushed).toEqual([]);
+    expect(await batchKeys(run, '0')).toEqual(['s-a', 's-b']);
+    await flush0();
     // The file, then (made just now) the run's entry of its directory, and that directory's of it.
     expect(flushed).toEqual([join(run, 'batch-keys', '0.keys'), run, join(run, 'batch-keys')]);
     flushed.length = 0;
-    await keepBatchKeys(run, '1', ['s-c']);
+    await (
+      await keepBatchKeys(run, '1', ['s-c'])
+    )();
     expect(flushed).toEqual([join(run, 'batch-keys', '1.keys'), join(run, 'batch-keys')]);
     expect(await batchKeys(run, '0')).toEqual(['s-a', 's-b']);
     expect(await batchKeys(run, '1')).toEqual(['s-c']);
@@ -43,7 +48,7 @@ describe.runIf(process.platform === 'linux')('batch keys on disk', () => {
     const run = await mkdtemp(join(tmpdir(), 'enrich-batch-keys-'));
     const openFds = () => readdirSync('/proc/self/fd').length;
     const before = openFds();
-    for (const id of ['0', '1', '2']) await keepBatchKeys(run, id, [`s-${id}`]);
+    for (const id of ['0', '1', '2']) await (await keepBatchKeys(run, id, [`s-${id}`]))();
     expect(openFds()).toBe(before);
     expect(await batchKeys(run, '3')).toEqual([]);
     expect(await batchKeys(join(run, 'no-such-run'), '0')).toEqual([]);
@@ -72,12 +77,24 @@ describe.runIf(process.platform === 'linux')('batch keys on disk', () => {
       };
       const keepKeys = (id: string) => keepBatchKeys(journal.dir, id, ['s-a']);
       const items = [{ index: 0, element: { business_email: 'a@x.io' }, key: 'a' }];
+      // A kill right after the submit line reaches the file must find the keys there too.
+      const keysFile = join(journal.dir, 'batch-keys', '0.keys');
+      let keysAtSubmit: boolean | undefined;
+      const watched: Journal = {
+        ...journal,
+        state: journal.state,
+        append: (event, options) => {
+          if (event.t === 'submit') keysAtSubmit = existsSync(keysFile);
+          return journal.append(event, options);
+        },
+      };
       try {
-        await startBatch(batchContext(journal, api, { keepKeys }), '0', items, true).done;
+        await startBatch(batchContext(watched, api, { keepKeys }), '0', items, true).done;
       } finally {
         vi.restoreAllMocks();
         await journal.close();
       }
+      expect(keysAtSubmit, `journalsAttempts: ${journalsAttempts}`).toBe(true);
       expect(atPost, `journalsAttempts: ${journalsAttempts}`).toEqual(
         expect.arrayContaining([join(journal.dir, 'batch-keys', '0.keys'), journal.path]),
       );

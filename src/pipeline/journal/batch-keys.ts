@@ -1,4 +1,4 @@
-import { mkdir, open, readFile } from 'node:fs/promises';
+import { mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { syncDirsDown } from '../../io/sync-dir.js';
 
@@ -10,37 +10,45 @@ import { syncDirsDown } from '../../io/sync-dir.js';
  * in the cache as sent without an answer, so that it does not send them again by itself
  * (cache-use.ts `markUnconfirmed`). Flushed to the disk with its directory entry (session 29),
  * alongside the journal's `submit` line and before the POST, so that they outlive a power cut
- * as that line does.
+ * as that line does (keepBatchKeys).
  */
 const DIR = 'batch-keys';
 
-/** Writes `text` to a new file at `path` and flushes it to the disk. */
-async function writeFlushed(path: string, text: string): Promise<void> {
-  const handle = await open(path, 'w', 0o600);
+/** Flushes a kept keys file's data, then its name and its directory's (from `top` down). */
+async function flushKept(path: string, top: string, dir: string): Promise<void> {
   try {
-    await handle.writeFile(text);
-    await handle.datasync();
-  } finally {
-    await handle.close();
+    const handle = await open(path, 'r');
+    try {
+      await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    await syncDirsDown(top, dir);
+  } catch {
+    // Best effort, as keeping them: a later run of another file sends those rows again.
   }
 }
 
 /**
- * Keeps the keys of batch `id` on disk (best effort: a run is never stopped for them; a full
- * disk or a directory made read-only leaves a later run to send those rows again, as before).
+ * Keeps the keys of batch `id` (written, not yet flushed) and returns what flushes them. A
+ * run writes them before its `submit` line, so a run killed after that line always left them
+ * (in the page cache); it flushes them alongside that line's own flush, both before the POST,
+ * so that a power cut then loses neither. Best effort: a run is never stopped for them (a full
+ * disk, a directory made read-only: a later run sends those rows again, as before).
  */
 export async function keepBatchKeys(
   runDir: string,
   id: string,
   keys: readonly string[],
-): Promise<void> {
+): Promise<() => Promise<void>> {
   try {
     const dir = join(runDir, DIR);
     const made = await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFlushed(join(dir, `${id}.keys`), `${keys.join('\n')}\n`);
-    await syncDirsDown(made === undefined ? dir : dirname(made), dir);
+    const path = join(dir, `${id}.keys`);
+    await writeFile(path, `${keys.join('\n')}\n`, { mode: 0o600 });
+    return () => flushKept(path, made === undefined ? dir : dirname(made), dir);
   } catch {
-    // As above: best effort.
+    return async () => undefined;
   }
 }
 

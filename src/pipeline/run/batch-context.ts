@@ -61,8 +61,9 @@ export interface BatchContext {
   /**
    * Keeps the keys of a batch's requests beside the journal before its POST, where a later run
    * finds them if this one dies with the POST unanswered (batch-keys.ts; absent: no cache).
+   * Written before the batch's submit line; returns what flushes them to the disk.
    */
-  keepKeys?: (id: string, items: readonly SentItem[]) => Promise<void>;
+  keepKeys?: (id: string, items: readonly SentItem[]) => Promise<() => Promise<void>>;
 }
 
 /** A batch on its way: `accepted` once the service holds it (or it needs no POST), `done` once it ends. */

@@ -189,11 +189,12 @@ async function postBatch(
     journaledIdem ?? idempotencyKey(journal.state.header.run, journal.state.header.nonce, id);
   const { first, last } = base;
   const sent = { t: 'submit', batch: id, first, last, count: items.length, idem } as const;
-  // The batch's keys reach the disk alongside its submit line (two flushes at once), both
-  // before the POST: after a power cut, what the journal says was sent, they say of which rows.
-  const keysKept = ctx.keepKeys?.(id, items);
+  // The batch's keys are written before its submit line (a kill after that line leaves them),
+  // and reach the disk alongside that line's flush, both before the POST: after a power cut,
+  // what the journal says was sent, they say of which rows.
+  const flushKeys = await ctx.keepKeys?.(id, items);
   const journalSent = async () => {
-    await Promise.all([keysKept, journal.append(sent, { durable: true })]);
+    await Promise.all([flushKeys?.(), journal.append(sent, { durable: true })]);
   };
   // A Ctrl-C ends a wait to send (a 429's Retry-After can be hours), not a POST on its way.
   const how: SendControl = { stop: ctx.env.signal };
