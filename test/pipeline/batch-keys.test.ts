@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +42,19 @@ describe.runIf(process.platform === 'linux')('batch keys on disk', () => {
     expect(flushed).toEqual([join(run, 'batch-keys', '1.keys'), join(run, 'batch-keys')]);
     expect(await batchKeys(run, '0')).toEqual(['s-a', 's-b']);
     expect(await batchKeys(run, '1')).toEqual(['s-c']);
+  });
+
+  it('are a file of mode 0600 (hashes, but of the account’s requests); where they cannot be kept, the run goes on', async () => {
+    const run = await mkdtemp(join(tmpdir(), 'enrich-batch-keys-'));
+    await (
+      await keepBatchKeys(run, '0', ['s-a'])
+    )();
+    expect(statSync(join(run, 'batch-keys', '0.keys')).mode & 0o777).toBe(0o600);
+    // A run directory that is a file (or gone): nothing kept, and flushing nothing succeeds.
+    const notADir = join(run, 'batch-keys', '0.keys');
+    const flush = await keepBatchKeys(notADir, '1', ['s-b']);
+    await expect(flush()).resolves.toBeUndefined();
+    expect(await batchKeys(notADir, '1')).toEqual([]);
   });
 
   it('leave no file or directory open behind them, and a batch never kept has none', async () => {
