@@ -12,12 +12,13 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Makes every FileHandle's sync() fail with `code`. */
-async function syncFailsWith(code: string): Promise<void> {
+/** Makes every FileHandle's sync() fail with `code` (an Error with that code, or `err` itself). */
+async function syncFailsWith(code: string | Error): Promise<void> {
   const probe = await open(join(tmpdir(), `enrich-probe-${process.pid}`), 'w');
   const proto = Object.getPrototypeOf(probe) as { sync(): Promise<void> };
   await probe.close();
-  vi.spyOn(proto, 'sync').mockRejectedValue(Object.assign(new Error(code), { code }));
+  const err = typeof code === 'string' ? Object.assign(new Error(code), { code }) : code;
+  vi.spyOn(proto, 'sync').mockRejectedValue(err);
 }
 
 describe('syncDir', () => {
@@ -38,10 +39,7 @@ describe('syncDir', () => {
 
   it('an error with no code is thrown (nothing says the file system cannot flush)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'enrich-sync-dir-'));
-    const probe = await open(join(tmpdir(), `enrich-probe-${process.pid}`), 'w');
-    const proto = Object.getPrototypeOf(probe) as { sync(): Promise<void> };
-    await probe.close();
-    vi.spyOn(proto, 'sync').mockRejectedValue(new Error('odd'));
+    await syncFailsWith(new Error('odd'));
     await expect(syncDir(dir)).rejects.toThrow('odd');
   });
 
