@@ -14,3 +14,14 @@ export function parseIntegerFlag(
     throw usageError(`${flag}: ${(err as Error).message}`);
   }
 }
+
+/**
+ * Refuses `--refresh` with `--no-cache`, for every command that has both (before a key is looked
+ * for or anything is sent): one keeps the new answers, the other keeps nothing.
+ */
+export function refuseRefreshWithoutCache(raw: { refresh?: unknown; cache?: unknown }): void {
+  if (raw.refresh === true && raw.cache === false)
+    throw usageError('--refresh and --no-cache: choose one', {
+      hint: '--refresh looks up again and keeps the new answers; --no-cache neither reads nor writes the cache.',
+    });
+}

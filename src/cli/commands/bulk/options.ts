@@ -7,7 +7,7 @@ import type { ReadOptions } from '../../../io/read.js';
 import type { MappingOptions } from '../../../pipeline/mapping/resolve-mapping.js';
 import type { BulkKind, FormulaEscape } from '../../../pipeline/types.js';
 import type { RequestOptions } from '../../../bulk/request-metadata.js';
-import { parseIntegerFlag } from '../../flags.js';
+import { parseIntegerFlag, refuseRefreshWithoutCache } from '../../flags.js';
 
 /** Every bulk flag, checked and normalised once (DESIGN.md section 4, plus --header-row/--input-format). */
 export interface BulkOptions {
@@ -221,10 +221,7 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
   const format = raw.format === undefined ? undefined : oneOf('--format', raw.format, FORMATS);
   if (raw.explode === true && kind !== 'companies')
     throw usageError('--explode is for companies only');
-  if (raw.refresh === true && raw.cache === false)
-    throw usageError('--refresh and --no-cache: choose one', {
-      hint: '--refresh looks every row up again and keeps the answers; --no-cache neither reads nor writes the cache.',
-    });
+  refuseRefreshWithoutCache(raw);
   const timeout = str(raw.timeout);
   let timeoutMs: number | undefined;
   if (timeout !== undefined) timeoutMs = parseTypedDuration(timeout, '--timeout');

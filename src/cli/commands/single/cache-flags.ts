@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { parseTypedDuration } from '../../../config/duration.js';
-import { usageError } from '../../../errors.js';
+import { refuseRefreshWithoutCache } from '../../flags.js';
 
 /** The results-cache flags of the single commands (the bulk commands' own, same meaning). */
 export interface CacheFlags {
@@ -27,10 +27,7 @@ export function addCacheOptions(cmd: Command): Command {
  * `--max-age` that is no duration.
  */
 export function checkCacheFlags(flags: CacheFlags): void {
-  if (flags.refresh === true && flags.cache === false)
-    throw usageError('--refresh and --no-cache: choose one', {
-      hint: '--refresh looks it up again and keeps the new answer; --no-cache neither reads nor writes the cache.',
-    });
+  refuseRefreshWithoutCache(flags);
   if (flags.maxAge !== undefined) parseTypedDuration(flags.maxAge, '--max-age');
 }
 

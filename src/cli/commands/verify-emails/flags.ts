@@ -5,7 +5,7 @@ import { usageError } from '../../../errors.js';
 import { FILE_FORMATS, type FileFormat } from '../../../io/file-format.js';
 import type { ReadOptions } from '../../../io/read.js';
 import type { RunWords } from '../../../pipeline/types.js';
-import { parseIntegerFlag } from '../../flags.js';
+import { parseIntegerFlag, refuseRefreshWithoutCache } from '../../flags.js';
 import { parseDelimiter, parseMapFlags, settingFlag } from '../bulk/options.js';
 import { CLI_WORDS } from '../bulk/resolve.js';
 
@@ -50,8 +50,7 @@ function emailColumnOf(raw: unknown): string | undefined {
 export function verifyOptionsOf(
   raw: Raw,
 ): Omit<VerifyRunOptions, 'timeoutMs' | 'maxAgeMs' | 'formulaEscape'> {
-  if (raw.refresh === true && raw.cache === false)
-    throw usageError('--refresh and --no-cache: choose one');
+  refuseRefreshWithoutCache(raw);
   return {
     output: str(raw.output) ?? '-',
     format: format('--format', raw.format),
