@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { opendir } from 'node:fs/promises';
 import { EnrichError } from '../../errors.js';
 
 /**
@@ -10,7 +10,8 @@ import { EnrichError } from '../../errors.js';
  */
 export async function checkRunsDir(runsDir: string): Promise<void> {
   try {
-    await readdir(runsDir);
+    // Opened, not listed: the command lists it next (a large state directory is read once).
+    await (await opendir(runsDir)).close();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
