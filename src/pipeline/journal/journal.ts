@@ -333,6 +333,8 @@ export async function openJournal(opts: {
   });
   let tail: Promise<void> = Promise.resolve();
   let appended = false;
+  const flush = sharedFlush(handle);
+  let flushed: Promise<void> = Promise.resolve(); // the last durable append's flush
   return {
     path,
     dir,
@@ -342,12 +344,11 @@ export async function openJournal(opts: {
       appended = true;
       const full = { ...event, at: opts.now() } as JournalEvent;
       applyEvent(live, full);
-      // Lines are written in order, never interleaved; durable ones wait for the disk.
-      tail = tail.then(async () => {
-        await writeAll(handle, `${JSON.stringify(full)}\n`);
-        if (options?.durable) await handle.datasync();
-      });
-      return tail.catch((err) => {
+      // Lines are written in order, never interleaved; durable ones wait for the disk (a flush
+      // begun after they were written), without holding up the lines written after them.
+      const written = (tail = tail.then(() => writeAll(handle, `${JSON.stringify(full)}\n`)));
+      const settled = options?.durable ? (flushed = written.then(flush)) : written;
+      return settled.catch((err) => {
         // A full disk or a removed state directory is the user's to mend (FILE_SYSTEM).
         throw isErrno(err) ? fsStateError(path, err) : journalError(path, err);
       });
@@ -359,10 +360,41 @@ export async function openJournal(opts: {
       });
     },
     async close() {
-      await tail.catch(() => undefined);
+      await Promise.all([tail, flushed].map((p) => p.catch(() => undefined)));
       await handle.close();
       await unlock();
     },
+  };
+}
+
+/**
+ * A flush of `handle` shared by all who ask while one is under way (a group commit): each call
+ * resolves after a `datasync` that began after the call, so it covers everything written before
+ * it, and the calls that arrive during one flush share the next. Sixteen addresses verified at
+ * once wait for two flushes, not sixteen in a row.
+ */
+export function sharedFlush(handle: Pick<FileHandle, 'datasync'>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let queued: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    const run = handle.datasync().finally(() => {
+      if (running === run) running = undefined;
+    });
+    running = run;
+    return run;
+  };
+  return () => {
+    if (queued) return queued;
+    if (!running) return start();
+    // The flush under way may have begun before this call's lines were written: the next one.
+    const next = running
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return start();
+      });
+    queued = next;
+    return next;
   };
 }
 
