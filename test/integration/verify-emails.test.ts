@@ -1,10 +1,11 @@
-import { appendFile, copyFile, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, readFile, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyEmailsFile, type EnrichClient, type VerifyEmailsOptions } from '../../src/index.js';
 import { toVerifyApi } from '../../src/bulk/verify-emails.js';
 import type { VerifyApi } from '../../src/pipeline/verify/types.js';
 import { fastClient, parseCsv, sandboxPerTest, tempDir, writeCsv } from './bulk-harness.js';
+import { flushedTo, watchFlushSpans } from '../helpers/flushes.js';
 
 const sandbox = sandboxPerTest();
 const clients: EnrichClient[] = [];
@@ -237,6 +238,64 @@ describe('verifyEmailsFile: an attempt that died with a request on the wire', ()
     expect(copy).toMatchObject({ sent: 0, unconfirmed: 1, exitCode: 3 });
     expect(s.admin.stats().verification_credits_charged).toBe(charged);
   });
+});
+
+/** The journal file under `runsDir` (a run's only one). */
+async function journalIn(runsDir: string): Promise<string> {
+  const found = (await readdir(runsDir, { recursive: true })).filter((f) =>
+    f.endsWith('journal.jsonl'),
+  );
+  expect(found).toHaveLength(1);
+  return join(runsDir, found[0]!);
+}
+
+describe.each([
+  ['default', false],
+  ['--spec-only', true],
+])('verifyEmailsFile against the %s sandbox: a power cut', (_m, specOnly) => {
+  it.each([
+    ['a transport that journals each attempt', true],
+    ['one that does not', false],
+  ])(
+    'finds each address sent on the disk, its vsend line flushed before its request (%s; regression: not flushed, a power cut lost up to --concurrency of them and they were paid again)',
+    async (_t, attempts) => {
+      const { s, options, client } = await rig({ n: 60, specOnly });
+      const real = toVerifyApi(client);
+      const spans = await watchFlushSpans();
+      const unflushed: string[] = [];
+      let checked = 0;
+      const onWire = async (address: string) => {
+        const journal = await journalIn(options.runsDir!);
+        const text = await readFile(journal, 'utf8');
+        const line = `{"t":"vsend","addr":${JSON.stringify(address)}`;
+        const at = text.indexOf(line);
+        expect(at).toBeGreaterThanOrEqual(0);
+        const end = Buffer.byteLength(text.slice(0, text.indexOf('\n', at) + 1));
+        checked++;
+        if (!flushedTo(spans, journal, end)) unflushed.push(address);
+      };
+      const verify: VerifyApi['verify'] = async (address, how = {}) => {
+        if (!attempts) {
+          await onWire(address);
+          return real.verify(address, how);
+        }
+        const hooks = how.hooks!;
+        const sending = async () => {
+          await hooks.sending();
+          await onWire(address);
+        };
+        return real.verify(address, { ...how, hooks: { ...hooks, sending } });
+      };
+      const api = { verify: Object.assign(verify, { journalsAttempts: attempts }) };
+      const service = { api, baseUrl: s.url, account: client.account };
+      const summary = await verifyEmailsFile({ ...options, concurrency: 8, service });
+      vi.restoreAllMocks();
+      expect(summary.exitCode).toBe(0);
+      expect(summary.sent).toBeGreaterThan(30);
+      expect(checked).toBeGreaterThanOrEqual(summary.sent);
+      expect(unflushed).toEqual([]);
+    },
+  );
 });
 
 describe.each([

@@ -64,7 +64,7 @@ function sendControl(ctx: PoolContext, address: string): SendControl & { refused
     hooks: {
       sending: () => {
         refused = false;
-        return ctx.journal.append({ t: 'vsend', addr: address });
+        return ctx.journal.append({ t: 'vsend', addr: address }, { durable: true });
       },
       notSent: ({ code, message }) => {
         refused = true;
@@ -87,7 +87,7 @@ async function sendOne(
 ): Promise<void> {
   const how = sendControl(ctx, address);
   // On disk before the request, by this pool when the api cannot tell each attempt.
-  if (!how.hooks) await ctx.journal.append({ t: 'vsend', addr: address });
+  if (!how.hooks) await ctx.journal.append({ t: 'vsend', addr: address }, { durable: true });
   let answer: VerifyAnswer;
   try {
     answer = await ctx.api.verify(address, how);
