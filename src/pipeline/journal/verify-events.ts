@@ -4,7 +4,7 @@
  * journaled `vsend` and never answered may have been charged: it is not sent again by itself.
  */
 
-/** One address about to be sent (written before its request). */
+/** One address about to be sent (flushed to the disk before its request). */
 export interface VerifySendEvent {
   t: 'vsend';
   addr: string;
