@@ -72,7 +72,7 @@ export function newPoolStats(): PoolStats {
 export function settleBefore(ctx: OutcomeContext, address: string, entry: AddressEntry): boolean {
   const { stats } = ctx;
   const known = ctx.journal.state.verify?.get(address);
-  const prior = outcomeOfJournal(address, known, ctx.resendUnconfirmed, ctx.words);
+  const prior = outcomeOfJournal(address, known, ctx.resendUnconfirmed, ctx.words, ctx.cache);
   if (prior) {
     entry.outcome = prior;
     if (prior.kind === 'answered') stats.answeredEarlier++;

@@ -113,7 +113,7 @@ export async function planVerify(
       continue;
     }
     // Settled by the earlier attempt's journal first, as the run settles it (outcomes.ts).
-    const prior = resumed && priorOf(cell.address, resume!, resumed);
+    const prior = resumed && priorOf(cell.address, resume!, resumed, cache.cache);
     if (prior) {
       seen.set(cell.address, false);
       continue;
@@ -136,9 +136,14 @@ export async function planVerify(
 }
 
 /** Counts what an earlier attempt's journal settles `address` as (true), or false: it is to be sent. */
-function priorOf(address: string, resume: VerifyPlanResume, into: VerifyResumePlan): boolean {
+function priorOf(
+  address: string,
+  resume: VerifyPlanResume,
+  into: VerifyResumePlan,
+  cache: ResultsCache | undefined,
+): boolean {
   const known = resume.state.verify?.get(address);
-  const prior = outcomeOfJournal(address, known, resume.resendUnconfirmed, resume.words);
+  const prior = outcomeOfJournal(address, known, resume.resendUnconfirmed, resume.words, cache);
   if (!prior) return false;
   if (prior.kind === 'answered') into.answered++;
   else if (prior.kind === 'refused') into.refused++;

@@ -1,7 +1,7 @@
 import type { VerifyState } from '../journal/verify-events.js';
 import { asRead } from '../run/cache-use.js';
 import { unconfirmedEarlier } from '../run/messages.js';
-import type { CachePolicy, ResultsCache, RunWords } from '../types.js';
+import type { CachedAnswer, CachePolicy, ResultsCache, RunWords } from '../types.js';
 import type { AddressOutcome, VerifyAnswer } from './types.js';
 
 /**
@@ -10,14 +10,24 @@ import type { AddressOutcome, VerifyAnswer } from './types.js';
  * fresh answer in the results cache. Undefined: it is to be sent.
  */
 
-/** The outcome an earlier attempt of the same run left for `address`, if it settles it. */
+/**
+ * The outcome an earlier attempt of the same run left for `address`, if it settles it. A request
+ * it journaled as sent whose answer line never reached the journal (a full disk stopped the run
+ * as the answer came, or a power cut lost the line) is answered when the results cache holds an
+ * answer of that address from then on: the attempt put it there before it journaled it.
+ */
 export function outcomeOfJournal(
   address: string,
   known: VerifyState | undefined,
   resendUnconfirmed: boolean,
   words: RunWords,
+  cache?: ResultsCache,
 ): AddressOutcome | undefined {
   if (!known) return undefined;
+  if (known.state === 'sent') {
+    const kept = keptAnswer(cache?.get(address), known.at);
+    if (kept) return kept;
+  }
   if (known.state === 'answered') {
     const { status, charged, remaining, error, at } = known.answer;
     const answer: VerifyAnswer = {
@@ -38,6 +48,20 @@ export function outcomeOfJournal(
     charge: 'unknown',
     message: `sent by an earlier attempt of this run, whose answer was lost: it may have been charged, so it is not sent again by itself (${words.option('resendUnconfirmed')} sends it again, which may charge it twice)`,
   };
+}
+
+/**
+ * The answer a cache entry holds to a request sent at `sentAt`, or after it: while a run holds
+ * an address's claim no other run of the state directory sends it, so it is that request's.
+ * Never one that carried an error (it is not cached) nor a mark; a mark written over it later
+ * (this run's own resume marked it lost) leaves it the answer.
+ */
+function keptAnswer(a: CachedAnswer | undefined, sentAt: number): AddressOutcome | undefined {
+  if (!a || a.unconfirmed || a.at < sentAt) return undefined;
+  const answer = a.records[0] as VerifyAnswer | undefined;
+  if (!answer || typeof answer.status !== 'string' || answer.error) return undefined;
+  const kept = { ...answer, credit_charged: a.charged };
+  return { kind: 'answered', answer: kept, from: 'journal', at: a.at };
 }
 
 /**

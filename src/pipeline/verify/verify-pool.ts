@@ -142,8 +142,11 @@ export function createVerifyPool(ctx: PoolContext) {
     const task = sendOne(ctx, out, address, entry)
       .finally(() => release?.())
       .catch((error: unknown) => {
+        // The journal that cannot be written (a full disk) ends the run as itself: the rows not
+        // sent say why; anything else is a bug.
         bug ??= { error };
-        out.halt('INTERNAL', 'internal error');
+        if (error instanceof EnrichError) out.halt(error.code, error.message);
+        else out.halt('INTERNAL', 'internal error');
       })
       .finally(() => {
         inFlight--;
