@@ -46,9 +46,9 @@ export function outputDelimiterOf(
   named: boolean,
   source: InputSource,
 ): string | undefined {
+  if (format !== 'csv' && format !== 'tsv') return undefined; // asked of one: ignoredOutputOptions
   if (asked !== undefined) return asked;
   if (format === 'tsv') return '\t';
-  if (format !== 'csv') return undefined;
   const own = source.format === 'csv' ? source.dialect.delimiter : undefined;
   if (own === '\t' && named) return ',';
   return own ?? ',';
@@ -60,8 +60,8 @@ export function outputDelimiterOf(
  * output with its accents intact.
  */
 export function outputBomOf(asked: boolean | undefined, format: FileFormat, source: InputSource) {
+  if (format !== 'csv' && format !== 'tsv') return false; // asked of one: ignoredOutputOptions
   if (asked !== undefined) return asked;
-  if (format !== 'csv' && format !== 'tsv') return false;
   const d = source.dialect;
   return (
     source.format === 'xlsx' ||
@@ -69,6 +69,44 @@ export function outputBomOf(asked: boolean | undefined, format: FileFormat, sour
     d.encoding.startsWith('utf-16') ||
     d.encoding === 'windows-1252'
   );
+}
+
+/** The outputs that are no delimited text, as the warnings name them. */
+const UNDELIMITED: Partial<Record<FileFormat, string>> = {
+  json: 'JSON',
+  jsonl: 'JSON Lines',
+  xlsx: 'Excel',
+};
+
+/**
+ * What the output options asked for that the output's format has no use for, as warnings
+ * (not silently dropped): a delimiter or a BOM belongs to a CSV/TSV output only, and JSON,
+ * JSON Lines and workbooks are written without either. `bom: false` is not named: a BOM is
+ * never written there, as asked.
+ */
+export function ignoredOutputOptions(
+  o: { output: string; outputDelimiter?: string | undefined; bom?: boolean | undefined },
+  format: FileFormat,
+  words: RunWords,
+): string[] {
+  const name = UNDELIMITED[format];
+  if (name === undefined) return [];
+  const what = `for ${name} output (${o.output === '-' ? 'stdout' : o.output})`;
+  const warnings: string[] = [];
+  if (o.outputDelimiter !== undefined)
+    warnings.push(
+      `${words.option('outputDelimiter')} does nothing ${what}: only a CSV or TSV output has a delimiter; ignored`,
+    );
+  if (o.bom === true)
+    warnings.push(
+      `${words.option('bom')} does nothing ${what}: only a CSV or TSV output starts with a BOM; ignored`,
+    );
+  return warnings;
+}
+
+/** The same input with `more` warnings for its caller to show (itself when there are none). */
+export function withWarnings(source: InputSource, more: readonly string[]): InputSource {
+  return more.length === 0 ? source : { ...source, warnings: [...source.warnings, ...more] };
 }
 
 /**

@@ -19,6 +19,7 @@ import type {
 } from '../pipeline/types.js';
 import { BULK_RUN_KEYS, type BulkRunOptions } from './options.js';
 import {
+  ignoredOutputOptions,
   outputBomOf,
   outputSepLineOf,
   outputDelimiterOf,
@@ -26,6 +27,7 @@ import {
   refuseColumnClash,
   replaceEarlierOutput,
   resolveFields,
+  withWarnings,
 } from './output-plan.js';
 import { requestMetadata } from './request-metadata.js';
 
@@ -142,7 +144,10 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
   if (o.rejects !== undefined) outputFormatOf(undefined, o.rejects, 'csv'); // .parquet refused too
   const fields = resolveFields(o.kind, o.fields, words);
   const prefix = setting('prefix', o.prefix, words);
-  const source = replaceEarlierOutput(input, writtenByBulkRun(prefix), `${prefix}*`);
+  const source = withWarnings(
+    replaceEarlierOutput(input, writtenByBulkRun(prefix), `${prefix}*`),
+    ignoredOutputOptions(o, format, words),
+  );
   const matches = o.kind === 'companies' ? Number(metadata.top_matches_returned) : 1;
   const explode = o.explode ?? false;
   refuseColumnClash(

@@ -8,7 +8,13 @@ import type { FileFormat, FormulaEscape, RunWords } from '../pipeline/types.js';
 import { VERIFY_KIND } from '../pipeline/verify/run-verify.js';
 import type { VerifyRun } from '../pipeline/verify/types.js';
 import { VERIFY_COLUMNS } from '../pipeline/verify/write-verified.js';
-import { outputFormatOf, refuseColumnClash, replaceEarlierOutput } from './output-plan.js';
+import {
+  ignoredOutputOptions,
+  outputFormatOf,
+  refuseColumnClash,
+  replaceEarlierOutput,
+  withWarnings,
+} from './output-plan.js';
 import { cachePolicyOf, checkKeys, count, fileOutputOf, setting } from './resolve-run.js';
 import { resolveEmailColumn } from './verify-column.js';
 
@@ -94,7 +100,10 @@ export async function resolveVerifyRun(
   const format = outputFormatOf(o.format, o.output, input.format);
   // An earlier output of this command (or a bulk one) verified again: its columns are replaced.
   const written = (c: string) => (VERIFY_COLUMNS as readonly string[]).includes(c);
-  const source = replaceEarlierOutput(input, written, 'verify_*');
+  const source = withWarnings(
+    replaceEarlierOutput(input, written, 'verify_*'),
+    ignoredOutputOptions(o, format, words),
+  );
   refuseColumnClash(
     source,
     format,

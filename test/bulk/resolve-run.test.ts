@@ -130,6 +130,38 @@ describe('resolveRun', () => {
     expect(await outputOf(plain, '-')).toMatchObject({ delimiter: ';', sepLine: false });
   });
 
+  it('warns of a delimiter or a BOM asked of a JSON or XLSX output, in the caller’s words, and writes neither (regression: silently ignored)', async () => {
+    const { dir, file } = await splitFile();
+    const source = await openInput(file);
+    const asked = { outputDelimiter: ';', bom: true };
+    const resolve = (output: string, more: object = {}) =>
+      resolveRun({ kind: 'contacts', output, ...asked, ...more }, source);
+    try {
+      const json = await resolve(join(dir, 'o.json'));
+      expect(json.source.warnings).toEqual([
+        `outputDelimiter does nothing for JSON output (${join(dir, 'o.json')}): only a CSV or TSV output has a delimiter; ignored`,
+        `bom does nothing for JSON output (${join(dir, 'o.json')}): only a CSV or TSV output starts with a BOM; ignored`,
+      ]);
+      expect(json.output).toMatchObject({ delimiter: undefined, bom: false });
+      const xlsx = await resolve('-', { format: 'xlsx', words: CLI_WORDS });
+      expect(xlsx.source.warnings).toEqual([
+        '--output-delimiter does nothing for Excel output (stdout): only a CSV or TSV output has a delimiter; ignored',
+        '--bom does nothing for Excel output (stdout): only a CSV or TSV output starts with a BOM; ignored',
+      ]);
+      // --no-bom is what a JSON Lines output gets anyway: nothing to say.
+      const jsonl = await resolve('o.jsonl', { outputDelimiter: undefined, bom: false });
+      expect(jsonl.source.warnings).toEqual([]);
+      for (const output of ['o.csv', 'o.tsv']) {
+        const table = await resolve(output);
+        expect(table.source.warnings).toEqual([]);
+        expect(table.output).toMatchObject({ delimiter: ';', bom: true });
+      }
+      expect(source.warnings).toEqual([]); // the input opened is left as it was
+    } finally {
+      await source.close();
+    }
+  });
+
   it('refuses -o (or rejects) naming the input file, also through a symlinked directory, before anything is sent', async () => {
     const { dir, file } = await splitFile();
     await symlink(dir, join(dir, 'via'));
