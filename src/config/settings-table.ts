@@ -81,6 +81,22 @@ export function parseRate(value: unknown): number {
   return n;
 }
 
+/**
+ * Checks the prefix of the enriched columns: a blank one would give them the record's bare
+ * field names (`email`, `title`), which neither the user nor a later run of an enriched file
+ * could tell from the input's own columns.
+ */
+function parsePrefix(value: unknown): string {
+  const t = String(value);
+  if (t.trim() === '')
+    throw new Error(
+      `expected a prefix such as enriched_, got ${JSON.stringify(t)}: without one the enriched columns would have bare names (email, title), not told apart from the input's`,
+    );
+  if (t.length > 64 || /[\r\n]/.test(t))
+    throw new Error('expected at most 64 characters on one line');
+  return t;
+}
+
 /** Every setting, in the order `enrich config list` shows them. */
 export const SETTINGS: readonly SettingSpec[] = [
   {
@@ -165,12 +181,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     env: 'ENRICH_PREFIX',
     default: 'enriched_',
     description: 'prefix of the enriched output columns',
-    parse: (v) => {
-      const t = String(v);
-      if (t.length > 64 || /[\r\n]/.test(t))
-        throw new Error('expected at most 64 characters on one line');
-      return t;
-    },
+    parse: parsePrefix,
     format: str,
   },
   {

@@ -85,6 +85,13 @@ describe('resolveRun', () => {
       await expect(
         resolveRun({ kind: 'contacts', output: '-', request: { requireMobile: true } }, source),
       ).rejects.toMatchObject({ message: /^requireMobile needs mobile/ });
+      // A blank prefix would write the fields under their bare names (regression: accepted).
+      await expect(
+        resolveRun({ kind: 'contacts', output: '-', prefix: ' ' }, source),
+      ).rejects.toMatchObject({
+        code: 'USAGE',
+        message: /^prefix: expected a prefix such as enriched_, got " "/,
+      });
     } finally {
       await source.close();
     }

@@ -178,6 +178,35 @@ describe('resolveSettings', () => {
     );
   });
 
+  it('refuses a blank prefix from a flag, a variable or the file, naming where it came from', async () => {
+    const { env, store } = setup();
+    const blank = 'expected a prefix such as enriched_, got';
+    expect(() => resolveSettings({ globals: globals(), env, flags: { prefix: '' } })).toThrow(
+      expect.objectContaining({
+        code: 'USAGE',
+        message: expect.stringContaining(`--prefix: ${blank} ""`),
+      }),
+    );
+    expect(() =>
+      resolveSettings({ globals: globals(), env: { ...env, ENRICH_PREFIX: ' \t' } }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining(`ENRICH_PREFIX: ${blank} " \\t"`),
+      }),
+    );
+    await store.setValue('default', 'prefix', '');
+    expect(() => resolveSettings({ globals: globals(), env })).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        exitCode: 2,
+        message: expect.stringContaining(`config file: prefix: ${blank} ""`),
+      }),
+    );
+    // A flag's prefix wins over the file's blank one, which is then never read.
+    expect(resolveSettings({ globals: globals(), env, flags: { prefix: 'x_' } }).prefix).toBe('x_');
+  });
+
   it('names a bad duration by where it was read, once, whether flag, variable or file', async () => {
     const { env, store } = setup();
     const threw = (f: () => unknown): string => {

@@ -1,6 +1,9 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
+import { tempDir } from '../integration/bulk-harness.js';
 
 beforeAll(ensureBuilt, 120_000);
 
@@ -133,5 +136,33 @@ describe('enrich config', () => {
     expect(bad.stderr).toMatch(
       /ENRICH_CONCURRENCY: expected an integer from 1 to 64, got "0" \[CONFIG_INVALID\]/,
     );
+  });
+
+  it('refuses a blank prefix, by config set and by --prefix, exit 2, keeping the one set (regression: stored, and columns written with bare names)', async () => {
+    const env = await tempEnv();
+    const blank =
+      /prefix: expected a prefix such as enriched_, got "( *)": without one the enriched columns would have bare names/;
+    for (const value of ['', '   ']) {
+      const r = await runCli(['config', 'set', 'prefix', value], { env });
+      expect(r.code, JSON.stringify(value)).toBe(2);
+      expect(r.stderr).toMatch(blank);
+      expect(r.stderr).toMatch(/^enrich: prefix: /);
+    }
+    expect((await runCli(['config', 'get', 'prefix'], { env })).stdout).toBe('enriched_\n');
+    expect((await runCli(['config', 'set', 'prefix', 'x_'], { env })).code).toBe(0);
+    expect((await runCli(['config', 'set', 'prefix', ' '], { env })).code).toBe(2);
+    expect((await runCli(['config', 'get', 'prefix'], { env })).stdout).toBe('x_\n');
+
+    const input = fileURLToPath(new URL('../../fixtures/contacts.csv', import.meta.url));
+    const out = join(await tempDir(), 'out.csv');
+    for (const [kind, value] of [
+      ['contacts', ''],
+      ['companies', ' '],
+    ] as const) {
+      const r = await runCli([kind, input, '--sandbox', '--prefix', value, '-o', out], { env });
+      expect(r.code, kind).toBe(2);
+      expect(r.stderr).toMatch(/^enrich: --prefix: expected a prefix such as enriched_/);
+      expect(existsSync(out)).toBe(false);
+    }
   });
 });
