@@ -376,13 +376,11 @@ export async function openJournal(opts: {
 export function sharedFlush(handle: Pick<FileHandle, 'datasync'>): () => Promise<void> {
   let running: Promise<void> | undefined;
   let queued: Promise<void> | undefined;
-  const start = (): Promise<void> => {
-    const run = handle.datasync().finally(() => {
-      if (running === run) running = undefined;
-    });
-    running = run;
-    return run;
-  };
+  // A flush is started only when none is under way, so the one that ends is the one running.
+  const start = (): Promise<void> =>
+    (running = handle.datasync().finally(() => {
+      running = undefined;
+    }));
   return () => {
     if (queued) return queued;
     if (!running) return start();
