@@ -82,6 +82,9 @@ export const TARGETS = [
       'test/pipeline/journal-state-errors.test.ts',
       'test/pipeline/jobs.test.ts',
       'test/pipeline/expiry-schedule.test.ts',
+      'test/pipeline/earlier-runs.test.ts',
+      'test/pipeline/adopt-run.test.ts',
+      'test/pipeline/refill.test.ts',
     ],
   },
   {
