@@ -122,6 +122,25 @@ export function fileOutputOf(
 }
 
 /**
+ * How a CSV/TSV `--rejects` file is written: as the output would be in its format (the input's
+ * own delimiter, its BOM and `sep=` line), so that the rows to fix open in Excel as the input did.
+ */
+function rejectsDialectOf(
+  o: { outputDelimiter?: string; bom?: boolean },
+  rejects: string,
+  source: InputSource,
+) {
+  const format = formatOfExtension(rejects) ?? 'csv';
+  const named = rejects !== '-' && formatOfExtension(rejects) !== undefined;
+  const delimiter = outputDelimiterOf(o.outputDelimiter, format, named, source);
+  return {
+    ...(delimiter === undefined ? {} : { delimiter }),
+    bom: outputBomOf(o.bom, format, source),
+    sepLine: outputSepLineOf(format, source),
+  };
+}
+
+/**
  * Resolves a bulk run once, before anything is sent: checks every option (unknown keys,
  * ranges from the settings table), reads the sample rows and maps the columns, and fixes
  * the run's identity, output and defaults. The dry run, the CLI run and `enrichFile` all
@@ -202,6 +221,9 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
       prefix,
       ...(fields ? { fields } : {}),
       rejects: o.rejects,
+      ...(o.rejects === undefined
+        ? {}
+        : { rejectsDialect: rejectsDialectOf(o, o.rejects, source) }),
     }),
     words,
   };

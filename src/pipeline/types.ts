@@ -207,6 +207,15 @@ export interface JoinOutput {
   matches?: number;
   /** `rejects`: the invalid rows again, with their reason and line. */
   rejects?: string;
+  /** How a CSV/TSV `rejects` file is written: the output's rules for its own format. */
+  rejectsDialect?: RejectsDialect;
+}
+
+/** The delimiter, BOM and `sep=` line of a CSV/TSV `--rejects` file. */
+export interface RejectsDialect {
+  delimiter?: string;
+  bom: boolean;
+  sepLine: boolean;
 }
 
 /** Progress as the run goes. */

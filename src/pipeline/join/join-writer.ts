@@ -34,12 +34,12 @@ export interface JoinWriter {
 
 /** Opens the rejects file, if any; when it cannot be opened, `undo` first (the output opened before it). */
 async function openRejectsOr(
-  o: { source: InputSource; kind: BulkKind },
+  o: { source: InputSource; kind: BulkKind; output: JoinOutput },
   path: string | undefined,
   undo: () => Promise<void>,
 ) {
   try {
-    return path ? await openRejects(o.source, path, o.kind) : undefined;
+    return path ? await openRejects(o.source, path, o.kind, o.output.rejectsDialect) : undefined;
   } catch (err) {
     await undo();
     throw err;

@@ -2,7 +2,7 @@ import type { InputRow, InputSource } from '../../io/read.js';
 import { createOutputWriter, type OutputWriter } from '../../io/write.js';
 import { formatOfPath } from '../../io/file-format.js';
 import type { InvalidRow } from '../mapping/validate.js';
-import type { BulkKind } from '../types.js';
+import type { BulkKind, RejectsDialect } from '../types.js';
 
 /**
  * The JSON key of a row's answer, in the output and the rejects alike: `record` (a contact)
@@ -22,6 +22,7 @@ export async function openRejects(
   source: InputSource,
   target: string,
   kind: BulkKind,
+  dialect?: RejectsDialect,
 ): Promise<{
   write(row: InputRow, v: InvalidRow): Promise<void>;
   close(): Promise<void>;
@@ -37,6 +38,9 @@ export async function openRejects(
     jsonLine: true,
     formulaEscape: 'never',
     sheetName: 'Rejects',
+    ...(dialect?.delimiter === undefined ? {} : { delimiter: dialect.delimiter }),
+    bom: dialect?.bom ?? false,
+    sepLine: dialect?.sepLine ?? false,
   });
   return {
     write: (row, v) =>

@@ -103,7 +103,7 @@ export async function planBulk(run: ResolvedRun, deps: PlanDeps = {}): Promise<P
   const budget = createBudget(run.maxCredits, run.creditsPerRow);
   const resumed = deps.resume && resumeCounter(deps.resume, budget);
   const rejects = run.output.rejects
-    ? await openRejects(run.source, run.output.rejects, run.kind)
+    ? await openRejects(run.source, run.output.rejects, run.kind, run.output.rejectsDialect)
     : undefined;
   const counts = zeroCounts();
   // The rows past the limit: their duplicates share their fate (not sent) in the run.
