@@ -125,6 +125,16 @@ describe('help of every command', () => {
       );
   });
 
+  it.each(['contacts', 'companies', 'verify-emails'])(
+    '`enrich %s --help` shows the default of --timeout (regression: none for the bulk commands)',
+    (path) => {
+      const cmd = all.find((c) => c.path === path)?.cmd as Command;
+      expect(helpOf(cmd).replace(/\s+/g, ' ')).toMatch(
+        /--timeout <duration> [^-]*\(default: setting timeout, 2h\)/,
+      );
+    },
+  );
+
   it('shows the sandbox defaults commander fills in without quotes', () => {
     const sandbox = all.find((c) => c.path === 'sandbox');
     expect(helpOf(sandbox?.cmd as Command)).toMatch(

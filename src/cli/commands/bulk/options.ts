@@ -92,7 +92,10 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
       'send every valid row, even identical ones (default: identical rows are sent once)',
     )
     .option('--no-wait', 'submit the jobs and exit; fetch later with `enrich jobs`')
-    .option('--timeout <duration>', 'give up waiting after this long, e.g. 30m, 2h')
+    .option(
+      '--timeout <duration>',
+      'give up waiting after this long, e.g. 30m, 2h (default: setting timeout, 2h)',
+    )
     .option('--restart', 'ignore a saved run of the same input and start over')
     .option(
       '--resend-unconfirmed',
