@@ -135,6 +135,18 @@ describe('help of every command', () => {
     },
   );
 
+  it.each(['contacts', 'companies'])(
+    '`enrich %s --help` says --no-wait is collected by the same command (regression: `enrich jobs`, which writes no output)',
+    (path) => {
+      const cmd = all.find((c) => c.path === path)?.cmd as Command;
+      const help = helpOf(cmd).replace(/\s+/g, ' ');
+      expect(help).toContain(
+        '--no-wait submit the jobs and exit; the same command run again later downloads the results and writes the output',
+      );
+      expect(help).not.toContain('fetch later with `enrich jobs`');
+    },
+  );
+
   it('shows the sandbox defaults commander fills in without quotes', () => {
     const sandbox = all.find((c) => c.path === 'sandbox');
     expect(helpOf(sandbox?.cmd as Command)).toMatch(

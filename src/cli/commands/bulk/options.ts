@@ -91,7 +91,10 @@ export function addBulkOptions(cmd: Command, kind: BulkKind): Command {
       '--no-dedupe',
       'send every valid row, even identical ones (default: identical rows are sent once)',
     )
-    .option('--no-wait', 'submit the jobs and exit; fetch later with `enrich jobs`')
+    .option(
+      '--no-wait',
+      'submit the jobs and exit; the same command run again later downloads the results and writes the output',
+    )
     .option(
       '--timeout <duration>',
       'give up waiting after this long, e.g. 30m, 2h (default: setting timeout, 2h)',
