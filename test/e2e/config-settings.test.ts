@@ -103,6 +103,28 @@ describe('enrich config', () => {
     );
   });
 
+  it('auth status of a mistyped profile says there is no such profile, naming those there are (regression: just "no key")', async () => {
+    const env = await tempEnv();
+    expect(
+      (await runCli(['config', 'set', 'timeout', '5m', '--profile', 'staging'], { env })).code,
+    ).toBe(0);
+    const s = await runCli(['auth', 'status', '--profile', 'stagign', '--json'], {
+      env: { ...env, ENRICH_API_KEY: '' },
+    });
+    expect(s.code).toBe(4);
+    expect(JSON.parse(s.stdout).check).toMatch(
+      /^no key: no profile "stagign" in .*config\.json \(its profiles: staging\)$/,
+    );
+    expect(s.stderr).toContain(
+      "hint: check the profile's name, or save a key under it with `enrich auth login --profile stagign`",
+    );
+    const known = await runCli(['auth', 'status', '--profile', 'staging', '--json'], {
+      env: { ...env, ENRICH_API_KEY: '' },
+    });
+    expect(known.code).toBe(4);
+    expect(JSON.parse(known.stdout).check).toBe('no key');
+  });
+
   it('refuses unknown keys, bad values and a key on the command line (exit 2)', async () => {
     const env = await tempEnv();
     const cases: [string[], RegExp][] = [

@@ -4,7 +4,7 @@ import { maskKey } from '../../../config/mask-key.js';
 import { getPaths } from '../../../config/paths.js';
 import { creditsScope, readCreditsMemo } from '../../../config/credits-memo.js';
 import { accountOfKey } from '../../../api/account.js';
-import { resolveSettings } from '../../../config/settings.js';
+import { resolveSettings, unknownProfileText } from '../../../config/settings.js';
 import { openConfigStore } from '../../../config/store.js';
 import { debugSink, missingBaseUrl } from '../../context.js';
 import type { GlobalOptions } from '../../globals.js';
@@ -158,9 +158,12 @@ export async function runStatus(globals: GlobalOptions): Promise<number> {
     exitCode = 4;
     hint = `run \`enrich auth login --base-url ${s.keyWithheld.origin}\` (with --profile NAME to keep both keys), or set ENRICH_API_KEY`;
   } else if (!s.apiKey) {
-    check = 'no key';
+    const unknown = unknownProfileText(s);
+    check = unknown ? `no key: ${unknown}` : 'no key';
     exitCode = 4;
-    hint = 'run `enrich auth login`, or set ENRICH_API_KEY';
+    hint = unknown
+      ? `check the profile's name, or save a key under it with \`enrich auth login --profile ${s.profile}\``
+      : 'run `enrich auth login`, or set ENRICH_API_KEY';
   } else if (!s.baseUrl) {
     check = 'not checked (no base URL)';
     exitCode = 2;
