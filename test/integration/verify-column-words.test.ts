@@ -27,6 +27,20 @@ describe('verify-emails mapping errors in its own words', () => {
       /^cannot tell which column holds email: "Email", "Email \(2\)" all fit/,
       'Choose one, e.g. --map email="Email" (or --map email="Email (2)")',
     ],
+    [
+      'a column the file lacks, in a list without rows',
+      'Name,Company\n',
+      'Work Email',
+      /^email is mapped to column "Work Email", which the input does not have; its columns are: "Name", "Company"$/,
+      'Fix the name with --map email="Column".',
+    ],
+    [
+      'an email column mapped to nothing (--map email=)',
+      'Id,Notes\n1,x\n',
+      '',
+      /^no row can be sent with this mapping \(no column was recognised\): every row needs at least one of: prof_network_url; email; first_name \+ last_name \+ company_domain; first_name \+ last_name \+ company_name; the input's columns are: "Id", "Notes"$/,
+      'Say which column holds what: --map email="Column" for each field.',
+    ],
   ] as const)('%s', async ([, text, emailColumn, message, hint]) => {
     const dir = await tempDir('enrich-verify-words-');
     const input = join(dir, 'list.csv');
@@ -37,9 +51,29 @@ describe('verify-emails mapping errors in its own words', () => {
       runsDir: join(dir, 'runs'),
       dryRun: true,
       words: VERIFY_WORDS,
-      ...(emailColumn ? { emailColumn } : {}),
+      ...(emailColumn !== undefined ? { emailColumn } : {}),
     }).catch((e: unknown) => e);
     expect(err).toMatchObject({ message: expect.stringMatching(message), hint });
     expect((err as Error).message).not.toMatch(/business_email/);
+  });
+
+  it('in the library: its emailColumn option, and no mapping file either', async () => {
+    const dir = await tempDir('enrich-verify-words-');
+    const input = join(dir, 'list.csv');
+    await writeFile(input, 'Name,Email\nAnn,ann@acme.com\n');
+    const err = await verifyEmailsFile({
+      input,
+      output: join(dir, 'out.csv'),
+      runsDir: join(dir, 'runs'),
+      dryRun: true,
+      emailColumn: 'Mail',
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'MAPPING_INVALID',
+      message:
+        'email is mapped to column "Mail", which the input does not have; its columns are: "Name", "Email"',
+      hint: 'Fix the name with emailColumn: "Column".',
+      location: { column: 'Mail', file: input },
+    });
   });
 });
