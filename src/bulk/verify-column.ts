@@ -15,6 +15,16 @@ const OTHER_FIELDS = [
 ];
 
 /**
+ * How verify-emails' words name the contacts mapping it borrows: it maps one column, the email
+ * (`--map email=…`, never the contacts field `business_email`), and has no mapping file to
+ * re-create (no `--save-mapping`).
+ */
+export const EMAIL_COLUMN_WORDS: Pick<RunWords, 'fieldName' | 'mappingFile'> = {
+  fieldName: (field) => (field === 'business_email' ? 'email' : field),
+  mappingFile: false,
+};
+
+/**
  * The column holding the addresses: the one named (`--map email=Col`), else the one the
  * contacts mapping detects as `business_email` (by its name and its values). Only the email
  * is looked for, so a file whose name columns are ambiguous still verifies.
@@ -33,7 +43,7 @@ export async function resolveEmailColumn(
   } catch (err) {
     // Coverage: no column passed as an email. Said below, in this command's words.
     if (!(err instanceof EnrichError) || err.code !== 'MAPPING_INVALID' || named !== undefined)
-      throw inOwnWords(err);
+      throw err;
   }
   if (column === undefined && !(await holdsRows(source))) {
     // A list with nothing in it (`[]`, an empty JSON Lines file, a header alone): nothing is
@@ -52,26 +62,6 @@ export async function resolveEmailColumn(
     );
   }
   return { column, name: source.header[column] ?? String(column) };
-}
-
-/**
- * A mapping error in this command's words: it maps one column, the email (`--map email=…`), and
- * never names the contacts field `business_email` its detection borrows.
- */
-function inOwnWords(err: unknown): unknown {
-  if (!(err instanceof EnrichError) || !err.code.startsWith('MAPPING_')) return err;
-  // It has no mapping file either: the hint to save one again is left out.
-  const own = (text: string) =>
-    text
-      .replace(/\bbusiness_email\b/g, 'email')
-      .replace(/, or re-create the mapping file with \S+\./, '.');
-  if (!/\bbusiness_email\b/.test(err.message)) return err;
-  return new EnrichError(err.code, own(err.message), {
-    cause: err,
-    ...(err.hint !== undefined ? { hint: own(err.hint) } : {}),
-    ...(err.details !== undefined ? { details: err.details } : {}),
-    ...(err.location !== undefined ? { location: err.location } : {}),
-  });
 }
 
 /** Whether the input has a row below its header (the first pass stops at the first). */

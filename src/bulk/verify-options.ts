@@ -16,7 +16,7 @@ import {
   withWarnings,
 } from './output-plan.js';
 import { cachePolicyOf, checkKeys, count, fileOutputOf, setting } from './resolve-run.js';
-import { resolveEmailColumn } from './verify-column.js';
+import { EMAIL_COLUMN_WORDS, resolveEmailColumn } from './verify-column.js';
 
 /** A verification run as its caller states it (`verifyEmailsFile`, `enrich verify-emails`). */
 export interface VerifyRunOptions {
@@ -74,6 +74,7 @@ export const VERIFY_RUN_KEYS: readonly (keyof VerifyRunOptions)[] = [
 /** The library's words, with the email column named as its option. */
 const VERIFY_LIBRARY_WORDS: RunWords = {
   ...LIBRARY_WORDS,
+  ...EMAIL_COLUMN_WORDS,
   map: (_field, column) => `emailColumn: ${JSON.stringify(column)}`,
 };
 

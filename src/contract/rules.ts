@@ -10,21 +10,32 @@ function present(value: unknown): boolean {
   return typeof value === 'string' && value.trim() !== '';
 }
 
+/** The field as the message names it: the wire name unless the caller names it otherwise. */
+type NameField = (field: string) => string;
+const wireName: NameField = (field) => field;
+
+/** The rule in words: "needs at least one of: a; b + c", each field named by `name`. */
+function needsOneOf(combinations: readonly (readonly string[])[], name: NameField): string {
+  return `needs at least one of: ${combinations.map((c) => c.map(name).join(' + ')).join('; ')}`;
+}
+
 /** Returns the combination rule message when a contact satisfies none of them. */
 export function contactCombinationError(
   input: Partial<Record<ContactInputField, unknown>>,
+  name: NameField = wireName,
 ): string | undefined {
   const ok = CONTACT_COMBINATIONS.some((combo) => combo.every((f) => present(input[f])));
   if (ok) return undefined;
-  return 'needs at least one of: prof_network_url; business_email; first_name + last_name + company_domain; first_name + last_name + company_name';
+  return needsOneOf(CONTACT_COMBINATIONS, name);
 }
 
 /** Returns the company rule message when neither name nor website is present. */
 export function companyCombinationError(
   input: Partial<Record<CompanyInputField, unknown>>,
+  name: NameField = wireName,
 ): string | undefined {
   if (present(input.company_name) || present(input.company_website)) return undefined;
-  return 'needs at least one of: company_website; company_name';
+  return needsOneOf([['company_website'], ['company_name']], name);
 }
 
 type MobileMeta = { mobile_phone_enrichment?: boolean; mobile_phone_exists?: boolean };

@@ -290,6 +290,10 @@ export interface RunWords {
   map(field: string, column: string): string;
   /** How to enrich the input as the other kind: "enrich companies", or "kind: 'companies'". */
   kind(kind: BulkKind): string;
+  /** How a message names an input field: "business_email", or "email" where only the email is mapped. */
+  fieldName(field: string): string;
+  /** Whether the caller has a mapping file to re-create (`--save-mapping`); verify-emails has none. */
+  mappingFile: boolean;
 }
 
 /**

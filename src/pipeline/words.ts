@@ -11,4 +11,6 @@ export const LIBRARY_WORDS: RunWords = {
   option: (name) => name,
   map: (field, column) => `map: { ${field}: ${JSON.stringify(column)} }`,
   kind: (kind) => `kind: '${kind}'`,
+  fieldName: (field) => field,
+  mappingFile: true,
 };

@@ -35,7 +35,10 @@ const EXPECTED: Record<string, (k: ValueKind) => boolean> = {
 };
 const isText = (k: ValueKind) => k === 'text';
 
-/** Finds the column by its unique name, else case-insensitively; MAPPING_INVALID naming the columns when absent. */
+/**
+ * Finds the column by its unique name, else case-insensitively; MAPPING_INVALID naming the columns
+ * when absent. `field` is an input field (named in `words`) or an option's name (`--id-column`).
+ */
 export function resolveColumn(
   header: readonly string[],
   name: string,
@@ -49,17 +52,22 @@ export function resolveColumn(
   const wanted = fold(name);
   if (i < 0) i = header.findIndex((h) => fold(h) === wanted);
   if (i >= 0) return i;
+  const isField =
+    fieldsOf('contacts').includes(field as ApiField) ||
+    fieldsOf('companies').includes(field as ApiField) ||
+    field === FULL_NAME;
+  // A mapping file may have named the column: where the caller has one, re-creating it is a way out.
+  const remap = words.mappingFile
+    ? `, or re-create the mapping file with ${words.option('saveMapping')}`
+    : '';
   throw new EnrichError(
     'MAPPING_INVALID',
-    `${field} is mapped to column "${name}", which the input does not have; its columns are: ${header.map((h) => `"${h}"`).join(', ')}`,
+    `${isField ? words.fieldName(field) : field} is mapped to column "${name}", which the input does not have; its columns are: ${header.map((h) => `"${h}"`).join(', ')}`,
     {
       location: { column: name },
-      hint:
-        !fieldsOf('contacts').includes(field as ApiField) &&
-        !fieldsOf('companies').includes(field as ApiField) &&
-        field !== FULL_NAME
-          ? `Give ${field} one of the columns above.`
-          : `Fix the name with ${words.map(field, 'Column')}, or re-create the mapping file with ${words.option('saveMapping')}.`,
+      hint: isField
+        ? `Fix the name with ${words.map(field, 'Column')}${remap}.`
+        : `Give ${field} one of the columns above.`,
     },
   );
 }
@@ -93,6 +101,7 @@ export function detectMapping(
   options: DetectOptions = {},
 ): ColumnMapping {
   const fields = fieldsOf(kind);
+  const words = options.words ?? LIBRARY_WORDS;
   const mapping: ColumnMapping = { fields: {} };
   const taken = new Set<number>();
   const decided = new Set<string>();
@@ -101,14 +110,15 @@ export function detectMapping(
       !(fields as readonly string[]).includes(field) &&
       !(field === FULL_NAME && kind === 'contacts')
     ) {
+      const known = [...fields, ...(kind === 'contacts' ? [FULL_NAME] : [])];
       throw new EnrichError(
         'MAPPING_INVALID',
-        `unknown field "${field}" for ${kind}: expected one of ${[...fields, ...(kind === 'contacts' ? [FULL_NAME] : [])].join(', ')}`,
+        `unknown field "${field}" for ${kind}: expected one of ${known.map((f) => words.fieldName(f)).join(', ')}`,
       );
     }
     decided.add(field);
     if (column.trim() === '') continue; // mapped to nothing on purpose
-    const col = resolveColumn(header, column, field, options.words);
+    const col = resolveColumn(header, column, field, words);
     taken.add(col);
     if (field === FULL_NAME) mapping.split = { column: col };
     else mapping.fields[field as ApiField] = col;
@@ -122,9 +132,8 @@ export function detectMapping(
     delete mapping.fields.first_name;
     delete mapping.fields.last_name;
   }
-  const words = options.words ?? LIBRARY_WORDS;
   if (options.auto !== false) autoDetect(kind, header, samples, mapping, { taken, decided, words });
-  const problem = mappingCoverageError(kind, mapping);
+  const problem = mappingCoverageError(kind, mapping, (f) => words.fieldName(f));
   if (problem) {
     // A companies file given to `contacts` (or the other way round): say so first.
     const other = options.auto !== false && fitsOtherKind(kind, header, samples, words);
@@ -218,7 +227,7 @@ function ambiguous(field: string, columns: string[], words: RunWords): EnrichErr
   const list = columns.map((c) => `"${c}"`).join(', ');
   return new EnrichError(
     'MAPPING_AMBIGUOUS',
-    `cannot tell which column holds ${field}: ${list} all fit`,
+    `cannot tell which column holds ${words.fieldName(field)}: ${list} all fit`,
     {
       hint: `Choose one, e.g. ${words.map(field, columns[0]!)}${columns[1] ? ` (or ${words.map(field, columns[1])})` : ''}`,
       details: { field, candidates: columns },

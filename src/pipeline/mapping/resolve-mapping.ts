@@ -107,7 +107,9 @@ function mappingWithoutRows(
   if (Object.keys(overrides).some((f) => !fields.has(f))) {
     // Columns mapped to nothing: the unknown field is the error, whatever the header holds.
     const named = Object.fromEntries(Object.keys(overrides).map((f) => [f, '']));
-    return inFile(source, () => detectMapping(options.kind, [], [], named, { auto: false }));
+    return inFile(source, () =>
+      detectMapping(options.kind, [], [], named, { auto: false, words: options.words }),
+    );
   }
   try {
     return detect();

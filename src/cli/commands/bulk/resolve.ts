@@ -42,6 +42,8 @@ export const CLI_WORDS: RunWords = {
   option: (name) => FLAG_OF[name] ?? name,
   map: (field, column) => `--map ${field}=${JSON.stringify(column)}`,
   kind: (kind) => `enrich ${kind}`,
+  fieldName: (field) => field,
+  mappingFile: true,
 };
 
 /** The command line that resumes this run (the same command, without --restart). */

@@ -1,3 +1,4 @@
+import { EMAIL_COLUMN_WORDS } from '../../../bulk/verify-column.js';
 import type { VerifyRunOptions } from '../../../bulk/verify-options.js';
 import { parseTypedDuration } from '../../../config/duration.js';
 import type { Settings } from '../../../config/settings-table.js';
@@ -12,9 +13,10 @@ import { CLI_WORDS } from '../bulk/resolve.js';
 type Raw = Record<string, unknown>;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
-/** The CLI's words, with the email column named as its flag. */
+/** The CLI's words, with the email column named as its flag and no mapping file. */
 export const VERIFY_WORDS: RunWords = {
   ...CLI_WORDS,
+  ...EMAIL_COLUMN_WORDS,
   option: (name) =>
     name === 'concurrency'
       ? '--concurrency'
