@@ -45,17 +45,16 @@ export function resolveColumn(
   field: string,
   words: RunWords = LIBRARY_WORDS,
 ): number {
-  let i = header.indexOf(name);
+  // The name as written first: a header may hold "Société" in both forms, as two columns.
+  if (header.includes(name)) return header.indexOf(name);
   // Else by the name's NFC, case and spaces around it: a mapping saved from a Windows export
   // ("Société", NFC) names the same column of a Mac one ("Société" with a combining accent).
   const fold = (s: string) => nfc(s.trim()).toLowerCase();
   const wanted = fold(name);
-  if (i < 0) i = header.findIndex((h) => fold(h) === wanted);
+  const i = header.findIndex((h) => fold(h) === wanted);
   if (i >= 0) return i;
-  const isField =
-    fieldsOf('contacts').includes(field as ApiField) ||
-    fieldsOf('companies').includes(field as ApiField) ||
-    field === FULL_NAME;
+  const fields: readonly string[] = [...CONTACT_INPUT_FIELDS, ...COMPANY_INPUT_FIELDS, FULL_NAME];
+  const isField = fields.includes(field);
   // A mapping file may have named the column: where the caller has one, re-creating it is a way out.
   const remap = words.mappingFile
     ? `, or re-create the mapping file with ${words.option('saveMapping')}`
@@ -82,7 +81,7 @@ function score(kind: BulkKind, field: string, header: string, samples: string[])
   if (strength === 0) {
     // Values alone are enough for unmistakable kinds (an unnamed column full of emails).
     const distinctive = field === 'business_email' || field === 'prof_network_url';
-    return distinctive && share !== undefined && share >= 0.8 ? 1 : 0;
+    return distinctive && (share ?? 0) >= 0.8 ? 1 : 0;
   }
   if (share === undefined) return strength - 0.25;
   if (expected) {
@@ -177,13 +176,15 @@ function autoDetect(
   const columnSamples = header.map((_, c) => samples.map((r) => r[c] ?? ''));
   // Scores do not change as columns are taken: compute each (field, column) once.
   const scores = new Map<string, number[]>();
-  const scoresOf = (field: string) => {
-    let s = scores.get(field);
-    if (!s) scores.set(field, (s = header.map((h, c) => score(kind, field, h, columnSamples[c]!))));
+  const scoreColumns = (field: string) => {
+    const s = header.map((h, c) => score(kind, field, h, columnSamples[c]!));
+    scores.set(field, s);
     return s;
   };
+  const scoresOf = (field: string) => scores.get(field) ?? scoreColumns(field);
   const open = new Set<string>(fieldsOf(kind).filter((f) => !decided.has(f)));
-  // Look for a full-name column only when nothing could be a first or last name column.
+  // Look for a full-name column only when nothing could be a first or last name column and none
+  // was mapped by hand: a full name detected never stands beside first or last name columns.
   const nameColumns = ['first_name', 'last_name'].some((f) => scoresOf(f).some((s) => s > 0));
   if (
     kind === 'contacts' &&
@@ -214,13 +215,6 @@ function autoDetect(
     if (pick.field === FULL_NAME) mapping.split = { column: first!.c };
     else mapping.fields[pick.field as ApiField] = first!.c;
   }
-  // A full-name column is split only when there are no separate name columns.
-  if (
-    mapping.split &&
-    (mapping.fields.first_name !== undefined || mapping.fields.last_name !== undefined) &&
-    !decided.has(FULL_NAME)
-  )
-    delete mapping.split;
 }
 
 function ambiguous(field: string, columns: string[], words: RunWords): EnrichError {
@@ -229,7 +223,7 @@ function ambiguous(field: string, columns: string[], words: RunWords): EnrichErr
     'MAPPING_AMBIGUOUS',
     `cannot tell which column holds ${words.fieldName(field)}: ${list} all fit`,
     {
-      hint: `Choose one, e.g. ${words.map(field, columns[0]!)}${columns[1] ? ` (or ${words.map(field, columns[1])})` : ''}`,
+      hint: `Choose one, e.g. ${words.map(field, columns[0]!)} (or ${words.map(field, columns[1]!)})`,
       details: { field, candidates: columns },
     },
   );
