@@ -192,6 +192,21 @@ export const TARGETS = [
     ],
   },
   {
+    // Which column feeds which field of every request: a mutant could send a row's
+    // name as its email, or map nothing and send nothing.
+    name: 'map-columns',
+    file: 'src/pipeline/mapping/map-columns.ts',
+    tests: [
+      'test/pipeline/map-columns.test.ts',
+      'test/pipeline/map-columns-guards.test.ts',
+      'test/pipeline/mapping-words.test.ts',
+      'test/pipeline/mapping-file.test.ts',
+      'test/pipeline/plan.test.ts',
+      'test/io/read.test.ts',
+      'test/integration/verify-column-words.test.ts',
+    ],
+  },
+  {
     name: 'validate',
     file: 'src/pipeline/mapping/validate.ts',
     tests: [
