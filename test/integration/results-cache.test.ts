@@ -200,6 +200,45 @@ describe('the results cache: never pay twice for the same lookup', () => {
     );
   });
 
+  describe("rows a job's answer left out (missing) are not sent again by another file's run", () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'paid for once: another file writes them failed, --resend-unconfirmed sends them ($name; chaos campaign: 10 distinct rows, 13 credits)',
+      async ({ specOnly }, ctx) => {
+        // The service charges every row of the job, then leaves some out of its answer.
+        const { s, dir, run, charged } = await rig(ctx, {
+          specOnly,
+          faults: { drop_records: 0.3 },
+        });
+        const rows = contactRows(30);
+        const first = await run(await writeCsv(dir, 'a.csv', CONTACT_HEADER, rows), 'a-out.csv');
+        const missing = first.statuses.missing;
+        expect(missing).toBeGreaterThan(0);
+        expect(charged()).toBe(30);
+        s.admin.setFaults({});
+        // The same rows in another file (another column order): nothing sent again by itself.
+        const order = [...CONTACT_HEADER.keys()].reverse();
+        const other = await writeCsv(
+          dir,
+          'b.csv',
+          order.map((i) => CONTACT_HEADER[i]!),
+          rows.map((r) => order.map((i) => r[i]!)),
+        );
+        const second = await run(other, 'b-out.csv');
+        expect(charged()).toBe(30);
+        expect(second.statuses.failed).toBe(missing);
+        expect(second.exitCode).toBe(3);
+        // Asked to, it sends them (and may pay again: they were charged).
+        const third = await run(other, 'b-out.csv', { resendUnconfirmed: true });
+        expect(third.statuses.enriched).toBe(30);
+        expect(charged()).toBe(30 + missing);
+        // The file whose job left them out still writes them missing, sending nothing.
+        const again = await run(join(dir, 'a.csv'), 'a-out.csv');
+        expect(again.statuses.missing).toBe(missing);
+        expect(charged()).toBe(30 + missing);
+      },
+    );
+  });
+
   it('the same rows in another file, column order and encoding cost nothing', async (ctx) => {
     const { dir, run, charged } = await rig(ctx);
     const rows = contactRows(30);

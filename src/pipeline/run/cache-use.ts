@@ -164,15 +164,17 @@ export function creditsSaved(answer: CachedAnswer | undefined): number {
 /**
  * Keeps a batch's answers in the cache, by each row's request key. Answers the service may
  * give differently next time are left out: a row whose records ran out of credits, and rows
- * the results do not answer (missing). Records are kept without their echoes of this run's
- * request (`custom_fields`: its row ids; `original_fields`: the fields it sent): a row
- * answered from the cache sent nothing, and the echoes were a quarter of each entry.
+ * the results do not answer (missing: pushed to `missing` when given, for the caller to mark).
+ * Records are kept without their echoes of this run's request (`custom_fields`: its row ids;
+ * `original_fields`: the fields it sent): a row answered from the cache sent nothing, and the
+ * echoes were a quarter of each entry.
  */
 export function fillCache(
   cache: ResultsCache,
   kind: BulkKind,
   items: readonly SentItem[],
   answer: { records: readonly AnyRecord[]; remaining: number | null; at: number },
+  missing?: SentItem[],
 ): number {
   const lookup = indexBatch(
     answer.records,
@@ -198,7 +200,10 @@ export function fillCache(
         ? sharesOf(lookup, item.key, rows).get(item.index)
         : lookup.byKey.get(item.key));
     // Stryker disable next-line ConditionalExpression: no lookup hands out an empty list (each is made by its first record)
-    if (!records || records.length === 0) continue;
+    if (!records || records.length === 0) {
+      missing?.push(item);
+      continue;
+    }
     if (records.some((r) => isCreditExhausted(r, answer.remaining))) continue;
     cache.put(item.key, {
       records: records.map(withoutEchoes),

@@ -25,6 +25,7 @@ import type {
   LeafResult,
   ResolvedRun,
   ResultsCache,
+  SentItem,
   RunProgress,
   StopReason,
 } from '../types.js';
@@ -510,7 +511,15 @@ function cacheUse(run: ResolvedRun, deps: RunDeps, journal: Journal) {
   const lookup = cacheLookup(cache, run.cache, deps.env.now, journaled) as CacheLookup;
   const remember: BatchContext['remember'] = run.cache.write
     ? async (items, records, remaining) => {
-        fillCache(cache, run.kind, items, { records, remaining, at: deps.env.now() });
+        const at = deps.env.now();
+        const missing: SentItem[] = [];
+        fillCache(cache, run.kind, items, { records, remaining, at }, missing);
+        // Rows the answer left out (missing) were sent and may have been charged: marked as
+        // requests sent without an answer, so that no other run (another file's) sends them
+        // again by itself, as this run's resume does not. Contacts a --require-email/-mobile
+        // filter left out are not (api-spec 4.1: not returned, nothing charged).
+        if (missing.length > 0 && leftOutByFilter(run.words, run.metadata) === undefined)
+          markUnconfirmedIn(cache, missing, at);
         await cache.settled?.();
       }
     : undefined;
