@@ -116,16 +116,18 @@ async function classifyInto(
   const journaledCount = (no: number) => ctx.journal.state.batches.get(String(no))?.count;
   const state = { budget: ctx.budget, journaledCount, ...(to.cache ? { cache: to.cache } : {}) };
   const rows = run.source.rows();
+  const decisions = heldDecisions(ctx);
   for await (const c of to.claims
     ? classifyClaimed(run, rows, state, to.claims.use)
     : classifyRows(run, rows, state)) {
     if (c.t === 'hits') {
-      // Before the batch it precedes is sent: a resumed run must rebuild that batch alike.
-      await ctx.journal.append({ t: 'hits', upTo: c.upTo, ranges: c.ranges });
+      decisions.hold(c);
       continue;
     }
     if (c.t === 'resend') {
-      // Their outcomes (in `resent`) before the rows they answer are handed out.
+      // Their outcomes (in `resent`) before the rows they answer are handed out; the decisions
+      // that made them hits first (a resume sends again what its journal says it sent).
+      await decisions.journal();
       await to.claims?.resend(c.rows);
       continue;
     }
@@ -138,6 +140,10 @@ async function classifyInto(
       progress.jobsTotal++;
       to.sameRequests?.note(c.items);
       const release = await to.gate.acquire();
+      await decisions.journal().catch((err: unknown) => {
+        release();
+        throw err;
+      });
       const task = startBatch(ctx, String(c.no), c.items, c.paid);
       void task.done.then(release, release);
       to.claims?.releaseAfter(task.done, c.items);
@@ -181,6 +187,28 @@ async function classifyInto(
     if (c.t === 'over-budget') d.overBudget++;
     join?.sent(c.row, c.t === 'send' ? c.batch : -1);
   }
+  await decisions.journal();
+}
+
+/**
+ * The cache decisions of classified rows, journaled once the batch they precede has its place,
+ * right before its POST (a resumed run must rebuild that batch alike), not when they are made:
+ * rows a run decided but never sent (a batch waiting for a place when the run was killed) are
+ * then decided again by its resume, from the cache as it is by then (another file's run may have
+ * paid for them meanwhile), instead of being sent as that attempt decided (chaos campaign).
+ */
+function heldDecisions(ctx: BatchContext) {
+  let held: { upTo: number; ranges: [number, number][] }[] = [];
+  return {
+    hold(c: { upTo: number; ranges: [number, number][] }): void {
+      held.push({ upTo: c.upTo, ranges: c.ranges });
+    },
+    async journal(): Promise<void> {
+      const now = held;
+      held = [];
+      for (const h of now) await ctx.journal.append({ t: 'hits', ...h });
+    },
+  };
 }
 
 /** How a run claims its rows (row-claims.ts), sends those whose claim ended unanswered, and gives claims back. */
