@@ -22,10 +22,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * journaled when made, so the resume sent that batch as decided, though day 2 had paid for its
  * rows and cached their answers meanwhile. They are now journaled right before the batch's POST.
  */
-describe('rows a killed run decided to send but never sent (e2e)', () => {
-  it.concurrent.for(SANDBOX_MODES)(
-    '$name: day 1 killed while its 2nd batch waits for a place, day 2 pays for those rows, day 1 resumed takes them from the cache (regression: paid twice)',
-    async ({ specOnly }, t) => {
+const CASES = SANDBOX_MODES.flatMap((m) =>
+  (['SIGKILL', 'SIGINT'] as const).map((signal) => ({ ...m, signal })),
+);
+
+describe('rows a stopped run decided to send but never sent (e2e)', () => {
+  it.concurrent.for(CASES)(
+    '$name, $signal: day 1 stopped while its 2nd batch waits for a place, day 2 pays for those rows, day 1 resumed takes them from the cache (regression: paid twice)',
+    async ({ specOnly, signal }, t) => {
       const sb = await sandboxForTest(t, { port: 0, host: '127.0.0.1', specOnly, jobMs: 1_000 });
       const env: Record<string, string> = {
         ...(await tempEnv()),
@@ -43,8 +47,8 @@ describe('rows a killed run decided to send but never sent (e2e)', () => {
       expect(await untilJournaled(state, /"t":"accepted","batch":"0"/)).toBe(true);
       // The next batch's rows are read and decided at once; the batch waits for job 0 (1 s).
       await sleep(200);
-      killed.child.kill('SIGKILL');
-      await killed.code;
+      killed.child.kill(signal);
+      expect(await killed.code).toBe(signal === 'SIGINT' ? 130 : null);
       expect(journaled(state, /"t":"submit","batch":"1"/)).toBe(false);
       expect(sb.admin.stats().credits_charged).toBe(10);
       await sleep(1_200); // job 0 done: day 2 downloads it rather than paying for its rows

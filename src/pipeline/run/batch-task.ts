@@ -53,8 +53,9 @@ export function startBatch(
   id: string,
   items: BatchItem[],
   paid: boolean,
+  beforePost?: () => Promise<void>,
 ): BatchRun {
-  const submitted = submitBatch(ctx, id, items, paid);
+  const submitted = submitBatch(ctx, id, items, paid, beforePost);
   const done = submitted.then((s) => {
     if (s.t === 'final') return s.leaves;
     if (s.t === 'credit-retry')
@@ -126,6 +127,7 @@ async function submitBatch(
   id: string,
   items: BatchItem[],
   paid: boolean,
+  beforePost?: () => Promise<void>,
 ): Promise<Submitted> {
   const base = leafBase(id, items);
   const state = ctx.journal.state.batches.get(id);
@@ -168,6 +170,9 @@ async function submitBatch(
   }
   const reason = ctx.stopped(paid) ?? (paid ? undefined : creditsOrStop(ctx, items.length));
   if (reason) return { t: 'final', leaves: [{ ...base, state: 'unsent', error: reason }] };
+  // What the batch is made of (the cache decisions of the rows up to it), journaled only now
+  // that it is sent: a resume decides rows that were never sent again (drive.ts).
+  await beforePost?.();
   return postBatch(ctx, id, items, state?.idem);
 }
 

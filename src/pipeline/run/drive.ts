@@ -140,11 +140,8 @@ async function classifyInto(
       progress.jobsTotal++;
       to.sameRequests?.note(c.items);
       const release = await to.gate.acquire();
-      await decisions.journal().catch((err: unknown) => {
-        release();
-        throw err;
-      });
-      const task = startBatch(ctx, String(c.no), c.items, c.paid);
+      const held = decisions.count();
+      const task = startBatch(ctx, String(c.no), c.items, c.paid, () => decisions.journal(held));
       void task.done.then(release, release);
       to.claims?.releaseAfter(task.done, c.items);
       d.tasks.push(settleBatch(c.no, task.done, join, sink));
@@ -187,7 +184,9 @@ async function classifyInto(
     if (c.t === 'over-budget') d.overBudget++;
     join?.sent(c.row, c.t === 'send' ? c.batch : -1);
   }
-  await decisions.journal();
+  // The decisions of rows after the last batch, unless the run stopped sending (a Ctrl-C, a
+  // stop): rows it decided and never sent are decided again by its resume.
+  if (!ctx.stopped() && !ctx.env.signal?.aborted) await decisions.journal();
 }
 
 /**
@@ -198,15 +197,26 @@ async function classifyInto(
  * paid for them meanwhile), instead of being sent as that attempt decided (chaos campaign).
  */
 function heldDecisions(ctx: BatchContext) {
-  let held: { upTo: number; ranges: [number, number][] }[] = [];
+  const pending: { upTo: number; ranges: [number, number][] }[] = [];
+  let held = 0; // spans handed out so far
+  let journaled = 0; // of them, in order
+  let writing = Promise.resolve();
   return {
     hold(c: { upTo: number; ranges: [number, number][] }): void {
-      held.push({ upTo: c.upTo, ranges: c.ranges });
+      pending.push({ upTo: c.upTo, ranges: c.ranges });
+      held++;
     },
-    async journal(): Promise<void> {
-      const now = held;
-      held = [];
-      for (const h of now) await ctx.journal.append({ t: 'hits', ...h });
+    /** How many spans were handed out so far (a batch's own are among them once it is). */
+    count: (): number => held,
+    /** Journals, in order, the spans up to the `upTo`-th (all by default) not yet journaled. */
+    journal(upTo = held): Promise<void> {
+      writing = writing.then(async () => {
+        for (; journaled < upTo; journaled++) {
+          const h = pending.shift()!;
+          await ctx.journal.append({ t: 'hits', ...h });
+        }
+      });
+      return writing;
     },
   };
 }
