@@ -134,7 +134,12 @@ describe.concurrent('enrich contacts|companies --dry-run (e2e)', () => {
     });
     expect(r.stderr).toMatch(/first_name\s+Name \(split\)\s+Jane \| Wei/);
     expect(r.stderr).toMatch(/last_name\s+Name \(split\)\s+Doe \| Chen/);
-    expect(await readFile(join(dir, 'rejects.csv'), 'utf8')).toContain('Bad,,,invalid,');
+    // In the input's dialect (semicolons), as the output would be.
+    const rejects = await readFile(join(dir, 'rejects.csv'), 'utf8');
+    expect(rejects.split(/\r?\n/)[0]).toBe(
+      'Name;E-mail;Org;enrich_status;enrich_error;enrich_credit_charged;enrich_cached_at;enrich_line',
+    );
+    expect(rejects).toContain('Bad;;;invalid;');
     expect(JSON.parse(await readFile(join(dir, 'map.json'), 'utf8'))).toEqual({
       business_email: 'E-mail',
       company_name: 'Org',
