@@ -206,6 +206,54 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
     );
   });
 
+  describe('a run started after another ended with the rows’ job still running', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a run started only after another ended with the rows’ job still running downloads that job, paying nothing more ($name)',
+      async ({ specOnly }, t) => {
+        // Regression (session 30): a run's claims ended with it, also with its job still
+        // running: a run of another file started after that end sent the rows again (42
+        // credits for 22 rows). Another export's column names: the runs' options differ.
+        const header = CONTACT_HEADER.map((h) =>
+          h === 'Email' ? 'Email Address' : h === 'Company' ? 'Company Name' : h,
+        );
+        const { s, dir, run, warnings } = await rig(t, 1_500, specOnly, header);
+        const first = await whileItsJobRuns(run, { timeoutMs: 300 });
+        expect((await first.done).exitCode).toBe(3); // its job was still running at its --timeout
+        const second = await run(1);
+        expect(second.exitCode).toBe(0);
+        expect(second).toMatchObject({ cacheHits: 20, heldOut: 0 });
+        expect(s.admin.stats().credits_charged).toBe(22);
+        expect(warnings[1]).toContainEqual(
+          expect.stringMatching(
+            /^the run of .*d27\.csv that held rows of this file left 1 job\(s\) not downloaded: downloading them first/,
+          ),
+        );
+        const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+        expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+        // Its job downloaded, the ended run holds nothing more: no claim is left behind.
+        expect(await readdir(join(dir, 'runs', ROW_CLAIMS_DIR)).catch(() => [])).toEqual([]);
+      },
+    );
+  });
+
+  describe('a --no-wait run started after another ended with the rows’ job still running', () => {
+    it.concurrent.for(SANDBOX_MODES)(
+      'a --no-wait run started after another ended with the rows’ job still running leaves those rows to that job; the next run takes them from the cache ($name)',
+      async ({ specOnly }, t) => {
+        const { s, run } = await rig(t, 1_500, specOnly);
+        const first = await whileItsJobRuns(run, { timeoutMs: 300 });
+        expect((await first.done).exitCode).toBe(3);
+        // One look at that job (still running): its rows are left, not sent again.
+        const quick = await run(1, { wait: false });
+        expect(quick).toMatchObject({ heldOut: 20, cacheHits: 0 });
+        await delay(1_600); // the job ends meanwhile
+        const done = await run(1);
+        expect(done).toMatchObject({ exitCode: 0, cacheHits: 20 });
+        expect(s.admin.stats().credits_charged).toBe(22);
+      },
+    );
+  });
+
   describe('rows whose holder gave them back unanswered', () => {
     it.concurrent.for(SANDBOX_MODES)(
       'rows whose holder gave them back unanswered (its batch was refused) are sent by the run that waited, as a journaled refill batch ($name)',

@@ -1,6 +1,17 @@
-import { mkdir, readdir, readFile, stat, symlink, writeFile, appendFile } from 'node:fs/promises';
+import {
+  mkdir,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+  appendFile,
+} from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { keepBatchKeys } from '../../src/pipeline/journal/batch-keys.js';
+import { openJournal } from '../../src/pipeline/journal/journal.js';
 import { acquireLockDir, identityOf } from '../../src/pipeline/journal/run-lock.js';
 import {
   removeFreeRowClaims,
@@ -325,5 +336,87 @@ describe('row claims: one request per row at a time across runs', () => {
     } finally {
       await release();
     }
+  });
+});
+
+describe('row claims of a run that ended with jobs not downloaded (ended-claims.ts)', () => {
+  /** A runs directory with run `r27`, its batch 0 (keys k1, k2) accepted, downloaded when `spooled`. */
+  async function endedRun(spooled: boolean) {
+    const runsDir = await tempDir('enrich-ended-claims-');
+    const j = await openJournal({
+      runsDir,
+      key: 'r27',
+      header: {
+        kind: 'contacts',
+        input: { path: '/d27.csv', size: 1, sha256: 'a'.repeat(64) },
+        options: {},
+        command: 'enrich contacts d27.csv',
+      },
+      restart: false,
+      now: () => 1,
+    });
+    await (
+      await keepBatchKeys(j.dir, '0', ['k1', 'k2'])
+    )();
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 1, count: 2, idem: 'i0' });
+    await j.append({
+      t: 'accepted',
+      batch: '0',
+      job: 'job-0',
+      url: 'http://x/r/job-0',
+      expires: null,
+    });
+    if (spooled)
+      await j.append({
+        t: 'spooled',
+        batch: '0',
+        records: 2,
+        credits: 2,
+        remaining: 10,
+        creditError: false,
+      });
+    await j.close();
+    return { runsDir, dir: join(runsDir, ROW_CLAIMS_DIR) };
+  }
+
+  it('a run that ends with its job running keeps its rows claimed by its run, not waited for; a later run is told so', async () => {
+    const { runsDir, dir } = await endedRun(false);
+    const first = rowClaims({ runsDir, run: 'r27', now: Date.now });
+    await first.claim(['k1', 'k2']);
+    await first.close();
+    // No claims file (its process may exit), but a marker naming its run, with no key in it.
+    expect(await readdir(dir)).toEqual(['r27.ended']);
+    expect((await readFile(join(dir, 'r27.ended'), 'utf8')).trim()).toBe(String(process.pid));
+    const later = rowClaims({ runsDir, run: 'r28', now: Date.now });
+    const held = await later.claim(['k1', 'k3']);
+    expect([...held.entries()]).toEqual([['k1', { pid: process.pid, run: 'r27', ended: true }]]);
+    // Not waited for: its jobs are the waiting run's to settle (settleRuns).
+    const t0 = Date.now();
+    expect((await later.settle(['k1'], Date.now() + 5_000, never)).size).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    // Its own resume is not held back by its own marker.
+    const resumed = rowClaims({ runsDir, run: 'r27', now: Date.now });
+    expect((await resumed.claim(['k2'])).size).toBe(0);
+  });
+
+  it('the claims end once the job is downloaded: the marker goes with them', async () => {
+    const { runsDir, dir } = await endedRun(true);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'r27.ended'), '1\n');
+    const later = rowClaims({ runsDir, run: 'r28', now: Date.now });
+    expect((await later.claim(['k1'])).size).toBe(0);
+    expect(await readdir(dir)).not.toContain('r27.ended');
+  });
+
+  it('a killed run’s claims file leaves its rows claimed by its run; cache clear keeps that marker while its job is not downloaded', async () => {
+    const { runsDir, dir } = await endedRun(false);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `${deadPid()}-dead.claims`), `${deadPid()} \n=r27\n+k1\n`);
+    await removeFreeRowClaims(runsDir);
+    expect(await readdir(dir)).toEqual(['r27.ended']);
+    // Its run gone (retention): the marker goes too.
+    await rm(join(runsDir, 'r27'), { recursive: true });
+    await removeFreeRowClaims(runsDir);
+    expect(await readdir(runsDir)).toEqual([]);
   });
 });

@@ -202,6 +202,12 @@ async function* settleHeld(
     }
     const reheld = await use.claims.claim(unanswered);
     for (const [key, h] of reheld) holders.set(key, h);
+    // Still held by a run that ended, its jobs settled already (its journal could not be
+    // read): left with it, not sent (the next run settles it again).
+    const stuck = (key: string) =>
+      !!reheld.get(key)?.ended && settledRuns.has(reheld.get(key)?.run as string);
+    for (const key of unanswered)
+      if (stuck(key)) settle(key, { heldBy: holders.get(key) as Holder });
     const send = unanswered.filter((key) => !reheld.has(key));
     if (send.length > 0)
       yield {
@@ -211,7 +217,7 @@ async function* settleHeld(
           return { row: e.c.row, item: e.item as BatchItem };
         }),
       };
-    pending = unanswered.filter((key) => reheld.has(key));
+    pending = unanswered.filter((key) => reheld.has(key) && !stuck(key));
   }
 }
 

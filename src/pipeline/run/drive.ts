@@ -253,7 +253,7 @@ function heldRow(
   }
   if (c.heldBy) {
     d.heldOut++;
-    const outcome = noRecords('failed', heldAtTimeout(c.heldBy.pid, timeout));
+    const outcome = noRecords('failed', heldAtTimeout(c.heldBy.pid, timeout, c.heldBy.ended));
     // The second pass reads it from there too (as a cached row's).
     to.resent?.outcomes.set(c.key, outcome);
     to.join?.cached(c.row, outcome);

@@ -127,7 +127,9 @@ export function notFoundYet(jobId: string, until: number): string {
  * A row another enrich process was still sending when this run's time was up: not sent by this
  * one (its answer goes to the results cache, where the next run takes it).
  */
-export function heldAtTimeout(pid: number, timeout: string): string {
+export function heldAtTimeout(pid: number, timeout: string, ended = false): string {
+  if (ended)
+    return `not sent: the job of a run that ended (pid ${pid}) was still looking this row up when this run's time was up (${timeout}); run again to take its answer from the results cache`;
   return `not sent: another enrich process (pid ${pid}) was still looking this row up when this run's time was up (${timeout}); run again to take its answer from the results cache`;
 }
 

@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { EnrichError } from '../../errors.js';
 import { processAlive } from '../../process-alive.js';
 import { acquireLockDir, identityOf } from '../journal/run-lock.js';
+import { endedRuns, markEnded, removeEndedClaims } from './ended-claims.js';
 
 /**
  * One request per row at a time across the bulk runs of a state directory. Two runs of different
@@ -15,7 +16,9 @@ import { acquireLockDir, identityOf } from '../journal/run-lock.js';
  * Each run that reads and fills the cache keeps a claims file in `runs/.row-claims/`: a line
  * naming its process, one naming its run (`=<run key>`), then `+<key>` for each row it is about
  * to send and `-<key>` once that row's answer is committed to the cache (or will never be: its
- * job failed). Rows of a job still running when the run ends stay claimed until it does. A key is the
+ * job failed). Rows of a job still running when the run ends stay claimed until it is
+ * downloaded (by anyone) or expired, also past the run's end and its process's
+ * (ended-claims.ts: a marker naming the run, whose kept batch keys are the claims). A key is the
  * cache's own key of the request (a hash of the service, account, kind, request options and the
  * normalised row), so runs only ever wait for runs that would fill the same cache entry.
  *
@@ -29,8 +32,9 @@ import { acquireLockDir, identityOf } from '../journal/run-lock.js';
  * never waits while holding claims it has not sent: two runs waiting for each other's unsent
  * rows would wait forever), then waits for those claims to end and takes the answers from the
  * cache. When the run holding them ended without their answers (its --timeout came first, or
- * it was killed), its jobs are settled first, as an earlier run's are (earlier-runs.ts): their
- * answers go to the cache. Rows still without an answer are sent then.
+ * it was killed), also before this run started, its jobs are settled first, as an earlier
+ * run's are (earlier-runs.ts): their answers go to the cache. Rows still without an answer
+ * are sent then.
  */
 
 /** The directory of the row claims under a runs directory (hidden: no run of its own). */
@@ -58,6 +62,8 @@ export interface RowClaimsContext {
 export interface Holder {
   pid: number;
   run?: string;
+  /** A run that ended with the row's job not downloaded (not waited for: its jobs are settled). */
+  ended?: boolean;
 }
 
 export interface RowClaims {
@@ -78,7 +84,10 @@ export interface RowClaims {
     deadline: number,
     answered: (key: string) => boolean,
   ): Promise<Map<string, Holder>>;
-  /** Removes this run's claims file (at the run's end). */
+  /**
+   * Removes this run's claims file (at the run's end), once its rows of jobs not downloaded
+   * are kept claimed past it (ended-claims.ts).
+   */
   close(): Promise<void>;
 }
 
@@ -146,9 +155,10 @@ async function readNew(path: string, o: Other): Promise<boolean> {
   }
 }
 
-/** The claims of the other runs in `dir` (all but `own`), as far as read. */
-function otherRuns(dir: string, own: string) {
+/** The claims of the other runs in `dir` (all but `own`, and `run`'s), as far as read. */
+function otherRuns(c: RowClaimsContext, dir: string, own: string) {
   const others = new Map<string, Other>();
+  const ended = endedRuns(c.runsDir, dir, c.run);
   return {
     /** Brings every other run's claims up to date; removes the files of runs gone. */
     async refresh(): Promise<void> {
@@ -167,16 +177,30 @@ function otherRuns(dir: string, own: string) {
         if (!(await readNew(join(dir, n), o))) others.delete(n);
         else if (o.pid !== undefined && !alive(o.pid, o.identity)) {
           others.delete(n);
+          // Killed: the rows of its jobs not downloaded stay claimed, by its run.
+          if (o.run) {
+            await markEnded(c.runsDir, dir, o.run, o.pid, c.now());
+            names.add(`${o.run}.ended`);
+          }
           // Stryker disable next-line ObjectLiteral,BooleanLiteral: the file was just read: there to remove
           await rm(join(dir, n), { force: true });
         }
       }
+      await ended.refresh(names, c.now());
     },
-    /** The live run that holds `key`, if any. */
+    /** Drops the markers of ended runs whose claims ended (their jobs downloaded, by this run or another). */
+    async refreshEnded(): Promise<void> {
+      // Stryker disable next-line ArrowFunction: no directory lists no names either way
+      const names = new Set(await readdir(dir).catch(() => [] as string[]));
+      await ended.refresh(names, c.now()).catch(() => undefined);
+    },
+    /** The live run that holds `key`, if any; else the ended run that does. */
     holderOf(key: string): Holder | undefined {
       for (const o of others.values())
         if (o.keys.has(key)) return { pid: o.pid as number, ...(o.run ? { run: o.run } : {}) };
-      return undefined;
+      const e = ended.holderOf(key);
+      // One whose journal a live process holds (a resume, a run settling it) is waited for.
+      return e && { pid: e.pid, run: e.run, ...(e.live ? {} : { ended: true }) };
     },
   };
 }
@@ -252,7 +276,7 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
   const dir = join(c.runsDir, ROW_CLAIMS_DIR);
   const name = `${process.pid}-${randomBytes(6).toString('hex')}.claims`;
   const path = join(dir, name);
-  const others = otherRuns(dir, name);
+  const others = otherRuns(c, dir, name);
   const mine = new Set<string>();
   let broken = false;
 
@@ -307,7 +331,8 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
         const held = new Map<string, Holder>();
         for (const k of keys) {
           const h = others.holderOf(k);
-          if (h && !answered(k)) held.set(k, h);
+          // An ended holder is not waited for: its jobs are settled (settleRuns).
+          if (h && !h.ended && !answered(k)) held.set(k, h);
         }
         // Stryker disable next-line EqualityOperator: the deadline's last millisecond
         if (held.size === 0 || c.signal?.aborted || c.now() + SETTLE_POLL_MS >= deadline)
@@ -319,6 +344,8 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
 
     async close() {
       mine.clear();
+      if (c.run) await markEnded(c.runsDir, dir, c.run, process.pid, c.now());
+      await others.refreshEnded();
       await file.remove();
     },
   };
@@ -327,18 +354,23 @@ export function rowClaims(c: RowClaimsContext): RowClaims {
 /**
  * Removes the claims files of runs whose process is gone (left by killed runs: a claim is a
  * hash of a row's request, contact data too) and the lock of one, then the directory once
- * empty. Those of runs going on now stay.
+ * empty. Those of runs going on now stay. A killed run's rows of jobs not downloaded stay
+ * claimed by its run's marker (ended-claims.ts: no key in it; its run's kept batch keys go
+ * with the run's retention), and the markers of runs left nothing to download go.
  */
-export async function removeFreeRowClaims(runsDir: string): Promise<void> {
+export async function removeFreeRowClaims(runsDir: string, now = Date.now()): Promise<void> {
   const dir = join(runsDir, ROW_CLAIMS_DIR);
   for (const n of await readdir(dir).catch(() => [] as string[])) {
     if (!n.endsWith('.claims')) continue;
-    // Its first line only: a live million-row run's file holds tens of MB of claims.
-    const head = await firstLine(join(dir, n));
+    // Its first lines only: a live million-row run's file holds tens of MB of claims.
+    const lines = await firstLines(join(dir, n));
+    const head = lines[0];
     // No first line yet: a run writing it now (a file a run killed then left holds no key).
     if (head === undefined) continue;
     const { pid, identity } = headerOf(head);
     if (alive(pid, identity)) continue;
+    const run = lines[1]?.startsWith('=') ? lines[1].slice(1) : undefined;
+    if (run) await markEnded(runsDir, dir, run, pid, now);
     // Stryker disable next-line ObjectLiteral,BooleanLiteral: its first line was just read: there to remove
     await rm(join(dir, n), { force: true });
   }
@@ -348,22 +380,22 @@ export async function removeFreeRowClaims(runsDir: string): Promise<void> {
     () => undefined,
   );
   await release?.();
+  await removeEndedClaims(runsDir, dir, await readdir(dir).catch(() => []), now);
   await rmdir(dir).catch(() => undefined);
 }
 
-/** The first line of a claims file (undefined: gone, or no whole line yet). */
-async function firstLine(path: string): Promise<string | undefined> {
+/** The whole first lines of a claims file, two at most (none: gone, or no whole line yet). */
+async function firstLines(path: string): Promise<string[]> {
   let fh;
   try {
     fh = await open(path, 'r');
   } catch {
-    return undefined;
+    return [];
   }
   // Stryker disable next-line ArrowFunction: a read-only handle left to the garbage collector is not observable
   const close = () => fh.close();
   const buf = Buffer.alloc(512);
   const { bytesRead } = await fh.read(buf, 0, buf.length, 0).finally(close);
   const text = buf.toString('utf8', 0, bytesRead);
-  const end = text.indexOf('\n');
-  return end < 0 ? undefined : text.slice(0, end);
+  return text.split('\n').slice(0, -1).slice(0, 2);
 }

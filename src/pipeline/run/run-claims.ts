@@ -120,8 +120,9 @@ function waitingSaid(
   let said = false;
   return {
     onWaiting: (holder, rows) => {
-      if (!said) onWarning?.(waitingForRows(holder.pid));
-      said = true;
+      // A run that ended is not waited for: settling its jobs says so (earlier-runs.ts).
+      if (!said && !holder.ended) onWarning?.(waitingForRows(holder.pid));
+      said ||= !holder.ended;
       sink.progress.rowsHeldElsewhere = rows;
       sink.emit();
     },
@@ -178,7 +179,10 @@ function refillClaims(
       const left = await waitForRows(held, drive.use, o.answer, (rows) => drive.resend(rows));
       for (const { row, by } of left) {
         // Not sent: failed, saying who held it; the next run takes its answer from the cache.
-        o.resent.outcomes.set(row.item.key, noRecords('failed', heldAtTimeout(by.pid, o.timeout)));
+        o.resent.outcomes.set(
+          row.item.key,
+          noRecords('failed', heldAtTimeout(by.pid, o.timeout, by.ended)),
+        );
         (o.resent.held ??= new Set()).add(row.item.key);
       }
     },
