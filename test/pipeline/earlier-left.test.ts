@@ -1,10 +1,11 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keepBatchKeys } from '../../src/pipeline/journal/batch-keys.js';
 import { openJournal } from '../../src/pipeline/journal/journal.js';
 import { earlierLeft, withEarlierLeft } from '../../src/pipeline/run/earlier-left.js';
+import { ROW_CLAIMS_DIR } from '../../src/pipeline/run/row-claims.js';
 import type { CachedAnswer, ResultsCache } from '../../src/pipeline/types.js';
 
 // What earlier runs leave to a new run's start, as its dry run reads it (earlier-left.ts): the
@@ -87,6 +88,31 @@ describe('earlierLeft', () => {
     await keepBatchKeys(j2.dir, '0', ['from-stdin']);
     await j2.close();
     expect(await earlierLeft({ ...c, budgetMs: -1, input: { path: '-' } })).toEqual(none);
+  });
+
+  it('takes the keys of jobs not downloaded of a run that ended holding rows (its marker), whatever its options', async () => {
+    const runsDir = await mkdtemp(join(tmpdir(), 'enrich-left-'));
+    const other = { ...options, metadata: { mapping: 'Email Address' } };
+    const j = await earlierRun(runsDir, 'r27', '/data/d27.csv', other);
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i0' });
+    await keepBatchKeys(j.dir, '0', ['k27']);
+    await j.append({ t: 'accepted', batch: '0', job: 'job-0', url: 'http://x/0', expires: null });
+    await j.close();
+    const c = {
+      runsDir,
+      key: 'r28',
+      kind: 'contacts',
+      options,
+      input: { path: '/data/d28.csv' },
+      now: 1_000,
+    };
+    // Other options, and no marker: not this run's to settle.
+    expect(await earlierLeft(c)).toEqual({ inJobs: new Set(), unanswered: new Map() });
+    await mkdir(join(runsDir, ROW_CLAIMS_DIR));
+    await writeFile(join(runsDir, ROW_CLAIMS_DIR, 'r27.ended'), '1\n');
+    expect(await earlierLeft(c)).toEqual({ inJobs: new Set(['k27']), unanswered: new Map() });
+    // Its own marker is no other run's (a resume of it).
+    expect((await earlierLeft({ ...c, key: 'r27' })).inJobs).toEqual(new Set());
   });
 
   it('the view answers a job’s request as fresh (told apart), and a lost one as a mark (over an older answer too)', () => {

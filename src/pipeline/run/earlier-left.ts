@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { batchKeys } from '../journal/batch-keys.js';
 import { earlierRunsOf, peekRun } from '../journal/journal.js';
@@ -5,6 +6,8 @@ import { runLockInUse } from '../journal/run-lock.js';
 import type { CachedAnswer, ResultsCache } from '../types.js';
 import { marked } from './cache-use.js';
 import { notDownloaded, OTHER_FILES_BUDGET_MS, unanswered } from './earlier-runs.js';
+import { ENDED_SUFFIX, endedRunKeys } from './ended-claims.js';
+import { ROW_CLAIMS_DIR } from './row-claims.js';
 
 /**
  * What the earlier runs of other files (and of this file before it changed) leave to a new
@@ -60,7 +63,21 @@ export async function earlierLeft(c: EarlierLeftContext): Promise<EarlierLeft> {
     for (const b of lost)
       for (const k of await batchKeys(dir, b.id)) left.unanswered.set(k, b.sentAt ?? c.now);
   }
+  await endedLeft(c, left.inJobs);
   return left;
+}
+
+/**
+ * Adds the rows runs of any options hold past their end (ended-claims.ts): the real run finds
+ * them claimed, and settles those runs' jobs before it would send them.
+ */
+async function endedLeft(c: EarlierLeftContext, inJobs: Set<string>): Promise<void> {
+  const dir = join(c.runsDir, ROW_CLAIMS_DIR);
+  for (const n of await readdir(dir).catch(() => [] as string[])) {
+    if (!n.endsWith(ENDED_SUFFIX) || n === `${c.key}${ENDED_SUFFIX}`) continue;
+    const run = n.slice(0, -ENDED_SUFFIX.length);
+    for (const k of await endedRunKeys(c.runsDir, run, c.now)) inJobs.add(k);
+  }
 }
 
 /**
