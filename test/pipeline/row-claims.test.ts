@@ -408,6 +408,19 @@ describe('row claims of a run that ended with jobs not downloaded (ended-claims.
     expect(await readdir(dir)).not.toContain('r27.ended');
   });
 
+  it('a killed run’s claims file, found by a run claiming rows, leaves those of its jobs not downloaded claimed by its run', async () => {
+    const { runsDir, dir } = await endedRun(false);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `${deadPid()}-dead.claims`), `${deadPid()} \n=r27\n+k1\n+k9\n`);
+    const later = rowClaims({ runsDir, run: 'r28', now: Date.now });
+    const held = await later.claim(['k1', 'k2', 'k9']);
+    // k9 was claimed, never sent (no batch of it kept): free.
+    expect([...held.keys()]).toEqual(['k1', 'k2']);
+    expect(held.get('k1')).toEqual({ pid: deadPid(), run: 'r27', ended: true });
+    expect(await readdir(dir)).toContain('r27.ended');
+    expect((await readdir(dir)).filter((n) => n.endsWith('.claims'))).toHaveLength(1);
+  });
+
   it('a killed run’s claims file leaves its rows claimed by its run; cache clear keeps that marker while its job is not downloaded', async () => {
     const { runsDir, dir } = await endedRun(false);
     await mkdir(dir, { recursive: true });
