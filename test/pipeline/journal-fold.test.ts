@@ -128,6 +128,45 @@ describe('reading a journal back', () => {
     expect(state?.hits).toEqual({ upTo: 3, ranges: [[0, 1]] });
   });
 
+  it('folds the exit code a finished run journaled (whether it is started over depends on it), and none for an earlier build', () => {
+    const done = (exit?: number) =>
+      foldEvents([
+        JSON.parse(runLine) as JournalEvent,
+        { t: 'done', at: 3, output: '/data/out.csv', ...(exit === undefined ? {} : { exit }) },
+      ])?.done;
+    expect(done(0)).toEqual({ at: 3, output: '/data/out.csv', exit: 0 });
+    expect(done(3)).toEqual({ at: 3, output: '/data/out.csv', exit: 3 });
+    // Not known: no exit at all, not one that reads as "undefined".
+    expect(done()).toStrictEqual({ at: 3, output: '/data/out.csv' });
+    expect(done()).not.toHaveProperty('exit');
+  });
+
+  it('folds the accounts that took the run over, in order, and none for a run never taken over', () => {
+    const adopted = (accounts: string[]) =>
+      foldEvents([
+        JSON.parse(runLine) as JournalEvent,
+        ...accounts.map((account, i): JournalEvent => ({ t: 'adopted', account, at: 2 + i })),
+      ])?.adopted;
+    expect(adopted(['acct-b', 'acct-c'])).toEqual(['acct-b', 'acct-c']);
+    expect(adopted(['acct-b'])).toEqual(['acct-b']);
+    expect(adopted([])).toBeUndefined();
+  });
+
+  it('folds the refill batches in the order they were journaled, as no batch of their own (a resume rebuilds them from it)', () => {
+    const state = foldEvents([
+      JSON.parse(runLine) as JournalEvent,
+      { t: 'refill', batch: 'g1', rows: [3, 5], at: 2 },
+      JSON.parse(submitLine('0')) as JournalEvent,
+      { t: 'refill', batch: 'g2', rows: [8], at: 3 },
+    ]);
+    expect(state?.refills).toEqual([
+      { batch: 'g1', rows: [3, 5] },
+      { batch: 'g2', rows: [8] },
+    ]);
+    expect([...(state?.batches.keys() ?? [])]).toEqual(['0']);
+    expect(foldEvents([JSON.parse(runLine) as JournalEvent])?.refills).toBeUndefined();
+  });
+
   it('a resumed journal with a blank line in the middle keeps every event after it', async () => {
     const dir = await runsDir();
     await mkdir(join(dir, 'k'));

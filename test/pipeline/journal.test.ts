@@ -16,6 +16,7 @@ import {
   openJournal,
   parseJournal,
   runKey,
+  sameInput,
 } from '../../src/pipeline/journal/journal.js';
 
 const input = { path: '/data/leads.csv', size: 120, sha256: 'ab'.repeat(32) };
@@ -35,6 +36,24 @@ describe('runKey', () => {
     expect(runKey('contacts', { ...input, sha256: 'cd'.repeat(32) }, { a: 1, b: 2 })).not.toBe(a);
     expect(runKey('companies', input, { a: 1, b: 2 })).not.toBe(a);
     expect(runKey('contacts', input, { a: 1, b: 3 })).not.toBe(a);
+  });
+});
+
+describe('sameInput', () => {
+  it('is one file read the same way: another sheet or encoding of it is another input; stdin never is', () => {
+    // A run of another sheet (or read in another encoding) holds other rows: taking it for the
+    // same input would serve (or take over) its answers for rows it never looked up.
+    const a = { ...input, path: '/data/leads.xlsx', sheet: 'Q1', encoding: 'latin1' };
+    expect(sameInput(a, { ...a })).toBe(true);
+    expect(sameInput(input, { ...input })).toBe(true);
+    expect(sameInput(a, { ...a, sheet: 'Q2' })).toBe(false);
+    expect(sameInput(a, { ...a, sheet: undefined })).toBe(false);
+    expect(sameInput(a, { ...a, encoding: 'windows-1252' })).toBe(false);
+    expect(sameInput(a, { ...a, encoding: undefined })).toBe(false);
+    expect(sameInput(a, { ...a, path: '/data/other.xlsx' })).toBe(false);
+    expect(sameInput(a, { ...a, size: a.size + 1 })).toBe(false);
+    expect(sameInput(a, { ...a, sha256: 'cd'.repeat(32) })).toBe(false);
+    expect(sameInput({ ...input, path: '-' }, { ...input, path: '-' })).toBe(false);
   });
 });
 
@@ -143,6 +162,10 @@ describe('journal', () => {
       location: { file: j.path, line: 2 },
       message: expect.stringMatching(
         /is damaged: line 2 is not a journal event, and events follow it/,
+      ),
+      // The way out names the line, and warns that what follows it may be paid for already.
+      hint: expect.stringMatching(
+        /^Nothing was sent\. .*mend or delete line 2 \(the events after it may be jobs already paid for\).*restart, which sends and pays for every row again\.$/,
       ),
     });
     // The accepted job after it is kept for the user to mend; blank lines after a torn end
