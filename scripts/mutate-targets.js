@@ -80,6 +80,7 @@ export const TARGETS = [
       'test/pipeline/journal-guards.test.ts',
       'test/pipeline/journal-fold.test.ts',
       'test/pipeline/journal-state-errors.test.ts',
+      'test/pipeline/journal-start-over.test.ts',
       'test/pipeline/jobs.test.ts',
       'test/pipeline/expiry-schedule.test.ts',
       'test/pipeline/earlier-runs.test.ts',
