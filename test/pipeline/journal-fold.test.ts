@@ -9,6 +9,7 @@ import {
   listRuns,
   openJournal,
   parseJournal,
+  peekRun,
   runKey,
   type JournalEvent,
 } from '../../src/pipeline/journal/journal.js';
@@ -48,6 +49,30 @@ describe('reading a journal back', () => {
       'run',
       'submit',
     ]);
+  });
+
+  it('a line that is JSON but no event (damage that parses, an edit) is damage like any other, never an event', async () => {
+    // It was taken for an event: folding it threw a TypeError, so a new run of any file crashed
+    // peeking at this one, `jobs list` left the run out, and resuming it was an internal error.
+    for (const junk of ['null', '5', '"x"', '[1]', '{}', '{"t":1}']) {
+      const text = `${runLine}\n${junk}\n${submitLine('0')}\n`;
+      expect(parseJournal(text).map((e) => e.t)).toEqual(['run', 'submit']);
+      const dir = await runsDir();
+      await mkdir(join(dir, 'k'));
+      const path = join(dir, 'k', 'journal.jsonl');
+      await writeFile(path, text);
+      expect((await peekRun(dir, 'k'))?.batches.has('0')).toBe(true);
+      expect((await listRuns(dir)).map((r) => r.key)).toEqual(['k']);
+      await expect(
+        openJournal({ runsDir: dir, key: 'k', header, restart: false, now }),
+      ).rejects.toMatchObject({ code: 'JOURNAL_DAMAGED', location: { file: path, line: 2 } });
+      // As the last line, it is a torn end: cut, and the run resumed.
+      await writeFile(path, `${runLine}\n${submitLine('0')}\n${junk}`);
+      const j = await openJournal({ runsDir: dir, key: 'k', header, restart: false, now });
+      await j.close();
+      expect(j.resumed).toBe(true);
+      expect(await readFile(path, 'utf8')).toBe(`${runLine}\n${submitLine('0')}\n`);
+    }
   });
 
   it('folds the verification events of verify-emails into one table, the last word on an address winning', () => {

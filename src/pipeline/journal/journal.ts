@@ -252,22 +252,28 @@ export function foldEvents(events: JournalEvent[]): RunState | undefined {
 }
 
 /**
- * Parses journal text; a line that is not JSON is skipped: a torn last line from a crash, or
- * a line damaged before the end. A run never resumes such a journal (readJournal refuses it,
- * JOURNAL_DAMAGED), but what reads it for a listing or a sweep (`jobs list`, settling, retention)
- * sees the events after the damage, which may be jobs already paid for.
+ * Parses journal text; a line that is no event is skipped: a blank one, a torn last line from a
+ * crash, or a line damaged before the end. A run never resumes such a journal (readJournal
+ * refuses it, JOURNAL_DAMAGED), but what reads it for a listing or a sweep (`jobs list`,
+ * settling, retention) sees the events after the damage, which may be jobs already paid for.
  */
 export function parseJournal(text: string): JournalEvent[] {
-  const events: JournalEvent[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      events.push(JSON.parse(line) as JournalEvent);
-    } catch {
-      continue;
-    }
+  return text.split('\n').flatMap((line) => parseEvent(line) ?? []);
+}
+
+/**
+ * The event a journal line holds; undefined for a line that is not JSON (blank, torn, damaged)
+ * or JSON of no event (damage that happens to parse, an edit), which folding would trip over.
+ */
+function parseEvent(line: string): JournalEvent | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    // not JSON: no event
   }
-  return events;
+  const type = (value as { t?: unknown } | null | undefined)?.t;
+  return typeof type === 'string' ? (value as JournalEvent) : undefined;
 }
 
 /** An open journal: append events durably, read the folded state. */
@@ -517,11 +523,11 @@ async function readJournal(
 }
 
 /**
- * Where appending may start: after the last line that parsed (what parseJournal trusts).
+ * Where appending may start: after the last event (what parseJournal trusts).
  * A torn tail is cut off; a last event whose newline was lost gets it back (its event
  * counts: it may be a job the service accepted). A crash tears only the last line (a torn
- * tail is cut before anything is appended), so a line that does not parse with events after
- * it is damage, not a crash: `damagedLine` names it (1-based), and nothing is cut, since the
+ * tail is cut before anything is appended), so a line that is no event with events after it
+ * is damage, not a crash: `damagedLine` names it (1-based), and nothing is cut, since the
  * events after it may be jobs the service accepted and charged for.
  */
 function trustedEnd(text: string): { tornAt?: number; newline?: boolean; damagedLine?: number } {
@@ -532,9 +538,10 @@ function trustedEnd(text: string): { tornAt?: number; newline?: boolean; damaged
     const nl = text.indexOf('\n', at);
     lineNo += 1;
     // Stryker disable next-line EqualityOperator: nl is 0 only for a journal that starts with a newline (never written)
-    const line = text.slice(at, nl < 0 ? text.length : nl);
-    if (line.trim() !== '' && !parses(line)) {
-      if (nl >= 0 && text.slice(nl + 1).trim() !== '') return { damagedLine: lineNo };
+    const stop = nl < 0 ? text.length : nl;
+    const line = text.slice(at, stop);
+    if (line.trim() !== '' && parseEvent(line) === undefined) {
+      if (text.slice(stop + 1).trim() !== '') return { damagedLine: lineNo };
       break;
     }
     // Stryker disable next-line EqualityOperator,ConditionalExpression,MethodExpression,StringLiteral: a newline after a blank unterminated tail only adds a blank line, which readers skip
@@ -543,15 +550,6 @@ function trustedEnd(text: string): { tornAt?: number; newline?: boolean; damaged
   }
   // Stryker disable next-line ConditionalExpression: cutting at the end cuts nothing
   return end === text.length ? {} : { tornAt: Buffer.byteLength(text.slice(0, end)) };
-}
-
-function parses(line: string): boolean {
-  try {
-    JSON.parse(line);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A journal with a line that is not JSON before other events: never cut, never resumed. */
