@@ -1,3 +1,4 @@
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import {
   parseJournal,
   peekRun,
   runKey,
+  runsMatching,
   type JournalEvent,
 } from '../../src/pipeline/journal/journal.js';
 
@@ -315,4 +317,66 @@ describe('reading a journal back', () => {
     expect(await earlierRunsOf(dir, 'new', other)).toHaveLength(6);
     expect(await earlierRunsOf(dir, 'new', { ...run, options: { top: 2 } })).toEqual([]);
   });
+
+  it('runsMatching offers its matcher the header of each run a fold finds, and only those', async () => {
+    const dir = await runsDir();
+    const j = await openJournal({ runsDir: dir, key: 'run', header, restart: false, now });
+    await j.append({ t: 'submit', batch: '0', first: 0, last: 0, count: 1, idem: 'i0' });
+    await j.close();
+    const headerOf = (run: string, at: number) =>
+      JSON.stringify({ t: 'run', v: 1, run, nonce: 'n', at, ...header });
+    const odd: Record<string, string | undefined> = {
+      'no-journal': undefined,
+      'a-dir': undefined,
+      // A run being made: its journal there, its header not yet written.
+      empty: '',
+      'submit-first': `${submitLine('0')}\n${headerOf('submit-first', 2)}\n`,
+      // The header alone, its newline lost (a crash right after writing it): still a run.
+      'no-newline': headerOf('no-newline', 3),
+      // Damaged after its header: its header is all that is read.
+      'damaged-later': `${headerOf('damaged-later', 4)}\n{"t":"sub\n${submitLine('1')}\n`,
+      // Lines that are no event before the header: a fold skips them (a resume refuses them).
+      'damaged-first': `{"t":"run","v":1,\n${headerOf('damaged-first', 6)}\n`,
+      'no-event-first': `null\n\n${headerOf('no-event-first', 7)}\n`,
+    };
+    for (const [name, text] of Object.entries(odd)) {
+      await mkdir(join(dir, name));
+      if (name === 'a-dir') await mkdir(join(dir, name, 'journal.jsonl'));
+      else if (text !== undefined) await writeFile(join(dir, name, 'journal.jsonl'), text);
+    }
+    const found = await runsMatching(dir, 'new', () => true);
+    expect(found.map((h) => [h.t, h.run, h.at])).toEqual([
+      ['run', 'no-event-first', 7],
+      ['run', 'damaged-first', 6],
+      ['run', 'run', 5],
+      ['run', 'damaged-later', 4],
+      ['run', 'no-newline', 3],
+    ]);
+    for (const name of ['run', ...Object.keys(odd)]) {
+      const peeked = (await peekRun(dir, name))?.header;
+      expect(peeked, name).toEqual(found.find((h) => h.run === name));
+    }
+    expect(await runsMatching(dir, 'run', (h) => h.run === 'run')).toEqual([]);
+  });
+
+  it.skipIf(!existsSync('/proc/self/fd'))(
+    'reading the headers of every run leaves none of their journals open (a sweep of many would run out of files)',
+    async () => {
+      const dir = await runsDir();
+      for (const key of ['a', 'b', 'c']) {
+        const j = await openJournal({ runsDir: dir, key, header, restart: false, now });
+        await j.close();
+      }
+      const openIn = () =>
+        readdirSync('/proc/self/fd').filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir);
+          } catch {
+            return false; // closed meanwhile (the listing's own descriptor)
+          }
+        });
+      expect(await earlierRunsOf(dir, 'new', { kind: 'contacts', options: {} })).toHaveLength(3);
+      expect(openIn()).toEqual([]);
+    },
+  );
 });

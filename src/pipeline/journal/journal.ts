@@ -258,7 +258,15 @@ export function foldEvents(events: JournalEvent[]): RunState | undefined {
  * settling, retention) sees the events after the damage, which may be jobs already paid for.
  */
 export function parseJournal(text: string): JournalEvent[] {
-  return text.split('\n').flatMap((line) => parseEvent(line) ?? []);
+  return [...eventsOf(text)];
+}
+
+/** The events of journal text, in order, parsed as they are asked for (see parseJournal). */
+function* eventsOf(text: string): Generator<JournalEvent, void> {
+  for (const line of text.split('\n')) {
+    const event = parseEvent(line);
+    if (event) yield event;
+  }
 }
 
 /**
@@ -421,13 +429,9 @@ export async function discardNewIfThrows<T>(journal: Journal, step: Promise<T>):
 
 /** Empties a run's directory to start it over, keeping the lock this process holds (and the start file beside it). */
 async function clearRun(dir: string): Promise<void> {
-  const entries = await readdir(dir);
-  await Promise.all(
-    entries
-      .filter((e) => e !== 'lock' && !e.startsWith('lock.'))
-      // Stryker disable next-line BooleanLiteral: force only matters for an entry removed meanwhile (readdir just listed it)
-      .map((e) => rm(join(dir, e), { recursive: true, force: true })),
-  );
+  const doomed = (await readdir(dir)).filter((e) => e !== 'lock' && !e.startsWith('lock.'));
+  // Stryker disable next-line BooleanLiteral: force only matters for an entry removed meanwhile (readdir just listed it)
+  await Promise.all(doomed.map((e) => rm(join(dir, e), { recursive: true, force: true })));
 }
 
 /**
@@ -668,7 +672,7 @@ export interface JournaledRun {
  * included), newest first, by their headers (`run` is each one's key): those of the same input
  * path read another content (the file changed since); those of other files (a dated export, a
  * copy) may hold rows this run holds too. Their jobs paid for rows this run may send again.
- * Reads only the first line of each journal.
+ * Reads only the start of each journal.
  */
 export async function earlierRunsOf(
   runsDir: string,
@@ -683,7 +687,7 @@ export async function earlierRunsOf(
   );
 }
 
-/** The runs under `runsDir` but `key` whose header `match` accepts, newest first (first lines only). */
+/** The runs under `runsDir` but `key` whose header `match` accepts, newest first (journals' starts only). */
 export async function runsMatching(
   runsDir: string,
   key: string,
@@ -717,25 +721,25 @@ export function hasJournal(runsDir: string, key: string): Promise<boolean> {
   );
 }
 
-/** The `run` event a journal starts with, read from its first line only. */
+/**
+ * The `run` event a journal starts with, as a fold finds it (its first event), read from its
+ * first 64 KB only: a sweep of every run reads no whole journal.
+ */
 async function readHeader(path: string): Promise<Extract<JournalEvent, { t: 'run' }> | undefined> {
   let fh: FileHandle | undefined;
+  let text: string;
   try {
     fh = await open(path, 'r');
     const buf = Buffer.alloc(64 * 1024);
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    const text = buf.subarray(0, bytesRead).toString('utf8');
-    const end = text.indexOf('\n');
-    const event = JSON.parse(end < 0 ? text : text.slice(0, end)) as JournalEvent;
-    // Stryker disable next-line ConditionalExpression: a first line that is no run header has no kind and options to match (earlierRunsOf)
-    return event.t === 'run' ? event : undefined;
-    // Stryker disable next-line BlockStatement: an empty catch falls through to the same `undefined`
+    text = buf.subarray(0, bytesRead).toString('utf8');
   } catch {
-    return undefined; // not a run directory, or a journal cut short
-    // Stryker disable next-line BlockStatement: a read-only handle left to the garbage collector is not observable
+    return undefined; // not a run directory, or a journal that cannot be read
   } finally {
-    await fh?.close();
+    await fh?.close(); // a sweep reads every run's: one left open each would run out of files
   }
+  const first = eventsOf(text).next().value;
+  return first?.t === 'run' ? first : undefined;
 }
 
 /** Lists every journaled run under `runsDir`, newest first: by when each started (its header), then its last change. */
