@@ -556,7 +556,7 @@ function trustedEnd(text: string): { tornAt?: number; newline?: boolean; damaged
   return end === text.length ? {} : { tornAt: Buffer.byteLength(text.slice(0, end)) };
 }
 
-/** A journal with a line that is not JSON before other events: never cut, never resumed. */
+/** A journal with a line that is no event before other events: never cut, never resumed. */
 function damagedLine(path: string, line: number): EnrichError {
   return new EnrichError(
     'JOURNAL_DAMAGED',
