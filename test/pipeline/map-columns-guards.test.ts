@@ -1,36 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
-import { EnrichError } from '../../src/errors.js';
-import {
-  detectMapping,
-  mappingToJson,
-  resolveColumn,
-  type BulkKind,
-} from '../../src/pipeline/mapping/map-columns.js';
+import { detectMapping, resolveColumn } from '../../src/pipeline/mapping/map-columns.js';
+import { failure, mapped } from '../helpers/mapping.js';
 
 /**
  * The rules of column detection at their edges: which column a name finds, the shares of fitting
  * values a column needs, what a hand mapping settles, and when another kind is suggested. Each
  * test names the behaviour a mutant of `map-columns.ts` broke without a test failing.
  */
-function mapped(
-  kind: BulkKind,
-  header: string[],
-  samples: string[][] = [],
-  overrides?: Record<string, string>,
-) {
-  return mappingToJson(detectMapping(kind, header, samples, overrides), header);
-}
-
-function failure(fn: () => unknown): EnrichError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(EnrichError);
-    return err as EnrichError;
-  }
-  throw new Error('expected an error');
-}
 
 /** One column of `n` samples: `k` of `fit`, the rest `other`. */
 const column = (n: number, k: number, fit: string, other: string) =>

@@ -3,34 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
-import { EnrichError } from '../../src/errors.js';
 import {
   detectMapping,
   loadMapping,
   mappingToJson,
   saveMapping,
-  type BulkKind,
 } from '../../src/pipeline/mapping/map-columns.js';
-
-/** Detects a mapping and returns it as field -> column name. */
-function mapped(
-  kind: BulkKind,
-  header: string[],
-  samples: string[][] = [],
-  overrides?: Record<string, string>,
-) {
-  return mappingToJson(detectMapping(kind, header, samples, overrides), header);
-}
-
-function failure(fn: () => unknown): EnrichError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(EnrichError);
-    return err as EnrichError;
-  }
-  throw new Error('expected an error');
-}
+import { failure, mapped } from '../helpers/mapping.js';
 
 describe('detectMapping: header sets from real exports (contacts)', () => {
   it('HubSpot', () => {

@@ -1,26 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { CLI_WORDS } from '../../src/cli/commands/bulk/resolve.js';
 import { VERIFY_WORDS } from '../../src/cli/commands/verify-emails/flags.js';
-import { EnrichError } from '../../src/errors.js';
 import { detectMapping, resolveColumn } from '../../src/pipeline/mapping/map-columns.js';
 import type { RunWords } from '../../src/pipeline/types.js';
 import { LIBRARY_WORDS } from '../../src/pipeline/words.js';
-
-/**
- * The mapping's messages name fields and the way out through the caller's words: `fieldName`
- * (verify-emails maps one column and calls it `email`, never `business_email`) and `mappingFile`
- * (verify-emails has no mapping file, so no hint to re-create one). The contacts and companies
- * commands keep their messages word for word.
- */
-function failure(fn: () => unknown): EnrichError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(EnrichError);
-    return err as EnrichError;
-  }
-  throw new Error('expected an error');
-}
+import { failure } from '../helpers/mapping.js';
 
 /** Words that name every field in capitals, so each message shows which names went through them. */
 const LOUD: RunWords = { ...CLI_WORDS, fieldName: (field) => field.toUpperCase() };
