@@ -379,8 +379,8 @@ export async function openJournal(opts: {
     },
     async close() {
       await Promise.all([tail, flushed].map((p) => p.catch(() => undefined)));
-      await handle.close();
-      await unlock();
+      // The lock goes even when the file will not close: the same job is not refused after.
+      await handle.close().finally(unlock);
     },
   };
 }
