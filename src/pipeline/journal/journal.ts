@@ -362,10 +362,14 @@ export async function openJournal(opts: {
       appended = true;
       const full = { ...event, at: opts.now() } as JournalEvent;
       applyEvent(live, full);
-      // Lines are written in order, never interleaved; durable ones wait for the disk (a flush
-      // begun after they were written), without holding up the lines written after them.
-      const written = (tail = tail.then(() => writeAll(handle, `${JSON.stringify(full)}\n`)));
-      const settled = options?.durable ? (flushed = written.then(flush)) : written;
+      // Lines are written in order, never interleaved; durable ones wait for the disk, and the
+      // lines after them wait for it too (a bulk run's submissions keep their pace: see
+      // jobs-in-flight.test.ts "adaptive…", which letting them overtake the flushes broke).
+      const written = (tail = tail.then(async () => {
+        await writeAll(handle, `${JSON.stringify(full)}\n`);
+        if (options?.durable) await flush();
+      }));
+      const settled = options?.durable ? (flushed = written) : written;
       return settled.catch((err) => {
         // A full disk or a removed state directory is the user's to mend (FILE_SYSTEM).
         throw isErrno(err) ? fsStateError(path, err) : journalError(path, err);
@@ -388,8 +392,8 @@ export async function openJournal(opts: {
 /**
  * A flush of `handle` shared by all who ask while one is under way (a group commit): each call
  * resolves after a `datasync` that began after the call, so it covers everything written before
- * it, and the calls that arrive during one flush share the next. Sixteen addresses verified at
- * once wait for two flushes, not sixteen in a row.
+ * it, and the calls that arrive during one flush share the next. The journal asks for it after
+ * each durable line, in its line order (one flush at a time); `close` waits for the last.
  */
 export function sharedFlush(handle: Pick<FileHandle, 'datasync'>): () => Promise<void> {
   let running: Promise<void> | undefined;
