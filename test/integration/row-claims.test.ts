@@ -176,32 +176,40 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
     );
   });
 
+  /**
+   * d27 run with a --timeout that ends it while its job runs; d28 (another export's column
+   * names: the runs' options differ, the cache entries do not) started while it still runs, or
+   * only once it ended. Either way d28 downloads that job, paying for its own 2 rows alone.
+   */
+  async function afterHolderTimedOut(t: Ctx, specOnly: boolean, startsAfterItEnded: boolean) {
+    const header = CONTACT_HEADER.map((h) =>
+      h === 'Email' ? 'Email Address' : h === 'Company' ? 'Company Name' : h,
+    );
+    const { s, dir, run, warnings } = await rig(t, 1_500, specOnly, header);
+    const first = await whileItsJobRuns(run, { timeoutMs: 300 });
+    const ended = startsAfterItEnded ? await first.done : undefined;
+    const second = await run(1);
+    expect((ended ?? (await first.done)).exitCode).toBe(3); // its job was still running at its --timeout
+    expect(second.exitCode).toBe(0);
+    expect(second).toMatchObject({ cacheHits: 20, heldOut: 0 });
+    expect(s.admin.stats().credits_charged).toBe(22);
+    expect(warnings[1]).toContainEqual(
+      expect.stringMatching(
+        /^the run of .*d27\.csv that held rows of this file left 1 job\(s\) not downloaded: downloading them first/,
+      ),
+    );
+    const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
+    expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+    return dir;
+  }
+
   describe('a run whose time was up with the rows’ job still running', () => {
     it.concurrent.for(SANDBOX_MODES)(
       'a run whose time was up with the rows’ job still running keeps them claimed; the run waiting for them then downloads that job, paying nothing more ($name)',
       async ({ specOnly }, t) => {
         // Regression (first version): the holder gave its rows back at its --timeout, and the
         // run waiting for them sent them again: 42 credits for 22 distinct rows.
-        // Another export's column names: the runs' options differ, the cache entries do not.
-        const header = CONTACT_HEADER.map((h) =>
-          h === 'Email' ? 'Email Address' : h === 'Company' ? 'Company Name' : h,
-        );
-        const { s, dir, run, warnings } = await rig(t, 1_500, specOnly, header);
-        const first = await whileItsJobRuns(run, {
-          timeoutMs: 300,
-        });
-        const second = await run(1);
-        expect((await first.done).exitCode).toBe(3); // its job was still running at its --timeout
-        expect(second.exitCode).toBe(0);
-        expect(second).toMatchObject({ cacheHits: 20, heldOut: 0 });
-        expect(s.admin.stats().credits_charged).toBe(22);
-        expect(warnings[1]).toContainEqual(
-          expect.stringMatching(
-            /^the run of .*d27\.csv that held rows of this file left 1 job\(s\) not downloaded: downloading them first/,
-          ),
-        );
-        const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
-        expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+        await afterHolderTimedOut(t, specOnly, false);
       },
     );
   });
@@ -212,24 +220,8 @@ describe('two bulk runs at once pay once for the rows their files share', () => 
       async ({ specOnly }, t) => {
         // Regression (session 30): a run's claims ended with it, also with its job still
         // running: a run of another file started after that end sent the rows again (42
-        // credits for 22 rows). Another export's column names: the runs' options differ.
-        const header = CONTACT_HEADER.map((h) =>
-          h === 'Email' ? 'Email Address' : h === 'Company' ? 'Company Name' : h,
-        );
-        const { s, dir, run, warnings } = await rig(t, 1_500, specOnly, header);
-        const first = await whileItsJobRuns(run, { timeoutMs: 300 });
-        expect((await first.done).exitCode).toBe(3); // its job was still running at its --timeout
-        const second = await run(1);
-        expect(second.exitCode).toBe(0);
-        expect(second).toMatchObject({ cacheHits: 20, heldOut: 0 });
-        expect(s.admin.stats().credits_charged).toBe(22);
-        expect(warnings[1]).toContainEqual(
-          expect.stringMatching(
-            /^the run of .*d27\.csv that held rows of this file left 1 job\(s\) not downloaded: downloading them first/,
-          ),
-        );
-        const rows = parseCsv(await readFile(join(dir, 'out28.csv'), 'utf8')).slice(1);
-        expect(rows.filter((r) => r[CONTACT_HEADER.length] === 'enriched')).toHaveLength(22);
+        // credits for 22 rows).
+        const dir = await afterHolderTimedOut(t, specOnly, true);
         // Its job downloaded, the ended run holds nothing more: no claim is left behind.
         expect(await readdir(join(dir, 'runs', ROW_CLAIMS_DIR)).catch(() => [])).toEqual([]);
       },
