@@ -9,7 +9,6 @@ import {
   hasJournal,
   listRuns,
   openJournal,
-  sharedFlush,
   type Journal,
 } from '../../src/pipeline/journal/journal.js';
 import { startBatch } from '../../src/pipeline/run/batch-task.js';
@@ -139,75 +138,6 @@ describe('durable appends', () => {
   });
 });
 
-/** A handle whose flushes end when the test says: `ends[i]()` ends the i-th, `fails[i]()` fails it. */
-function heldFlushes() {
-  const ends: (() => void)[] = [];
-  const fails: ((e: Error) => void)[] = [];
-  const handle = {
-    datasync: () =>
-      new Promise<void>((resolve, reject) => {
-        ends.push(resolve);
-        fails.push(reject);
-      }),
-  };
-  return { handle, ends, fails };
-}
-
-/** What each promise came to, once the microtasks queued so far have run. */
-async function states(ps: Promise<void>[]): Promise<string[]> {
-  const seen = ps.map(() => 'waiting');
-  ps.forEach((p, i) =>
-    p.then(
-      () => (seen[i] = 'flushed'),
-      (e: Error) => (seen[i] = e.message),
-    ),
-  );
-  await new Promise((r) => setImmediate(r));
-  return seen;
-}
-
-describe('a flush shared by those who ask during one (sharedFlush)', () => {
-  it('ends each call after a flush that began after it; calls during a flush share the next one', async () => {
-    const { handle, ends } = heldFlushes();
-    const flush = sharedFlush(handle);
-    const first = flush();
-    expect(ends).toHaveLength(1);
-    // Their lines may have been written after the flush under way began: they wait for another.
-    const during = [flush(), flush(), flush()];
-    expect(ends).toHaveLength(1);
-    expect(await states([first, ...during])).toEqual(['waiting', 'waiting', 'waiting', 'waiting']);
-    ends[0]!();
-    expect(await states([first, ...during])).toEqual(['flushed', 'waiting', 'waiting', 'waiting']);
-    expect(ends).toHaveLength(2); // one flush for the three
-    const later = flush(); // the second is under way: a third
-    expect(ends).toHaveLength(2);
-    ends[1]!();
-    expect(await states([...during, later])).toEqual(['flushed', 'flushed', 'flushed', 'waiting']);
-    expect(ends).toHaveLength(3);
-    ends[2]!();
-    expect(await states([later])).toEqual(['flushed']);
-    const alone = flush(); // none under way: at once
-    expect(ends).toHaveLength(4);
-    ends[3]!();
-    expect(await states([alone])).toEqual(['flushed']);
-  });
-
-  it('a flush that fails fails those who shared it; the next call flushes again', async () => {
-    const { handle, ends, fails } = heldFlushes();
-    const flush = sharedFlush(handle);
-    const first = flush();
-    const during = [flush(), flush()];
-    fails[0]!(new Error('EIO'));
-    expect(await states([first, ...during])).toEqual(['EIO', 'waiting', 'waiting']);
-    fails[1]!(new Error('ENOSPC'));
-    expect(await states(during)).toEqual(['ENOSPC', 'ENOSPC']);
-    const again = flush();
-    expect(ends).toHaveLength(3);
-    ends[2]!();
-    expect(await states([again])).toEqual(['flushed']);
-  });
-});
-
 describe.runIf(process.platform === 'linux')('durable appends at once', () => {
   it('each resolves with its line on the disk, the lines after a durable one waiting for its flush', async () => {
     const j = await freshJournal();
@@ -233,10 +163,10 @@ describe.runIf(process.platform === 'linux')('durable appends at once', () => {
     }
   });
 
-  it('close waits for the flushes under way and those queued behind them before it closes the file', async () => {
+  it('close waits for the durable lines still being written and flushed before it closes the file', async () => {
     const j = await freshJournal();
     const spans = await watchFlushSpans();
-    // The second line's flush waits for the first's to end: close must wait for both.
+    // The second line waits for the first's flush: close must wait for both.
     const pending = [
       j.append({ t: 'vsend', addr: 'a@x.io' }, { durable: true }),
       j.append({ t: 'vsend', addr: 'b@x.io' }, { durable: true }),

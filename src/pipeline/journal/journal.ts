@@ -351,8 +351,6 @@ export async function openJournal(opts: {
   });
   let tail: Promise<void> = Promise.resolve();
   let appended = false;
-  const flush = sharedFlush(handle);
-  let flushed: Promise<void> = Promise.resolve(); // the last durable append's flush
   return {
     path,
     dir,
@@ -363,14 +361,13 @@ export async function openJournal(opts: {
       const full = { ...event, at: opts.now() } as JournalEvent;
       applyEvent(live, full);
       // Lines are written in order, never interleaved; durable ones wait for the disk, and the
-      // lines after them wait for it too (a bulk run's submissions keep their pace: see
-      // jobs-in-flight.test.ts "adaptive…", which letting them overtake the flushes broke).
-      const written = (tail = tail.then(async () => {
+      // lines after them wait for it too (a bulk run's submissions keep their pace: letting them
+      // overtake the flushes broke jobs-in-flight.test.ts "adaptive…").
+      tail = tail.then(async () => {
         await writeAll(handle, `${JSON.stringify(full)}\n`);
-        if (options?.durable) await flush();
-      }));
-      const settled = options?.durable ? (flushed = written) : written;
-      return settled.catch((err) => {
+        if (options?.durable) await handle.datasync();
+      });
+      return tail.catch((err) => {
         // A full disk or a removed state directory is the user's to mend (FILE_SYSTEM).
         throw isErrno(err) ? fsStateError(path, err) : journalError(path, err);
       });
@@ -382,39 +379,10 @@ export async function openJournal(opts: {
       });
     },
     async close() {
-      await Promise.all([tail, flushed].map((p) => p.catch(() => undefined)));
+      await tail.catch(() => undefined);
       // The lock goes even when the file will not close: the same job is not refused after.
       await handle.close().finally(unlock);
     },
-  };
-}
-
-/**
- * A flush of `handle` shared by all who ask while one is under way (a group commit): each call
- * resolves after a `datasync` that began after the call, so it covers everything written before
- * it, and the calls that arrive during one flush share the next. The journal asks for it after
- * each durable line, in its line order (one flush at a time); `close` waits for the last.
- */
-export function sharedFlush(handle: Pick<FileHandle, 'datasync'>): () => Promise<void> {
-  let running: Promise<void> | undefined;
-  let queued: Promise<void> | undefined;
-  // A flush is started only when none is under way, so the one that ends is the one running.
-  const start = (): Promise<void> =>
-    (running = handle.datasync().finally(() => {
-      running = undefined;
-    }));
-  return () => {
-    if (queued) return queued;
-    if (!running) return start();
-    // The flush under way may have begun before this call's lines were written: the next one.
-    const next = running
-      .catch(() => undefined)
-      .then(() => {
-        queued = undefined;
-        return start();
-      });
-    queued = next;
-    return next;
   };
 }
 
