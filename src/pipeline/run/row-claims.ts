@@ -5,7 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { EnrichError } from '../../errors.js';
 import { processAlive } from '../../process-alive.js';
 import { acquireLockDir, identityOf } from '../journal/run-lock.js';
-import { endedRuns, markEnded, removeEndedClaims } from './ended-claims.js';
+import { ENDED_SUFFIX, endedRuns, markEnded, removeEndedClaims } from './ended-claims.js';
 
 /**
  * One request per row at a time across the bulk runs of a state directory. Two runs of different
@@ -180,7 +180,7 @@ function otherRuns(c: RowClaimsContext, dir: string, own: string) {
           // Killed: the rows of its jobs not downloaded stay claimed, by its run.
           if (o.run) {
             await markEnded(c.runsDir, dir, o.run, o.pid, c.now());
-            names.add(`${o.run}.ended`);
+            names.add(`${o.run}${ENDED_SUFFIX}`);
           }
           // Stryker disable next-line ObjectLiteral,BooleanLiteral: the file was just read: there to remove
           await rm(join(dir, n), { force: true });
