@@ -122,22 +122,24 @@ export function fileOutputOf(
 }
 
 /**
- * How a CSV/TSV `--rejects` file is written: as the output would be in its format (the input's
+ * How a CSV/TSV `--rejects` file is written: as an output of that path would be (the input's
  * own delimiter, its BOM and `sep=` line), so that the rows to fix open in Excel as the input did.
  */
 function rejectsDialectOf(
   o: { outputDelimiter?: string; bom?: boolean },
   rejects: string,
   source: InputSource,
+  words: RunWords,
 ) {
   const format = formatOfExtension(rejects) ?? 'csv';
-  const named = rejects !== '-' && formatOfExtension(rejects) !== undefined;
-  const delimiter = outputDelimiterOf(o.outputDelimiter, format, named, source);
-  return {
-    ...(delimiter === undefined ? {} : { delimiter }),
-    bom: outputBomOf(o.bom, format, source),
-    sepLine: outputSepLineOf(format, source),
+  // Only the options a rejects file shares with the output (not its --format: named by its path).
+  const asked = {
+    output: rejects,
+    ...(o.outputDelimiter === undefined ? {} : { outputDelimiter: o.outputDelimiter }),
+    ...(o.bom === undefined ? {} : { bom: o.bom }),
   };
+  const { delimiter, bom, sepLine } = fileOutputOf(asked, format, source, words);
+  return { ...(delimiter === undefined ? {} : { delimiter }), bom, sepLine };
 }
 
 /**
@@ -223,7 +225,7 @@ export async function resolveRun(o: BulkRunOptions, input: InputSource): Promise
       rejects: o.rejects,
       ...(o.rejects === undefined
         ? {}
-        : { rejectsDialect: rejectsDialectOf(o, o.rejects, source) }),
+        : { rejectsDialect: rejectsDialectOf(o, o.rejects, source, words) }),
     }),
     words,
   };
