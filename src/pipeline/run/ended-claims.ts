@@ -31,12 +31,22 @@ interface Ended {
 
 /** The keys of the batches run `run` left not downloaded (none: nothing left, or no journal). */
 export async function endedRunKeys(runsDir: string, run: string, now: number): Promise<string[]> {
-  const state = await peekRun(runsDir, run);
-  if (!state) return [];
   const keys: string[] = [];
-  for (const b of state.batches.values())
-    if (notDownloaded(b, now)) keys.push(...(await batchKeys(join(runsDir, run), b.id)));
+  for await (const some of leftKeys(runsDir, run, now)) keys.push(...some);
   return keys;
+}
+
+/** Whether run `run` holds rows past its end: a batch not downloaded whose keys it kept. */
+async function holdsRows(runsDir: string, run: string, now: number): Promise<boolean> {
+  for await (const some of leftKeys(runsDir, run, now)) if (some.length > 0) return true;
+  return false;
+}
+
+/** The kept keys of each batch run `run` left not downloaded, batch by batch. */
+async function* leftKeys(runsDir: string, run: string, now: number): AsyncGenerator<string[]> {
+  const state = await peekRun(runsDir, run);
+  for (const b of state?.batches.values() ?? [])
+    if (notDownloaded(b, now)) yield await batchKeys(join(runsDir, run), b.id);
 }
 
 /** The size and time of a run's journal (undefined: gone). */
@@ -61,7 +71,7 @@ export async function markEnded(
 ): Promise<void> {
   const path = join(dir, `${run}${ENDED_SUFFIX}`);
   try {
-    if ((await endedRunKeys(runsDir, run, now)).length === 0) {
+    if (!(await holdsRows(runsDir, run, now))) {
       await rm(path, { force: true });
       return;
     }
@@ -118,7 +128,7 @@ export async function removeEndedClaims(
   for (const n of names) {
     if (!n.endsWith(ENDED_SUFFIX)) continue;
     const run = n.slice(0, -ENDED_SUFFIX.length);
-    if ((await endedRunKeys(runsDir, run, now)).length > 0) continue;
+    if (await holdsRows(runsDir, run, now)) continue;
     await rm(join(dir, n), { force: true });
   }
 }
