@@ -34,6 +34,7 @@ export async function resolveEmailColumn(
   named: string | undefined,
   words: RunWords,
 ): Promise<{ column: number; name: string }> {
+  if (named !== undefined && named.trim() === '') throw noColumnNamed(named, words);
   const map: Record<string, string> = Object.fromEntries(OTHER_FIELDS.map((f) => [f, '']));
   if (named !== undefined) map.business_email = named;
   let column: number | undefined;
@@ -62,6 +63,21 @@ export async function resolveEmailColumn(
     );
   }
   return { column, name: source.header[column] ?? String(column) };
+}
+
+/**
+ * An email column named as nothing: for `contacts` an empty column unmaps a field, but this
+ * command reads one column, so it would be left with none (and told so in contacts' words).
+ */
+function noColumnNamed(named: string, words: RunWords): EnrichError {
+  const option = words.option('emailColumn');
+  return new EnrichError(
+    'USAGE',
+    `${option}: expected the name of the column holding the addresses, got ${JSON.stringify(named)}`,
+    {
+      hint: `Name the column as the header row spells it, e.g. ${words.map('email', 'Work Email')}, or leave ${option} out: the column is then found by its name and values.`,
+    },
+  );
 }
 
 /** Whether the input has a row below its header (the first pass stops at the first). */

@@ -52,6 +52,18 @@ describe('conventions of the CLI (e2e, built CLI)', () => {
     );
   });
 
+  it('verify-emails --map email= (no column) is a usage error in its own words, before a key is needed', async () => {
+    // It was read as contacts' "unmap the field": with no key the run stopped at AUTH_MISSING;
+    // with one, on contacts' "no row can be sent with this mapping" and a hint to try companies.
+    const r = await runCli(['verify-emails', fixture, '--map', 'email='], { env: await tempEnv() });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      'enrich: --map email=: no column after "email="; expected the name of the column holding the addresses, e.g. --map email="Work Email" [USAGE]\n' +
+        'hint: Name the column as the header row spells it (quoted if it holds spaces), or leave out --map: the column is then found by its name and values (--dry-run shows which).\n',
+    );
+  });
+
   it('-v prints a line per job submitted and done on stderr; without it, none', async () => {
     // 25 rows: 2 invalid, 2 duplicates sent once: one job of 21 rows.
     const env = await tempEnv();

@@ -43,11 +43,14 @@ describe('verify-emails mapping errors in its own words', () => {
       'Fix the name with --map email="Column".',
     ],
     [
-      'an email column mapped to nothing (--map email=)',
-      'Id,Notes\n1,x\n',
+      // It was taken as contacts' "unmap the field", and the run failed in contacts' words: "no
+      // row can be sent with this mapping …: every row needs at least one of: prof_network_url;
+      // email; first_name + last_name + company_domain…". The CLI refuses it as it reads --map.
+      'an email column named as nothing (--map email=)',
+      'Id,Email\n1,ann@acme.com\n',
       '',
-      /^no row can be sent with this mapping \(no column was recognised\): every row needs at least one of: prof_network_url; email; first_name \+ last_name \+ company_domain; first_name \+ last_name \+ company_name; the input's columns are: "Id", "Notes"$/,
-      'Say which column holds what: --map email="Column" for each field.',
+      /^--map email=: expected the name of the column holding the addresses, got ""$/,
+      'Name the column as the header row spells it, e.g. --map email="Work Email", or leave --map email= out: the column is then found by its name and values.',
     ],
   ] as const)('%s', async ([, text, emailColumn, message, hint]) => {
     const dir = await tempDir('enrich-verify-words-');
@@ -63,6 +66,24 @@ describe('verify-emails mapping errors in its own words', () => {
     }).catch((e: unknown) => e);
     expect(err).toMatchObject({ message: expect.stringMatching(message), hint });
     expect((err as Error).message).not.toMatch(/business_email(?!")/);
+  });
+
+  it('in the library: emailColumn "" (or blank) is refused in its own words', async () => {
+    const dir = await tempDir('enrich-verify-words-');
+    const input = join(dir, 'list.csv');
+    await writeFile(input, 'Name,Email\nAnn,ann@acme.com\n');
+    const err = await verifyEmailsFile({
+      input,
+      output: join(dir, 'out.csv'),
+      runsDir: join(dir, 'runs'),
+      dryRun: true,
+      emailColumn: ' ',
+    }).catch((e: unknown) => e);
+    expect(err).toMatchObject({
+      code: 'USAGE',
+      message: 'emailColumn: expected the name of the column holding the addresses, got " "',
+      hint: 'Name the column as the header row spells it, e.g. emailColumn: "Work Email", or leave emailColumn out: the column is then found by its name and values.',
+    });
   });
 
   it('in the library: its emailColumn option, and no mapping file either', async () => {

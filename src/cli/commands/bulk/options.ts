@@ -204,15 +204,22 @@ export function parseDelimiter(raw: string, flag = '--delimiter'): string {
   return d;
 }
 
+/** How `--map` is written, as each command's usage errors show it. */
+export const MAP_SHAPES = {
+  contacts: { shape: 'field=Column', example: 'business_email="Work Email"' },
+  companies: { shape: 'field=Column', example: 'company_name="Account Name"' },
+  'verify-emails': { shape: 'email=Column', example: 'email="Work Email"' },
+} as const;
+
 /** Parses `--map field=Column` values into field -> column (`field=` unmaps the field). */
-export function parseMapFlags(values: readonly string[]): Record<string, string> {
+export function parseMapFlags(
+  values: readonly string[],
+  { shape, example }: { shape: string; example: string } = MAP_SHAPES.contacts,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const v of values) {
     const eq = v.indexOf('=');
-    if (eq <= 0)
-      throw usageError(
-        `--map: expected field=Column (e.g. business_email="Work Email"), got "${v}"`,
-      );
+    if (eq <= 0) throw usageError(`--map: expected ${shape} (e.g. ${example}), got "${v}"`);
     out[v.slice(0, eq).trim()] = v.slice(eq + 1).trim();
   }
   return out;
@@ -235,7 +242,7 @@ export function normalizeBulkOptions(kind: BulkKind, raw: Raw): BulkOptions {
     kind,
     output,
     format,
-    map: parseMapFlags((raw.map as string[] | undefined) ?? []),
+    map: parseMapFlags((raw.map as string[] | undefined) ?? [], MAP_SHAPES[kind]),
     mappingFile: str(raw.mapping),
     saveMapping: str(raw.saveMapping),
     idColumn: str(raw.idColumn),

@@ -7,7 +7,7 @@ import { FILE_FORMATS, type FileFormat } from '../../../io/file-format.js';
 import type { ReadOptions } from '../../../io/read.js';
 import type { RunWords } from '../../../pipeline/types.js';
 import { parseIntegerFlag, refuseRefreshWithoutCache } from '../../flags.js';
-import { parseDelimiter, parseMapFlags, settingFlag } from '../bulk/options.js';
+import { MAP_SHAPES, parseDelimiter, parseMapFlags, settingFlag } from '../bulk/options.js';
 import { CLI_WORDS } from '../bulk/resolve.js';
 
 type Raw = Record<string, unknown>;
@@ -34,14 +34,25 @@ function format(flag: string, raw: unknown): FileFormat | undefined {
   return v as FileFormat;
 }
 
-/** `--map email=Col` (or `business_email=Col`): the email column; any other field is refused. */
+const NO_EMAIL_COLUMN_HINT =
+  'Name the column as the header row spells it (quoted if it holds spaces), or leave out --map: the column is then found by its name and values (--dry-run shows which).';
+
+/**
+ * `--map email=Col` (or `business_email=Col`): the email column; any other field is refused,
+ * and so is no column at all (`--map email=` would unmap the one column this command reads).
+ */
 function emailColumnOf(raw: unknown): string | undefined {
-  const map = parseMapFlags((raw as string[] | undefined) ?? []);
+  const map = parseMapFlags((raw as string[] | undefined) ?? [], MAP_SHAPES['verify-emails']);
   let column: string | undefined;
   for (const [field, col] of Object.entries(map)) {
     if (field !== 'email' && field !== 'business_email')
       throw usageError(
         `--map ${field}=…: verify-emails maps only the email column (--map email="Column")`,
+      );
+    if (col === '')
+      throw usageError(
+        `--map ${field}=: no column after "${field}="; expected the name of the column holding the addresses, e.g. --map ${field}="Work Email"`,
+        { hint: NO_EMAIL_COLUMN_HINT },
       );
     column = col;
   }

@@ -225,6 +225,20 @@ describe('normalizeBulkOptions', () => {
     expect(usage(() => parse('contacts', argv))).toMatch(message);
   });
 
+  // Each command's example is one of its own fields: companies were shown business_email.
+  it.each([
+    [
+      'contacts',
+      /^--map: expected field=Column \(e\.g\. business_email="Work Email"\), got "=Email"$/,
+    ],
+    [
+      'companies',
+      /^--map: expected field=Column \(e\.g\. company_name="Account Name"\), got "=Email"$/,
+    ],
+  ] as const)('%s --map =Email (no field) names a field of its own', (kind, message) => {
+    expect(usage(() => parse(kind, ['--map', '=Email']))).toMatch(message);
+  });
+
   it('--require-mobile without --mobile is refused where the request is built, in CLI words', () => {
     const o = parse('contacts', ['--require-mobile']);
     expect(usage(() => requestMetadata('contacts', requestOptionsOf(o), CLI_WORDS))).toMatch(
