@@ -7,17 +7,21 @@ export interface CreditsMemo {
   remaining_verification_credits?: number;
   /** ISO time of the answer. */
   at: string;
-  /** Whose balance it is (`creditsScope`): the service's origin and the key's account. */
+  /** Whose balance it is (`creditsScope`): the service's base URL and the key's account. */
   scope?: string;
 }
 
 /**
- * The service and account a balance belongs to: the base URL's origin and the first 16 hex of
- * the key's account (`accountOfKey`, a hash: never the key). A profile used with another key
- * (`ENRICH_API_KEY`) or service shows none of the other's balance.
+ * The service and account a balance belongs to: the base URL (its origin and path, trailing
+ * slashes dropped, as requests are built from it) and the first 16 hex of the key's account
+ * (`accountOfKey`, a hash: never the key). A profile used with another key (`ENRICH_API_KEY`)
+ * or service shows none of the other's balance; nor does a wrong path on the service's origin
+ * (`…/v1`), where nothing answers: the origin alone would show the service's balance there.
+ * A base URL without a path gives the scope the origin alone gave before.
  */
 export function creditsScope(baseUrl: string, account: string): string {
-  return `${new URL(baseUrl).origin} ${account.slice(0, 16)}`;
+  const url = new URL(baseUrl);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')} ${account.slice(0, 16)}`;
 }
 
 function memoPath(stateDir: string): string {

@@ -22,7 +22,7 @@ describe('creditsMemoSink', () => {
       remaining_credits: 99,
       remaining_verification_credits: 7,
       at: '2026-01-03T00:00:00.000Z',
-      scope: 'https://api.example a'.padEnd(36, 'a'),
+      scope: 'https://api.example/v1 a'.padEnd(39, 'a'),
     });
     expect(readCreditsMemo(dir, 'other', A)).toBeUndefined();
     // Another key's (or service's) balance is not this one's (regression: auth status showed
@@ -36,6 +36,31 @@ describe('creditsMemoSink', () => {
       scope: B,
     });
     expect(readCreditsMemo(dir, 'default', A)).toBeUndefined();
+  });
+});
+
+describe('creditsScope', () => {
+  const key = 'a'.repeat(64);
+
+  it('is the base URL, normalised as requests are built from it, and the account', () => {
+    const v1 = creditsScope('https://api.example/v1', key);
+    for (const same of ['https://API.example:443/v1/', 'https://api.example/v1//'])
+      expect(creditsScope(same, key)).toBe(v1);
+    // Without a path: the origin alone, as every scope was before (those memos still read).
+    expect(creditsScope('https://api.example/', key)).toBe(`https://api.example ${'a'.repeat(16)}`);
+  });
+
+  it("another path on the service's origin is another service: none of its balance (regression: a wrong …/v1 showed it)", () => {
+    const dir = stateDir();
+    const right = creditsScope('http://127.0.0.1:4010', key);
+    creditsMemoSink(dir, 'default', right)({ kind: 'enrichment', remaining: 42, at: 0 });
+    expect(readCreditsMemo(dir, 'default', right)?.remaining_credits).toBe(42);
+    expect(readCreditsMemo(dir, 'default', creditsScope('http://127.0.0.1:4010/', key))).toEqual(
+      readCreditsMemo(dir, 'default', right),
+    );
+    expect(
+      readCreditsMemo(dir, 'default', creditsScope('http://127.0.0.1:4010/v1', key)),
+    ).toBeUndefined();
   });
 });
 

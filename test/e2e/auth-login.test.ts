@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/index.js';
 import { ensureBuilt, runCli, tempEnv, type CliResult } from '../api/harness.js';
@@ -22,6 +22,7 @@ async function cli(args: string[], opts: Parameters<typeof runCli>[1] = {}) {
 }
 
 const mode = (p: string) => statSync(p).mode & 0o777;
+const fixture = fileURLToPath(new URL('../../fixtures/contacts.csv', import.meta.url));
 
 describe('enrich auth', () => {
   it('logs in from piped stdin, checks the key, saves it 0600 in a 0700 dir', async () => {
@@ -109,6 +110,41 @@ describe('enrich auth', () => {
     const status = await cli(['auth', 'status', '--base-url', wrongUrl, '--json'], { env });
     expect(status.code).toBe(2);
     expect(JSON.parse(status.stdout)).toMatchObject({ check: 'not-the-service' });
+  });
+
+  it('shows the balance the service reported only at that base URL, not at a wrong path on its origin (regression: …/v1 showed it)', async () => {
+    const dirs = await tempEnv();
+    const env = { ...dirs, ENRICH_API_KEY: sandbox.apiKey };
+    const out = join(dirname(String(dirs.ENRICH_STATE_DIR)), 'out.csv');
+    const wrongUrl = `${sandbox.url}/v1`;
+    const lookup = await cli(['contact', '--email', 'jane@acme.com', '--base-url', sandbox.url], {
+      env,
+    });
+    expect(lookup.code).toBe(0);
+    const seen = Number(/^remaining_credits\s+(\d+)$/m.exec(lookup.stdout)?.[1]);
+    expect(seen).toBeGreaterThan(0);
+    for (const url of [sandbox.url, `${sandbox.url}/`]) {
+      const right = await cli(['auth', 'status', '--base-url', url, '--json'], { env });
+      expect(JSON.parse(right.stdout)).toMatchObject({ check: 'ok', remaining_credits: seen });
+    }
+    const wrong = await cli(['auth', 'status', '--base-url', wrongUrl, '--json'], { env });
+    expect(wrong.code).toBe(2);
+    expect(JSON.parse(wrong.stdout)).toMatchObject({
+      check: 'not-the-service',
+      remaining_credits: '',
+      remaining_verification_credits: '',
+      credits_seen_at: '',
+    });
+    // A run at that URL, which the service never answered, does not report it as its balance.
+    const run = await cli(['contacts', fixture, '--base-url', wrongUrl, '-o', out, '--json'], {
+      env,
+    });
+    expect(run.code).toBe(2);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      stopped: { code: 'API_NOT_FOUND' },
+      remaining_credits: null,
+    });
+    expect(run.stderr).not.toMatch(/remaining: \d/);
   });
 
   it('fails with a hint under --no-input when stdin holds no key', async () => {
