@@ -9,7 +9,9 @@ export function describeError(err: unknown, debug: boolean): { text: string; exi
     if (err instanceof ApiError) {
       for (const fe of err.fieldErrors) lines.push(`  ${fe.path}: ${fe.message}`);
     }
-    const hint = err.hint ?? (isNoEndpoint(err) ? BASE_URL_HINT : undefined);
+    const hint =
+      err.hint ??
+      (isNoEndpoint(err) ? baseUrlHint(err instanceof ApiError ? err.path : undefined) : undefined);
     if (hint) lines.push(`hint: ${hint}`);
     if (debug && err.stack) lines.push(err.stack);
     return { text: printable(lines.join('\n')), exitCode: err.exitCode };
@@ -24,9 +26,13 @@ export function describeError(err: unknown, debug: boolean): { text: string; exi
   return { text: printable(lines.join('\n')), exitCode: 1 };
 }
 
-/** What to check when the service has no endpoint the tool calls (a POST answered 404). */
-export const BASE_URL_HINT =
-  'check the base URL (--base-url, ENRICH_BASE_URL or `enrich config get base_url`): it is the address the endpoints hang from, so that POST <base URL>/contact reaches the service';
+/**
+ * What to check when the service has no endpoint the tool calls (a POST answered 404), naming
+ * that endpoint (`/contacts` for a contacts file, `/email-verification`...).
+ */
+export function baseUrlHint(endpoint = '/contact'): string {
+  return `check the base URL (--base-url, ENRICH_BASE_URL or \`enrich config get base_url\`): it is the address the endpoints hang from, so that POST <base URL>${endpoint} reaches the service`;
+}
 
 /** A POST answered 404: the service has no such endpoint (api-spec.md lists 404 only for results). */
 export function isNoEndpoint(err: { code: string; method?: string }): boolean {

@@ -54,6 +54,18 @@ describe("a service's words on stderr", () => {
     expect(exitCode).toBe(2);
   });
 
+  it('a POST answered 404 (no such endpoint at the base URL) hints at the base URL, naming that endpoint', () => {
+    const err = new ApiError('API_NOT_FOUND', {
+      status: 404,
+      method: 'POST',
+      path: '/email-verification',
+      message: 'POST /email-verification: 404 Not Found',
+    });
+    expect(describeError(err, false).text).toBe(
+      'enrich: POST /email-verification: 404 Not Found [API_NOT_FOUND]\nhint: check the base URL (--base-url, ENRICH_BASE_URL or `enrich config get base_url`): it is the address the endpoints hang from, so that POST <base URL>/email-verification reaches the service',
+    );
+  });
+
   it('a warning line alike', () => {
     expect(warningLine('row 3: "\u001b[31mred"')).toBe('enrich: warning: row 3: "?[31mred"');
   });

@@ -136,6 +136,7 @@ export async function runBulkCommand(
       Date.now() - started,
       command,
       opened.run.output.prefix,
+      kind,
     );
   } catch (err) {
     progress.stop();
@@ -206,6 +207,7 @@ function report(
   elapsedMs: number,
   command: string,
   prefix: string,
+  kind: BulkKind,
 ): number {
   const by = resumeBy(s.jobs.pendingExpire, Date.now(), "the first job's results");
   if (!s.written) {
@@ -240,7 +242,7 @@ function report(
   if (globals.json && options.output)
     process.stdout.write(`${JSON.stringify(summaryJson(s, elapsedMs), null, 2)}\n`);
   // --quiet never hides how to pick a run up that stopped early.
-  process.stderr.write(resumeHints(s, command, by, options.maxCredits));
+  process.stderr.write(resumeHints(s, command, by, options.maxCredits, kind));
   return s.exitCode;
 }
 

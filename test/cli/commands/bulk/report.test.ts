@@ -127,6 +127,17 @@ describe('what to run next after a stop for the service', () => {
     );
   });
 
+  it("a POST answered 404 names the endpoint of the run's kind in its hint", () => {
+    expect(
+      resumeHints(stoppedBy('API_NOT_FOUND'), 'enrich companies a.csv', '', undefined, 'companies'),
+    ).toBe(
+      'hint: check the base URL (--base-url, ENRICH_BASE_URL or `enrich config get base_url`): it is the address the endpoints hang from, so that POST <base URL>/companies reaches the service\n',
+    );
+    expect(
+      resumeHints(stoppedBy('API_NOT_FOUND'), 'enrich contacts a.csv', '', undefined, 'contacts'),
+    ).toMatch(/so that POST <base URL>\/contacts reaches the service\n$/);
+  });
+
   it('a service out of reach says so, and to resume once it answers', () => {
     expect(resumeHints(stoppedBy('NETWORK'), 'enrich contacts a.csv', '', undefined)).toMatch(
       /^enrich: the service is out of reach or unavailable; .*Once it answers again, resume with:\n/,
