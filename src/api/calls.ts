@@ -73,7 +73,7 @@ export function createCalls(init: CallsInit) {
     opts: PostOptions,
     accepts?: (json: unknown) => boolean,
   ): Promise<z.infer<S>> => {
-    const scope = idempotencyScope(base.origin, endpoint, init.account);
+    const scope = idempotencyScope(base, endpoint, init.account);
     const ex: Exchange = {
       method: 'POST',
       label: endpoint,

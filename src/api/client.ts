@@ -233,7 +233,7 @@ export function createClient(options: ClientOptions): EnrichClient {
     honoursIdempotency: (kind) =>
       store.get(
         idempotencyScope(
-          base.origin,
+          base,
           kind === 'contacts' ? Paths.contacts : Paths.companies,
           account,
         ),

@@ -22,13 +22,16 @@ export function memoryIdempotencyStore(): IdempotencyStore {
 }
 
 /**
- * The scope a lesson applies to: the base URL's origin, the endpoint and the account (a hash
- * of the key, `accountOfKey`). Per endpoint, because a service may de-duplicate bulk
- * submissions and not single lookups; per account, because what one account (or another
- * service behind the same address) showed is no promise to another.
+ * The scope a lesson applies to: the base URL (its origin and path, trailing slashes dropped,
+ * as requests are built from it), the endpoint and the account (a hash of the key,
+ * `accountOfKey`). Per endpoint, because a service may de-duplicate bulk submissions and not
+ * single lookups; per account, because what one account showed is no promise to another; per
+ * path, because two services behind one address (`https://gw/a`, `https://gw/b`) are two
+ * services, and one that honours the key is no promise that the other does. A base URL
+ * without a path gives the scope its origin alone gave before.
  */
-export function idempotencyScope(origin: string, endpoint: string, account: string): string {
-  return `${origin}${endpoint} ${account.slice(0, 16)}`;
+export function idempotencyScope(base: URL, endpoint: string, account: string): string {
+  return `${base.origin}${base.pathname.replace(/\/+$/, '')}${endpoint} ${account.slice(0, 16)}`;
 }
 
 /** True when an answer's headers echo `key` (a sign the service de-duplicates on it). */

@@ -68,27 +68,39 @@ describe('client retries against the sandbox', () => {
     expect(rig.sandbox.admin.stats().jobs_submitted).toBe(1);
     const honoured = memoryIdempotencyStore();
     // A lesson of another account is no promise to this one.
-    honoured.set(idempotencyScope(rig.sandbox.url, '/contacts', 'other-account'), true);
+    honoured.set(idempotencyScope(new URL(rig.sandbox.url), '/contacts', 'other-account'), true);
     const other = rig.makeClient({ idempotencyStore: honoured });
     rig.sandbox.admin.setFaults({ next: [{ reset: true, after: true }] });
     expect(
       await failure(() => other.submitContacts(contacts, { idempotencyKey: 'k-other' })),
     ).toMatchObject({ code: 'UNCONFIRMED' });
     expect(rig.sandbox.admin.stats().jobs_submitted).toBe(2);
-    honoured.set(idempotencyScope(rig.sandbox.url, '/contacts', rig.client.account), true);
+    // Nor is one of another service behind the same address (another path, the same key).
+    const beside = memoryIdempotencyStore();
+    beside.set(
+      idempotencyScope(new URL(`${rig.sandbox.url}/v2/`), '/contacts', rig.client.account),
+      true,
+    );
+    const besides = rig.makeClient({ idempotencyStore: beside });
+    rig.sandbox.admin.setFaults({ next: [{ reset: true, after: true }] });
+    expect(
+      await failure(() => besides.submitContacts(contacts, { idempotencyKey: 'k-beside' })),
+    ).toMatchObject({ code: 'UNCONFIRMED' });
+    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(3);
+    honoured.set(idempotencyScope(new URL(rig.sandbox.url), '/contacts', rig.client.account), true);
     const trusting = rig.makeClient({ idempotencyStore: honoured });
     rig.sandbox.admin.setFaults({ next: [{ reset: true, after: true }] });
     const job = await trusting.submitContacts(contacts, { idempotencyKey: 'k-reset-2' });
     expect(job.job_id).toBeTruthy();
     expect(rig.time.sleeps).toHaveLength(1);
     // The sandbox de-duplicated the repeat: one job more, not two.
-    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(3);
+    expect(rig.sandbox.admin.stats().jobs_submitted).toBe(4);
   });
 
   it('a repeatable POST whose every answer is lost ends UNCONFIRMED, not as one that never reached the service (regression: journaled NETWORK, sent again by the next run)', async () => {
     rig = await startRig({});
     const honoured = memoryIdempotencyStore();
-    honoured.set(idempotencyScope(rig.sandbox.url, '/contacts', rig.client.account), true);
+    honoured.set(idempotencyScope(new URL(rig.sandbox.url), '/contacts', rig.client.account), true);
     const trusting = rig.makeClient({ idempotencyStore: honoured });
     rig.sandbox.admin.setFaults({
       next: Array.from({ length: 10 }, () => ({ reset: true, after: true })),
