@@ -169,6 +169,18 @@ export const TARGETS = [
     tests: ['test/pipeline/row-claims.test.ts', 'test/integration/row-claims.test.ts'],
   },
   {
+    // Whether a run that ended with jobs not downloaded keeps its rows claimed, so that a later
+    // run settles its jobs instead of paying for those rows again (session 30).
+    name: 'ended-claims',
+    coverage: 'perTest',
+    file: 'src/pipeline/run/ended-claims.ts',
+    tests: [
+      'test/pipeline/row-claims.test.ts',
+      'test/pipeline/earlier-left.test.ts',
+      'test/integration/row-claims.test.ts',
+    ],
+  },
+  {
     name: 'classify-claimed',
     coverage: 'perTest',
     file: 'src/pipeline/run/classify-claimed.ts',
