@@ -175,6 +175,7 @@ export const TARGETS = [
     coverage: 'perTest',
     file: 'src/pipeline/run/ended-claims.ts',
     tests: [
+      'test/pipeline/ended-claims.test.ts',
       'test/pipeline/row-claims.test.ts',
       'test/pipeline/earlier-left.test.ts',
       'test/integration/row-claims.test.ts',
