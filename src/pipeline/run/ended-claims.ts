@@ -45,9 +45,14 @@ async function holdsRows(runsDir: string, run: string, now: number): Promise<boo
 /** The kept keys of each batch run `run` left not downloaded, batch by batch. */
 async function* leftKeys(runsDir: string, run: string, now: number): AsyncGenerator<string[]> {
   const state = await peekRun(runsDir, run);
-  for (const b of state?.batches.values() ?? [])
+  if (!state) return; // its journal gone (retention), or unreadable: nothing held
+  for (const b of state.batches.values())
     if (notDownloaded(b, now)) yield await batchKeys(join(runsDir, run), b.id);
 }
+
+/** What a marker that cannot be read says (removed meanwhile, or a directory): no pid. */
+// Stryker disable next-line StringLiteral: any text that is no number names no pid (0), as this one
+const noPid = () => '';
 
 /** The size and time of a run's journal (undefined: gone). */
 function stampOf(runsDir: string, run: string): Promise<string | undefined> {
@@ -72,6 +77,7 @@ export async function markEnded(
   const path = join(dir, `${run}${ENDED_SUFFIX}`);
   try {
     if (!(await holdsRows(runsDir, run, now))) {
+      // Stryker disable next-line ObjectLiteral,BooleanLiteral: a marker not there throws, caught below, where nothing more is done
       await rm(path, { force: true });
       return;
     }
@@ -84,30 +90,35 @@ export async function markEnded(
 
 /** The claims of the ended runs marked in `dir` (all but `own`'s), kept up to date by `refresh`. */
 export function endedRuns(runsDir: string, dir: string, own: string | undefined) {
-  const known = new Map<string, Ended>();
+  // The markers seen at the last refresh: one no longer listed (removed meanwhile) is forgotten.
+  let known = new Map<string, Ended>();
   return {
     /** Reads the markers among `names` (the claims directory's), dropping those whose claims ended. */
     async refresh(names: ReadonlySet<string>, now: number): Promise<void> {
-      for (const run of known.keys()) if (!names.has(`${run}${ENDED_SUFFIX}`)) known.delete(run);
+      const seen = new Map<string, Ended>();
       for (const n of names) {
         if (!n.endsWith(ENDED_SUFFIX)) continue;
         const run = n.slice(0, -ENDED_SUFFIX.length);
         if (run === own) continue;
         const stamp = await stampOf(runsDir, run);
         let e = known.get(run);
+        // Stryker disable next-line ConditionalExpression,LogicalOperator: the stamp only spares reading a journal that did not change again (read again, it gives the same claims)
         if (stamp !== undefined && e?.stamp !== stamp) {
           const keys = await endedRunKeys(runsDir, run, now);
-          const pid = Number((await readFile(join(dir, n), 'utf8').catch(() => '')).trim());
+          const pid = Number((await readFile(join(dir, n), 'utf8').catch(noPid)).trim());
+          // Stryker disable next-line BooleanLiteral: `live` is set below, before anyone reads it
           e = { stamp, pid: Number.isSafeInteger(pid) ? pid : 0, keys: new Set(keys), live: false };
-          known.set(run, e);
         }
         if (stamp === undefined || !e || e.keys.size === 0) {
-          known.delete(run);
+          // Force: another run may have removed it meanwhile (the same claims ended for it).
           await rm(join(dir, n), { force: true });
           continue;
         }
+        // Stryker disable next-line StringLiteral: the command only words a refusal, which is not read here
         e.live = (await runLockInUse(join(runsDir, run), '')) !== undefined;
+        seen.set(run, e);
       }
+      known = seen;
     },
     /** The ended run that holds `key`, if any. */
     holderOf(key: string): { pid: number; run: string; ended: true; live: boolean } | undefined {
@@ -129,6 +140,7 @@ export async function removeEndedClaims(
     if (!n.endsWith(ENDED_SUFFIX)) continue;
     const run = n.slice(0, -ENDED_SUFFIX.length);
     if (await holdsRows(runsDir, run, now)) continue;
+    // Force: another run may have removed it meanwhile.
     await rm(join(dir, n), { force: true });
   }
 }
