@@ -129,6 +129,8 @@ export type RunFileOptions = Partial<Omit<BulkRunOptions, 'output' | 'idColumn'>
   onWarning?: RunDeps['onWarning'];
   onProgress?: RunDeps['onProgress'];
   onServiceBound?: RunDeps['onServiceBound'];
+  /** Told each job's events (submitted, retried, done…), as the progress display is. */
+  onJob?: RunDeps['onJob'];
   onSleep?: (ms: number) => void;
   /** Stands in for the opened input (to watch what the run asks of it). */
   wrapSource?: (source: InputSource) => InputSource;
@@ -157,6 +159,7 @@ export async function runFile(
     onWarning,
     onProgress,
     onServiceBound,
+    onJob,
     ...rest
   } = o;
   const opened = await openInput(file);
@@ -194,6 +197,7 @@ export async function runFile(
       env: env ?? { now: Date.now, sleep: async (ms) => onSleep?.(ms), random: () => 0.5 },
       ...(joinTuning ? { join: joinTuning } : {}),
       ...(onServiceBound ? { onServiceBound } : {}),
+      ...(onJob ? { onJob } : {}),
     });
     const text = summary.written ? await readFile(outputPath, 'utf8') : '';
     return { summary, output: text, outputPath };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toBulkApi } from '../../src/api/bulk-api.js';
 import { ApiError, EnrichError } from '../../src/errors.js';
-import type { BulkApi } from '../../src/pipeline/types.js';
+import type { BulkApi, JobEvent } from '../../src/pipeline/types.js';
 import {
   fastClient,
   parseCsv,
@@ -92,8 +92,15 @@ describe('credit retries in the run summary', () => {
       expect(first.summary.exitCode).toBe(5);
       expect(first.summary.creditsCharged).toBe(100);
       s.admin.updateAccount(s.accountId, { credits: 1000 });
-      const second = await runFile(s, file, o);
+      const events: JobEvent[] = [];
+      const second = await runFile(s, file, { ...o, onJob: (e) => events.push(e) });
       expect(second.summary.exitCode).toBe(0);
+      // The retry is told before it is sent: the batch, its 100 rows, and why.
+      const retried = events.filter((e) => e.t === 'retried');
+      expect(retried).toEqual([{ t: 'retried', batch: '0', rows: 100, reason: 'out-of-credits' }]);
+      expect(events.indexOf(retried[0]!)).toBeLessThan(
+        events.findIndex((e) => e.t === 'submitted'),
+      );
       expect(s.admin.stats().credits_charged).toBe(200);
       expect(second.summary.creditsCharged).toBe(100);
       expect(second.summary.creditsChargedEarlier).toBe(100);
@@ -104,6 +111,9 @@ describe('credit retries in the run summary', () => {
       expect(third.summary.creditsCharged).toBe(0);
       expect(third.summary.creditsChargedEarlier).toBe(200);
       expect(third.summary.statuses.enriched).toBe(200);
+      // The balance it reports is the last one the service sent (the retry's), not the dry
+      // batch's 0, though this run asked the service nothing.
+      expect(third.summary.remainingCredits).toBe(900);
       expect(third.output).toBe(second.output);
     },
   );
@@ -141,6 +151,68 @@ describe('credit retries in the run summary', () => {
       expect(third.summary.creditsCharged).toBe(0);
       expect(third.summary.creditsChargedEarlier).toBe(200);
       expect(third.output).toBe(second.output);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'a split credit retry whose second part is not sent: those rows stay failed, saying why, never not_found; a later run sends them ($name)',
+    async ({ specOnly }) => {
+      const { s, file, o } = await ranOutThenToppedUp(specOnly, 100, 200, 200);
+      // The retry of 100 rows is refused as too large (413); its first part of 50 goes, the
+      // second's POST fails. The first part's answer shows credits left (950): the rows of
+      // the second are still the dry answer's, to be read as its shortage.
+      const real = toBulkApi(fastClient(s));
+      let parts = 0;
+      const small: BulkApi = {
+        ...real,
+        submit: (kind, body, key) =>
+          body.items.length > 60
+            ? Promise.reject(
+                new ApiError('API_PAYLOAD_TOO_LARGE', {
+                  status: 413,
+                  method: 'POST',
+                  path: `/${kind}`,
+                  message: `POST /${kind}: 413 Payload Too Large`,
+                }),
+              )
+            : ++parts === 1
+              ? real.submit(kind, body, key)
+              : Promise.reject(new EnrichError('NETWORK', `POST /${kind}: NETWORK`)),
+      };
+      const second = await runFile(s, file, { ...o, api: small });
+      expect(second.summary.exitCode).toBe(3);
+      expect(second.summary.statuses).toMatchObject({ enriched: 150, failed: 50, not_found: 0 });
+      const errors = col(parseCsv(second.output), 'enrich_error');
+      expect(errors.filter((e) => e.includes('POST /contacts: NETWORK'))).toHaveLength(50);
+      const third = await runFile(s, file, o);
+      expect(third.summary.exitCode).toBe(0);
+      expect(third.summary.statuses.enriched).toBe(200);
+      expect(s.admin.stats().credits_charged).toBe(200);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'the n-th credit retry of a batch is its batch `<batch>.c<n>`: dry again, the next run sends `0.c2`, never a name an earlier retry had ($name)',
+    async ({ specOnly }) => {
+      const { s, file, o } = await ranOutThenToppedUp(specOnly, 50, 100, 100);
+      s.admin.updateAccount(s.accountId, { credits: 20 });
+      const sentBy = async () => {
+        const events: JobEvent[] = [];
+        const run = await runFile(s, file, { ...o, onJob: (e) => events.push(e) });
+        return { run, sent: events.filter((e) => e.t === 'submitted').map((e) => e.batch) };
+      };
+      // 50 rows sent again, 20 enriched, the account dry again (exit 5).
+      const second = await sentBy();
+      expect(second.sent).toEqual(['0.c1']);
+      expect(second.run.summary.exitCode).toBe(5);
+      expect(second.run.summary.statuses).toMatchObject({ enriched: 70, failed: 30 });
+      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const third = await sentBy();
+      expect(third.sent).toEqual(['0.c2']);
+      expect(third.run.summary.exitCode).toBe(0);
+      expect(third.run.summary.statuses.enriched).toBe(100);
+      expect(s.admin.stats().credits_charged).toBe(100);
+      expect(s.admin.stats().jobs_submitted).toBe(3);
     },
   );
 
@@ -192,6 +264,62 @@ describe('credit retries in the run summary', () => {
     },
   );
 
+  it.each(SANDBOX_MODES)(
+    'a credit retry --max-credits has no room for stops the run for the limit only: a batch whose rows the limit already took is still sent ($name)',
+    async ({ specOnly }) => {
+      // Batch 0 ran out at 25 of its 50 rows; batch 1 was never sent.
+      const { s, file, o } = await ranOutThenToppedUp(specOnly, 25, 100, 50);
+      const events: JobEvent[] = [];
+      const second = await runFile(s, file, {
+        ...o,
+        maxCredits: 50,
+        onJob: (e) => events.push(e),
+      });
+      // The limit's 50 credits go to batch 1's 50 rows; batch 0's 25 rows stay failed.
+      expect(events.filter((e) => e.t === 'submitted').map((e) => e.batch)).toEqual(['1']);
+      expect(events.filter((e) => e.t === 'retried')).toEqual([]);
+      expect(second.summary.statuses).toMatchObject({ enriched: 75, failed: 25 });
+      expect(second.summary.exitCode).toBe(5);
+      expect(second.summary.stopReason).toEqual({
+        code: 'CREDITS_EXHAUSTED',
+        message: '--max-credits 50 reached',
+      });
+      expect(s.admin.stats().credits_charged).toBe(75);
+    },
+  );
+
+  it.each(SANDBOX_MODES)(
+    'once the run stopped (a retry’s POST failed), the next batch’s credit retry is neither sent nor said to be: its rows keep their shortage ($name)',
+    async ({ specOnly }) => {
+      // Two batches of 100 sent at once: 50 rows enriched, 150 out of credits.
+      const s = await sandbox({ credits: 50, specOnly });
+      const dir = await tempDir();
+      const file = await writeCsv(dir, 'in.csv', CONTACT_HEADER, contactRows(200));
+      const o = { runsDir: dir, batchSize: 100 };
+      expect((await runFile(s, file, { ...o, concurrency: 2 })).summary.exitCode).toBe(5);
+      expect(s.admin.stats().jobs_submitted).toBe(2);
+      s.admin.updateAccount(s.accountId, { credits: 1000 });
+      const real = toBulkApi(fastClient(s));
+      const refusing: BulkApi = {
+        ...real,
+        submit: () => Promise.reject(new EnrichError('NETWORK', 'POST /contacts: NETWORK')),
+      };
+      const events: JobEvent[] = [];
+      const second = await runFile(s, file, {
+        ...o,
+        concurrency: 1,
+        api: refusing,
+        onJob: (e) => events.push(e),
+      });
+      expect(second.summary.exitCode).toBe(3);
+      expect(events.filter((e) => e.t === 'retried').map((e) => e.batch)).toEqual(['0']);
+      expect(second.summary.jobs).toMatchObject({ total: 3, failed: 1, unsent: 0 });
+      const errors = col(parseCsv(second.output), 'enrich_error');
+      expect(errors.filter((e) => e.includes('NETWORK'))).toHaveLength(50);
+      expect(second.summary.statuses).toMatchObject({ enriched: 50, failed: 150 });
+    },
+  );
+
   it('a retry journaled by a run whose answer was lost is resent exactly as it was to a service that honours keys: paid once', async () => {
     const { s, file, o } = await ranOutThenToppedUp(false, 50, 100, 100);
     const real = toBulkApi(fastClient(s));
@@ -232,6 +360,10 @@ describe('credit retries in the run summary', () => {
     const pending = rows.slice(1).filter((r) => /still running at --timeout/.test(r[at] as string));
     expect(pending).toHaveLength(50);
     expect(pending[0]?.[at]).toMatch(/^job \S+ /);
+    // The summary lists that job among the run's, to fetch (the batch's own job too).
+    const job = /^job (\S+) /.exec(pending[0]![at] as string)![1]!;
+    expect(second.summary.jobs.ids).toHaveLength(2);
+    expect(second.summary.jobs.ids).toContain(job);
     t += 3_600_000;
     const third = await runFile(s, file, o);
     expect(third.summary.exitCode).toBe(0);
