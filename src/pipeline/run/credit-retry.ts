@@ -105,6 +105,7 @@ export async function retryCreditFailures(
       credits += spooled?.credits ?? 0;
       // Stryker disable next-line OptionalChaining: (likewise)
       if (before.has(part)) creditsEarlier += spooled?.credits ?? 0;
+      // Stryker disable next-line OptionalChaining: (likewise)
       remaining = spooled?.remaining ?? remaining;
       // Stryker disable next-line OptionalChaining,LogicalOperator: childLeaves lists spooled leaves only; and an answer not dry reads alike with its balance or none (neither is a shortage)
       const shown = spooled?.creditError ? 0 : (spooled?.remaining ?? null);
@@ -123,6 +124,7 @@ export async function retryCreditFailures(
     if (!known?.spooled) {
       let retry = creditFailedItems(ctx.kind, attempts, items);
       if (retry.length === 0)
+        // Stryker disable next-line BooleanLiteral: no row is left short: every row the dry answer left without data has a retry's answer, read with that answer's own balance (the join reads the leaf's balance for no other record)
         return { ...leaf, credits, creditsEarlier, remaining, creditError: false, extra };
       // Stopped before this retry was sent (the account ran dry again, or any other stop,
       // whose code gives the exit): the rows still out of credits stay failed.
@@ -141,6 +143,7 @@ export async function retryCreditFailures(
         }
         retry = retry.slice(0, fit);
       }
+      // Stryker disable next-line OptionalChaining: a run always tells its progress sink (run.ts)
       ctx.onJob?.({ t: 'retried', batch: id, rows: retry.length, reason: 'out-of-credits' });
       const parts = await startBatch(ctx, child, retry, false).done;
       const unfinished = parts.find((p) => p.state !== 'spooled');
