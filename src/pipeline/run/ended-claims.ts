@@ -105,7 +105,7 @@ export function endedRuns(runsDir: string, dir: string, own: string | undefined)
         // Stryker disable next-line ConditionalExpression,LogicalOperator: the stamp only spares reading a journal that did not change again (read again, it gives the same claims)
         if (stamp !== undefined && e?.stamp !== stamp) {
           const keys = await endedRunKeys(runsDir, run, now);
-          const pid = Number((await readFile(join(dir, n), 'utf8').catch(noPid)).trim());
+          const pid = Number(await readFile(join(dir, n), 'utf8').catch(noPid)); // Number() trims
           // Stryker disable next-line BooleanLiteral: `live` is set below, before anyone reads it
           e = { stamp, pid: Number.isSafeInteger(pid) ? pid : 0, keys: new Set(keys), live: false };
         }
