@@ -232,11 +232,7 @@ export function createClient(options: ClientOptions): EnrichClient {
     throttled: () => ctx.limiter.throttled(),
     honoursIdempotency: (kind) =>
       store.get(
-        idempotencyScope(
-          base,
-          kind === 'contacts' ? Paths.contacts : Paths.companies,
-          account,
-        ),
+        idempotencyScope(base, kind === 'contacts' ? Paths.contacts : Paths.companies, account),
       ),
     async checkKey() {
       try {

@@ -144,7 +144,6 @@ export function validateRow(
   return { ok: true, fields, key: canonicalKey(kind, fields, false) };
 }
 
-
 /** The mapped fields of `row` whose cell holds a JSON object or array, with their columns. */
 function nestedFields(mapping: ColumnMapping, row: InputRow): { field: string; col: number }[] {
   const found: { field: string; col: number }[] = [];
