@@ -5,7 +5,8 @@
  * that size only when it starts (`--max-semi-space-size` in NODE_OPTIONS, or a worker's
  * `resourceLimits`; BENCHMARKS.md, session 14). Everything else runs in the main thread, as
  * before. In the worker, the CLI sees the terminal as the process does (worker-entry.ts): the
- * main thread hands it Ctrl-C, SIGTERM, stdin and the errors of its standard output.
+ * main thread hands it Ctrl-C, SIGTERM, stdin, the errors of its standard output and the
+ * terminal's new size when it is resized.
  */
 import type { Worker } from 'node:worker_threads';
 import { ExitCode } from '../errors.js';
@@ -37,7 +38,8 @@ const terminalOf = (s: NodeJS.WriteStream): TerminalStream => ({
 /** The messages the main thread sends the worker. */
 export type ToWorker =
   | { t: 'signal'; name: 'SIGINT' | 'SIGTERM' }
-  | { t: 'stdout-error'; code?: string; message: string };
+  | { t: 'stdout-error'; code?: string; message: string }
+  | { t: 'resize'; stream: 'stdout' | 'stderr'; columns: number; rows: number };
 
 /**
  * True when `argv` (process.argv form) is a bulk run to start in a worker: Node 24 or later
@@ -107,6 +109,16 @@ function relay(worker: Worker, pipedStdin: boolean): Promise<number> {
     stdoutFailed = true;
     send({ t: 'stdout-error', ...(err.code ? { code: err.code } : {}), message: err.message });
   };
+  // A terminal made narrower mid-run: the spinner must know, or each redraw that now wraps
+  // clears only its last line and leaves the others on the screen (the worker's streams are
+  // pipes, sized once at start).
+  const resizers = (['stdout', 'stderr'] as const).map((name) => {
+    const stream = process[name];
+    const onResize = () =>
+      send({ t: 'resize', stream: name, columns: stream.columns, rows: stream.rows });
+    stream.on('resize', onResize);
+    return () => stream.off('resize', onResize);
+  });
   process.on('SIGINT', onInt);
   process.on('SIGTERM', onTerm);
   // Kept after the worker ends: what it wrote last may still be on its way to stdout.
@@ -119,6 +131,7 @@ function relay(worker: Worker, pipedStdin: boolean): Promise<number> {
     worker.on('exit', (code) => {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
+      for (const off of resizers) off();
       if (pipedStdin) {
         process.stdin.unpipe();
         process.stdin.pause();

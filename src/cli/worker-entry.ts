@@ -34,7 +34,7 @@ function seeAs(stream: NodeJS.WriteStream, as: TerminalStream): void {
     moveCursor: (dx: number, dy: number, cb?: () => void) => moveCursor(stream, dx, dy, cb),
     clearLine: (dir: -1 | 0 | 1, cb?: () => void) => clearLine(stream, dir, cb),
     clearScreenDown: (cb?: () => void) => clearScreenDown(stream, cb),
-    getWindowSize: () => [as.columns ?? 80, as.rows ?? 24],
+    getWindowSize: () => [stream.columns ?? 80, stream.rows ?? 24],
     getColorDepth: tty.getColorDepth.bind(stream),
     hasColors: tty.hasColors.bind(stream),
   });
@@ -46,6 +46,14 @@ Object.assign(process.stdin, { isTTY: terminal.stdinIsTTY });
 const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
 
 parentPort?.on('message', (m: ToWorker) => {
+  if (m.t === 'resize') {
+    // As a tty.WriteStream does on SIGWINCH: the new size, then 'resize' (ora reads the width
+    // at each redraw).
+    const stream = process[m.stream];
+    Object.assign(stream, { columns: m.columns, rows: m.rows });
+    stream.emit('resize');
+    return;
+  }
   if (m.t === 'signal') {
     // With nobody listening, a signal ends the process, as it would without a worker.
     if (process.listenerCount(m.name) === 0) process.exit(SIGNAL_EXIT[m.name]);
