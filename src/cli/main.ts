@@ -13,6 +13,10 @@ export async function main(argv: string[]): Promise<number> {
   // journal is kept) and never ends in 0. A run in stopsOnClosedStdout (output.ts) stops itself.
   const debug = argv.includes('--debug') || process.env.ENRICH_DEBUG === '1';
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    // A run that stops by itself (verify-emails: its writes fail, it waits for the answers on
+    // their way, paid for, and says what failed). A full disk too: ended here at once, those
+    // answers would be lost, their addresses "may have been charged".
+    if (closedStdoutIsHandled()) return;
     if (err.code !== 'EPIPE') {
       // A full disk or a broken device behind `> file`: said like any write failure (exit 2),
       // never a stack trace, and never 0.
@@ -20,8 +24,6 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${failed.text}\n`);
       process.exit(failed.exitCode);
     }
-    // A run that stops by itself (verify-emails: its writes fail, it waits for its answers).
-    if (closedStdoutIsHandled()) return;
     const code = Number(process.exitCode ?? 0);
     if (code !== 0) process.stderr.write(closedStdoutText());
     process.exit(code);
