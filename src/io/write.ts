@@ -55,9 +55,11 @@ interface Destination {
 export async function createOutputWriter(options: OutputWriterOptions): Promise<OutputWriter> {
   const target = await checkOutputTarget(options.target);
   const dest = await openDestination(target, options.stdout);
+  // Said as main.ts says a failure of stdout: "cannot write standard output", not "-".
+  const name = target.mode === 'stdout' ? 'standard output' : options.target;
   let failure: EnrichError | undefined;
   const fail = (err: unknown): EnrichError => {
-    failure ??= fileSystemError('write', options.target, err);
+    failure ??= fileSystemError('write', name, err);
     return failure;
   };
   dest.out.on('error', (err) => fail(err));

@@ -53,7 +53,9 @@ describe('enrich verify-emails with standard output on a disk that fills up (e2e
         child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
         const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
         expect(code, stderr).toBe(2);
-        expect(stderr).toContain('the disk is full');
+        expect(stderr).toContain(
+          'enrich: cannot write standard output: the disk is full (no space left on the device)',
+        );
       });
       expect(charged()).toBeLessThan(ADDRESSES);
       const output = join(dir, 'out.csv');
