@@ -66,6 +66,11 @@ export function runsInWorker(
 
 /** Runs the CLI with `argv` and resolves to its exit code: in a worker for a bulk run (above). */
 export async function launch(argv: string[]): Promise<number> {
+  // stderr is talk (progress, warnings, the summary): a reader of it that goes away
+  // (`enrich contacts in.csv -o out.csv 2>&1 | head -1`) must not end a run half-way, as an
+  // internal error, with its output unwritten. What it would have said is lost; the run goes
+  // on, and its exit code still says how it went.
+  process.stderr.on('error', () => undefined);
   if (!runsInWorker(argv)) {
     const { main } = await import('./main.js');
     return main(argv);
