@@ -1,9 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import { removeLiveTempsSync } from '../io/stale-temps.js';
 
-/** What an interrupted run that keeps a journal says: how to resume it. */
-export const interruptedText = (command: string): string =>
-  `enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`;
+/**
+ * What an interrupted run says: how to resume it from its journal; a `--sandbox` run's journal
+ * and service end with it, so the same command starts over.
+ */
+export const interruptedText = (command: string, sandbox = false): string =>
+  sandbox
+    ? `enrich: interrupted; a --sandbox run keeps no journal (its service ends with it). Start over with:\n  ${command}\n`
+    : `enrich: interrupted; the journal is saved. Resume with:\n  ${command}\n`;
 
 /**
  * Ctrl-C (or SIGTERM) once: `signal` aborts (a run stops sending, keeps its journal; a call's

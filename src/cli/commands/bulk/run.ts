@@ -51,9 +51,9 @@ function checkJsonTarget(options: BulkOptions, globals: GlobalOptions): void {
 
 /** What an interrupted run prints: the journal is kept, and the command that picks it up. */
 /** An interrupted run (Ctrl-C, SIGTERM) says how to resume and ends 130; any other error goes on. */
-export function exitOnInterrupt(err: unknown, command: string): number {
+export function exitOnInterrupt(err: unknown, command: string, sandbox = false): number {
   if (!(err instanceof EnrichError && err.code === 'INTERRUPTED')) throw err;
-  process.stderr.write(interruptedText(command));
+  process.stderr.write(interruptedText(command, sandbox));
   return 130;
 }
 
@@ -83,7 +83,11 @@ export async function runBulkCommand(
   const scratch = globals.sandbox
     ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
     : undefined;
-  const interrupt = interruptOnSignal(command);
+  const interrupt = interruptOnSignal(
+    command,
+    undefined,
+    interruptedText(command, globals.sandbox),
+  );
   // Data on stdout: a reader that goes away before the end is a failure (see main.ts).
   if (!options.output) process.exitCode = ErrorCodes.OUTPUT_CLOSED;
   let opened: Awaited<ReturnType<typeof openBulkRun>> | undefined;
@@ -140,7 +144,7 @@ export async function runBulkCommand(
     );
   } catch (err) {
     progress.stop();
-    return exitOnInterrupt(err, command);
+    return exitOnInterrupt(err, command, globals.sandbox);
   } finally {
     process.exitCode = undefined;
     noteOnClosedStdout(undefined);

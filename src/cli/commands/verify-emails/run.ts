@@ -21,7 +21,7 @@ import {
 import { createProgress, rowsMayShow, type ProgressView } from '../../progress.js';
 import { verifyText } from '../../progress-text.js';
 import { exitOnInterrupt } from '../bulk/run.js';
-import { interruptOnSignal } from '../../interrupt.js';
+import { interruptedText, interruptOnSignal } from '../../interrupt.js';
 import { resumeCommand } from '../bulk/resolve.js';
 import { readOptionsOf, settingFlagsOf, VERIFY_WORDS, verifyOptionsOf } from './flags.js';
 import { budgetReached } from '../../../pipeline/run/messages.js';
@@ -135,6 +135,7 @@ export async function runVerifyEmails(
   const interrupt = interruptOnSignal(
     command,
     'no new addresses will be sent; those already sent get their answer',
+    interruptedText(command, globals.sandbox),
   );
   if (opts.output === '-') process.exitCode = ErrorCodes.OUTPUT_CLOSED;
   let service: Service | undefined;
@@ -181,7 +182,7 @@ export async function runVerifyEmails(
       if (!globals.sandbox) process.stderr.write(closedVerifyNote(command, input, opts.format));
       return ErrorCodes.OUTPUT_CLOSED;
     }
-    return exitOnInterrupt(err, command);
+    return exitOnInterrupt(err, command, globals.sandbox);
   } finally {
     process.exitCode = undefined;
     await service?.close();
