@@ -68,7 +68,8 @@ describe('verify-emails mapping errors in its own words', () => {
     expect((err as Error).message).not.toMatch(/business_email(?!")/);
   });
 
-  it('in the library: emailColumn "" (or blank) is refused in its own words', async () => {
+  /** The error of a library dry run of a small list with `emailColumn`. */
+  const libraryRefusal = async (emailColumn: string): Promise<{ err: unknown; input: string }> => {
     const dir = await tempDir('enrich-verify-words-');
     const input = join(dir, 'list.csv');
     await writeFile(input, 'Name,Email\nAnn,ann@acme.com\n');
@@ -77,8 +78,13 @@ describe('verify-emails mapping errors in its own words', () => {
       output: join(dir, 'out.csv'),
       runsDir: join(dir, 'runs'),
       dryRun: true,
-      emailColumn: ' ',
+      emailColumn,
     }).catch((e: unknown) => e);
+    return { err, input };
+  };
+
+  it('in the library: emailColumn "" (or blank) is refused in its own words', async () => {
+    const { err } = await libraryRefusal(' ');
     expect(err).toMatchObject({
       code: 'USAGE',
       message: 'emailColumn: expected the name of the column holding the addresses, got " "',
@@ -87,16 +93,7 @@ describe('verify-emails mapping errors in its own words', () => {
   });
 
   it('in the library: its emailColumn option, and no mapping file either', async () => {
-    const dir = await tempDir('enrich-verify-words-');
-    const input = join(dir, 'list.csv');
-    await writeFile(input, 'Name,Email\nAnn,ann@acme.com\n');
-    const err = await verifyEmailsFile({
-      input,
-      output: join(dir, 'out.csv'),
-      runsDir: join(dir, 'runs'),
-      dryRun: true,
-      emailColumn: 'Mail',
-    }).catch((e: unknown) => e);
+    const { err, input } = await libraryRefusal('Mail');
     expect(err).toMatchObject({
       code: 'MAPPING_INVALID',
       message:
