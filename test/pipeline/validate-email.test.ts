@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
 import { emailNote, leftOutNote, validateRow } from '../../src/pipeline/mapping/validate.js';
 
 const mapping = { fields: { business_email: 0, first_name: 1, last_name: 2, company_name: 3 } };
@@ -242,63 +241,5 @@ describe('sites that are no site (regression: "n/a" as a company domain, "not a 
       ok: false,
       error: expect.stringMatching(/^company_website: not a website/),
     });
-  });
-});
-
-describe('the note of what a row was sent without, once the row was validated', () => {
-  const contacts = {
-    fields: {
-      business_email: 0,
-      first_name: 1,
-      last_name: 2,
-      company_domain: 3,
-      company_website: 4,
-      prof_network_url: 5,
-    },
-  };
-  const cell = fc.constantFrom(
-    '',
-    ' ',
-    'jane@acme.com',
-    'jane doe@acme.com',
-    'bad@',
-    'Jane',
-    'Doe',
-    'acme.com',
-    'n/a',
-    'acme .com',
-    'https://acme.com',
-    'http://',
-    'linkedin.com/in/jd',
-    '[1]',
-    '{"a":1}',
-  );
-  const rowArb = fc.tuple(
-    fc.array(cell, { minLength: 6, maxLength: 6 }),
-    fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
-  );
-
-  it('is the note of the same row never validated (property: validation only spares the checks of rows it sent whole)', () => {
-    fc.assert(
-      fc.property(rowArb, fc.boolean(), ([cells, nestedFlags], json) => {
-        const nested = json && nestedFlags.some(Boolean) ? nestedFlags : undefined;
-        const row = { index: 0, line: 2, cells, ...(nested ? { nested } : {}) };
-        const fresh = { ...row, cells: [...cells] };
-        validateRow('contacts', contacts, row, { header });
-        expect(leftOutNote(contacts, row, header)).toBe(leftOutNote(contacts, fresh, header));
-      }),
-      { numRuns: 500 },
-    );
-  });
-
-  it('is still checked for a row validated by another mapping', () => {
-    const row = { index: 0, line: 2, cells: ['bad@', 'Jane', 'Doe', 'acme.com', '', ''] };
-    expect(
-      validateRow('contacts', { fields: { first_name: 1, last_name: 2, company_domain: 3 } }, row)
-        .ok,
-    ).toBe(true);
-    expect(leftOutNote(contacts, row)).toBe(
-      'business_email left out (not an email address: it has nothing after the @); sent without it',
-    );
   });
 });

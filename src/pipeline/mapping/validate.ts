@@ -64,13 +64,6 @@ function planOf(mapping: ColumnMapping): [ApiField, number, (v: string) => strin
   return plan;
 }
 
-/**
- * The rows `validateRow` passed with every mapped field (nothing left out), and the mapping it
- * read them by: `leftOutNote` has nothing to say of them, and does not check their fields a
- * second time when the writer asks (the same checks, per row, cost about 1% of a bulk run).
- */
-const sentWhole = new WeakMap<InputRow, ColumnMapping>();
-
 /** The column a field came from, to name it in an error (a split full name gives both names). */
 function columnOf(mapping: ColumnMapping, field: ApiField): number | undefined {
   return mapping.split && (field === 'first_name' || field === 'last_name')
@@ -139,7 +132,6 @@ export function validateRow(
     if (!nested) return { ok: false, error: rule };
     return { ok: false, error: `${leftOut(nested, options.header)}; ${rule}` };
   }
-  if (!bad && !row.nested) sentWhole.set(row, mapping);
   // Stryker disable next-line BooleanLiteral: the fields are NFC already (nfc above), so NFC again keys the same, only slower
   return { ok: true, fields, key: canonicalKey(kind, fields, false) };
 }
@@ -182,7 +174,6 @@ export function leftOutNote(
   row: InputRow,
   header?: readonly string[],
 ): string | undefined {
-  if (sentWhole.get(row) === mapping) return undefined;
   let notes: string[] | undefined;
   // Stryker disable next-line ConditionalExpression: a row without nested cells has none to note (this only saves the look)
   if (row.nested)
