@@ -1,3 +1,5 @@
+import { serviceOf } from '../contract/paths.js';
+
 /**
  * What the client has learned about a service's support for `Idempotency-Key`, which
  * api-spec.md never defines. A service shows that it honours the key by echoing it in the
@@ -31,7 +33,7 @@ export function memoryIdempotencyStore(): IdempotencyStore {
  * without a path gives the scope its origin alone gave before.
  */
 export function idempotencyScope(base: URL, endpoint: string, account: string): string {
-  return `${base.origin}${base.pathname.replace(/\/+$/, '')}${endpoint} ${account.slice(0, 16)}`;
+  return `${serviceOf(base)}${endpoint} ${account.slice(0, 16)}`;
 }
 
 /** True when an answer's headers echo `key` (a sign the service de-duplicates on it). */

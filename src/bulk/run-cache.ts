@@ -4,6 +4,7 @@ import { getPaths } from '../config/paths.js';
 import { removeStaleSpools } from '../io/spool-stdin.js';
 import { holdsUndownloadedJobs } from '../pipeline/run/undownloaded.js';
 import type { ResolvedRun, ResultsCache } from '../pipeline/types.js';
+import { serviceOf } from '../contract/paths.js';
 
 /** The results cache of one run, bound to its scope, and how to let go of it. */
 export interface RunCache {
@@ -55,8 +56,5 @@ export async function pruneOldRuns(run: Pick<ResolvedRun, 'runsDir' | 'runRetent
 
 /** The part of the cache key every request of the run shares. */
 function scopeOf(run: Pick<ResolvedRun, 'kind' | 'metadata'>, baseUrl: string, account: string) {
-  const url = new URL(baseUrl);
-  // The service is its origin and path: the key's query or a trailing slash change nothing.
-  const service = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
-  return { baseUrl: service, account, kind: run.kind, metadata: run.metadata };
+  return { baseUrl: serviceOf(baseUrl), account, kind: run.kind, metadata: run.metadata };
 }

@@ -1,4 +1,5 @@
 import { accountFingerprint, type CacheScope } from './results-cache.js';
+import { serviceOf } from '../contract/paths.js';
 
 /**
  * Where the single lookups (`enrich contact`, `company`, `verify-email`) keep their answers,
@@ -20,9 +21,8 @@ export function singleLookupScope(
   endpoint: SingleEndpoint,
   metadata: Readonly<Record<string, unknown>> = {},
 ): CacheScope {
-  const url = new URL(baseUrl);
   return {
-    baseUrl: `${url.origin}${url.pathname.replace(/\/+$/, '')}`,
+    baseUrl: serviceOf(baseUrl),
     account: accountFingerprint(clientAccount),
     kind: `single:${endpoint}`,
     metadata,

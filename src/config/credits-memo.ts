@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { readMemo, sweepMemo, writeMemo } from './memo-file.js';
+import { serviceOf } from '../contract/paths.js';
 
 /** The last remaining credits the service reported for a profile. */
 export interface CreditsMemo {
@@ -20,8 +21,7 @@ export interface CreditsMemo {
  * A base URL without a path gives the scope the origin alone gave before.
  */
 export function creditsScope(baseUrl: string, account: string): string {
-  const url = new URL(baseUrl);
-  return `${url.origin}${url.pathname.replace(/\/+$/, '')} ${account.slice(0, 16)}`;
+  return `${serviceOf(baseUrl)} ${account.slice(0, 16)}`;
 }
 
 function memoPath(stateDir: string): string {

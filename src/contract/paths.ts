@@ -11,3 +11,14 @@ export const Paths = {
 
 /** The two kinds of bulk job (one name for the concept everywhere). */
 export type BulkKind = 'contacts' | 'companies';
+
+/**
+ * The service a base URL names, as the endpoints hang from it: its origin and path, trailing
+ * slashes dropped (`https://h/api/` is `https://h/api`, `https://h/` is `https://h`). What the
+ * client remembers of a service (its balance, whether it honours Idempotency-Key, its answers)
+ * is kept under this: two services under one origin are two services.
+ */
+export function serviceOf(baseUrl: string | URL): string {
+  const url = new URL(baseUrl);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
