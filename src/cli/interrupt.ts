@@ -13,12 +13,11 @@ export const interruptedText = (command: string, sandbox = false): string =>
 /**
  * Ctrl-C (or SIGTERM) once: `signal` aborts (a run stops sending, keeps its journal; a call's
  * waits end, never a request on its way), saying `stopping`; twice: leave at once (exit 130),
- * without an output's temp file, saying `quit` (by default how to resume `command`).
+ * without an output's temp file, saying `quit` (a run's `interruptedText`).
  */
 export function interruptOnSignal(
-  command: string,
-  stopping = 'no new jobs will be submitted; those already sent get their answer',
-  quit = interruptedText(command),
+  stopping: string,
+  quit: string,
 ): { signal: AbortSignal; dispose(): void } {
   const aborter = new AbortController();
   // Every job being polled waits on this one signal: many listeners are expected, not a leak.

@@ -9,9 +9,8 @@ export function describeError(err: unknown, debug: boolean): { text: string; exi
     if (err instanceof ApiError) {
       for (const fe of err.fieldErrors) lines.push(`  ${fe.path}: ${fe.message}`);
     }
-    const hint =
-      err.hint ??
-      (isNoEndpoint(err) ? baseUrlHint(err instanceof ApiError ? err.path : undefined) : undefined);
+    const noEndpoint = err instanceof ApiError && isNoEndpoint(err);
+    const hint = err.hint ?? (noEndpoint ? baseUrlHint(err.path) : undefined);
     if (hint) lines.push(`hint: ${hint}`);
     if (debug && err.stack) lines.push(err.stack);
     return { text: printable(lines.join('\n')), exitCode: err.exitCode };
@@ -30,7 +29,7 @@ export function describeError(err: unknown, debug: boolean): { text: string; exi
  * What to check when the service has no endpoint the tool calls (a POST answered 404), naming
  * that endpoint (`/contacts` for a contacts file, `/email-verification`...).
  */
-export function baseUrlHint(endpoint = '/contact'): string {
+export function baseUrlHint(endpoint: string): string {
   return `check the base URL (--base-url, ENRICH_BASE_URL or \`enrich config get base_url\`): it is the address the endpoints hang from, so that POST <base URL>${endpoint} reaches the service`;
 }
 

@@ -214,7 +214,7 @@ export const MAP_SHAPES = {
 /** Parses `--map field=Column` values into field -> column (`field=` unmaps the field). */
 export function parseMapFlags(
   values: readonly string[],
-  { shape, example }: { shape: string; example: string } = MAP_SHAPES.contacts,
+  { shape, example }: { shape: string; example: string },
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const v of values) {

@@ -2,7 +2,7 @@ import { formatDuration } from '../../../config/duration.js';
 import { budgetReached } from '../../../pipeline/run/messages.js';
 import type { RunSummary } from '../../../pipeline/run/run.js';
 import type { FileFormat } from '../../../io/file-format.js';
-import type { BulkKind } from '../../../pipeline/types.js';
+import { Paths, type BulkKind } from '../../../contract/paths.js';
 import { baseUrlHint } from '../../report-error.js';
 import { CLI_WORDS } from './resolve.js';
 import { printable } from '../../output.js';
@@ -124,11 +124,11 @@ export function resumeHints(
   command: string,
   by: string,
   maxCredits: number | undefined,
-  kind: BulkKind = 'contacts',
+  kind: BulkKind,
 ): string {
   if (s.exitCode === 3) return partialHints(s, command, by);
   const stop = s.stopReason;
-  if (stop?.code === 'API_NOT_FOUND') return `hint: ${baseUrlHint(`/${kind}`)}\n`;
+  if (stop?.code === 'API_NOT_FOUND') return `hint: ${baseUrlHint(Paths[kind])}\n`;
   if (s.exitCode === 5 && stop && stop.message === budgetReached(CLI_WORDS, maxCredits))
     return `enrich: ${stop.message}: the rows not sent end "failed" (not sent). Each run spends up to --max-credits more; run the same command again to send the next rows (a larger --max-credits sends more at once):\n  ${command}\n`;
   if (s.exitCode === 5)

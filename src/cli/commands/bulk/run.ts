@@ -49,11 +49,10 @@ function checkJsonTarget(options: BulkOptions, globals: GlobalOptions): void {
   );
 }
 
-/** What an interrupted run prints: the journal is kept, and the command that picks it up. */
-/** An interrupted run (Ctrl-C, SIGTERM) says how to resume and ends 130; any other error goes on. */
-export function exitOnInterrupt(err: unknown, command: string, sandbox = false): number {
+/** An interrupted run (Ctrl-C, SIGTERM) says `quit` (how to resume) and ends 130; any other error goes on. */
+export function exitOnInterrupt(err: unknown, quit: string): number {
   if (!(err instanceof EnrichError && err.code === 'INTERRUPTED')) throw err;
-  process.stderr.write(interruptedText(command, sandbox));
+  process.stderr.write(quit);
   return 130;
 }
 
@@ -83,10 +82,10 @@ export async function runBulkCommand(
   const scratch = globals.sandbox
     ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
     : undefined;
+  const quit = interruptedText(command, globals.sandbox);
   const interrupt = interruptOnSignal(
-    command,
-    undefined,
-    interruptedText(command, globals.sandbox),
+    'no new jobs will be submitted; those already sent get their answer',
+    quit,
   );
   // Data on stdout: a reader that goes away before the end is a failure (see main.ts).
   if (!options.output) process.exitCode = ErrorCodes.OUTPUT_CLOSED;
@@ -144,7 +143,7 @@ export async function runBulkCommand(
     );
   } catch (err) {
     progress.stop();
-    return exitOnInterrupt(err, command, globals.sandbox);
+    return exitOnInterrupt(err, quit);
   } finally {
     process.exitCode = undefined;
     noteOnClosedStdout(undefined);

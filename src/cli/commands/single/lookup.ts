@@ -91,7 +91,6 @@ async function withService<T extends object>(
   // Ctrl-C during a lookup: the first ends the call's waits (a 429's) but not a request on its
   // way: the service may charge it, so its answer is still shown and cached.
   const stop = interruptOnSignal(
-    '',
     'a request on its way gets its answer, which may be charged',
     'enrich: quit; a request on its way may still be charged\n',
   );

@@ -132,10 +132,10 @@ export async function runVerifyEmails(
   const scratch = globals.sandbox
     ? await mkdtemp(join(tmpdir(), 'enrich-sandbox-run-'))
     : undefined;
+  const quit = interruptedText(command, globals.sandbox);
   const interrupt = interruptOnSignal(
-    command,
     'no new addresses will be sent; those already sent get their answer',
-    interruptedText(command, globals.sandbox),
+    quit,
   );
   if (opts.output === '-') process.exitCode = ErrorCodes.OUTPUT_CLOSED;
   let service: Service | undefined;
@@ -182,7 +182,7 @@ export async function runVerifyEmails(
       if (!globals.sandbox) process.stderr.write(closedVerifyNote(command, input, opts.format));
       return ErrorCodes.OUTPUT_CLOSED;
     }
-    return exitOnInterrupt(err, command, globals.sandbox);
+    return exitOnInterrupt(err, quit);
   } finally {
     process.exitCode = undefined;
     await service?.close();

@@ -122,7 +122,9 @@ describe('what to run next after a stop for the service', () => {
   });
 
   it('a 429 stop says the service refused more for now, and to resume once its wait is over', () => {
-    expect(resumeHints(stoppedBy('RATE_LIMITED'), 'enrich contacts a.csv', '', undefined)).toBe(
+    expect(
+      resumeHints(stoppedBy('RATE_LIMITED'), 'enrich contacts a.csv', '', undefined, 'contacts'),
+    ).toBe(
       'enrich: the service refused more requests for now (429 Too Many Requests); the journal is saved. Once the wait it asked for is over, resume with:\n  enrich contacts a.csv\n',
     );
   });
@@ -139,7 +141,9 @@ describe('what to run next after a stop for the service', () => {
   });
 
   it('a service out of reach says so, and to resume once it answers', () => {
-    expect(resumeHints(stoppedBy('NETWORK'), 'enrich contacts a.csv', '', undefined)).toMatch(
+    expect(
+      resumeHints(stoppedBy('NETWORK'), 'enrich contacts a.csv', '', undefined, 'contacts'),
+    ).toMatch(
       /^enrich: the service is out of reach or unavailable; .*Once it answers again, resume with:\n/,
     );
   });
