@@ -7,7 +7,13 @@ import { beforeAll, describe, expect } from 'vitest';
 import { ensureBuilt, runCli, tempEnv } from '../api/harness.js';
 import { rootTest } from '../helpers/root.js';
 import { withTmpfs } from '../helpers/tmpfs.js';
-import { parseCsv, sandboxForTest, tempDir, writeCsv } from '../integration/bulk-harness.js';
+import {
+  parseCsv,
+  SANDBOX_MODES,
+  sandboxForTest,
+  tempDir,
+  writeCsv,
+} from '../integration/bulk-harness.js';
 
 // Regression: `enrich verify-emails list.csv > /full/disk/out.csv` ended the process the
 // moment standard output failed (ENOSPC), with requests on their way: the service charged
@@ -24,15 +30,17 @@ const ADDRESSES = 600; // all distinct: the credits charged count them
 const NOTE = 'x'.repeat(600);
 
 describe('enrich verify-emails with standard output on a disk that fills up (e2e)', () => {
-  rootTest.concurrent.for([
-    ['main thread', '0'],
-    ['worker thread', '1'],
-  ] as const)(
+  rootTest.concurrent.for(
+    SANDBOX_MODES.flatMap(({ name, specOnly }) => [
+      [`main thread, ${name} sandbox`, '0', specOnly] as const,
+      [`worker thread, ${name} sandbox`, '1', specOnly] as const,
+    ]),
+  )(
     '(root: a tmpfs) %s: exits 2 naming the full disk, and the answers on their way are kept: the resume pays for nothing twice and leaves no "may have been charged" (regression: exit 3, charge unknown)',
     { timeout: 90_000 },
-    async ([, worker], t) => {
+    async ([, worker, specOnly], t) => {
       // Answers take 50 ms: at any moment several requests are on their way.
-      const s = await sandboxForTest(t, { faults: { latency_ms: 50 } });
+      const s = await sandboxForTest(t, { specOnly, faults: { latency_ms: 50 } });
       const env = { ...(await tempEnv()), ENRICH_BASE_URL: s.url, ENRICH_API_KEY: s.apiKey };
       const charged = () => s.admin.stats().verification_credits_charged;
       const dir = await tempDir('enrich-verify-full-stdout-');
