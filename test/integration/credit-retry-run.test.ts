@@ -43,6 +43,19 @@ async function ranOutThenToppedUp(
   return { s, file, o };
 }
 
+/** The run after: it finishes (exit 0) with every row enriched, and the account paid once per row. */
+async function laterRunFinishes(
+  s: Awaited<ReturnType<typeof ranOutThenToppedUp>>['s'],
+  file: string,
+  o: Parameters<typeof runFile>[2],
+  rows: number,
+) {
+  const third = await runFile(s, file, o);
+  expect(third.summary.exitCode).toBe(0);
+  expect(third.summary.statuses.enriched).toBe(rows);
+  expect(s.admin.stats().credits_charged).toBe(rows);
+}
+
 describe('credit retries in the run summary', () => {
   it.each(SANDBOX_MODES)(
     'after a top-up, rows with no match are asked once more and end not_found, never sent for ever ($name)',
@@ -184,10 +197,7 @@ describe('credit retries in the run summary', () => {
       expect(second.summary.statuses).toMatchObject({ enriched: 150, failed: 50, not_found: 0 });
       const errors = col(parseCsv(second.output), 'enrich_error');
       expect(errors.filter((e) => e.includes('POST /contacts: NETWORK'))).toHaveLength(50);
-      const third = await runFile(s, file, o);
-      expect(third.summary.exitCode).toBe(0);
-      expect(third.summary.statuses.enriched).toBe(200);
-      expect(s.admin.stats().credits_charged).toBe(200);
+      await laterRunFinishes(s, file, o, 200);
     },
   );
 
@@ -251,16 +261,11 @@ describe('credit retries in the run summary', () => {
       const second = await runFile(s, file, { ...o, api: refusing });
       expect(second.summary.exitCode).toBe(exit);
       expect(second.summary.statuses).toMatchObject({ enriched: 50, failed: 50 });
-      const rows = parseCsv(second.output);
-      const at = (rows[0] as string[]).indexOf('enrich_error');
-      const errors = rows.slice(1).map((r) => r[at] as string);
+      const errors = col(parseCsv(second.output), 'enrich_error');
       expect(errors.filter((e) => e.includes(`POST /contacts: ${code}`))).toHaveLength(50);
       expect(second.summary.stopReason?.code).toBe(code);
       expect(errors.filter((e) => e !== '')).toHaveLength(50);
-      const third = await runFile(s, file, o);
-      expect(third.summary.exitCode).toBe(0);
-      expect(third.summary.statuses.enriched).toBe(100);
-      expect(s.admin.stats().credits_charged).toBe(100);
+      await laterRunFinishes(s, file, o, 100);
     },
   );
 
@@ -365,10 +370,7 @@ describe('credit retries in the run summary', () => {
     expect(second.summary.jobs.ids).toHaveLength(2);
     expect(second.summary.jobs.ids).toContain(job);
     t += 3_600_000;
-    const third = await runFile(s, file, o);
-    expect(third.summary.exitCode).toBe(0);
-    expect(third.summary.statuses.enriched).toBe(100);
-    expect(s.admin.stats().credits_charged).toBe(100);
+    await laterRunFinishes(s, file, o, 100);
   });
 });
 
