@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type * as Fs from 'node:fs/promises';
 import { describe, expect, it, vi } from 'vitest';
 import { openJournal } from '../../src/pipeline/journal/journal.js';
+import { LEADS_HEADER, ticking } from '../helpers/journal-run.js';
 
 // A journal whose file will not close (EIO from close: a failing disk, a network file system).
 
@@ -24,14 +25,8 @@ vi.mock('node:fs/promises', async (original) => {
   return { ...real, open, default: { ...real, open } };
 });
 
-const header = {
-  kind: 'contacts',
-  input: { path: '/data/leads.csv', size: 120, sha256: 'ab'.repeat(32) },
-  options: {},
-  command: 'enrich contacts leads.csv',
-};
-let t = 1000;
-const now = () => t++;
+const header = LEADS_HEADER;
+const now = ticking();
 
 describe('closing a journal whose file will not close', () => {
   it('fails, and lets the run lock go: the same job is not refused as still running (regression: the lock was kept)', async () => {

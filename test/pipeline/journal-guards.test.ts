@@ -15,18 +15,13 @@ import { startBatch } from '../../src/pipeline/run/batch-task.js';
 import type { BulkApi } from '../../src/pipeline/types.js';
 import { batchContext } from '../helpers/batch-context.js';
 import { flushedTo, watchFlushSpans, watchFlushes } from '../helpers/flushes.js';
+import { LEADS_HEADER, ticking } from '../helpers/journal-run.js';
 
 // What the journal guards (issue 21: mutants of journal.ts that no test saw): the lock of the
 // run that holds it, and the POST that must never go out unless its batch is on disk.
 
-const header = {
-  kind: 'contacts',
-  input: { path: '/data/leads.csv', size: 120, sha256: 'ab'.repeat(32) },
-  options: {},
-  command: 'enrich contacts leads.csv',
-};
-let t = 1000;
-const now = () => t++;
+const header = LEADS_HEADER;
+const now = ticking();
 const runsDir = () => mkdtemp(join(tmpdir(), 'enrich-journal-guards-'));
 /** A new run's journal in a fresh state directory. */
 const freshJournal = async () =>
