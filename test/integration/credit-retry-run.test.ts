@@ -27,6 +27,15 @@ const col = (rows: string[][], name: string) => {
   return rows.slice(1).map((r) => r[i] as string);
 };
 
+/** The service's refusal of a retry too large to send at once (it goes in two parts). */
+const tooLarge = (kind: string) =>
+  new ApiError('API_PAYLOAD_TOO_LARGE', {
+    status: 413,
+    method: 'POST',
+    path: `/${kind}`,
+    message: `POST /${kind}: 413 Payload Too Large`,
+  });
+
 /** A run of `rows` rows (one batch of `batchSize`) that ran out at `credits`, then a top-up. */
 async function ranOutThenToppedUp(
   specOnly: boolean,
@@ -140,16 +149,7 @@ describe('credit retries in the run summary', () => {
       const small: BulkApi = {
         ...real,
         submit: (kind, body, key) =>
-          body.items.length > 60
-            ? Promise.reject(
-                new ApiError('API_PAYLOAD_TOO_LARGE', {
-                  status: 413,
-                  method: 'POST',
-                  path: `/${kind}`,
-                  message: `POST /${kind}: 413 Payload Too Large`,
-                }),
-              )
-            : real.submit(kind, body, key),
+          body.items.length > 60 ? Promise.reject(tooLarge(kind)) : real.submit(kind, body, key),
       };
       const second = await runFile(s, file, { ...o, api: small });
       expect(second.summary.exitCode).toBe(0);
@@ -180,14 +180,7 @@ describe('credit retries in the run summary', () => {
         ...real,
         submit: (kind, body, key) =>
           body.items.length > 60
-            ? Promise.reject(
-                new ApiError('API_PAYLOAD_TOO_LARGE', {
-                  status: 413,
-                  method: 'POST',
-                  path: `/${kind}`,
-                  message: `POST /${kind}: 413 Payload Too Large`,
-                }),
-              )
+            ? Promise.reject(tooLarge(kind))
             : ++parts === 1
               ? real.submit(kind, body, key)
               : Promise.reject(new EnrichError('NETWORK', `POST /${kind}: NETWORK`)),
